@@ -1,0 +1,26 @@
+"""The machine-readable dsh-session specification, loaded from package data.
+
+`load_spec()` returns the default (core) specification; plugin registries are
+added with `load_spec(extra_dirs=[...])`. Everything here is read from JSON
+files shipped inside the package, so it works from an installed wheel.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+
+def _read_json(name: str) -> Any:
+    return json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def constants() -> dict[str, Any]:
+    """Format constants (`spec/constants.json`): surface types, row tags, repair texts, ..."""
+    return _read_json("constants.json")
+
+
+SURFACE_TYPES: frozenset[str] = frozenset(constants()["surfaceTypes"])

@@ -20,40 +20,50 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser; a command's own options are configured only when it runs."""
     parser = argparse.ArgumentParser(
         prog="sessionspec",
         description="Specification, reference implementation and conformance suite for dsh-session logs.",
+        epilog="Run `sessionspec COMMAND --help` for a command's options and an example.",
     )
     parser.add_argument(
         "--version", action="version", version=f"sessionspec {__version__} (spec revision {SPEC_REVISION})"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(f"sessionspec.{module_name}")
-        command_parser = sub.add_parser(
-            name,
-            help=help_text,
-            description=(module.__doc__ or help_text).strip(),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.configure(command_parser)
-        command_parser.set_defaults(_module=module)
+    for name, (_module, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def command_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
+    """Import one command's module and build its parser."""
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(f"sessionspec.{module_name}")
+    parser = argparse.ArgumentParser(
+        prog=f"sessionspec {name}",
+        description=(module.__doc__ or help_text).strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    module.configure(parser)
+    return parser, module
 
 
 def run(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the CLI in-process; returns the exit code (0 ok, 1 findings, 2 usage or input error)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse reports usage errors itself
-        return int(exc.code or 0)
-    if args.command is None:
-        parser.print_help(out)
-        return 2
-    return int(args._module.run(args, out, err))
+        if not argv or argv[0] not in COMMANDS:
+            top = build_parser()
+            top.parse_args(argv)  # handles --help, --version and unknown commands (exit 2)
+            top.print_help(out)
+            return 2
+        parser, module = command_parser(argv[0])
+        args = parser.parse_args(argv[1:])
+    except SystemExit as exc:  # argparse has already printed usage or help
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    return int(module.run(args, out, err))  # type: ignore[attr-defined]
 
 
 def main() -> None:
