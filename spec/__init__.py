@@ -24,3 +24,23 @@ def constants() -> dict[str, Any]:
 
 
 SURFACE_TYPES: frozenset[str] = frozenset(constants()["surfaceTypes"])
+
+from sessionspec.spec.loader import (  # noqa: E402  (re-exported; the loader is its own module)
+    ENVELOPE_ID,
+    ENTRY_POINT_GROUP,
+    REGISTRY_ERROR_CODE,
+    SCHEMA_BASE,
+    Spec,
+    load_spec,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENVELOPE_ID",
+    "REGISTRY_ERROR_CODE",
+    "SCHEMA_BASE",
+    "SURFACE_TYPES",
+    "Spec",
+    "constants",
+    "load_spec",
+]

@@ -24,3 +24,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_configure(config):
     config.addinivalue_line("markers", "req(*ids): the requirement ids a test checks")
     config.addinivalue_line("markers", "slow: builds wheels or runs external tools")
+    _refuse_parallel_snapshot_update(config)
+
+
+def _refuse_parallel_snapshot_update(config):
+    """syrupy under several xdist workers deletes snapshots other workers used: refuse before any worker starts."""
+    import pytest
+
+    if not config.getoption("--snapshot-update", default=False) or hasattr(config, "workerinput"):
+        return
+    workers = config.getoption("numprocesses", default=None)
+    if workers in ("auto", "logical"):
+        workers = os.cpu_count() or 1
+    if workers and int(workers) > 1:
+        raise pytest.UsageError(
+            f"refusing --snapshot-update with {workers} xdist workers; rerun with -n 0 (or -n 1)"
+        )

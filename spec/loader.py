@@ -1,0 +1,344 @@
+"""Load the event registry and JSON Schemas into one `Spec`, core plus plugin registries.
+
+A *registry source* is a directory with ``events/*.json`` (files in the format
+of ``schemas/meta/event-registry.json``) and ``schemas/**/*.json`` (JSON Schemas,
+each with a ``$id``). The core source is this package's own data; plugin
+sources come from ``extra_dirs`` or the ``sessionspec.registries`` entry-point
+group. Everything resolves through one offline ``referencing.Registry``: no
+``$ref`` can reach the network.
+
+Why plugin data is checked harder than core data: the core files are checked
+by the test suite (tests/spec), so loading them stays cheap for every CLI call;
+a plugin author gets a located error at load time instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+SCHEMA_BASE = "https://sessionspec.dev/schema/"
+ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
+REGISTRY_META_ID = SCHEMA_BASE + "meta/event-registry.json"
+OPENNESS_META_ID = SCHEMA_BASE + "meta/openness.json"
+SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
+ENTRY_POINT_GROUP = "sessionspec.registries"
+CORE = "core"
+REGISTRY_ERROR_CODE = "SPEC_REGISTRY_INVALID"
+
+# Types whose owner may never admit them to appendOutOfBand (DEC-8, OOB-1).
+_NEVER_OUT_OF_BAND_NAMESPACES = ("turn/", "step/")
+
+
+def registry_error(message: str, *, path: str | None = None) -> Exception:
+    """The error for a broken registry source: a `SessionSpecError` with a stable code.
+
+    Imported lazily because `sessionspec.reference` itself imports this package.
+    """
+    from sessionspec.reference.errors import SessionSpecError
+
+    return SessionSpecError(message, REGISTRY_ERROR_CODE, path=path)
+
+
+def json_pointer(parts: Iterable[Any]) -> str:
+    """RFC 6901 pointer for a jsonschema error path (``deque`` of keys and indexes)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+class Source:
+    """One registry directory: a label for messages plus its root."""
+
+    def __init__(self, label: str, root: Traversable, *, trusted: bool) -> None:
+        self.label = label
+        self.root = root
+        self.trusted = trusted
+
+    def json_files(self, sub: str) -> Iterator[tuple[str, Any]]:
+        """``(relative path, parsed JSON)`` for every ``*.json`` under ``sub``, sorted by path."""
+        base = self.root.joinpath(sub)
+        if not base.is_dir():
+            return
+        found: list[tuple[str, Traversable]] = []
+        pending: list[tuple[str, Traversable]] = [(sub, base)]
+        while pending:
+            rel, node = pending.pop()
+            for child in node.iterdir():
+                child_rel = f"{rel}/{child.name}"
+                if child.is_dir():
+                    pending.append((child_rel, child))
+                elif child.name.endswith(".json"):
+                    found.append((child_rel, child))
+        for rel, file in sorted(found, key=lambda item: item[0]):
+            yield rel, self._parse(rel, file)
+
+    def _parse(self, rel: str, file: Traversable) -> Any:
+        where = f"{self.label}/{rel}"
+        try:
+            return json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise registry_error(f"{where}: cannot read: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise registry_error(f"{where}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+
+
+class Spec:
+    """The loaded specification: registry entries, schemas and the data files around them.
+
+    Treat everything it returns as read-only; the default instance is shared.
+    """
+
+    def __init__(self, sources: list[Source]) -> None:
+        self._sources = sources
+        self._validators: dict[str, Any] = {}
+        schemas: dict[str, dict[str, Any]] = {}
+        schema_files: dict[str, str] = {}
+        schema_sources: dict[str, str] = {}
+        for source in sources:
+            for rel, doc in source.json_files("schemas"):
+                where = f"{source.label}/{rel}"
+                if not isinstance(doc, dict) or not isinstance(doc.get("$id"), str):
+                    raise registry_error(f"{where}: a schema file must be an object with a string $id")
+                schema_id = doc["$id"]
+                if schema_id in schemas:
+                    raise registry_error(
+                        f"{where}: duplicate schema $id {schema_id!r} (already defined in {schema_files[schema_id]})"
+                    )
+                if not source.trusted:
+                    _check_schema(doc, where)
+                schemas[schema_id] = doc
+                schema_files[schema_id] = where
+                schema_sources[schema_id] = source.label
+        self.schemas: Mapping[str, dict[str, Any]] = MappingProxyType(schemas)
+        self.schema_files: Mapping[str, str] = MappingProxyType(schema_files)
+        self.schema_sources: Mapping[str, str] = MappingProxyType(schema_sources)
+
+        events: dict[str, dict[str, Any]] = {}
+        event_sources: dict[str, str] = {}
+        for source in sources:
+            for rel, doc in source.json_files("events"):
+                where = f"{source.label}/{rel}"
+                if not source.trusted:
+                    self._check_against(REGISTRY_META_ID, doc, where)
+                for index, entry in enumerate(doc["events"]):
+                    self._admit_entry(entry, source, rel, f"{where}#/events/{index}", events, event_sources)
+        self.events: Mapping[str, dict[str, Any]] = MappingProxyType(dict(sorted(events.items())))
+        self.event_sources: Mapping[str, str] = MappingProxyType(dict(sorted(event_sources.items())))
+        self.surface_types: frozenset[str] = frozenset(t for t, e in events.items() if e["class"] == "surface")
+        self.out_of_band_types: frozenset[str] = frozenset(t for t, e in events.items() if e["outOfBand"])
+
+    # -- loading helpers ---------------------------------------------------------------
+
+    def _admit_entry(
+        self,
+        entry: dict[str, Any],
+        source: Source,
+        rel: str,
+        where: str,
+        events: dict[str, dict[str, Any]],
+        event_sources: dict[str, str],
+    ) -> None:
+        event_type = entry["type"]
+        namespace = event_type.split("/", 1)[0]
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".json")
+        if stem != namespace:
+            raise registry_error(f"{where}: {event_type!r} belongs in events/{namespace}.json, not events/{stem}.json")
+        if event_type in events:
+            raise registry_error(
+                f"{where}: duplicate event type {event_type!r} (already registered by {event_sources[event_type]})"
+            )
+        if entry["payloadSchema"] not in self.schemas:
+            raise registry_error(f"{where}: payloadSchema {entry['payloadSchema']!r} is not the $id of any loaded schema")
+        if not source.trusted and entry["class"] == "surface":
+            raise registry_error(
+                f"{where}: {event_type!r} cannot be a surface type: the surface set is closed to exactly four core types (SURF-1)"
+            )
+        if entry["outOfBand"] and (entry["class"] == "surface" or event_type.startswith(_NEVER_OUT_OF_BAND_NAMESPACES)):
+            raise registry_error(f"{where}: {event_type!r} can never be admitted out of band (OOB-1, DEC-8)")
+        events[event_type] = entry
+        event_sources[event_type] = source.label
+
+    def _check_against(self, schema_id: str, doc: Any, where: str) -> None:
+        errors = sorted(self.validator(schema_id).iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+        if errors:
+            first = errors[0]
+            pointer = json_pointer(first.absolute_path)
+            raise registry_error(f"{where}#{pointer}: {first.message}", path=pointer or "/")
+
+    # -- schemas and validation ------------------------------------------------------------
+
+    @functools.cached_property
+    def registry(self) -> Any:
+        """An offline `referencing.Registry` holding every loaded schema by `$id` (no retrieval)."""
+        from referencing import Registry
+        from referencing.jsonschema import DRAFT202012
+
+        registry: Any = Registry().with_resources(
+            (schema_id, DRAFT202012.create_resource(doc)) for schema_id, doc in self.schemas.items()
+        )
+        return registry.crawl()
+
+    def validator(self, schema_id: str) -> Any:
+        """A `Draft202012Validator` for the schema with this `$id` (a ``#`` fragment is allowed)."""
+        cached = self._validators.get(schema_id)
+        if cached is None:
+            from jsonschema import Draft202012Validator
+
+            base = schema_id.split("#", 1)[0]
+            if base not in self.schemas:
+                raise KeyError(f"no loaded schema has $id {base!r}")
+            schema = self.schemas[base] if base == schema_id else {"$ref": schema_id}
+            cached = self._validators[schema_id] = Draft202012Validator(schema, registry=self.registry)
+        return cached
+
+    @functools.cached_property
+    def event_schema(self) -> dict[str, Any]:
+        """The envelope plus, per registered type, its payload schema under ``data``."""
+        branches: list[dict[str, Any]] = [{"$ref": ENVELOPE_ID}]
+        for event_type, entry in self.events.items():
+            branches.append(
+                {
+                    "if": {"type": "object", "properties": {"type": {"const": event_type}}, "required": ["type"]},
+                    "then": {"properties": {"data": {"$ref": entry["payloadSchema"]}}},
+                }
+            )
+        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "allOf": branches}
+
+    def event_validator(self) -> Any:
+        """A validator for whole events: envelope, then the payload of a registered type (unknown types: envelope only)."""
+        return self._event_validator
+
+    @functools.cached_property
+    def _event_validator(self) -> Any:
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.event_schema, registry=self.registry)
+
+    # -- other data files --------------------------------------------------------------------
+
+    @functools.cached_property
+    def openness(self) -> tuple[dict[str, Any], ...]:
+        """Which parts of the format are open or closed, and why (``spec/openness.json``)."""
+        return tuple(_core_json("openness.json")["subjects"])
+
+    @functools.cached_property
+    def service_events(self) -> dict[str, Any]:
+        """The four live service events with their guarantees (``spec/service-events.json``)."""
+        return _core_json("service-events.json")
+
+    @functools.cached_property
+    def requirements(self) -> Mapping[str, dict[str, Any]]:
+        """Requirement id -> entry from ``spec/requirements.json`` (empty until that file exists)."""
+        doc = _optional_core_json("requirements.json") or {}
+        return MappingProxyType({r["id"]: r for r in doc.get("requirements", ())})
+
+    @functools.cached_property
+    def decisions(self) -> Mapping[str, dict[str, Any]]:
+        """Project decision id (DEC-n) -> entry from ``spec/requirements.json``, when it lists them."""
+        doc = _optional_core_json("requirements.json") or {}
+        return MappingProxyType({d["id"]: d for d in doc.get("decisions", ())})
+
+    @functools.cached_property
+    def error_codes(self) -> Mapping[str, dict[str, Any]]:
+        """Error code -> entry from ``spec/errors.json`` (empty until that file exists)."""
+        doc = _optional_core_json("errors.json") or {}
+        entries = doc.get("errors", doc.get("codes", ()))
+        return MappingProxyType({e["code"]: e for e in entries})
+
+    # -- conveniences ----------------------------------------------------------------------------
+
+    @property
+    def plugin_labels(self) -> tuple[str, ...]:
+        """Labels of the plugin sources, in load order."""
+        return tuple(s.label for s in self._sources if s.label != CORE)
+
+    def namespaces(self) -> dict[str, list[dict[str, Any]]]:
+        """Registry entries grouped by namespace (the part before ``/``), both sorted."""
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for event_type, entry in self.events.items():
+            grouped.setdefault(event_type.split("/", 1)[0], []).append(entry)
+        return dict(sorted(grouped.items()))
+
+
+def _check_schema(doc: dict[str, Any], where: str) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(doc)
+    except SchemaError as exc:
+        pointer = json_pointer(exc.absolute_path)
+        raise registry_error(f"{where}#{pointer}: not a valid Draft 2020-12 schema: {exc.message}", path=pointer or "/") from exc
+
+
+def _core_root() -> Traversable:
+    return resources.files(__package__ or "sessionspec.spec")
+
+
+def _core_json(name: str) -> Any:
+    return json.loads(_core_root().joinpath(name).read_text(encoding="utf-8"))
+
+
+def _optional_core_json(name: str) -> Any:
+    file = _core_root().joinpath(name)
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None
+
+
+def _entry_point_roots() -> list[tuple[str, Traversable]]:
+    """Registry directories advertised by installed packages under ``sessionspec.registries``.
+
+    An entry point loads to a path (``str``/``PathLike``/`Traversable`), or to a
+    callable returning one or a list of them.
+    """
+    from importlib.metadata import entry_points
+
+    roots: list[tuple[str, Traversable]] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        target = ep.load()
+        if callable(target) and not isinstance(target, (str, os.PathLike)):
+            target = target()
+        targets = target if isinstance(target, (list, tuple)) else [target]
+        for index, item in enumerate(targets):
+            root = Path(item) if isinstance(item, (str, os.PathLike)) else item
+            label = f"entry point {ep.name}" + (f"[{index}]" if len(targets) > 1 else "")
+            roots.append((label, root))
+    return roots
+
+
+def _plugin_source(label: str, root: Traversable) -> Source:
+    if not root.is_dir():
+        raise registry_error(f"{label}: registry directory does not exist")
+    if not root.joinpath("events").is_dir():
+        raise registry_error(f"{label}: a registry directory needs an events/ folder")
+    return Source(label, root, trusted=False)
+
+
+@functools.cache
+def _default_spec() -> Spec:
+    return Spec([Source(CORE, _core_root(), trusted=True)])
+
+
+def load_spec(extra_dirs: Iterable[str | os.PathLike[str]] = (), *, entry_points: bool = False) -> Spec:
+    """The specification: core registry plus plugin registries.
+
+    ``extra_dirs`` are registry directories (``events/``, ``schemas/``) merged
+    after the core; ``entry_points=True`` also merges those advertised under the
+    ``sessionspec.registries`` entry-point group. A type or schema ``$id``
+    defined twice is an error. Only the core-only spec is cached.
+    """
+    dirs = [extra_dirs] if isinstance(extra_dirs, (str, os.PathLike)) else list(extra_dirs)
+    if not dirs and not entry_points:
+        return _default_spec()
+    sources = [Source(CORE, _core_root(), trusted=True)]
+    for directory in dirs:
+        sources.append(_plugin_source(os.fspath(directory), Path(directory)))
+    if entry_points:
+        for label, root in _entry_point_roots():
+            sources.append(_plugin_source(label, root))
+    return Spec(sources)
