@@ -1,0 +1,123 @@
+"""Message derivation: the LLM transcript projected from the surface (DERIVE-1..12).
+
+A message is derived per surface node by :func:`derive_event_message`, a pure
+function of one event. :class:`MessageLog` keeps the derived list for a live
+session: each node is projected once, when first seen (O(new nodes) per call),
+and the list is rebuilt after a replace (detected by ``replace_generation``).
+Messages are :class:`FrozenDict` objects whose content shares the event's
+frozen data, so handing them out costs nothing and cannot change the log.
+
+Missing keys in a payload (possible only through an unvalidated live append,
+APPEND-15) are omitted from the message rather than written as ``null``,
+mirroring the reference's undefined properties (DERIVE-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .surface import SurfaceState, fold_surface
+
+__all__ = ["derive_event_message", "derive_messages", "MessageLog"]
+
+_MISSING: Any = object()
+_USER_TYPES = frozenset({"user/message", "steering/message"})
+
+
+def _frozen(value: Any) -> Any:
+    """Share already-frozen log data; freeze anything else (plain-dict events)."""
+    t = type(value)
+    if t is FrozenDict or t is FrozenList or t is str or t is int or t is bool or value is None:
+        return value
+    return freeze_json_value(value)
+
+
+def _fd(items: dict[str, Any]) -> FrozenDict:
+    return FrozenDict(items)
+
+
+def derive_event_message(event: Mapping[str, Any]) -> FrozenDict | None:
+    """The message one event projects to, or ``None`` (DERIVE-2..6).
+
+    * ``user/message`` / ``steering/message`` -> ``{role: 'user', content}``
+    * ``assistant/message`` -> ``{role: 'assistant', content, provenance}``;
+      ``None`` when its content is empty (a usage-only step)
+    * ``tool/result`` -> ``{role: 'user', content: [{type: 'tool-result',
+      toolCallId, content, isError}]}``
+    * every other type -> ``None``
+    """
+    etype = event.get("type")
+    if etype in _USER_TYPES:
+        data = event.get("data")
+        content = data.get("content", _MISSING) if isinstance(data, dict) else _MISSING
+        if content is _MISSING:
+            return _fd({"role": "user"})
+        return _fd({"role": "user", "content": _frozen(content)})
+    if etype == "assistant/message":
+        data = event.get("data")
+        if not isinstance(data, dict):
+            return None
+        content = data.get("content", _MISSING)
+        if content is _MISSING or (type(content) in (list, FrozenList, str) and len(content) == 0):
+            return None
+        message: dict[str, Any] = {"role": "assistant", "content": _frozen(content)}
+        provenance = data.get("provenance", _MISSING)
+        if provenance is not _MISSING:
+            message["provenance"] = _frozen(provenance)
+        return _fd(message)
+    if etype == "tool/result":
+        data = event.get("data")
+        if not isinstance(data, dict):
+            data = {}
+        part: dict[str, Any] = {"type": "tool-result"}
+        for source_key, key in (("callId", "toolCallId"), ("content", "content"), ("isError", "isError")):
+            value = data.get(source_key, _MISSING)
+            if value is not _MISSING:
+                part[key] = _frozen(value)
+        return _fd({"role": "user", "content": FrozenList([_fd(part)])})
+    return None
+
+
+def derive_messages(events: Sequence[Mapping[str, Any]]) -> list[FrozenDict]:
+    """From-scratch derivation over a whole log (the oracle for :class:`MessageLog`)."""
+    out = []
+    for seq in fold_surface(events)["nodes"]:
+        message = derive_event_message(events[seq])
+        if message is not None:
+            out.append(message)
+    return out
+
+
+class MessageLog:
+    """Incremental ``derive_messages`` for one live log and its :class:`SurfaceState`.
+
+    ``messages(events, surface)`` takes the log (indexed by seq) and its
+    surface state each call. Each call returns a new list (DERIVE-7); the
+    messages in it are shared between calls and immutable.
+    """
+
+    __slots__ = ("_messages", "_generation", "_cursor")
+
+    def __init__(self) -> None:
+        self._messages: list[FrozenDict] = []
+        self._generation = -1
+        self._cursor = 0
+
+    def messages(self, events: Sequence[Mapping[str, Any]], surface: SurfaceState) -> list[FrozenDict]:
+        """The derived transcript: O(new surface nodes) since the last call, O(n) after a replace."""
+        generation = surface.replace_generation
+        if generation != self._generation:
+            self._messages = []
+            self._generation = generation
+            seqs: Sequence[int] = surface.nodes
+        else:
+            seqs = surface.appended_since(self._cursor)
+        append = self._messages.append
+        for seq in seqs:
+            message = derive_event_message(events[seq])
+            if message is not None:
+                append(message)
+        self._cursor = surface.append_cursor()
+        return list(self._messages)

@@ -1,0 +1,396 @@
+"""Strict JSON text: the reader and writer every artifact and fixture goes through.
+
+Rules (JSON-12..14, DEC-11, DEC-16):
+
+* :func:`loads` rejects ``NaN`` / ``Infinity`` / ``-Infinity``, numbers that
+  overflow a double, a byte-order mark, trailing commas and any other
+  non-JSON text; the last duplicate key wins (at the position of the first,
+  as in JavaScript); nesting depth is unlimited; integers of any size are
+  read exactly (DEC-3). ``-0`` reads as the int ``0`` and ``-0.0`` as
+  negative zero, which the lossless-value check then rejects (JSON-14).
+* :func:`dumps` writes compact text (``,`` and ``:`` without spaces), never
+  writes ``NaN``/``Infinity`` (it raises), escapes lone surrogates as
+  ``\\uXXXX`` so they round-trip, and handles any depth and integer size.
+
+Known limit: a Python ``str`` holding a high surrogate immediately followed
+by a low one (two code points) is written as that escaped pair, which every
+JSON reader (this one, JavaScript) reads back as the ONE astral character the
+pair encodes. In UTF-16 (the format's native string model) the two are the
+same string; only Python distinguishes them. Lone surrogates round-trip.
+
+orjson is the fast path. It is not used where it would be wrong: it refuses
+depth > 1024 (read) or > 254 (write), lone surrogates and integers outside
+64 bits (write), and it silently reads integer literals beyond 64 bits as
+floats and writes NaN as ``null``. Those cases go to the iterative
+implementation below, which also produces the located error messages
+(line, column, JSON pointer).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from json.decoder import scanstring
+from json.encoder import encode_basestring
+from typing import Any
+
+import orjson
+
+from .errors import JsonTextError
+from .json_value import FrozenDict, FrozenList, is_json_value, json_pointer
+
+__all__ = ["loads", "loads_with_duplicates", "dumps", "dumps_bytes"]
+
+# An integer literal of 19+ digits may lie outside [-2**63, 2**64 - 1], which
+# orjson would read as a float. Finding such a digit run anywhere (even inside
+# a string) just sends the text to the exact parser.
+_LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT_DIGITS_LIMIT = 4000  # below CPython's default int<->str conversion limit (4300)
+
+
+# ------------------------------------------------------------------- reading
+def _position(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def _error(text: str, pos: int, what: str) -> JsonTextError:
+    line, col = _position(text, pos)
+    err = JsonTextError(f"invalid JSON text at line {line} column {col}: {what}", requirement="JSON-12")
+    err.line = line  # type: ignore[attr-defined]
+    err.column = col  # type: ignore[attr-defined]
+    err.offset = pos  # type: ignore[attr-defined]
+    return err
+
+
+def _parse_int(digits: str) -> int:
+    """int() without CPython's 4300-digit conversion limit (DEC-3: any size)."""
+    if len(digits) <= _INT_DIGITS_LIMIT:
+        return int(digits)
+    negative = digits.startswith("-")
+    body = digits[1:] if negative else digits
+    value = 0
+    step = _INT_DIGITS_LIMIT
+    for i in range(0, len(body), step):
+        chunk = body[i : i + step]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return -value if negative else value
+
+
+class _Parser:
+    """Iterative recursive-descent JSON parser (explicit stack, any depth)."""
+
+    def __init__(self, text: str, report_duplicates: bool) -> None:
+        self.text = text
+        self.report = report_duplicates
+        self.duplicates: list[str] = []
+
+    def parse(self) -> Any:
+        text = self.text
+        end = len(text)
+        ws = _WS.match
+        pos = ws(text, 0).end()
+        # A frame is [container, is_object, pending_key, path_token].
+        stack: list[list[Any]] = []
+        result: Any = None
+        while True:
+            # ---- parse one value at pos
+            if pos >= end:
+                raise _error(text, pos, "unexpected end of text, expected a value")
+            ch = text[pos]
+            value: Any
+            opened = False
+            if ch == '"':
+                value, pos = self._string(pos)
+            elif ch == "{":
+                pos = ws(text, pos + 1).end()
+                if pos < end and text[pos] == "}":
+                    value = {}
+                    pos += 1
+                else:
+                    stack.append([{}, True, None, None])
+                    opened = True
+                    pos = self._key(stack[-1], pos)
+            elif ch == "[":
+                pos = ws(text, pos + 1).end()
+                if pos < end and text[pos] == "]":
+                    value = []
+                    pos += 1
+                else:
+                    stack.append([[], False, None, 0])
+                    opened = True
+            elif ch == "t" and text.startswith("true", pos):
+                value, pos = True, pos + 4
+            elif ch == "f" and text.startswith("false", pos):
+                value, pos = False, pos + 5
+            elif ch == "n" and text.startswith("null", pos):
+                value, pos = None, pos + 4
+            else:
+                m = _NUMBER.match(text, pos)
+                if m is None or m.end() == pos:
+                    if text.startswith(("NaN", "Infinity", "-Infinity"), pos):
+                        raise _error(text, pos, "NaN and Infinity are not JSON")
+                    raise _error(text, pos, f"unexpected character {ch!r}, expected a value")
+                integer, frac, exp = m.groups()
+                if frac is None and exp is None:
+                    value = _parse_int(integer)
+                else:
+                    value = float(m.group())
+                    if value in (float("inf"), float("-inf")):
+                        raise _error(text, pos, "number is out of the range of a double")
+                pos = m.end()
+            if opened:
+                pos = ws(text, pos).end()
+                continue
+            # ---- attach the finished value to its parent, closing containers
+            while True:
+                if not stack:
+                    result = value
+                    pos = ws(text, pos).end()
+                    if pos != end:
+                        raise _error(text, pos, "extra data after the JSON value")
+                    return result
+                frame = stack[-1]
+                container = frame[0]
+                if frame[1]:
+                    key = frame[2]
+                    if key in container and self.report:
+                        self.duplicates.append(json_pointer(self._path(stack) + [key]))
+                    container[key] = value
+                else:
+                    container.append(value)
+                pos = ws(text, pos).end()
+                if pos >= end:
+                    raise _error(text, pos, "unexpected end of text inside a container")
+                ch = text[pos]
+                if ch == ",":
+                    pos = ws(text, pos + 1).end()
+                    if frame[1]:
+                        pos = self._key(frame, pos)
+                    else:
+                        frame[3] = len(container)
+                    break
+                if ch == ("}" if frame[1] else "]"):
+                    pos += 1
+                    stack.pop()
+                    value = container
+                    continue
+                expected = "',' or '}'" if frame[1] else "',' or ']'"
+                raise _error(text, pos, f"expected {expected}, found {ch!r}")
+
+    def _path(self, stack: list[list[Any]]) -> list[str | int]:
+        tokens: list[str | int] = []
+        for frame in stack[:-1]:
+            tokens.append(frame[2] if frame[1] else frame[3])
+        return tokens
+
+    def _key(self, frame: list[Any], pos: int) -> int:
+        text = self.text
+        if pos >= len(text) or text[pos] != '"':
+            raise _error(text, pos, "expected a string key")
+        key, pos = self._string(pos)
+        pos = _WS.match(text, pos).end()
+        if pos >= len(text) or text[pos] != ":":
+            raise _error(text, pos, "expected ':' after an object key")
+        frame[2] = key
+        return _WS.match(text, pos + 1).end()
+
+    def _string(self, pos: int) -> tuple[str, int]:
+        try:
+            return scanstring(self.text, pos + 1, True)
+        except ValueError as exc:
+            at = getattr(exc, "pos", pos)
+            msg = getattr(exc, "msg", str(exc))
+            raise _error(self.text, at, msg) from None
+
+
+def _decode(text: str | bytes | bytearray | memoryview) -> str:
+    if isinstance(text, str):
+        return text
+    raw = bytes(text)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        err = JsonTextError(
+            f"invalid JSON text: not UTF-8 at byte {exc.start} ({exc.reason})", requirement="JSON-12"
+        )
+        err.offset = exc.start  # type: ignore[attr-defined]
+        raise err from None
+
+
+def loads(text: str | bytes | bytearray | memoryview) -> Any:
+    """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`."""
+    long_digits = _LONG_DIGITS_STR if isinstance(text, str) else _LONG_DIGITS_BYTES
+    try:
+        if long_digits.search(text) is None:  # type: ignore[arg-type]
+            return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    except TypeError:
+        raise JsonTextError(
+            f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
+        ) from None
+    return _Parser(_decode(text), False).parse()
+
+
+def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[Any, list[str]]:
+    """Like :func:`loads`, also returning the JSON pointers of repeated object keys.
+
+    The last occurrence wins (as in :func:`loads`); validators report the
+    pointers as findings.
+    """
+    parser = _Parser(_decode(text), True)
+    value = parser.parse()
+    return value, parser.duplicates
+
+
+# ------------------------------------------------------------------- writing
+def _int_text(value: int) -> str:
+    """str(int) without CPython's 4300-digit conversion limit."""
+    try:
+        return str(value)
+    except ValueError:
+        pass
+    negative = value < 0
+    n = -value if negative else value
+    base = 10**_INT_DIGITS_LIMIT
+    chunks: list[str] = []
+    while n:
+        n, rem = divmod(n, base)
+        chunks.append(str(rem))
+    out = chunks[-1] + "".join(c.rjust(_INT_DIGITS_LIMIT, "0") for c in reversed(chunks[:-1]))
+    return "-" + out if negative else out
+
+
+def _string_text(value: str) -> str:
+    out = encode_basestring(value)
+    if _SURROGATE.search(value) is not None:
+        out = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), out)
+    return out
+
+
+def _encode_error(tokens: list[str | int], what: str) -> JsonTextError:
+    pointer = json_pointer(tokens)
+    return JsonTextError(
+        f"cannot write JSON text: {what}" + ("" if pointer else " at the root"),
+        requirement="JSON-13",
+        path=pointer,
+    )
+
+
+def _scalar_text(value: Any, tokens: list[str | int]) -> str:
+    t = type(value)
+    if t is str:
+        return _string_text(value)
+    if value is None:
+        return "null"
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return _int_text(value)
+    if t is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _encode_error(tokens, "NaN and Infinity cannot be written")
+        return repr(value)
+    raise _encode_error(tokens, f"{t.__name__} is not a JSON type")
+
+
+_OBJECTS = (dict, FrozenDict)
+_ARRAYS = (list, FrozenList)
+
+
+def _encode(value: Any) -> str:
+    """Iterative compact encoder (any depth, lone surrogates, big ints)."""
+    parts: list[str] = []
+    push = parts.append
+    # Frame: [iterator, is_object, index_or_key, container id]
+    stack: list[list[Any]] = []
+    ancestors: set[int] = set()
+
+    def tokens() -> list[str | int]:
+        return [frame[2] for frame in stack]
+
+    current = value
+    while True:
+        t = type(current)
+        if t in _OBJECTS or t in _ARRAYS:
+            if id(current) in ancestors:
+                raise _encode_error(tokens(), "a container contains itself (cycle)")
+            if t in _OBJECTS:
+                push("{")
+                stack.append([iter(current.items()), True, None, id(current)])
+            else:
+                push("[")
+                stack.append([iter(current), False, -1, id(current)])
+            ancestors.add(id(current))
+        else:
+            push(_scalar_text(current, tokens()))
+        # find the next value to write
+        while stack:
+            frame = stack[-1]
+            if frame[1]:
+                item = next(frame[0], None)
+                if item is not None:
+                    key, current = item
+                    if type(key) is not str:
+                        raise _encode_error(tokens()[:-1], f"object key {key!r} is not a str")
+                    if frame[2] is not None:
+                        push(",")
+                    frame[2] = key
+                    push(_string_text(key))
+                    push(":")
+                    break
+                push("}")
+            else:
+                sentinel = _END
+                current = next(frame[0], sentinel)
+                if current is not sentinel:
+                    if frame[2] >= 0:
+                        push(",")
+                    frame[2] += 1
+                    break
+                push("]")
+            stack.pop()
+            ancestors.discard(frame[3])
+        else:
+            return "".join(parts)
+
+
+_END: Any = object()
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of a JSON value (JSON-13); raises :class:`JsonTextError`.
+
+    NaN/Infinity, non-JSON types, non-str keys and cycles are refused, never
+    written. ``-0.0`` is written as ``-0.0`` (the text itself is valid JSON).
+    """
+    if is_json_value(value):
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # depth > 254, lone surrogates, ints beyond 64 bits
+    return _encode(value)
+
+
+def dumps_bytes(value: Any) -> bytes:
+    """:func:`dumps` as UTF-8 bytes (lone surrogates are escaped, so always valid UTF-8)."""
+    if is_json_value(value):
+        try:
+            return orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return _encode(value).encode("utf-8")
+
+
+# CPython may be configured with a lower int/str limit; ours must stay below it.
+if hasattr(sys, "get_int_max_str_digits"):
+    _limit = sys.get_int_max_str_digits()
+    if _limit and _limit <= _INT_DIGITS_LIMIT:
+        _INT_DIGITS_LIMIT = max(_limit - 1, 1)

@@ -1,0 +1,112 @@
+"""Crash repair: the synthetic events that close an interrupted final turn (REPAIR-1..12).
+
+After a crash the log may end inside a turn. :func:`interrupted_turn_closers`
+scans it and returns, in order: one error ``tool/result`` per tool call that
+was requested but never answered, a ``step/end`` if a step is open, and a
+``turn/end`` with reason ``interrupted``. Appending them yields a balanced log
+that seeds cleanly (the results are valid surface appends whose provenance
+points at earlier ``tool/call`` events). Nothing already written is removed.
+
+Texts, codes, error names and the turn-end reason come from the spec
+constants (``constants()["repair"]``) and are compared byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sessionspec.spec import constants
+
+__all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
+
+_REPAIR = constants()["repair"]
+TOOL_NOT_STARTED: str = _REPAIR["notStarted"]["code"]
+TOOL_OUTCOME_UNKNOWN: str = _REPAIR["outcomeUnknown"]["code"]
+
+
+def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    data = event.get("data")
+    return data if isinstance(data, Mapping) else {}
+
+
+def interrupted_turn_closers(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Closer events for an open final turn, or ``[]`` when no turn is open (REPAIR-1).
+
+    Seqs continue from the last event's ``seq + 1``; every closer reuses the
+    last event's ``time`` (REPAIR-7). Returned events are new plain dicts,
+    with ``surfaceOp`` written before ``sourceEventSeqs``.
+    """
+    open_turn: Any = None
+    open_step: Any = None
+    # callId -> [step, call seq or None]; insertion ordered (REPAIR-2, REPAIR-3)
+    pending: dict[Any, list[Any]] = {}
+    for event in events:
+        etype = event.get("type")
+        if etype == "turn/start":
+            open_turn = _data(event).get("turn")
+            open_step = None
+            pending.clear()
+        elif etype == "turn/end":
+            open_turn = None
+            open_step = None
+            pending.clear()
+        elif etype == "step/start":
+            open_step = _data(event).get("step")
+        elif etype == "step/end":
+            pending.clear()
+            open_step = None
+        elif etype == "assistant/message":
+            data = _data(event)
+            content = data.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, Mapping) and block.get("type") == "tool-call":
+                        # A repeated id keeps its position and restarts its entry.
+                        pending[block.get("id")] = [data.get("step"), None]
+        elif etype == "tool/call":
+            entry = pending.get(_data(event).get("callId"))
+            if entry is not None:
+                entry[1] = event.get("seq")
+        elif etype == "tool/result":
+            pending.pop(_data(event).get("callId"), None)
+
+    if open_turn is None or not events:
+        return []
+    last = events[-1]
+    seq = last["seq"] + 1
+    time = last["time"]
+    closers: list[dict[str, Any]] = []
+    for call_id, (step, call_seq) in pending.items():
+        started = call_seq is not None
+        spec = _REPAIR["outcomeUnknown"] if started else _REPAIR["notStarted"]
+        result: dict[str, Any] = {
+            "type": "tool/result",
+            "seq": seq,
+            "time": time,
+            "data": {
+                "turn": open_turn,
+                "step": step,
+                "callId": call_id,
+                "content": [{"type": "text", "text": spec["text"]}],
+                "isError": True,
+                "error": {"name": spec["name"], "code": spec["code"]},
+            },
+            "surfaceOp": "append",
+        }
+        if started:
+            result["sourceEventSeqs"] = [call_seq]
+        closers.append(result)
+        seq += 1
+    if open_step is not None:
+        closers.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": open_turn, "step": open_step}})
+        seq += 1
+    closers.append(
+        {
+            "type": "turn/end",
+            "seq": seq,
+            "time": time,
+            "data": {"turn": open_turn, "reason": dict(_REPAIR["turnEndReason"])},
+        }
+    )
+    return closers

@@ -1,0 +1,153 @@
+"""The request header in force: canonical form, equality and folds (REQ-1..8).
+
+A ``request/header`` event logs a full snapshot ``{header: {config, system?,
+tools?}, reason}``; the header in force after a log prefix is the canonical
+form of the last snapshot. There is no delta vocabulary (REQ-7): the legacy
+``request/header-delta`` type and the ``fallback`` reason are rejected by the
+append, seed and load paths, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .json_text import dumps
+from .json_value import FrozenDict, freeze_json_value, json_equal
+
+__all__ = [
+    "REQUEST_HEADER_TYPE",
+    "canonical_header",
+    "fold_request_header",
+    "header_equals",
+    "call_config_equals",
+    "RequestHeaderFold",
+]
+
+REQUEST_HEADER_TYPE = "request/header"
+_MISSING: Any = object()
+_CONFIG_SCALARS = ("provider", "model", "temperature", "maxTokens")
+
+
+def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """``{config}`` plus ``system`` if a non-empty string, plus ``tools`` if a non-empty list (REQ-1).
+
+    Other keys (e.g. a legacy ``messagePrefix``) are dropped; values are passed
+    through as the same objects and ``header`` is not modified. A missing
+    ``config`` stays missing; a non-object header canonicalises to ``{}``.
+    """
+    if not isinstance(header, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    config = header.get("config", _MISSING)
+    if config is not _MISSING:
+        out["config"] = config
+    system = header.get("system")
+    if isinstance(system, str) and system:
+        out["system"] = system
+    tools = header.get("tools")
+    if isinstance(tools, list) and tools:
+        out["tools"] = tools
+    return out
+
+
+def _header_of(event: Mapping[str, Any]) -> Any:
+    data = event.get("data")
+    return data.get("header") if isinstance(data, Mapping) else None
+
+
+def fold_request_header(
+    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None
+) -> Mapping[str, Any] | None:
+    """Canonical header of the last ``request/header`` in ``events``, else ``start`` itself (REQ-2)."""
+    state = start
+    for event in events:
+        if event.get("type") == REQUEST_HEADER_TYPE:
+            state = canonical_header(_header_of(event))
+    return state
+
+
+def _field_equal(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> bool:
+    x = a.get(key, _MISSING)
+    y = b.get(key, _MISSING)
+    if x is _MISSING or y is _MISSING:
+        return x is y
+    return json_equal(x, y)
+
+
+def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Field-wise equality of two call configs (REQ-5).
+
+    ``provider``, ``model``, ``temperature``, ``maxTokens`` must be equal with
+    absent != present; ``stop`` absent in both, or two lists of equal length
+    with equal strings in order. Values compare with DEC-4 equality (so
+    ``1 != 1.0``: they are logged differently).
+    """
+    a = a if isinstance(a, Mapping) else {}
+    b = b if isinstance(b, Mapping) else {}
+    for key in _CONFIG_SCALARS:
+        if not _field_equal(a, b, key):
+            return False
+    return _field_equal(a, b, "stop")
+
+
+def header_equals(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equality of canonical headers (REQ-4).
+
+    Configs per :func:`call_config_equals`; ``system`` raw (absent != ``''``);
+    tool lists (absent = ``[]``) pairwise identical as compact JSON text, so the
+    order of tools and of keys inside a schema both matter.
+    """
+    if not call_config_equals(a.get("config"), b.get("config")):
+        return False
+    sa = a.get("system", _MISSING)
+    sb = b.get("system", _MISSING)
+    if (sa is _MISSING) != (sb is _MISSING) or (sa is not _MISSING and not json_equal(sa, sb)):
+        return False
+    ta: Sequence[Any] = a.get("tools") or []
+    tb: Sequence[Any] = b.get("tools") or []
+    if len(ta) != len(tb):
+        return False
+    return all(x is y or dumps(x) == dumps(y) for x, y in zip(ta, tb))
+
+
+class RequestHeaderFold:
+    """Incremental :func:`fold_request_header` for a live log (REQ-3).
+
+    Each event is looked at once; the result is frozen (deeply read-only) and
+    the same object until a later ``request/header`` changes it.
+    """
+
+    __slots__ = ("_state", "_consumed")
+
+    def __init__(self) -> None:
+        self._state: FrozenDict | None = None
+        self._consumed = 0
+
+    @property
+    def consumed(self) -> int:
+        """Number of log events folded so far."""
+        return self._consumed
+
+    def push(self, event: Mapping[str, Any]) -> None:
+        """Fold one more event (the next one of the log)."""
+        self._consumed += 1
+        if event.get("type") == REQUEST_HEADER_TYPE:
+            self._state = freeze_json_value(canonical_header(_header_of(event)))
+
+    def fold(self, events: Sequence[Mapping[str, Any]]) -> FrozenDict | None:
+        """Fold the events of ``events`` not seen yet and return the header in force."""
+        last = None
+        for i in range(self._consumed, len(events)):
+            if events[i].get("type") == REQUEST_HEADER_TYPE:
+                last = events[i]
+        if last is not None:
+            self._state = freeze_json_value(canonical_header(_header_of(last)))
+        if len(events) > self._consumed:
+            self._consumed = len(events)
+        return self._state
+
+    @property
+    def value(self) -> FrozenDict | None:
+        """The header in force after the events folded so far (``None`` before any)."""
+        return self._state

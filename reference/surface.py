@@ -1,0 +1,525 @@
+"""The surface: the ordered list of event seqs that produce model messages.
+
+One transition function serves the live session, seeding and
+:func:`fold_surface` (SURF-1..16): :meth:`SurfaceState.check` validates a
+candidate against the current state and returns a plan without changing
+anything observable; :meth:`SurfaceState.apply` commits a plan and cannot fail.
+Validation is therefore atomic (SURF-11).
+
+Data structure (why replaces are cheap). Each node lives in a *slot*; slots
+are numbered in surface order and only ever added at the end (on append). A
+replacement inherits the slot of its ``start`` node and kills the other
+shadowed slots, so slot order stays surface order forever. Hence:
+
+* "position of start <= position of end" (SURF-5) is a slot comparison, O(1);
+* the shadowed nodes are the live slots between the two, enumerated with a
+  union-find "next live slot" structure (path halving): O(m) amortised for m
+  shadowed nodes, independent of the surface size;
+* ``nodes`` is materialised on demand and cached until the next change.
+
+A naive ``list.index`` + splice fold (upstream) costs O(surface size) per
+replace; ``tests/reference/test_surface.py`` proves both folds agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sessionspec.spec import SURFACE_TYPES
+
+from .errors import SurfaceError
+from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
+
+__all__ = [
+    "SURFACE_TYPES",
+    "SurfacePlan",
+    "SurfaceState",
+    "SurfaceView",
+    "fold_surface",
+    "is_surface_eligible_type",
+    "is_surface_event",
+]
+
+_MISSING: Any = object()
+_LISTS = (list, FrozenList)
+
+
+def is_surface_eligible_type(event_type: object) -> bool:
+    """True for the four message-producing types of the registry (SURF-1)."""
+    return event_type in SURFACE_TYPES
+
+
+def is_surface_event(event: Mapping[str, Any]) -> bool:
+    """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
+    return event.get("type") in SURFACE_TYPES and "surfaceOp" in event
+
+
+def _is_event_seq(value: object) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+
+
+class SurfacePlan:
+    """A validated transition that has not touched the state yet.
+
+    ``kind`` is ``"log"`` (log-only event: nothing changes but the event
+    count), ``"append"`` or ``"replace"``. For a replace, ``shadowed`` lists
+    the removed seqs in surface order.
+    """
+
+    __slots__ = ("kind", "seq", "start", "end", "shadowed", "_version")
+
+    def __init__(
+        self,
+        kind: str,
+        seq: int,
+        version: int,
+        start: int = -1,
+        end: int = -1,
+        shadowed: list[int] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.seq = seq
+        self.start = start
+        self.end = end
+        self.shadowed = shadowed
+        self._version = version
+
+    def replacement(self) -> dict[str, Any]:
+        """The ``replacements`` entry of :func:`fold_surface` for a replace plan."""
+        return {"seq": self.seq, "start": self.start, "end": self.end, "shadowedSeqs": list(self.shadowed or ())}
+
+    def __repr__(self) -> str:
+        extra = f", start={self.start}, end={self.end}, shadowed={self.shadowed}" if self.kind == "replace" else ""
+        return f"SurfacePlan({self.kind!r}, seq={self.seq}{extra})"
+
+
+EventLookup = Callable[[int], Mapping[str, Any]]
+
+
+class SurfaceState:
+    """Incremental surface fold: ``check`` (pure) then ``apply`` (cannot fail).
+
+    ``events`` gives access to earlier events by seq, needed by the
+    tool/result rewrite rule (SURF-10): a sequence indexed by seq (the log) or
+    a callable ``seq -> event``. The state counts the events it has seen, so
+    the expected seq of the next candidate (SURF-2) is :attr:`length`.
+    """
+
+    __slots__ = (
+        "_lookup",
+        "_slot_seq",
+        "_seq_slot",
+        "_next",
+        "_dead",
+        "_length",
+        "_generation",
+        "_version",
+        "_nodes_cache",
+        "_view",
+    )
+
+    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None) -> None:
+        if events is None:
+            self._lookup: EventLookup | None = None
+        elif callable(events):
+            self._lookup = events  # type: ignore[assignment]
+        else:
+            self._lookup = events.__getitem__
+        self._slot_seq: list[int] = []  # seq held by each slot, -1 when the slot is dead
+        self._seq_slot: dict[int, int] = {}  # live seq -> slot
+        self._next: list[int] = []  # union-find: _next[i] == i when slot i is live
+        self._dead = 0
+        self._length = 0
+        self._generation = 0
+        self._version = 0
+        self._nodes_cache: FrozenList | None = FrozenList()
+        self._view: SurfaceView | None = None
+
+    # ----------------------------------------------------------------- reads
+    @property
+    def length(self) -> int:
+        """Number of events folded so far (the next expected seq)."""
+        return self._length
+
+    @property
+    def replace_generation(self) -> int:
+        """Committed replaces so far (SURF-13)."""
+        return self._generation
+
+    @property
+    def nodes(self) -> FrozenList:
+        """Current surface seqs in order; the same object until the next change."""
+        cache = self._nodes_cache
+        if cache is None:
+            if self._dead:
+                cache = FrozenList([s for s in self._slot_seq if s >= 0])
+            else:
+                cache = FrozenList(self._slot_seq)
+            self._nodes_cache = cache
+        return cache
+
+    @property
+    def node_count(self) -> int:
+        return len(self._seq_slot)
+
+    @property
+    def view(self) -> SurfaceView:
+        """The one read-only view of this state (SURF-14)."""
+        view = self._view
+        if view is None:
+            view = self._view = SurfaceView(self)
+        return view
+
+    def __contains__(self, seq: object) -> bool:
+        return seq in self._seq_slot
+
+    def append_cursor(self) -> int:
+        """Opaque cursor for :meth:`appended_since` (incremental consumers)."""
+        return len(self._slot_seq)
+
+    def appended_since(self, cursor: int) -> list[int]:
+        """Seqs appended after ``cursor`` in surface order.
+
+        Exact only while :attr:`replace_generation` has not changed since the
+        cursor was taken (then every newer slot is live and at the end).
+        """
+        return self._slot_seq[cursor:]
+
+    def position_of(self, seq: int) -> int:
+        """Surface position of a live seq. O(n): used for messages only."""
+        slot = self._seq_slot[seq]
+        return sum(1 for s in self._slot_seq[:slot] if s >= 0)
+
+    # ------------------------------------------------------------ transition
+    def _find(self, slot: int) -> int:
+        """Smallest live slot >= ``slot`` (path halving; never passes a live slot)."""
+        nxt = self._next
+        while nxt[slot] != slot:
+            nxt[slot] = nxt[nxt[slot]]
+            slot = nxt[slot]
+        return slot
+
+    def _error(self, message: str, code: str, requirement: str, event: Mapping[str, Any], index: int) -> SurfaceError:
+        seq = event.get("seq")
+        return SurfaceError(
+            message,
+            code,
+            requirement=requirement,
+            index=index,
+            seq=seq if type(seq) is int else None,
+        )
+
+    def check(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
+        """Validate ``event`` as the next event; return a plan, change nothing.
+
+        The event must be the next one: its ``seq`` must equal
+        :attr:`length` (SURF-2). ``index`` only labels errors (a seed entry's
+        index; defaults to :attr:`length`). Errors follow
+        the precedence of SURF-16 and carry the SURF-* code and requirement.
+        """
+        expected = self._length
+        if index is None:
+            index = expected
+        seq = event.get("seq", _MISSING)
+        if type(seq) is not int or seq != expected:
+            shown = "missing" if seq is _MISSING else repr(seq)
+            raise self._error(
+                f"session event seq {shown} is not contiguous; expected {expected}",
+                "SURFACE_NOT_CONTIGUOUS",
+                "SURF-2",
+                event,
+                index,
+            )
+        etype = event.get("type")
+        op = event.get("surfaceOp", _MISSING)
+        if etype not in SURFACE_TYPES:
+            if op is not _MISSING:
+                raise self._error(
+                    f'session event "{etype}" is not surface-eligible and cannot carry surfaceOp',
+                    "SURFACE_LOG_ONLY_MARKER",
+                    "SURF-3",
+                    event,
+                    index,
+                )
+            if "sourceEventSeqs" in event:
+                raise self._error(
+                    f'session event "{etype}" is not surface-eligible and cannot carry sourceEventSeqs',
+                    "SURFACE_LOG_ONLY_SOURCES",
+                    "SURF-3",
+                    event,
+                    index,
+                )
+            return SurfacePlan("log", seq, self._version)
+        if op is _MISSING:
+            raise self._error(
+                f'session event "{etype}" is surface-eligible and requires a surfaceOp marker',
+                "SURFACE_MARKER_MISSING",
+                "SURF-3",
+                event,
+                index,
+            )
+        if op == "append" and type(op) is str:
+            self._check_sources(event, etype, seq, (), index)
+            return SurfacePlan("append", seq, self._version)
+        if not isinstance(op, dict):
+            raise self._error(
+                f'session event "{etype}" carries an invalid surfaceOp {op!r}',
+                "SURFACE_MARKER_INVALID",
+                "SURF-3",
+                event,
+                index,
+            )
+        if (
+            len(op) != 3
+            or op.get("op", _MISSING) != "replace"
+            or type(op.get("op")) is not str
+            or not _is_event_seq(op.get("start"))
+            or not _is_event_seq(op.get("end"))
+        ):
+            raise self._error(
+                f'session event "{etype}" carries an invalid replace surfaceOp '
+                "(needs exactly op='replace', start and end as non-negative safe integers)",
+                "SURFACE_REPLACE_MARKER_INVALID",
+                "SURF-3",
+                event,
+                index,
+            )
+        start: int = op["start"]
+        end: int = op["end"]
+        slot_s = self._seq_slot.get(start)
+        if slot_s is None:
+            raise self._error(
+                f"surface replace: start seq {start} not found in surface",
+                "SURFACE_REPLACE_RANGE",
+                "SURF-5",
+                event,
+                index,
+            )
+        slot_e = self._seq_slot.get(end)
+        if slot_e is None:
+            raise self._error(
+                f"surface replace: end seq {end} not found in surface",
+                "SURFACE_REPLACE_RANGE",
+                "SURF-5",
+                event,
+                index,
+            )
+        if slot_s > slot_e:
+            raise self._error(
+                f"surface replace: start seq {start} (position {self.position_of(start)}) is after "
+                f"end seq {end} (position {self.position_of(end)})",
+                "SURFACE_REPLACE_RANGE",
+                "SURF-5",
+                event,
+                index,
+            )
+        slot_seq = self._slot_seq
+        shadowed = [start]
+        slot = slot_s
+        find = self._find
+        while slot != slot_e:
+            slot = find(slot + 1)
+            shadowed.append(slot_seq[slot])
+        self._check_sources(event, etype, seq, shadowed, index)
+        if etype == "tool/result":
+            self._check_tool_result_rewrite(event, shadowed, index)
+        return SurfacePlan("replace", seq, self._version, start, end, shadowed)
+
+    def _check_sources(
+        self, event: Mapping[str, Any], etype: str, seq: int, shadowed: Sequence[int], index: int
+    ) -> None:
+        """SURF-7 (shape of sourceEventSeqs) then SURF-9 (replace coverage)."""
+        raw = event.get("sourceEventSeqs", _MISSING)
+        if raw is _MISSING:
+            if shadowed:
+                missing = ", ".join(str(s) for s in shadowed)
+                raise self._error(
+                    f"surface replace: sourceEventSeqs must include every shadowed surface node; missing {missing}",
+                    "SURFACE_SOURCES_COVERAGE",
+                    "SURF-9",
+                    event,
+                    index,
+                )
+            return
+        if type(raw) not in _LISTS:
+            raise self._error(
+                f"sourceEventSeqs on event at seq {seq} must be a list when present",
+                "SURFACE_SOURCES_INVALID",
+                "SURF-7",
+                event,
+                index,
+            )
+        if not raw and etype != "assistant/message":
+            raise self._error(
+                "sourceEventSeqs must not be empty except on assistant/message",
+                "SURFACE_SOURCES_INVALID",
+                "SURF-7",
+                event,
+                index,
+            )
+        not_earlier = None
+        for source in raw:
+            if type(source) is not int or not 0 <= source <= MAX_SAFE_INTEGER:
+                raise self._error(
+                    f'session event "{etype}" sourceEventSeqs must contain non-negative safe integers; got {source!r}',
+                    "SURFACE_SOURCES_INVALID",
+                    "SURF-7",
+                    event,
+                    index,
+                )
+            if not_earlier is None and source >= seq:
+                not_earlier = source
+        sources = set(raw)
+        if len(sources) != len(raw):
+            raise self._error(
+                "sourceEventSeqs must not contain duplicates",
+                "SURFACE_SOURCES_INVALID",
+                "SURF-7",
+                event,
+                index,
+            )
+        if not_earlier is not None:
+            raise self._error(
+                f"sourceEventSeqs must reference earlier events: {not_earlier} >= current seq {seq}",
+                "SURFACE_SOURCES_INVALID",
+                "SURF-7",
+                event,
+                index,
+            )
+        missing_seqs = [s for s in shadowed if s not in sources]
+        if missing_seqs:
+            raise self._error(
+                "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
+                + ", ".join(str(s) for s in missing_seqs),
+                "SURFACE_SOURCES_COVERAGE",
+                "SURF-9",
+                event,
+                index,
+            )
+
+    def _check_tool_result_rewrite(self, event: Mapping[str, Any], shadowed: list[int], index: int) -> None:
+        """SURF-10: a tool/result replace rewrites one tool/result's content only."""
+        if len(shadowed) != 1:
+            raise self._error(
+                f"tool/result surface replacement must rewrite exactly one current node; it shadows {len(shadowed)}",
+                "SURFACE_TOOL_RESULT_REWRITE",
+                "SURF-10",
+                event,
+                index,
+            )
+        if self._lookup is None:
+            raise RuntimeError("SurfaceState needs the event log to check a tool/result replacement")
+        original = self._lookup(shadowed[0])
+        if original is None or original.get("type") != "tool/result":
+            raise self._error(
+                "tool/result surface replacement must target a current tool/result",
+                "SURFACE_TOOL_RESULT_REWRITE",
+                "SURF-10",
+                event,
+                index,
+            )
+        if not json_equal(_rest_without_content(original.get("data")), _rest_without_content(event.get("data"))):
+            raise self._error(
+                "tool/result surface replacement may change only content",
+                "SURFACE_TOOL_RESULT_REWRITE",
+                "SURF-10",
+                event,
+                index,
+            )
+
+    def apply(self, plan: SurfacePlan) -> None:
+        """Commit a plan made by :meth:`check` on this exact state (cannot fail)."""
+        if plan._version != self._version:
+            raise RuntimeError("stale SurfacePlan: the surface changed after check()")
+        self._version += 1
+        self._length += 1
+        kind = plan.kind
+        if kind == "log":
+            return
+        if kind == "append":
+            slot = len(self._slot_seq)
+            self._slot_seq.append(plan.seq)
+            self._next.append(slot)
+            self._seq_slot[plan.seq] = slot
+            self._nodes_cache = None
+            return
+        shadowed = plan.shadowed or []
+        seq_slot = self._seq_slot
+        slot_seq = self._slot_seq
+        nxt = self._next
+        start_slot = seq_slot.pop(shadowed[0])
+        for s in shadowed[1:]:
+            slot = seq_slot.pop(s)
+            slot_seq[slot] = -1
+            nxt[slot] = slot + 1
+        self._dead += len(shadowed) - 1
+        slot_seq[start_slot] = plan.seq
+        seq_slot[plan.seq] = start_slot
+        self._generation += 1
+        self._nodes_cache = None
+
+    def advance(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
+        """``check`` then ``apply``; returns the applied plan."""
+        plan = self.check(event, index)
+        self.apply(plan)
+        return plan
+
+
+def _rest_without_content(data: Any) -> dict[str, Any]:
+    """``data`` spread into an object without ``content``.
+
+    Mirrors the reference's object spread, so non-object data compares the
+    way it does there: strings and lists spread into index keys, other
+    scalars into nothing.
+    """
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if k != "content"}
+    if type(data) is str or isinstance(data, _LISTS):
+        return {str(i): v for i, v in enumerate(data) if str(i) != "content"}
+    return {}
+
+
+class SurfaceView:
+    """Read-only live view of a session's surface (SURF-14).
+
+    It offers no way to validate or mutate; it always reflects the state's
+    latest committed events.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: SurfaceState) -> None:
+        self._state = state
+
+    @property
+    def nodes(self) -> FrozenList:
+        """Current surface seqs in model-visible order (read-only list)."""
+        return self._state.nodes
+
+    @property
+    def replace_generation(self) -> int:
+        """Committed replaces so far; only ever increases."""
+        return self._state.replace_generation
+
+    def __repr__(self) -> str:
+        return f"SurfaceView(nodes={list(self.nodes)!r}, replace_generation={self.replace_generation})"
+
+
+def fold_surface(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Replay a whole log through the surface fold (SURF-12).
+
+    Returns ``{"nodes": [...], "replacements": [{seq, start, end,
+    shadowedSeqs}, ...]}`` (plain lists); raises :class:`SurfaceError` on the
+    first violation. The input is not modified.
+    """
+    state = SurfaceState(events)
+    replacements: list[dict[str, Any]] = []
+    check = state.check
+    apply = state.apply
+    for event in events:
+        plan = check(event)
+        apply(plan)
+        if plan.kind == "replace":
+            replacements.append(plan.replacement())
+    return {"nodes": list(state.nodes), "replacements": replacements}
