@@ -1,0 +1,353 @@
+"""Optional relational invariants of a session log (INV-1 … INV-13).
+
+These rules are not part of the always-on validation (INV-13): ``append``
+accepts a log that breaks them. They are checked in two ways:
+
+* ``check_invariants(events)``: a strict, offline pass that reports *every*
+  violation (the CLI's strict mode). After a violation the fold continues
+  with the transition the event would have made, so one bad event does not
+  drown the rest of the report.
+* ``InvariantChecker``: installed on a ``SessionStore``. Each append is
+  checked before commit through the store's pre-commit hook (a violation
+  vetoes it, APPEND-10) and the per-session trace advances only after the
+  commit (INV-11). Installation and every announcement replay the existing
+  events (SEED-16); uninstalling removes every effect (INV-12).
+
+The fold itself is pure: ``InvariantTrace.advance(event)`` returns a new
+trace and never mutates the old one. Comparisons follow the reference's
+strict equality (``===``): numbers compare by value, ``bool`` is never a
+number, absent (``MISSING``) differs from ``null`` (``None``), and objects
+or lists never equal anything (they are distinct references).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sessionspec.spec import constants
+
+from .errors import InvariantError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .session import Session
+    from .store import SessionStore
+
+__all__ = [
+    "INV_CODES",
+    "InvariantChecker",
+    "InvariantTrace",
+    "check_invariants",
+    "replay",
+]
+
+TOOL_NOT_STARTED: str = constants()["repair"]["notStarted"]["code"]
+
+#: The stable codes (``spec/errors.json``): one per rejection condition.
+INV_CODES: frozenset[str] = frozenset(
+    {
+        "INV_SEQ_NOT_INCREASING",
+        "INV_TURN_ALREADY_OPEN",
+        "INV_TURN_NUMBER",
+        "INV_TURN_MISMATCH",
+        "INV_STEP_STILL_OPEN",
+        "INV_STEP_ALREADY_OPEN",
+        "INV_STEP_NUMBER",
+        "INV_STEP_MISMATCH",
+        "INV_CALL_NOT_PENDING",
+        "INV_NO_OPEN_TURN",
+    }
+)
+
+
+class _Missing:
+    """A field that is absent (JavaScript ``undefined``), as opposed to ``null``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+def _field(data: Any, key: str) -> Any:
+    """``data[key]`` when ``data`` is an object and has the key, else ``MISSING``."""
+    if isinstance(data, Mapping):
+        return data.get(key, MISSING)
+    return MISSING
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The reference's ``a === b`` on JSON values."""
+    if a is b:
+        return True
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if type(a) is str and type(b) is str:
+        return a == b
+    return False  # bools/None are singletons (caught by `is`); containers are references
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value (``[]`` and ``{}`` are truthy)."""
+    if value is MISSING or value is None or value is False:
+        return False
+    if _is_number(value):
+        return value != 0
+    if type(value) is str:
+        return value != ""
+    return True
+
+
+def _call_key(call_id: Any) -> Any:
+    """A hashable key under which ``===`` equality of call ids is set membership."""
+    if type(call_id) is str:
+        return ("s", call_id)
+    if _is_number(call_id):
+        return ("n", float(call_id))
+    if call_id is None or call_id is MISSING or type(call_id) is bool:
+        return ("k", repr(call_id))
+    return ("ref", id(call_id))  # a container equals only itself
+
+
+def _show(value: Any) -> str:
+    if value is MISSING:
+        return "undefined"
+    if value is None:
+        return "null"
+    return repr(value)
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantTrace:
+    """The committed relational state of one session (immutable).
+
+    ``open_turn``/``open_step`` are ``None`` when closed; a value read from
+    an event may be ``MISSING`` (the field was absent), which counts as open,
+    exactly as in the reference.
+    """
+
+    last_seq: Any = -1
+    open_turn: Any = None
+    open_step: Any = None
+    next_turn: int = 1
+    next_step: int = 1
+    pending: frozenset[Any] = field(default_factory=frozenset)
+
+    def advance(self, event: Mapping[str, Any], *, index: int | None = None) -> InvariantTrace:
+        """The trace after ``event``; raises the first ``InvariantError`` instead."""
+        trace, errors = self.step(event, index=index)
+        if errors:
+            raise errors[0]
+        return trace
+
+    #: ``check(event)`` is ``advance(event)``: validate and return the next trace.
+    check = advance
+
+    def step(
+        self, event: Mapping[str, Any], *, index: int | None = None
+    ) -> tuple[InvariantTrace, list[InvariantError]]:
+        """Every violation ``event`` causes, and the trace after it (pure)."""
+        return _transition(self, event, index)
+
+
+def _transition(
+    trace: InvariantTrace, event: Mapping[str, Any], index: int | None
+) -> tuple[InvariantTrace, list[InvariantError]]:
+    errors: list[InvariantError] = []
+    seq = event.get("seq", MISSING) if isinstance(event, Mapping) else MISSING
+    etype = event.get("type", MISSING) if isinstance(event, Mapping) else MISSING
+    err_seq = seq if type(seq) is int else None
+
+    def fail(rule: str, code: str, message: str) -> None:
+        errors.append(InvariantError(message, code, requirement=rule, index=index, seq=err_seq))
+
+    # INV-1: strictly increasing seq.
+    if not _is_number(seq):
+        fail("INV-1", "INV_SEQ_NOT_INCREASING", f"seq must be a number, got {_show(seq)}")
+        last_seq = trace.last_seq
+    else:
+        if _is_number(trace.last_seq) and seq <= trace.last_seq:
+            fail("INV-1", "INV_SEQ_NOT_INCREASING", f"seq must strictly increase: saw {seq} after {trace.last_seq}")
+        last_seq = seq
+
+    data = event.get("data", MISSING) if isinstance(event, Mapping) else MISSING
+    turn = _field(data, "turn")
+    step = _field(data, "step")
+    open_turn, open_step = trace.open_turn, trace.open_step
+    next_turn, next_step = trace.next_turn, trace.next_step
+    pending = trace.pending
+
+    def require_open_step(kind: str, rule: str = "INV-5") -> None:
+        if not (_same(open_turn, turn) and _same(open_step, step)):
+            fail(
+                rule,
+                "INV_STEP_MISMATCH",
+                f"{kind} names turn {_show(turn)}/step {_show(step)} but open is "
+                f"turn {_show(open_turn)}/step {_show(open_step)}",
+            )
+
+    if etype == "turn/start":
+        if open_turn is not None:  # INV-2
+            fail("INV-2", "INV_TURN_ALREADY_OPEN", f"turn/start {_show(turn)} while turn {_show(open_turn)} is still open")
+        if not _same(turn, next_turn):
+            fail("INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}")
+        open_turn = turn
+        next_step = 1
+    elif etype == "turn/end":
+        if not _same(open_turn, turn):  # INV-3
+            fail("INV-3", "INV_TURN_MISMATCH", f"turn/end {_show(turn)} does not match open turn {_show(open_turn)}")
+        if open_step is not None:
+            fail("INV-3", "INV_STEP_STILL_OPEN", f"turn/end {_show(turn)} while step {_show(open_step)} is still open")
+        open_turn = None
+        next_turn += 1
+    elif etype == "step/start":
+        if not _same(open_turn, turn):  # INV-4
+            fail("INV-4", "INV_TURN_MISMATCH", f"step/start in turn {_show(turn)} but open turn is {_show(open_turn)}")
+        if open_step is not None:
+            fail("INV-4", "INV_STEP_ALREADY_OPEN", f"step/start {_show(step)} while step {_show(open_step)} is still open")
+        if not _same(step, next_step):
+            fail("INV-4", "INV_STEP_NUMBER", f"step/start expected step {next_step} in turn {_show(turn)}, got {_show(step)}")
+        open_step = step
+    elif etype == "step/end":
+        require_open_step("step/end")  # INV-5
+        pending = frozenset()  # INV-6: unanswered calls are dropped at step end
+        open_step = None
+        next_step += 1
+    elif etype in ("assistant/chunk", "assistant/message"):
+        require_open_step(etype)  # INV-5
+    elif etype == "tool/call":
+        require_open_step("tool/call")  # INV-5, INV-6
+        pending = pending | {_call_key(_field(data, "callId"))}
+    elif etype == "tool/result":
+        if not _same(event.get("surfaceOp", MISSING), "append"):
+            # INV-8: a replacement rewrites an earlier result; only an open turn is required.
+            if open_turn is None:
+                fail("INV-8", "INV_NO_OPEN_TURN", "tool/result surface replacement appended outside any open turn")
+        else:
+            require_open_step("tool/result", "INV-7")
+            call_id = _field(data, "callId")
+            error = _field(data, "error")
+            not_started = _truthy(_field(data, "isError")) and _same(
+                _field(error, "code"), TOOL_NOT_STARTED
+            )
+            key = _call_key(call_id)
+            if key not in pending and not not_started:
+                fail("INV-7", "INV_CALL_NOT_PENDING", f"tool/result for {_show(call_id)} with no prior tool/call in this step")
+            pending = pending - {key}
+    elif etype == "user/message":
+        pass  # INV-9: allowed inside or outside a turn
+    else:
+        if open_turn is None:  # INV-10
+            fail("INV-10", "INV_NO_OPEN_TURN", f"{_show(etype) if type(etype) is not str else etype} appended outside any open turn")
+
+    return (
+        InvariantTrace(last_seq, open_turn, open_step, next_turn, next_step, pending),
+        errors,
+    )
+
+
+def check_invariants(events: Iterable[Mapping[str, Any]]) -> list[InvariantError]:
+    """Every INV violation in ``events``, in log order (empty when the log is clean)."""
+    trace = InvariantTrace()
+    found: list[InvariantError] = []
+    for index, event in enumerate(events):
+        trace, errors = trace.step(event, index=index)
+        found.extend(errors)
+    return found
+
+
+def replay(events: Iterable[Mapping[str, Any]]) -> InvariantTrace:
+    """The trace after ``events``; raises the first violation."""
+    trace = InvariantTrace()
+    for index, event in enumerate(events):
+        trace = trace.advance(event, index=index)
+    return trace
+
+
+class InvariantChecker:
+    """The relational checker as a store companion (install / uninstall).
+
+    It keeps one trace per session object (weakly, so a dropped session is
+    forgotten). The pre-commit validator computes the next trace from the
+    frozen candidate and returns a commit callback; the store runs that
+    callback only after the event is in the log, so a veto by any validator
+    leaves the trace unchanged (INV-11).
+    """
+
+    def __init__(self) -> None:
+        self._traces: weakref.WeakKeyDictionary[Session, InvariantTrace] = weakref.WeakKeyDictionary()
+        self._store: SessionStore | None = None
+        self._removers: list[Callable[[], None]] = []
+
+    @property
+    def installed(self) -> bool:
+        return self._store is not None
+
+    def trace_of(self, session: Session) -> InvariantTrace | None:
+        """The committed trace of ``session`` (``None`` when not tracked yet)."""
+        return self._traces.get(session)
+
+    def install(self, store: SessionStore) -> InvariantChecker:
+        """Replay every live session, then check every later append (SEED-16).
+
+        A live session that already violates a rule makes installation fail
+        with that error and leaves the store untouched.
+        """
+        if self._store is not None:
+            raise RuntimeError("this InvariantChecker is already installed")
+        traces = {session: self._replay(session) for session in store.list()}
+        self._traces = weakref.WeakKeyDictionary(traces)
+        self._store = store
+        self._removers = [
+            store.add_pre_commit_validator(self._validate),
+            store.on("session/created", self._on_created),
+        ]
+        return self
+
+    def uninstall(self) -> None:
+        """Remove every effect: later appends are not checked (INV-12)."""
+        for remove in reversed(self._removers):
+            remove()
+        self._removers = []
+        self._store = None
+        self._traces = weakref.WeakKeyDictionary()
+
+    def __enter__(self) -> InvariantChecker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.uninstall()
+
+    @staticmethod
+    def _replay(session: Session) -> InvariantTrace:
+        try:
+            return replay(session.events)
+        except InvariantError as error:
+            error.message = f"session {session.id!r}: {error.message}"
+            error.args = (error.message,)
+            raise
+
+    def _on_created(self, session: Session) -> None:
+        # Raising here vetoes publication: `create` rolls back (STORE-7, SEED-16).
+        self._traces[session] = self._replay(session)
+
+    def _validate(self, session: Session, candidate: Mapping[str, Any]) -> Callable[[], None]:
+        trace = self._traces.get(session)
+        if trace is None:
+            trace = self._replay(session)
+            self._traces[session] = trace
+        after = trace.advance(candidate, index=candidate.get("seq"))
+
+        def commit() -> None:
+            self._traces[session] = after
+
+        return commit

@@ -1,0 +1,501 @@
+"""JSONL session artifacts: header line, event records, crash tails, paths (JSONL-1 … JSONL-12).
+
+An artifact is one header line (vocabulary §8.1) followed by one compact JSON
+text per storage record (an event, or a packed chunk row), each ending in
+``\\n``. Reading never depends on whether the writer packed chunks
+(JSONL-9). A crash can leave a torn tail; ``read_artifact`` keeps the valid
+contiguous prefix, reports where the next write must truncate to, and
+rejects corruption inside the committed region (up to the last ``turn/end``).
+
+``load_artifact`` is the persistence load path (JSONL-12): identity and
+version checks, legacy-vocabulary rejections, crash repair written durably
+(truncate the torn tail, append the closers), then seeding a ``Session``.
+
+All JSON text goes through ``json_text`` so any nesting depth round-trips
+(DEC-16). Writers replace whole files atomically (temp file + ``os.replace``)
+or append after an explicit truncation; they never touch other files.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sessionspec.spec import constants
+
+from . import json_text
+from .chunk_rows import decode_storage_record, pack_chunk_runs
+from .errors import JsonlError, JsonTextError, SessionSpecError
+from .repair import interrupted_turn_closers
+from .session import Session
+
+__all__ = [
+    "Artifact",
+    "LoadedArtifact",
+    "append_batch",
+    "encode_path_segment",
+    "encode_records",
+    "header_line",
+    "header_from_line",
+    "live_snapshot",
+    "load_artifact",
+    "parse_header_line",
+    "project_dir",
+    "project_dir_key",
+    "read_artifact",
+    "session_dir",
+    "session_log_path",
+    "write_artifact",
+]
+
+_JSONL = constants()["jsonl"]
+_HEADER_TYPE: str = _JSONL["headerLineType"]
+_HEADER_KEYS: list[str] = _JSONL["headerKeyOrder"]
+_OPTIONAL_KEYS = ("cwd", "parentSession", "seedLength")
+_PLAIN_NAME: str = _JSONL["plainFileName"]
+_COMPRESSED_NAME: str = _JSONL["compressedFileName"]
+_NO_CWD: str = _JSONL["noCwdDirectory"]
+_KEY_MAX: int = _JSONL["projectKeyMaxLength"]
+_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
+_MAX_SAFE: int = constants()["maxSafeInteger"]
+_LEGACY_TYPES: list[str] = list(constants()["legacyRejectedTypes"])  # delta first, then mode/set
+_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
+
+Compression = Literal["zstd", "none"]
+
+
+# ---------------------------------------------------------------- header line
+
+
+def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The first record of an artifact, in the written key order (JSONL-1).
+
+    Optional fields are omitted when absent (never ``null``); ``delegationDepth``
+    is always written, 0 when the header has none (HDR-12). Keys the format
+    does not know are not written.
+    """
+    missing = [key for key in ("version", "id", "createdAt") if key not in header]
+    if missing:
+        raise JsonlError(
+            f"session header lacks {', '.join(missing)}", "JSONL_BAD_HEADER", requirement="JSONL-1"
+        )
+    line: dict[str, Any] = {"type": _HEADER_TYPE}
+    for key in _HEADER_KEYS[1:]:
+        if key == "delegationDepth":
+            line[key] = header.get(key, 0)
+        elif key in header:
+            line[key] = header[key]
+    return line
+
+
+def _is_nonneg_safe_int(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= _MAX_SAFE
+
+
+def _is_header_line(value: Any) -> bool:
+    """The reader's shape check of line 0 (JSONL-2)."""
+    return (
+        isinstance(value, dict)
+        and value.get("type") == _HEADER_TYPE
+        and type(value.get("version")) in (int, float)
+        and type(value.get("id")) is str
+        and _is_nonneg_safe_int(value.get("createdAt"))
+        and _is_nonneg_safe_int(value.get("delegationDepth"))
+    )
+
+
+def header_from_line(line: Mapping[str, Any]) -> dict[str, Any]:
+    """The session header a shape-checked header line stands for (unknown keys dropped)."""
+    header: dict[str, Any] = {"version": line["version"], "id": line["id"], "createdAt": line["createdAt"]}
+    for key in _OPTIONAL_KEYS:
+        if key in line:
+            header[key] = line[key]
+    header["delegationDepth"] = line["delegationDepth"]
+    return header
+
+
+def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
+    """The header of one first line, or ``None`` when it is not a well-formed header line.
+
+    Cheap: lets a session listing read headers without parsing whole logs.
+    """
+    try:
+        value = json_text.loads(line)
+    except (SessionSpecError, ValueError):
+        return None
+    return header_from_line(value) if _is_header_line(value) else None
+
+
+# ---------------------------------------------------------------- records
+
+
+def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> bytes:
+    """One batch as JSONL bytes: one compact JSON text per record, each ending in ``\\n`` (JSONL-3).
+
+    With ``pack`` (the default), runs of delta chunks become storage rows
+    (CHUNK-*); without it every event is its own line. An empty batch is
+    empty bytes.
+    """
+    records: Sequence[Any] = pack_chunk_runs(list(events)) if pack else list(events)
+    if not records:
+        return b""
+    dumps = json_text.dumps_bytes
+    return b"\n".join([dumps(record) for record in records]) + b"\n"
+
+
+def _header_bytes(header: Mapping[str, Any]) -> bytes:
+    return json_text.dumps_bytes(header_line(header)) + b"\n"
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What a reader recovers from an artifact's bytes.
+
+    ``events`` is the preserved contiguous prefix (including the complete
+    events of an unclosed final turn). ``truncate_offset`` is the byte end
+    of the last fully preserved line (or of the header line): the next write
+    truncates there first (JSONL-8). Line numbers are 1-based file lines
+    (the header is line 1).
+    """
+
+    header: dict[str, Any]
+    header_line: dict[str, Any]
+    events: list[dict[str, Any]]
+    size: int
+    truncate_offset: int
+    #: file line of the last line holding a ``turn/end`` (the end of the committed region), if any
+    committed_through_line: int | None
+    #: file lines that are holes (unparsable, empty or malformed rows) after the committed region
+    holes: list[int] = field(default_factory=list)
+    #: file line at which reading stopped because of a hole or seq gap, if any
+    stopped_at_line: int | None = None
+    #: bytes after the last ``\\n`` (an incomplete final line), ignored as torn (JSONL-4)
+    fragment_bytes: int = 0
+
+    @property
+    def torn(self) -> bool:
+        """Whether bytes past ``truncate_offset`` exist (a torn tail to truncate)."""
+        return self.truncate_offset < self.size
+
+
+def _read_bytes(source: bytes | bytearray | memoryview | str | os.PathLike[str]) -> tuple[bytes, str | None]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), None
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), path
+    except OSError as error:
+        raise JsonlError(f"cannot read {path}: {error.strerror or error}", "JSONL_NO_HEADER",
+                         requirement="JSONL-2", path=path, cause=error) from error
+
+
+_HOLE = object()
+
+
+def _decode_line(raw: bytes) -> Any:
+    """The events one complete line stands for, or ``_HOLE`` (JSONL-5)."""
+    if not raw:
+        return _HOLE
+    try:
+        try:
+            value = json_text.loads(raw)
+        except JsonTextError:
+            # Invalid UTF-8 reads as U+FFFD, as the reference's Buffer decoding does.
+            value = json_text.loads(raw.decode("utf-8", errors="replace"))
+        return decode_storage_record(value)
+    except (SessionSpecError, ValueError):
+        return _HOLE
+
+
+def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str]) -> Artifact:
+    """Parse an artifact's bytes (or a file) into its header and preserved events (JSONL-2 … JSONL-9)."""
+    data, path = _read_bytes(source)
+    size = len(data)
+    # Only `\n`-terminated lines count; a final fragment is torn (JSONL-4).
+    ends: list[int] = []
+    position = data.find(b"\n")
+    while position != -1:
+        ends.append(position + 1)
+        position = data.find(b"\n", position + 1)
+    if not ends:
+        raise JsonlError("empty or header-less session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
+    fragment = size - ends[-1]
+
+    header_raw = data[: ends[0] - 1]
+    try:
+        parsed_header = json_text.loads(header_raw)
+    except (SessionSpecError, ValueError) as error:
+        raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
+                         requirement="JSONL-2", path=path, cause=error) from error
+    if not _is_header_line(parsed_header):
+        raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
+                         requirement="JSONL-2", path=path)
+
+    decoded: list[Any] = []
+    start = ends[0]
+    for end in ends[1:]:
+        decoded.append(_decode_line(data[start : end - 1]))
+        start = end
+
+    # The committed region ends at the last line holding a turn/end (JSONL-6).
+    last_turn_end = -1
+    for i in range(len(decoded) - 1, -1, -1):
+        records = decoded[i]
+        if records is not _HOLE and any(
+            isinstance(event, dict) and event.get("type") == "turn/end" for event in records
+        ):
+            last_turn_end = i
+            break
+
+    preserved: list[dict[str, Any]] = []
+    last_line = -1
+    stopped: int | None = None
+    for i, records in enumerate(decoded):
+        file_line = i + 2
+        if records is _HOLE:
+            if i <= last_turn_end:
+                raise JsonlError(f"corrupt session log: unparsable committed event at line {file_line}",
+                                 "JSONL_CORRUPT", requirement="JSONL-7", path=path)
+            stopped = file_line
+            break
+        gap = False
+        for event in records:
+            seq = event.get("seq") if isinstance(event, dict) else None
+            if type(seq) is not int or seq != len(preserved):
+                if i <= last_turn_end:
+                    raise JsonlError(
+                        f"corrupt session log: seq gap in committed region at line {file_line} "
+                        f"(expected {len(preserved)}, got {seq!r})",
+                        "JSONL_CORRUPT", requirement="JSONL-7", path=path,
+                    )
+                gap = True
+                break
+            preserved.append(event)
+        if gap:
+            stopped = file_line
+            break
+        last_line = i
+
+    holes = [i + 2 for i in range(max(last_turn_end + 1, 0), len(decoded)) if decoded[i] is _HOLE]
+    truncate_offset = ends[last_line + 1] if last_line >= 0 else ends[0]
+    return Artifact(
+        header=header_from_line(parsed_header),
+        header_line=parsed_header,
+        events=preserved,
+        size=size,
+        truncate_offset=truncate_offset,
+        committed_through_line=last_turn_end + 2 if last_turn_end >= 0 else None,
+        holes=holes,
+        stopped_at_line=stopped,
+        fragment_bytes=fragment,
+    )
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_artifact(
+    path: str | os.PathLike[str],
+    header: Mapping[str, Any],
+    events: Iterable[Mapping[str, Any]] = (),
+    pack: bool = True,
+) -> None:
+    """Write a whole artifact atomically: a synced temp file, then ``os.replace``.
+
+    Parent directories are created. A reader never sees a half-written file.
+    """
+    target = Path(path)
+    content = _header_bytes(header) + encode_records(events, pack)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(str(target.parent))
+
+
+def append_batch(
+    path: str | os.PathLike[str],
+    events: Iterable[Mapping[str, Any]],
+    *,
+    truncate_to: int | None = None,
+    pack: bool = True,
+) -> None:
+    """Durably append one batch, first truncating a torn tail to ``truncate_to`` (JSONL-8)."""
+    payload = encode_records(events, pack)
+    with open(path, "r+b") as handle:
+        if truncate_to is not None:
+            handle.truncate(truncate_to)
+        handle.seek(0, os.SEEK_END)
+        handle.write(payload)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+# ---------------------------------------------------------------- load path
+
+
+@dataclass(frozen=True)
+class LoadedArtifact:
+    """The result of the load path: the seeded session and what repair did."""
+
+    session: Session
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+    closers: list[dict[str, Any]]
+    #: bytes of torn tail that were (or, when not durable, would be) truncated
+    truncated_bytes: int
+
+
+def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path: str | None) -> None:
+    """JSONL-12: the load path refuses legacy records (delta, mode/set, fallback reason)."""
+    for legacy in _LEGACY_TYPES:
+        for event in events:
+            if event.get("type") == legacy:
+                raise JsonlError(
+                    f"session {session_id!r} contains unsupported legacy {legacy} event at seq {event.get('seq')}",
+                    "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=event.get("seq"), path=path,
+                )
+    for event in events:
+        data = event.get("data")
+        if event.get("type") == "request/header" and isinstance(data, dict) and data.get("reason") in _REJECTED_REASONS:
+            raise JsonlError(
+                f"session {session_id!r} contains unsupported legacy request/header reason "
+                f"{data.get('reason')!r} at seq {event.get('seq')}",
+                "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=event.get("seq"), path=path,
+            )
+
+
+def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True) -> LoadedArtifact:
+    """The persistence load path (JSONL-12).
+
+    Rejects an identity mismatch, a version other than 0 and legacy records;
+    computes the crash-repair closers (REPAIR-*); when ``durable`` (default)
+    truncates the torn tail and appends the closers to the file before
+    seeding; then seeds a ``Session`` (SEED-*, HDR-*). With ``durable=False``
+    the file is left untouched and the repair happens only in memory.
+    """
+    artifact = read_artifact(path)
+    where = os.fspath(path)
+    header = artifact.header
+    if header["id"] != session_id:
+        raise JsonlError(
+            f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
+            "JSONL_ID_MISMATCH", requirement="JSONL-12", path=where,
+        )
+    if type(header["version"]) is not int or header["version"] != _FORMAT_VERSION:
+        raise JsonlError(
+            f"unsupported session format version {header['version']!r} (only {_FORMAT_VERSION} is supported)",
+            "JSONL_VERSION", requirement="JSONL-12", path=where,
+        )
+    _legacy_rejection(artifact.events, session_id, where)
+    closers = list(interrupted_turn_closers(artifact.events))
+    truncated = artifact.size - artifact.truncate_offset
+    if durable and (artifact.torn or closers):
+        append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
+    balanced = [*artifact.events, *closers]
+    session = Session(session_id, balanced, header)
+    return LoadedArtifact(session, header, balanced, closers, truncated)
+
+
+def live_snapshot(session: Session) -> list[Any]:
+    """The events of a live session for a load request; refused while its turn is open (JSONL-12)."""
+    events = list(session.events)
+    if interrupted_turn_closers(events):
+        raise JsonlError(
+            f"cannot load session {session.id!r} while its live turn is open",
+            "JSONL_OPEN_TURN", requirement="JSONL-12",
+        )
+    return events
+
+
+# ---------------------------------------------------------------- paths
+
+
+def _utf16_units(text: str) -> list[int]:
+    raw = text.encode("utf-16-le", "surrogatepass")
+    return [raw[i] | (raw[i + 1] << 8) for i in range(0, len(raw), 2)]
+
+
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def encode_path_segment(raw: str) -> str:
+    """Encode a session id as one safe path segment, injectively (JSONL-10, JSONL-11).
+
+    Works on UTF-16 code units, so a character outside the BMP becomes two
+    escapes and lone surrogates survive.
+    """
+    if type(raw) is not str or raw == "":
+        raise JsonlError("cannot encode an empty path segment", "JSONL_PATH_INVALID", requirement="JSONL-10")
+    if raw == ".":
+        return "~002E"
+    if raw == "..":
+        return "~002E~002E"
+    return "".join(chr(unit) if unit in _SAFE else f"~{unit:04X}" for unit in _utf16_units(raw))
+
+
+def project_dir_key(cwd: str) -> str:
+    """The readable, bounded directory key of a project path: ``--<slug>--`` (JSONL-10)."""
+    if type(cwd) is not str or cwd == "":
+        raise JsonlError("cannot encode an empty project path", "JSONL_PATH_INVALID", requirement="JSONL-10")
+    out: list[str] = []
+    separator_run = False
+    for unit in _utf16_units(cwd):
+        if unit in (0x2F, 0x5C, 0x3A):  # / \ :
+            if not separator_run:
+                out.append("-")
+            separator_run = True
+        else:
+            out.append(chr(unit) if unit in _SAFE else f"~{unit:04X}")
+            separator_run = False
+    slug = "".join(out).lstrip("-") or "root"
+    return f"--{slug[:_KEY_MAX]}--"
+
+
+def project_dir(root: str | os.PathLike[str], cwd: str | None) -> Path:
+    """``<root>/<project key>``, or ``<root>/_no-cwd`` for a session without ``cwd``."""
+    return Path(root) / (_NO_CWD if cwd is None else project_dir_key(cwd))
+
+
+def session_dir(root: str | os.PathLike[str], cwd: str | None, session_id: str) -> Path:
+    """``<root>/<project key or _no-cwd>/<encoded id>``."""
+    return project_dir(root, cwd) / encode_path_segment(session_id)
+
+
+def session_log_path(
+    root: str | os.PathLike[str], cwd: str | None, session_id: str, compression: Compression = "zstd"
+) -> Path:
+    """The artifact path of a session (JSONL-10); the reference backend compresses by default."""
+    name = _COMPRESSED_NAME if compression == "zstd" else _PLAIN_NAME
+    return session_dir(root, cwd, session_id) / name

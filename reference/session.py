@@ -1,0 +1,388 @@
+"""``Session``: the append-only event log, its surface and derived views.
+
+A session is built from an optional seed (validated entry by entry, SEED-*)
+and an optional header (HDR-*), then grows through ``append`` (APPEND-*).
+Every accepted event is a deeply frozen ``FrozenDict`` (DEC-5), so neither
+the caller nor an observer can rewrite history.
+
+``append`` runs its stages in the order of APPEND-1: snapshot data, legacy
+check, snapshot surface metadata, re-entrancy, build and freeze the
+candidate, surface check, the owning store's pre-commit validators, commit,
+notify. Everything up to the commit only *plans*; the commit is a list
+append plus ``SurfaceState.apply`` (which cannot fail), so a rejection at
+any stage leaves every observable state unchanged.
+
+Cost model (why it is fast): one freeze pass per value; no per-event schema
+validation; no O(n) work per append. ``events`` is a ``FrozenList`` built
+lazily on the first read after an append and cached until the next one
+(APPEND-12); derived messages and the request header fold incrementally.
+"""
+
+from __future__ import annotations
+
+import os.path
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from sessionspec.spec import constants
+
+from .derive import MessageLog, derive_event_message
+from .errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
+from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .request_header import RequestHeaderFold
+from .surface import SurfacePlan, SurfaceState, SurfaceView
+
+__all__ = [
+    "SESSION_FORMAT_VERSION",
+    "Session",
+    "validate_header",
+    "validate_seed",
+]
+
+SESSION_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
+_MAX_SAFE: int = constants()["maxSafeInteger"]
+_ENVELOPE_KEYS = frozenset(constants()["envelopeKeys"])
+_DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
+_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
+_INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
+_time_ns = time.time_ns
+
+
+def now_ms() -> int:
+    """Current Unix time in integer milliseconds (DEC-6)."""
+    return _time_ns() // 1_000_000
+
+
+class Attachment(Protocol):
+    """What a store entry offers the append path (implemented by ``store._Entry``)."""
+
+    appending: bool
+
+    def publish(self, session: Session, event: FrozenDict, plan: SurfacePlan) -> None:
+        """Run stages (g) to (i): validators, commit via ``session._commit``, observers."""
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _nonneg_safe(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= _MAX_SAFE
+
+
+def _has_provider_model(value: Any) -> bool:
+    """Whether an object carries non-empty string ``provider`` and ``model``."""
+    if not isinstance(value, dict):
+        return False
+    provider = value.get("provider")
+    model = value.get("model")
+    return type(provider) is str and provider != "" and type(model) is str and model != ""
+
+
+def _seed_error(index: int, message: str, code: str, requirement: str, seq: Any = None) -> SeedError:
+    return SeedError(
+        f"seed event at index {index} {message}",
+        code,
+        requirement=requirement,
+        index=index,
+        seq=seq if type(seq) is int else None,
+    )
+
+
+def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
+    """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
+    try:
+        event = freeze_json_value(entry)  # SEED-2 (one pass: validate, detach, freeze)
+    except JsonValueError as error:
+        raise SeedError(
+            f"seed event at index {index} is not losslessly JSON-serializable ({error.message})",
+            "SEED_NOT_JSON",
+            requirement="SEED-2",
+            index=index,
+            path=error.path,
+            cause=error,
+        ) from error
+    if not isinstance(event, dict):
+        raise _seed_error(index, "has an invalid event envelope (not an object)", "SEED_ENVELOPE", "SEED-3")
+    etype = event.get("type")
+    if etype == _DELTA_TYPE:  # SEED-4 comes before the envelope check
+        raise _seed_error(index, "uses unsupported legacy request/header-delta format",
+                          "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
+    seq = event.get("seq")
+    if (
+        type(etype) is not str
+        or not _nonneg_safe(seq)
+        or not _nonneg_safe(event.get("time"))
+        or "data" not in event
+        or not _ENVELOPE_KEYS.issuperset(event)
+    ):
+        extra = sorted(set(event) - _ENVELOPE_KEYS)
+        detail = f" (unknown keys {extra})" if extra else ""
+        raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq)
+    data = event["data"]
+    # SEED-5/6 apply to any object data (a JS array is an object too: it has no header/provenance).
+    if isinstance(data, (dict, list)):
+        if etype == "request/header":
+            header = data.get("header") if isinstance(data, dict) else None
+            config = header.get("config") if isinstance(header, dict) else None
+            if not _has_provider_model(config):
+                raise _seed_error(index, "is a request/header that lacks provider/model",
+                                  "SEED_REQUEST_HEADER_CONFIG", "SEED-5", seq)
+        elif etype == "assistant/message":
+            provenance = data.get("provenance") if isinstance(data, dict) else None
+            if not _has_provider_model(provenance):
+                raise _seed_error(index, "is an assistant/message that lacks provider/model provenance",
+                                  "SEED_PROVENANCE", "SEED-6", seq)
+        elif etype == "turn/end" and isinstance(data, dict):
+            reason = data.get("reason")
+            if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:
+                raise _seed_error(index, "is a turn/end with unsupported reason-bearing aborted format",
+                                  "SEED_ABORTED_REASON", "SEED-7", seq)
+    if etype == "request/header" and isinstance(data, dict) and data.get("reason") in _REJECTED_REASONS:
+        raise _seed_error(index, f"uses unsupported legacy request/header reason {data.get('reason')!r}",
+                          "SEED_LEGACY_FALLBACK", "SEED-8", seq)
+    if seq != index:  # SEED-9
+        raise _seed_error(index, f"has seq {seq} (expected {index}); a seed must be contiguous from 0",
+                          "SEED_NOT_CONTIGUOUS", "SEED-9", seq)
+    return event
+
+
+def validate_header(session_id: str, header: Any = None) -> FrozenDict:
+    """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
+
+    ``None`` synthesises ``{version: 0, id, createdAt: now}`` (HDR-1).
+    """
+    if header is None:
+        return FrozenDict({"version": SESSION_FORMAT_VERSION, "id": session_id, "createdAt": now_ms()})
+    try:
+        record = freeze_json_value(header)
+    except JsonValueError as error:
+        raise HeaderError(f"session header is not losslessly JSON-serializable ({error.message})",
+                          "HEADER_NOT_JSON", requirement="HDR-2", path=error.path, cause=error) from error
+    if not isinstance(record, dict):
+        raise HeaderError("session header is not a JSON object", "HEADER_NOT_OBJECT", requirement="HDR-2")
+    version = record.get("version")
+    if type(version) is not int or version != SESSION_FORMAT_VERSION:
+        raise HeaderError(f"session header version must be {SESSION_FORMAT_VERSION}, got {version!r}",
+                          "HEADER_VERSION", requirement="HDR-3")
+    if record.get("id") != session_id or type(record.get("id")) is not str:
+        raise HeaderError(f"session header id {record.get('id')!r} does not match session id {session_id!r}",
+                          "HEADER_ID_MISMATCH", requirement="HDR-4")
+    if not _nonneg_safe(record.get("createdAt")):
+        raise HeaderError("session header createdAt must be a non-negative safe integer",
+                          "HEADER_CREATED_AT", requirement="HDR-5")
+    if "cwd" in record:
+        cwd = record["cwd"]
+        if type(cwd) is not str:
+            raise HeaderError("session header cwd must be a string", "HEADER_CWD", requirement="HDR-6")
+        if not _is_absolute(cwd):
+            raise HeaderError(f"session header cwd must be an absolute path, got {cwd!r}",
+                              "HEADER_CWD", requirement="HDR-6")
+    if "parentSession" in record and type(record["parentSession"]) is not str:
+        raise HeaderError("session header parentSession must be a string",
+                          "HEADER_PARENT_SESSION", requirement="HDR-7")
+    if "seedLength" in record and not _nonneg_safe(record["seedLength"]):
+        raise HeaderError("session header seedLength must be a non-negative safe integer",
+                          "HEADER_SEED_LENGTH", requirement="HDR-8")
+    if "delegationDepth" in record and not _nonneg_safe(record["delegationDepth"]):
+        raise HeaderError("session header delegationDepth must be a non-negative safe integer",
+                          "HEADER_DELEGATION_DEPTH", requirement="HDR-8")
+    return record
+
+
+def _is_absolute(path: str) -> bool:
+    return os.path.isabs(path)  # DEC-12: absolute on the host
+
+
+def validate_seed(seed: Iterable[Any]) -> list[FrozenDict]:
+    """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
+    log: list[FrozenDict] = []
+    _fold_seed(seed, log, SurfaceState(log))
+    return log
+
+
+def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState) -> None:
+    """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1)."""
+    check = surface.check
+    apply = surface.apply
+    append = log.append
+    for index, entry in enumerate(seed):
+        event = _check_seed_entry(entry, index)
+        try:
+            plan = check(event, index)  # SEED-10: the same transition as a live append
+        except SurfaceError as error:
+            raise SeedError(
+                f"invalid seed event at index {index}: {error.message}",
+                error.code,
+                requirement=error.requirement,
+                index=index,
+                seq=index,
+                cause=error,
+            ) from error
+        append(event)
+        apply(plan)
+
+
+# ---------------------------------------------------------------- session
+
+
+class Session:
+    """An event-sourced session: an append-only log of frozen events.
+
+    ``Session(id, seed=None, header=None)``: ``seed`` replays (or forks) an
+    existing log and is validated entry by entry (SEED-*); ``header`` is the
+    creation metadata (HDR-*), synthesised when omitted. Create sessions
+    through ``SessionStore.create`` to get notifications; a bare session
+    accepts appends but publishes nothing (APPEND-14).
+    """
+
+    __slots__ = (
+        "_header",
+        "_log",
+        "_events",
+        "_surface",
+        "_messages",
+        "_request_header",
+        "_entry",
+        "__weakref__",
+    )
+
+    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = None) -> None:
+        if type(id) is not str:
+            raise TypeError(f"a session id must be a str, got {type(id).__name__}")
+        log: list[FrozenDict] = []
+        self._log = log
+        self._events: FrozenList | None = None
+        self._surface = SurfaceState(log)
+        self._entry: Attachment | None = None
+        if seed is not None:
+            _fold_seed(seed, log, self._surface)
+        self._header = validate_header(id, header)  # after every seed entry passed (SEED-11)
+        self._messages = MessageLog()
+        self._request_header = RequestHeaderFold()
+
+    # ------------------------------------------------------------ reads
+    @property
+    def header(self) -> FrozenDict:
+        """The detached, frozen creation metadata (HDR-10)."""
+        return self._header
+
+    @property
+    def id(self) -> str:
+        """The session id: always ``header['id']`` (HDR-10)."""
+        return self._header["id"]  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The next event's seq, i.e. the log length (APPEND-13)."""
+        return len(self._log)
+
+    @property
+    def events(self) -> FrozenList:
+        """The log as an immutable list; the same object until the next append (APPEND-12)."""
+        events = self._events
+        if events is None:
+            events = self._events = FrozenList(self._log)
+        return events
+
+    @property
+    def surface(self) -> SurfaceView:
+        """The live read-only surface view (SURF-14)."""
+        return self._surface.view
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, seq={len(self._log)})"
+
+    # ------------------------------------------------------------ append
+    def append(self, type: str, data: Any, intent: Mapping[str, Any] | None = None) -> FrozenDict:
+        """Append one event and return the committed (frozen) event.
+
+        ``intent`` is the surface metadata ``{"surfaceOp": ..., "sourceEventSeqs": ...}``:
+        required for the four surface types, forbidden otherwise; a key that is
+        absent is not supplied (APPEND-4). Raises ``AppendError`` /
+        ``SurfaceError`` / a validator's error without changing anything.
+        """
+        if type.__class__ is not str:
+            raise TypeError(f"an event type must be a str, got {type.__class__.__name__}")
+        # (a) snapshot data (APPEND-2): one validating, detaching, freezing pass.
+        try:
+            frozen = freeze_json_value(data)
+        except JsonValueError as error:
+            raise AppendError(
+                f'session event "{type}" carries non-JSON-serializable data ({error.message})',
+                "APPEND_DATA_NOT_JSON", requirement="APPEND-2", path=error.path, cause=error,
+            ) from error
+        # (b) legacy vocabulary (APPEND-3).
+        if type == _DELTA_TYPE:
+            raise AppendError(f'session event "{type}" uses unsupported legacy request/header-delta format',
+                              "APPEND_LEGACY_HEADER_DELTA", requirement="APPEND-3")
+        if type == "request/header" and frozen.__class__ is FrozenDict and frozen.get("reason") in _REJECTED_REASONS:
+            raise AppendError(f'session event "{type}" uses unsupported legacy request/header reason '
+                              f'{frozen.get("reason")!r}', "APPEND_LEGACY_FALLBACK", requirement="APPEND-3")
+        # (c) snapshot surface metadata (APPEND-4): only supplied keys, in written order.
+        source_seqs: Any = _ABSENT
+        op: Any = _ABSENT
+        if intent is not None:
+            if not isinstance(intent, Mapping):
+                raise TypeError(f"intent must be a mapping or None, got {intent.__class__.__name__}")
+            if not _INTENT_KEYS.issuperset(intent):
+                unknown = sorted(str(k) for k in intent if k not in _INTENT_KEYS)
+                raise TypeError(f"unknown intent keys {unknown}; expected surfaceOp and/or sourceEventSeqs")
+            try:
+                if "sourceEventSeqs" in intent:
+                    source_seqs = freeze_json_value(intent["sourceEventSeqs"])
+                if "surfaceOp" in intent:
+                    op = freeze_json_value(intent["surfaceOp"])
+            except JsonValueError as error:
+                raise AppendError(
+                    f'session event "{type}" carries non-JSON-serializable surface metadata ({error.message})',
+                    "APPEND_METADATA_NOT_JSON", requirement="APPEND-4", path=error.path, cause=error,
+                ) from error
+        # (d) re-entrancy (APPEND-9).
+        entry = self._entry
+        if entry is not None and entry.appending:
+            raise AppendError("session append cannot reenter while another append is being published",
+                              "APPEND_REENTRANT", requirement="APPEND-9")
+        # (e) build and freeze the candidate (APPEND-7).
+        record = {"type": type, "seq": len(self._log), "time": _time_ns() // 1_000_000, "data": frozen}
+        if source_seqs is not _ABSENT:
+            record["sourceEventSeqs"] = source_seqs
+        if op is not _ABSENT:
+            record["surfaceOp"] = op
+        event = FrozenDict(record)
+        # (f) surface validation (SURF-*).
+        plan = self._surface.check(event)
+        if entry is None:  # APPEND-14: no validators, no notifications
+            self._commit(event, plan)
+        else:  # (g) validators, (h) commit, (i) observers, inside the publish window
+            entry.publish(self, event, plan)
+        return event
+
+    def _commit(self, event: FrozenDict, plan: SurfacePlan) -> None:
+        """Stage (h): the only mutation of the log; cannot fail."""
+        self._log.append(event)
+        self._surface.apply(plan)
+        self._events = None
+
+    # ------------------------------------------------------------ derived views
+    def derive_messages(self) -> list[Any]:
+        """The model-visible history in surface order, as a new list (DERIVE-1, DERIVE-7)."""
+        return self._messages.messages(self._log, self._surface)
+
+    def derive_event_message(self, event: Mapping[str, Any]) -> Any:
+        """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
+        return derive_event_message(event)
+
+    def request_header(self) -> Any:
+        """The canonical request header in force, or ``None`` before the first ``request/header`` (REQ-3)."""
+        return self._request_header.fold(self._log)
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT: Any = _Absent()
