@@ -56,10 +56,8 @@ Detach = Callable[[], None]
 @functools.cache
 def default_out_of_band_types() -> frozenset[str]:
     """The types the event registry marks out-of-band, admitted by default (DEC-8)."""
-    try:
-        from sessionspec.spec import load_spec  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - older layout
-        from sessionspec.spec.loader import load_spec
+    from sessionspec.spec import load_spec
+
     return frozenset(load_spec().out_of_band_types)
 
 
