@@ -13,9 +13,20 @@ from typing import TextIO
 
 from sessionspec import SPEC_REVISION, __version__
 
-# name -> (module under `sessionspec.`, one-line help)
+# name -> (module under `sessionspec.` [":Object" for one of several commands in a module], one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("catalog", "write (or --check) the Markdown catalogs generated from spec/"),
+    "conformance": ("conformance_cmd", "check an implementation against the conformance vectors"),
+    "replay": ("replay_cmd", "re-run a saved conformance trace against an implementation"),
+    "requirements": ("requirements_cmd", "list requirements with the vectors and properties covering them"),
+    "validate": ("validate", "check stored session logs and report every finding (levels load, schema, strict)"),
+    "derive": ("inspect_cmds:Derive", "print the messages a log derives (its model-visible history) as JSON"),
+    "fold": ("inspect_cmds:Fold", "print the surface fold of a log: nodes and replacements"),
+    "repair": ("inspect_cmds:Repair", "write a copy of a crashed log with the crash-repair closers appended"),
+    "pack": ("inspect_cmds:Pack", "rewrite a log with delta chunk runs packed into storage rows"),
+    "unpack": ("inspect_cmds:Unpack", "rewrite a log with every event on its own line"),
+    "stats": ("inspect_cmds:Stats", "count a log's events per type, turns, steps, surface size, replaces, packing"),
+    "header": ("inspect_cmds:Header", "print a log's session header"),
 }
 
 
@@ -38,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
 def command_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
     """Import one command's module and build its parser."""
     module_name, help_text = COMMANDS[name]
-    module = importlib.import_module(f"sessionspec.{module_name}")
+    module_path, _, attr = module_name.partition(":")  # "module:Object" = one of several commands in a module
+    module = importlib.import_module(f"sessionspec.{module_path}")
+    if attr:
+        module = getattr(module, attr)
     parser = argparse.ArgumentParser(
         prog=f"sessionspec {name}",
         description=(module.__doc__ or help_text).strip(),

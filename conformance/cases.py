@@ -1,0 +1,251 @@
+"""Conformance cases: the model, the content-hash id and the vector-file loader.
+
+Vectors are plain JSON (``conformance/vectors/<area>.json``, validated by
+``spec/protocol/case-file.json``) so any language can read them without
+Python. A case is one stateless request (``input``: an op and its args) and
+what the spec says must come back (``expect``). Its ``id`` is a content hash
+of the normative parts (input, expect, compare), so renaming or rewording a
+case keeps its id and changing what it checks gives it a new one; the loader
+rejects a file whose ids do not match their content.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from . import protocol, wire
+
+__all__ = [
+    "Case",
+    "CaseFileError",
+    "case_id",
+    "load_case_file",
+    "load_corpus",
+    "select",
+    "with_id",
+]
+
+_REQ_ID = re.compile(r"^[A-Z]+-[0-9]+$")
+_FAMILY = re.compile(r"^[A-Z]+$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}$")
+
+
+class CaseFileError(ValueError):
+    """A vector file cannot be used; names the file and the JSON pointer."""
+
+    def __init__(self, path: str, pointer: str, message: str) -> None:
+        super().__init__(f"{path}: {pointer or '/'}: {message}")
+        self.path = path
+        self.pointer = pointer
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One vector: a request and the reply the spec requires."""
+
+    id: str
+    area: str
+    description: str
+    requirements: tuple[str, ...]
+    level: str
+    capability: str
+    op: str
+    args: Mapping[str, Any]
+    expect: Mapping[str, Any]
+    ignore: tuple[str, ...] = ()
+    comment: str | None = None
+    source: str = field(default="", compare=False)
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """Every capability the case needs: its own plus its op's."""
+        base = protocol.OPS[self.op].capability
+        return frozenset(c for c in (self.capability, base) if c)
+
+    def to_json(self) -> dict[str, Any]:
+        """The case as it appears in a vector file."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "description": self.description,
+            "requirements": list(self.requirements),
+            "level": self.level,
+            "capability": self.capability,
+            "input": {"op": self.op, "args": self.args},
+            "expect": self.expect,
+        }
+        if self.ignore:
+            out["compare"] = {"ignore": list(self.ignore)}
+        if self.comment:
+            out["comment"] = self.comment
+        return out
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+_CANONICAL_MAX_DEPTH = 500
+
+
+def nesting_depth(value: Any) -> int:
+    """The container nesting depth of a JSON value, computed without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def case_id(case: Mapping[str, Any]) -> str:
+    """The stable id of a case dict: 16 hex digits of SHA-256 over input, expect and compare."""
+    normative = {"input": case["input"], "expect": case["expect"]}
+    if case.get("compare"):
+        normative["compare"] = case["compare"]
+    # Deep payloads (DEC-16) are hashed through the protocol's iterative encoder. The
+    # choice depends only on the data, never on the interpreter's recursion limit.
+    if nesting_depth(normative) > _CANONICAL_MAX_DEPTH:
+        text = wire.dumps({k: normative[k] for k in sorted(normative)})
+    else:
+        text = _canonical(normative)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def with_id(case: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a case dict with its ``id`` (re)computed; for corpus authors."""
+    out = {"id": case_id(case)}
+    out.update({k: v for k, v in case.items() if k != "id"})
+    return out
+
+
+def _from_json(data: Mapping[str, Any], area: str, source: str) -> Case:
+    compare = data.get("compare") or {}
+    return Case(
+        id=data["id"],
+        area=area,
+        description=data["description"],
+        requirements=tuple(data["requirements"]),
+        level=data["level"],
+        capability=data["capability"],
+        op=data["input"]["op"],
+        args=data["input"]["args"],
+        expect=data["expect"],
+        ignore=tuple(compare.get("ignore", ())),
+        comment=data.get("comment"),
+        source=source,
+    )
+
+
+def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] | None = None) -> list[Case]:
+    """Parse and check one vector file; raises :class:`CaseFileError` with a location."""
+    try:
+        data = wire.loads(text)
+    except wire.WireError as exc:
+        raise CaseFileError(source, "", str(exc)) from None
+    try:
+        protocol.validate(data, "case-file.json")
+    except protocol.ProtocolViolation as exc:
+        raise CaseFileError(source, exc.pointer, exc.message) from None
+    area = data["area"]
+    stem = Path(source).stem
+    if stem != area:
+        raise CaseFileError(source, "/area", f"area {area!r} does not match the file name {stem!r}")
+    known = set(known_requirements) if known_requirements is not None else None
+    seen: dict[str, int] = {}
+    cases = []
+    for i, raw in enumerate(data["cases"]):
+        pointer = f"/cases/{i}"
+        expected_id = case_id(raw)
+        if raw["id"] != expected_id:
+            raise CaseFileError(
+                source, pointer + "/id",
+                f"id {raw['id']} does not match the content hash {expected_id} (recompute with cases.with_id)",
+            )
+        if raw["id"] in seen:
+            raise CaseFileError(source, pointer, f"duplicate case: same content as /cases/{seen[raw['id']]}")
+        seen[raw["id"]] = i
+        if known is not None:
+            unknown = [r for r in raw["requirements"] if r not in known]
+            if unknown:
+                raise CaseFileError(source, pointer + "/requirements", f"unknown requirement id(s): {', '.join(unknown)}")
+        try:
+            protocol.validate(raw["input"]["args"], f"ops/{raw['input']['op']}.json#/$defs/args")
+        except protocol.ProtocolViolation as exc:
+            raise CaseFileError(source, pointer + "/input/args" + exc.pointer, exc.message) from None
+        cases.append(_from_json(raw, area, f"{source}#{pointer}"))
+    return cases
+
+
+def _vector_files(directory: Path | None) -> list[tuple[str, str]]:
+    if directory is not None:
+        return [(str(p), p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+    root = resources.files("sessionspec.conformance").joinpath("vectors")
+    if not root.is_dir():
+        return []
+    files = sorted((f for f in root.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
+    return [(f"conformance/vectors/{f.name}", f.read_text(encoding="utf-8")) for f in files]
+
+
+def load_corpus(directory: Path | None = None, *, known_requirements: Iterable[str] | None = None) -> list[Case]:
+    """Every case of the packaged corpus (or of ``directory``), in file order.
+
+    Ids are unique across the corpus; a case listed in two files is an error.
+    The packaged corpus is parsed and checked once per process.
+    """
+    if directory is None and known_requirements is None:
+        return list(_packaged_corpus())
+    return _load_corpus(directory, known_requirements)
+
+
+@functools.cache
+def _packaged_corpus() -> tuple[Case, ...]:
+    return tuple(_load_corpus(None, None))
+
+
+def _load_corpus(directory: Path | None, known_requirements: Iterable[str] | None) -> list[Case]:
+    known = list(known_requirements) if known_requirements is not None else None
+    cases: list[Case] = []
+    where: dict[str, str] = {}
+    for source, text in _vector_files(directory):
+        for case in load_case_file(text, source, known_requirements=known):
+            if case.id in where:
+                raise CaseFileError(source, "", f"case {case.id} also appears at {where[case.id]}")
+            where[case.id] = case.source
+            cases.append(case)
+    return cases
+
+
+def select(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:
+    """Cases matching any selector: an area, a requirement id (``SURF-5``), a
+    requirement family (``SURF``) or a case id. Unknown selectors raise ``ValueError``."""
+    if not only:
+        return list(cases)
+    chosen: list[Case] = []
+    for selector in only:
+        if _REQ_ID.match(selector):
+            hits = [c for c in cases if selector in c.requirements]
+        elif _FAMILY.match(selector):
+            hits = [c for c in cases if any(r.split("-")[0] == selector for r in c.requirements)]
+        elif _HEX16.match(selector):
+            hits = [c for c in cases if c.id == selector]
+        else:
+            hits = [c for c in cases if c.area == selector]
+        if not hits:
+            raise ValueError(f"--only {selector}: no case matches (an area, a requirement id, a family or a case id)")
+        chosen.extend(hits)
+    unique = {c.id: c for c in chosen}
+    return [c for c in cases if c.id in unique]

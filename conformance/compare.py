@@ -1,0 +1,455 @@
+"""Comparing an adapter's reply with a case's expectation.
+
+Values are compared as JSON, the way every language can read them: object
+key order never matters, list order always does, ``true`` is never a number,
+and numbers compare by value (JSON has one number type, so ``1`` and ``1.0``
+are equal here even though Python keeps them apart). Rejections compare by
+"rejected or not", then by ``code`` (after the adapter's declared code map),
+``index``, ``phase`` and ``state`` where the expectation names them.
+
+Some results carry values no two runs share (``time`` of a live append,
+``createdAt`` of a synthesised header). Each op's *normaliser* replaces
+exactly those with the placeholder ``"<now>"`` (only when they are
+well-formed non-negative safe integers, so a wrong type still shows), on
+both sides, before comparing. Case files may add further ``compare.ignore``
+pointers. Every walk is iterative: payloads may be 10,000 levels deep.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import wire
+
+__all__ = [
+    "NOW",
+    "Difference",
+    "Verdict",
+    "diff",
+    "judge",
+    "normalise_reply",
+    "normalise_result",
+    "render_value",
+]
+
+NOW = "<now>"
+"""Placeholder for a clock reading that is well-formed but not reproducible."""
+
+_MAX_SAFE = 9007199254740991
+_MAX_DIFFS = 20
+_ALIGN_LIMIT = 400  # longer lists compare position by position
+
+
+# -- normalisation ---------------------------------------------------------------------
+
+
+def _is_clock(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= _MAX_SAFE
+
+
+def _event_with_now(event: Any) -> Any:
+    if isinstance(event, dict) and _is_clock(event.get("time")):
+        return {**event, "time": NOW}
+    return event
+
+
+def _events_from(events: Any, start: int) -> Any:
+    if not isinstance(events, list):
+        return events
+    return [e if i < start else _event_with_now(e) for i, e in enumerate(events)]
+
+
+def _seed_length(session_input: Any) -> int:
+    if isinstance(session_input, dict) and isinstance(session_input.get("seed"), list):
+        return len(session_input["seed"])
+    return 0
+
+
+def _header_with_now(header: Any) -> Any:
+    if isinstance(header, dict) and _is_clock(header.get("createdAt")):
+        return {**header, "createdAt": NOW}
+    return header
+
+
+def _session_state(state: Any, session_input: Any, *, synthesised_header: bool) -> Any:
+    if not isinstance(state, dict):
+        return state
+    out = dict(state)
+    if "events" in out:
+        out["events"] = _events_from(out["events"], _seed_length(session_input))
+    if synthesised_header and "header" in out:
+        out["header"] = _header_with_now(out["header"])
+    return out
+
+
+def _norm_session(args: Mapping[str, Any], value: Any) -> Any:
+    return _session_state(value, args, synthesised_header="header" not in args)
+
+
+def _norm_fork(args: Mapping[str, Any], value: Any) -> Any:
+    if not isinstance(value, dict) or not isinstance(value.get("child"), dict):
+        return value
+    child = _session_state(value["child"], args.get("source"), synthesised_header=True)
+    return {**value, "child": child}
+
+
+def _norm_oob(args: Mapping[str, Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    if "event" in out:
+        out["event"] = _event_with_now(out["event"])
+    if "events" in out:
+        out["events"] = _events_from(out["events"], _seed_length(args.get("session")))
+    return out
+
+
+def _all_events_now(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_all_events_now(v) for v in value]
+    if isinstance(value, dict) and {"type", "seq", "time", "data"} <= value.keys():
+        return _event_with_now(value)
+    return value
+
+
+def _norm_store(args: Mapping[str, Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    if isinstance(out.get("trace"), list):
+        out["trace"] = [
+            {**t, "ok": _all_events_now(t["ok"])} if isinstance(t, dict) and "ok" in t else t for t in out["trace"]
+        ]
+    if isinstance(out.get("sessions"), dict):
+        sessions = {}
+        for name, s in out["sessions"].items():
+            if isinstance(s, dict):
+                s = dict(s)
+                if "header" in s:
+                    s["header"] = _header_with_now(s["header"])
+                if "events" in s:
+                    s["events"] = _all_events_now(s["events"])
+            sessions[name] = s
+        out["sessions"] = sessions
+    return out
+
+
+def _bytes_of(data: Any) -> bytes | None:
+    if isinstance(data, dict) and isinstance(data.get("text"), str) and len(data) == 1:
+        return data["text"].encode("utf-8", "surrogatepass")
+    if isinstance(data, dict) and isinstance(data.get("base64"), str) and len(data) == 1:
+        try:
+            return base64.b64decode(data["base64"], validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
+def _jsonl_records(data: Any) -> Any:
+    """Artifact bytes as parsed lines: byte-identical output across languages is not
+    a goal (DEC-11: key order), so artifacts compare record by record."""
+    raw = _bytes_of(data)
+    if raw is None:
+        return data
+    parts = raw.split(b"\n")
+    lines: list[Any] = []
+    for part in parts[:-1]:
+        try:
+            lines.append(wire.loads(part))
+        except wire.WireError:
+            lines.append({"unparsable": part.decode("utf-8", "replace")})
+    return {"records": lines, "unterminated": parts[-1].decode("utf-8", "replace")}
+
+
+def _norm_jsonl_data(args: Mapping[str, Any], value: Any) -> Any:
+    if isinstance(value, dict) and "data" in value:
+        return {**value, "data": _jsonl_records(value["data"])}
+    return value
+
+
+def _norm_jsonl_load(args: Mapping[str, Any], value: Any) -> Any:
+    return _norm_jsonl_data(args, value)
+
+
+Normaliser = Callable[[Mapping[str, Any], Any], Any]
+
+NORMALISERS: Mapping[str, Normaliser] = {
+    "load": _norm_session,
+    "append": _norm_session,
+    "fork": _norm_fork,
+    "oob": _norm_oob,
+    "store": _norm_store,
+    "jsonl-write": _norm_jsonl_data,
+    "jsonl-load": _norm_jsonl_load,
+}
+"""Op -> normaliser, applied to results and to rejection ``state`` alike."""
+
+_STATE_NORMALISERS: Mapping[str, Normaliser] = {"append": _norm_session, "oob": _norm_oob}
+
+
+def normalise_result(op: str, args: Mapping[str, Any], value: Any) -> Any:
+    """The op's result with irreproducible fields replaced by ``"<now>"``."""
+    fn = NORMALISERS.get(op)
+    return fn(args, value) if fn else value
+
+
+def normalise_reply(op: str, args: Mapping[str, Any], reply: Mapping[str, Any]) -> dict[str, Any]:
+    """A reply with its result (or rejection state) normalised for comparison or storage."""
+    out = dict(reply)
+    if out.get("kind") == "result" and "result" in out:
+        out["result"] = normalise_result(op, args, out["result"])
+    elif out.get("kind") == "rejected" and "state" in out and op in _STATE_NORMALISERS:
+        out["state"] = _STATE_NORMALISERS[op](args, out["state"])
+    return out
+
+
+# -- structural diff ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One place where the actual value departs from the expected one."""
+
+    pointer: str
+    kind: str  # "value" | "missing" | "unexpected" | "type"
+    expected: Any = None
+    actual: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pointer": self.pointer, "kind": self.kind}
+        if self.kind != "unexpected":
+            out["expected"] = self.expected
+        if self.kind != "missing":
+            out["actual"] = self.actual
+        return out
+
+    def render(self) -> str:
+        where = self.pointer or "(root)"
+        if self.kind == "missing":
+            return f"{where}: missing, expected {render_value(self.expected)}"
+        if self.kind == "unexpected":
+            return f"{where}: unexpected {render_value(self.actual)}"
+        return f"{where}: expected {render_value(self.expected)}, got {render_value(self.actual)}"
+
+
+def render_value(value: Any, limit: int = 100) -> str:
+    """Short one-line JSON text of a value for messages."""
+    try:
+        text = wire.dumps(value)
+    except wire.WireError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _escape(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+class _Path:
+    """A parent-linked path: deep walks never copy whole paths."""
+
+    __slots__ = ("depth", "parent", "token")
+
+    def __init__(self, parent: _Path | None, token: str | int) -> None:
+        self.parent = parent
+        self.token = token
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    def tokens(self) -> list[str]:
+        out: list[str] = []
+        node: _Path | None = self
+        while node is not None and node.parent is not None:
+            out.append(str(node.token))
+            node = node.parent
+        out.reverse()
+        return out
+
+    def pointer(self) -> str:
+        return "".join("/" + _escape(t) for t in self.tokens())
+
+
+def _parse_patterns(patterns: Iterable[str]) -> list[list[str]]:
+    out = []
+    for pattern in patterns:
+        if pattern == "":
+            out.append([])
+            continue
+        out.append([t.replace("~1", "/").replace("~0", "~") for t in pattern.split("/")[1:]])
+    return out
+
+
+def _ignored(path: _Path, patterns: list[list[str]]) -> bool:
+    candidates = [p for p in patterns if len(p) == path.depth]
+    if not candidates:
+        return False
+    tokens = path.tokens()
+    return any(all(p == "*" or p == t for p, t in zip(pat, tokens, strict=True)) for pat in candidates)
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if _is_number(value):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _align(exp: list[Any], act: list[Any]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Pair up list items to compare; the rest are missing (expected index) or
+    unexpected (actual index). Short lists of several items are aligned like a
+    text diff, so one inserted trace entry reads as one insertion, not as every
+    later entry differing."""
+    if len(exp) < 2 or len(act) < 2 or max(len(exp), len(act)) > _ALIGN_LIMIT:
+        common = min(len(exp), len(act))
+        return ([(i, i) for i in range(common)], list(range(common, len(exp))), list(range(common, len(act))))
+    ek = [render_value(v, 10_000) for v in exp]
+    ak = [render_value(v, 10_000) for v in act]
+    pairs: list[tuple[int, int]] = []
+    missing: list[int] = []
+    unexpected: list[int] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ek, ak, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        common = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        pairs.extend((i1 + k, j1 + k) for k in range(common))
+        missing.extend(range(i1 + common, i2))
+        unexpected.extend(range(j1 + common, j2))
+    return pairs, missing, unexpected
+
+
+def diff(expected: Any, actual: Any, ignore: Sequence[str] = (), limit: int = _MAX_DIFFS) -> list[Difference]:
+    """The differences between two JSON values (at most ``limit``), in document order."""
+    patterns = _parse_patterns(ignore)
+    max_depth = max((len(p) for p in patterns), default=-1)
+    found: list[Difference] = []
+    root = _Path(None, "")
+    stack: list[tuple[Any, Any, _Path]] = [(expected, actual, root)]
+    while stack and len(found) < limit:
+        exp, act, path = stack.pop()
+        if path.depth <= max_depth and _ignored(path, patterns):
+            continue
+        if exp is act:
+            continue
+        ke, ka = _kind(exp), _kind(act)
+        if ke != ka:
+            structural = ke in ("object", "array") or ka in ("object", "array")
+            found.append(Difference(path.pointer(), "type" if structural else "value", exp, act))
+            continue
+        if ke == "object":
+            children: list[tuple[Any, Any, _Path]] = []
+            for key in exp:  # presence is compared even where values are ignored
+                if key not in act:
+                    found.append(Difference(_Path(path, key).pointer(), "missing", exp[key]))
+                else:
+                    children.append((exp[key], act[key], _Path(path, key)))
+            for key in act:
+                if key not in exp:
+                    found.append(Difference(_Path(path, key).pointer(), "unexpected", None, act[key]))
+            stack.extend(reversed(children))
+        elif ke == "array":
+            pairs, missing, unexpected = _align(exp, act)
+            found.extend(Difference(_Path(path, i).pointer(), "missing", exp[i]) for i in missing)
+            found.extend(Difference(_Path(path, j).pointer(), "unexpected", None, act[j]) for j in unexpected)
+            stack.extend((exp[i], act[j], _Path(path, j)) for i, j in reversed(pairs))
+        elif exp != act:
+            found.append(Difference(path.pointer(), "value", exp, act))
+    found.sort(key=lambda d: d.pointer)
+    return found[:limit]
+
+
+# -- verdicts ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one reply measured up: ``outcome`` is passed/failed/errored/skipped."""
+
+    outcome: str
+    message: str = ""
+    differences: tuple[Difference, ...] = ()
+
+
+def _describe_rejection(expected: Mapping[str, Any]) -> str:
+    parts = []
+    if "code" in expected:
+        parts.append(expected["code"])
+    if "index" in expected:
+        parts.append(f"at index {expected['index']}")
+    return "a rejection" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def judge(
+    op: str,
+    args: Mapping[str, Any],
+    expect: Mapping[str, Any],
+    reply: Mapping[str, Any],
+    *,
+    ignore: Sequence[str] = (),
+    code_map: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Compare one reply with one expectation (``{"result": ...}`` or ``{"rejected": {...}}``)."""
+    kind = reply.get("kind")
+    if kind == "errored":
+        return Verdict("errored", str(reply.get("message", "errored")))
+    if kind == "skipped":
+        return Verdict("skipped", str(reply.get("reason", "skipped by the adapter")))
+    code = reply.get("code")
+    if code_map and isinstance(code, str):
+        code = code_map.get(code, code)
+    if "result" in expect:
+        if kind == "rejected":
+            where = f" at index {reply['index']}" if "index" in reply else ""
+            phase = " while setting up" if reply.get("phase") == "setup" else ""
+            return Verdict("failed", f"expected a result, got a rejection{phase}{where}: {code}: {reply.get('message', '')}")
+        want = normalise_result(op, args, expect["result"])
+        got = normalise_result(op, args, reply.get("result"))
+        found = diff(want, got, ignore)
+        if found:
+            return Verdict("failed", f"result differs in {len(found)} place(s)", tuple(found))
+        return Verdict("passed")
+    want_rej: Mapping[str, Any] = expect.get("rejected", {})
+    if kind == "result":
+        return Verdict("failed", f"expected {_describe_rejection(want_rej)}, got a result")
+    problems: list[str] = []
+    if reply.get("phase") != want_rej.get("phase"):
+        if reply.get("phase") == "setup":
+            problems.append(f"rejected while setting up, not in the operation under test: {code}: {reply.get('message', '')}")
+        else:
+            problems.append(f"expected a rejection in phase {want_rej.get('phase')}, got one in the operation itself")
+    if "code" in want_rej and code != want_rej["code"]:
+        problems.append(f"expected code {want_rej['code']}, got {code}")
+    if "index" in want_rej and reply.get("index") != want_rej["index"]:
+        problems.append(f"expected index {want_rej['index']}, got {reply.get('index')}")
+    found: list[Difference] = []
+    if "state" in want_rej:
+        normalise = _STATE_NORMALISERS.get(op)
+        want_state = normalise(args, want_rej["state"]) if normalise else want_rej["state"]
+        if "state" not in reply:
+            problems.append("expected the state after the rejection, the reply has none")
+        else:
+            got_state = normalise(args, reply["state"]) if normalise else reply["state"]
+            found = [
+                Difference("/state" + d.pointer, d.kind, d.expected, d.actual) for d in diff(want_state, got_state, ignore)
+            ]
+            if found:
+                problems.append(f"state after the rejection differs in {len(found)} place(s)")
+    if problems:
+        return Verdict("failed", "; ".join(problems) + f" (message: {reply.get('message', '')})", tuple(found))
+    return Verdict("passed")

@@ -1,0 +1,51 @@
+"""The reference implementation as a protocol adapter process.
+
+Run ``python -m sessionspec.conformance.reference_adapter``: it reads one JSON
+request per line on stdin and writes one JSON reply per line on stdout until
+``stop`` or end of input. ``sessionspec conformance --impl "python -m
+sessionspec.conformance.reference_adapter"`` checks the protocol end to end.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import BinaryIO
+
+from . import protocol, wire
+from .adapter import ReferenceAdapter
+
+__all__ = ["main", "serve"]
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO, adapter: ReferenceAdapter | None = None) -> int:
+    """The adapter loop: read a line, handle it, write one reply line, flush.
+
+    ``adapter`` lets a variant of the reference (a mutant with some handlers
+    replaced) reuse the loop.
+    """
+    adapter = adapter or ReferenceAdapter()
+    for raw in stdin:
+        if not raw.strip():
+            continue
+        message = None
+        try:
+            message = wire.loads(raw)
+        except wire.WireError as exc:
+            reply = protocol.errored(None, str(exc))
+        else:
+            reply = adapter.handle(message)
+        stdout.write(wire.dumps(reply).encode("utf-8") + b"\n")
+        stdout.flush()
+        if isinstance(message, dict) and message.get("op") == "stop":
+            break
+    return 0
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
+    return serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Reports: a JSONL stream (header, one line per case, footer) and JUnit XML.
+
+The JSONL report is the durable record of a run (Bowtie's report model): it
+validates line by line against ``spec/protocol/report.json``, reloads with
+:func:`load_report`, and renderers (JUnit, the human summary) can work from
+a reloaded report as well as from a live run. Files are written atomically
+(temp file + ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sessionspec import SPEC_REVISION, __version__
+
+from . import protocol, wire
+from .results import OUTCOMES
+
+__all__ = [
+    "DuplicateCase",
+    "EmptyReport",
+    "InvalidReport",
+    "LoadedReport",
+    "MissingFooter",
+    "MissingHeader",
+    "atomic_write_text",
+    "load_report",
+    "report_lines",
+    "junit_xml",
+]
+
+FORMAT = "sessionspec-conformance-report/1"
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same directory and ``os.replace``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0600 would make reports unreadable to others
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence[str] | None,
+                 expectations: str | None, started: str | None = None) -> list[dict[str, Any]]:
+    """The report of a :class:`~sessionspec.conformance.runner.RunResult` as JSON lines."""
+    header = {
+        "kind": "header",
+        "format": FORMAT,
+        "implementation": run.implementation,
+        "command": list(command) if command is not None else None,
+        "sessionspec": __version__,
+        "specRevision": SPEC_REVISION,
+        "started": started or _now_iso(),
+        "selection": list(selection) if selection else None,
+        "expectations": expectations,
+    }
+    counts = {o: 0 for o in OUTCOMES}
+    for r in run.results:
+        counts[r.outcome] += 1
+    footer: dict[str, Any] = {
+        "kind": "footer",
+        "counts": counts,
+        "durationMs": round(run.duration * 1000, 3),
+        "exitCode": run.exit_code,
+    }
+    if run.stale_expectations:
+        footer["staleExpectations"] = list(run.stale_expectations)
+    if run.problems:
+        footer["problems"] = list(run.problems)
+    if run.fuzz_failures:
+        footer["fuzz"] = list(run.fuzz_failures)
+    return [header, *(r.to_json() for r in run.results), footer]
+
+
+def write_report(path: str | Path, lines: Iterable[Mapping[str, Any]]) -> None:
+    """Write report lines as JSONL, atomically."""
+    atomic_write_text(path, "".join(wire.dumps(line) + "\n" for line in lines))
+
+
+# -- reloading ------------------------------------------------------------------------------
+
+
+class InvalidReport(ValueError):
+    """A JSONL report cannot be reloaded; the message names the line."""
+
+
+class EmptyReport(InvalidReport):
+    """The file holds no lines."""
+
+
+class MissingHeader(InvalidReport):
+    """The first line is not a header."""
+
+
+class MissingFooter(InvalidReport):
+    """The last line is not a footer (the run was cut short)."""
+
+
+class DuplicateCase(InvalidReport):
+    """Two lines report the same case."""
+
+
+@dataclass
+class LoadedReport:
+    """A reloaded report: its header, case lines in order, and footer."""
+
+    header: dict[str, Any]
+    cases: list[dict[str, Any]]
+    footer: dict[str, Any]
+    by_id: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = {o: 0 for o in OUTCOMES}
+        for c in self.cases:
+            counts[c["outcome"]] += 1
+        return counts
+
+
+def load_report(path: str | Path) -> LoadedReport:
+    """Reload and check a JSONL report (every line against ``report.json``)."""
+    text = Path(path).read_text(encoding="utf-8")
+    raw_lines = [line for line in text.split("\n") if line.strip()]
+    if not raw_lines:
+        raise EmptyReport(f"{path}: the report is empty")
+    parsed = []
+    for number, raw in enumerate(raw_lines, 1):
+        try:
+            value = wire.loads(raw)
+            protocol.validate(value, "report.json")
+        except (wire.WireError, protocol.ProtocolViolation) as exc:
+            raise InvalidReport(f"{path}:{number}: {exc}") from None
+        parsed.append(value)
+    if parsed[0]["kind"] != "header":
+        raise MissingHeader(f"{path}:1: the first line is not a report header")
+    if parsed[-1]["kind"] != "footer" or len(parsed) < 2:
+        raise MissingFooter(f"{path}:{len(parsed)}: the last line is not a footer (was the run interrupted?)")
+    cases = parsed[1:-1]
+    by_id: dict[str, dict[str, Any]] = {}
+    for number, case in enumerate(cases, 2):
+        if case["kind"] != "case":
+            raise InvalidReport(f"{path}:{number}: expected a case line, got {case['kind']}")
+        if case["id"] in by_id:
+            raise DuplicateCase(f"{path}:{number}: case {case['id']} is reported twice")
+        by_id[case["id"]] = case
+    return LoadedReport(parsed[0], cases, parsed[-1], by_id)
+
+
+# -- JUnit --------------------------------------------------------------------------------------
+
+
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_safe(text: str) -> str:
+    """XML 1.0 cannot hold control characters or lone surrogates; show them escaped."""
+    return _XML_INVALID.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _case_text(case: Mapping[str, Any]) -> str:
+    lines = [case.get("message", "")]
+    for d in case.get("diff", ()):
+        lines.append(f"  {d.get('pointer') or '(root)'}: {d.get('kind')}"
+                     + (f" expected {wire.dumps(d['expected'])[:200]}" if "expected" in d else "")
+                     + (f" got {wire.dumps(d['actual'])[:200]}" if "actual" in d else ""))
+    return _xml_safe("\n".join(lines))
+
+
+def junit_xml(lines: Sequence[Mapping[str, Any]]) -> str:
+    """JUnit XML (one ``testsuite`` per area) from report lines."""
+    header, *cases, footer = lines
+    impl = header.get("implementation") or {}
+    name = (impl.get("implementation") or {}).get("name", "implementation")
+    suites: dict[str, list[Mapping[str, Any]]] = {}
+    for case in cases:
+        suites.setdefault(case["area"], []).append(case)
+    root = ET.Element("testsuites", name=f"sessionspec conformance: {name}")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for area, members in suites.items():
+        suite = ET.SubElement(root, "testsuite", name=area)
+        counts = {"tests": len(members), "failures": 0, "errors": 0, "skipped": 0}
+        seconds = 0.0
+        for case in members:
+            seconds += case.get("durationMs", 0) / 1000
+            tc = ET.SubElement(
+                suite, "testcase", classname=f"sessionspec.conformance.{area}",
+                name=_xml_safe(f"{case['description']} [{case['id']}]"), time=f"{case.get('durationMs', 0) / 1000:.4f}",
+            )
+            ET.SubElement(tc, "properties").extend(
+                [ET.Element("property", name="requirement", value=r) for r in case["requirements"]]
+            )
+            outcome = case["outcome"]
+            if outcome == "failed":
+                counts["failures"] += 1
+                ET.SubElement(tc, "failure", message=_xml_safe(case.get("message", "failed")[:500])).text = _case_text(case)
+            elif outcome == "xpass":
+                counts["failures"] += 1
+                failure = ET.SubElement(tc, "failure", message=_xml_safe("unexpected pass: " + case.get("reason", "")))
+                failure.text = _xml_safe(case.get("message", ""))
+            elif outcome == "errored":
+                counts["errors"] += 1
+                ET.SubElement(tc, "error", message=_xml_safe(case.get("message", "errored")[:500])).text = _case_text(case)
+            elif outcome == "skipped":
+                counts["skipped"] += 1
+                ET.SubElement(tc, "skipped", message=_xml_safe(case.get("message", "skipped")))
+            elif outcome == "xfail":
+                counts["skipped"] += 1
+                known = ET.SubElement(tc, "skipped", message=_xml_safe(f"expected failure: {case.get('reason', '')}"))
+                known.text = _case_text(case)
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", f"{seconds:.4f}")
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{footer.get('durationMs', 0) / 1000:.4f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,95 @@
+"""Per-case outcomes and their tallies.
+
+Outcomes keep "wrong answer", "broke" and "declined" apart, at every level:
+``passed``; ``failed`` (a reply that contradicts the spec); ``errored`` (the
+adapter crashed, hung, garbled its output or reported an unexpected error:
+a broken adapter, not a verdict on the implementation); ``skipped`` (a
+capability the implementation does not claim, or the adapter declined);
+``xfail`` (failed or errored, but listed as a known failure) and ``xpass``
+(listed as a known failure, yet passed: the list is stale, which fails the
+run).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cases import Case
+from .compare import Difference
+
+__all__ = ["OUTCOMES", "PROBLEM_OUTCOMES", "CaseResult", "tally"]
+
+OUTCOMES: tuple[str, ...] = ("passed", "failed", "errored", "skipped", "xfail", "xpass")
+PROBLEM_OUTCOMES = frozenset({"failed", "errored", "xpass"})
+"""Outcomes that make ``sessionspec conformance`` exit 1."""
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """What happened to one case."""
+
+    case: Case
+    outcome: str
+    message: str = ""
+    differences: tuple[Difference, ...] = ()
+    reply: Mapping[str, Any] | None = None
+    reason: str | None = None  # the expectation file's reason, for xfail/xpass
+    duration: float = 0.0
+
+    @property
+    def problem(self) -> bool:
+        return self.outcome in PROBLEM_OUTCOMES
+
+    def to_json(self, *, full: bool | None = None) -> dict[str, Any]:
+        """A report line; request, expectation and reply are kept for non-passing cases."""
+        c = self.case
+        line: dict[str, Any] = {
+            "kind": "case",
+            "id": c.id,
+            "area": c.area,
+            "description": c.description,
+            "requirements": list(c.requirements),
+            "level": c.level,
+            "outcome": self.outcome,
+        }
+        if self.message:
+            line["message"] = self.message
+        if self.differences:
+            line["diff"] = [d.to_json() for d in self.differences]
+        if full if full is not None else self.outcome not in ("passed", "skipped"):
+            line["request"] = {"op": c.op, "args": c.args}
+            line["expected"] = dict(c.expect)
+            if self.reply is not None:
+                line["reply"] = dict(self.reply)
+        if self.reason:
+            line["reason"] = self.reason
+        line["durationMs"] = round(self.duration * 1000, 3)
+        return line
+
+
+@dataclass
+class Tally:
+    """Counts per outcome."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, outcome: str) -> None:
+        self.counts[outcome] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, int]:
+        return {o: self.counts.get(o, 0) for o in OUTCOMES}
+
+
+def tally(results: Iterable[CaseResult]) -> Tally:
+    """Counts per outcome over ``results``."""
+    t = Tally()
+    for r in results:
+        t.add(r.outcome)
+    return t

@@ -1,0 +1,144 @@
+"""Running cases against an implementation: scheduling, verdicts, expectations.
+
+``run_cases`` starts ``jobs`` adapters (one per worker thread; each is its
+own process for a subprocess implementation), hands each worker cases from
+a shared queue, judges every reply, and applies the expectation file. The
+results come back in corpus order whatever the scheduling was.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cases import Case
+from .compare import judge
+from .expectations import Expectations
+from .harness import Connection, Implementation, StartupFailed
+from .results import CaseResult
+
+__all__ = ["RunResult", "apply_stale", "run_case", "run_cases", "start_implementation"]
+
+Progress = Callable[[int, int, CaseResult], None]
+
+
+@dataclass
+class RunResult:
+    """Everything a report needs about one run."""
+
+    implementation: dict[str, Any]
+    results: list[CaseResult]
+    duration: float
+    stale_expectations: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    fuzz_failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        bad = any(r.problem for r in self.results)
+        return 1 if bad or self.stale_expectations or self.problems or self.fuzz_failures else 0
+
+
+def start_implementation(connect: Callable[[], Connection], timeout: float) -> Implementation:
+    """A started adapter; raises :class:`StartupFailed` with a readable reason."""
+    impl = Implementation(connect, timeout=timeout)
+    impl.start()
+    return impl
+
+
+def run_case(impl: Implementation, case: Case, expectations: Expectations | None = None) -> CaseResult:
+    """Send one case to a started adapter and judge the reply."""
+    missing = sorted(case.needs - impl.capabilities)
+    if missing:
+        result = CaseResult(case, "skipped", f"implementation does not claim capability {', '.join(missing)}")
+    else:
+        started = time.perf_counter()
+        reply = impl.request(case.op, case.args)
+        duration = time.perf_counter() - started
+        verdict = judge(case.op, case.args, case.expect, reply, ignore=case.ignore, code_map=impl.code_map)
+        result = CaseResult(case, verdict.outcome, verdict.message, verdict.differences, reply, duration=duration)
+    reason = expectations.reasons.get(case.id) if expectations else None
+    if reason is None:
+        return result
+    if result.outcome in ("failed", "errored"):
+        return CaseResult(case, "xfail", result.message, result.differences, result.reply, reason, result.duration)
+    if result.outcome == "passed":
+        return CaseResult(
+            case, "xpass", "listed as a known failure but passed: remove it from the expectation file",
+            (), result.reply, reason, result.duration,
+        )
+    return result
+
+
+def run_cases(
+    cases: Sequence[Case],
+    connect: Callable[[], Connection],
+    *,
+    jobs: int = 1,
+    timeout: float = 30.0,
+    expectations: Expectations | None = None,
+    progress: Progress | None = None,
+    first: Implementation | None = None,
+) -> RunResult:
+    """Run ``cases`` on ``jobs`` adapters; ``first`` is an already started adapter to reuse."""
+    started = time.perf_counter()
+    impl0 = first or start_implementation(connect, timeout)
+    workers: list[Implementation] = [impl0]
+    try:
+        for _ in range(max(1, min(jobs, len(cases))) - 1):
+            workers.append(start_implementation(connect, timeout))
+    except StartupFailed:
+        for w in workers[1:]:
+            w.close()
+        raise
+    results: list[CaseResult | None] = [None] * len(cases)
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(cases)):
+        todo.put(i)
+    done = 0
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work(impl: Implementation) -> None:
+        nonlocal done
+        try:
+            while True:
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                result = run_case(impl, cases[i], expectations)
+                results[i] = result
+                with lock:
+                    done += 1
+                    if progress is not None:
+                        progress(done, len(cases), result)
+        except BaseException as exc:  # pragma: no cover - surfaced below
+            errors.append(exc)
+
+    try:
+        if len(workers) == 1:
+            work(workers[0])
+        else:
+            threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        for w in workers:
+            w.close()
+    if errors:
+        raise errors[0]
+    final = [r for r in results if r is not None]
+    return RunResult(dict(impl0.info), final, time.perf_counter() - started)
+
+
+def apply_stale(run: RunResult, expectations: Expectations | None, corpus_ids: set[str]) -> None:
+    """Record expectation entries that name no case of the whole corpus."""
+    if expectations is not None:
+        run.stale_expectations = expectations.stale(corpus_ids)

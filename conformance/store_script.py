@@ -1,0 +1,304 @@
+"""The store-lifecycle script interpreter of the reference adapter (op ``store``).
+
+A script is a list of steps (``PROTOCOL.md`` § store) run against one or more
+``SessionStore`` instances. Scripted listeners record every call they
+receive and then return, raise, fail asynchronously or wait on a gate, and
+may run further steps from inside the notification (a created listener that
+detaches, an observer that appends re-entrantly, ...). The result is the
+observed trace: step outcomes and listener calls, interleaved in the order
+they happened.
+
+Asynchronous steps (``flush``, ``oob``) are awaited in place unless they name
+an ``async`` handle; then they run in the background until an ``await``
+step. Between top-level steps the interpreter drains all runnable
+asynchronous work ("quiescence"), so listener calls triggered by a started
+flush appear before the next step, as they would in JavaScript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["run_script"]
+
+_DRAIN_ROUNDS = 20
+
+
+class ScriptError(Exception):
+    """The script itself is wrong (unknown handle, bad step): an adapter error."""
+
+
+class _Interpreter:
+    def __init__(self) -> None:
+        from sessionspec.reference.errors import SessionSpecError
+
+        self._spec_error = SessionSpecError
+        self.stores: dict[str, Any] = {}
+        self.sessions: dict[str, Any] = {}
+        self.detaches: dict[str, Any] = {}
+        self.gates: dict[str, asyncio.Future[str]] = {}
+        self.pending: dict[str, asyncio.Task[Any]] = {}
+        self.calls: dict[str, int] = {}
+        self.trace: list[dict[str, Any]] = []
+        self.errors: list[BaseException] = []
+        self.binding: str | None = None  # the `as` name of the create/fork step running now
+
+    # -- handles ---------------------------------------------------------------------
+    def store(self, step: Mapping[str, Any]) -> Any:
+        from sessionspec.reference.store import SessionStore
+
+        name = step.get("store", "main")
+        if name not in self.stores:
+            self.stores[name] = SessionStore()
+        return self.stores[name]
+
+    def session(self, handle: str) -> Any:
+        try:
+            return self.sessions[handle]
+        except KeyError:
+            raise ScriptError(f"unknown session handle {handle!r}") from None
+
+    def handle_of(self, session: Any) -> str | None:
+        if session is None:
+            return None
+        for name, known in self.sessions.items():
+            if known is session:
+                return name
+        if self.binding is not None and self.binding not in self.sessions:
+            # a listener sees the session a create/fork step is making before the step returns
+            self.sessions[self.binding] = session
+            return self.binding
+        name = f"@{session.id}"
+        while name in self.sessions:
+            name += "'"
+        self.sessions[name] = session
+        return name
+
+    def bind(self, name: str | None, session: Any) -> None:
+        self.binding = None
+        if name is None:
+            self.handle_of(session)
+        else:
+            self.sessions[name] = session
+
+    def making(self, name: str | None) -> None:
+        """Announce the handle of the session the current step creates."""
+        self.binding = name
+
+    def gate(self, name: str) -> asyncio.Future[str]:
+        if name not in self.gates:
+            self.gates[name] = asyncio.get_running_loop().create_future()
+        return self.gates[name]
+
+    def is_live(self, session: Any) -> bool:
+        return any(store.get(session.id) is session for store in self.stores.values())
+
+    # -- listeners -------------------------------------------------------------------
+    def listener(self, spec: Mapping[str, Any]) -> Any:
+        from .adapter import ScriptedFailure
+
+        name: str = spec["listener"]
+        event: str = spec["event"]
+        store = self.store(spec)
+        outcome = spec.get("outcome", "return")
+        actions: Sequence[Mapping[str, Any]] = spec.get("actions", ())
+        gate = self.gate(spec["gate"]) if outcome == "wait" else None
+        if outcome == "wait" and gate is None:  # pragma: no cover - schema requires gate
+            raise ScriptError(f"listener {name} waits without a gate")
+
+        def call(session: Any, *rest: Any) -> Any:
+            count = self.calls[name] = self.calls.get(name, 0) + 1
+            entry: dict[str, Any] = {
+                "call": name, "event": event, "session": self.handle_of(session),
+                "live": store.get(session.id) is session,
+            }
+            if event == "session/event" and rest:
+                entry["eventSeq"] = rest[0]["seq"]
+            self.trace.append(entry)
+            if count == 1 or not spec.get("once", False):
+                for i, action in enumerate(actions):
+                    try:
+                        self.run_sync(action, f"{name}#{count}.{i}")
+                    except Exception as error:  # noqa: BLE001 - the store would contain it; the script must not
+                        self.errors.append(error)
+            if outcome == "raise":
+                raise ScriptedFailure(name)
+            if outcome == "reject":
+                async def reject() -> None:
+                    await asyncio.sleep(0)
+                    raise ScriptedFailure(name)
+
+                return reject()
+            if outcome == "wait":
+                async def wait() -> None:
+                    assert gate is not None
+                    if await asyncio.shield(gate) == "reject":
+                        raise ScriptedFailure(name)
+
+                return wait()
+            return None
+
+        return call
+
+    # -- steps -----------------------------------------------------------------------
+    def record(self, at: str, do: str, **outcome: Any) -> None:
+        self.trace.append({"at": at, "do": do, **outcome})
+
+    def failure(self, error: BaseException) -> dict[str, Any] | None:
+        from .adapter import ScriptedFailure
+
+        if isinstance(error, ScriptedFailure):
+            return {"code": "SCRIPTED", "listener": error.listener}
+        if isinstance(error, self._spec_error):
+            return {"code": error.code}
+        return None
+
+    def start_async(self, step: Mapping[str, Any], at: str) -> None:
+        name = step.get("async") or f"#{at}"
+        self.record(at, step["do"], started=True)
+        self.pending[name] = asyncio.ensure_future(self.async_call(step))
+
+    def async_call(self, step: Mapping[str, Any]) -> Awaitable[Any]:
+        store = self.store(step)
+        session = self.session(step["session"])
+        if step["do"] == "flush":
+            return store.flush(session)
+        return store.append_out_of_band(session, step["type"], step["data"], step["trigger"])
+
+    def run_sync(self, step: Mapping[str, Any], at: str) -> None:
+        """Run one step from synchronous code (a listener); async steps start in the background."""
+        if step["do"] in ("flush", "oob"):
+            self.start_async(step, at)
+            return
+        if step["do"] == "await":
+            raise ScriptError(f"step {at}: 'await' cannot run inside a listener")
+        self.guarded(step, at, lambda: self.sync_value(step))
+
+    def guarded(self, step: Mapping[str, Any], at: str, thunk: Any) -> None:
+        try:
+            value = thunk()
+        except Exception as error:  # noqa: BLE001 - classified below
+            self.binding = None
+            failure = self.failure(error)
+            if failure is None:
+                raise
+            self.record(at, step["do"], rejected=failure)
+            return
+        self.record(at, step["do"], ok=value)
+
+    def sync_value(self, step: Mapping[str, Any]) -> Any:
+        do = step["do"]
+        store = self.store(step)
+        if do == "on":
+            store.on(step["event"], self.listener(step))
+            return None
+        if do in ("create", "prepare"):
+            kwargs = {k: step[k] for k in ("seed", "meta") if k in step}
+            self.making(step["as"])
+            if do == "prepare":
+                session = store.prepare(step.get("id"), **kwargs)
+            else:
+                from sessionspec.reference.store import Scope
+
+                owner = Scope(step["as"])
+                if "detach" in step:  # usable by listeners while create announces
+                    self.detaches[step["detach"]] = owner.dispose
+                session = store.create(step.get("id"), scope=owner, **kwargs)
+            self.bind(step["as"], session)
+            return {"id": session.id}
+        if do == "enter":
+            detach = store.enter(self.session(step["session"]))
+            if "detach" in step:
+                self.detaches[step["detach"]] = detach
+            return None
+        if do == "announce":
+            store.announce(self.session(step["session"]))
+            return None
+        if do == "detach":
+            try:
+                self.detaches[step["handle"]]()
+            except KeyError:
+                raise ScriptError(f"unknown detach handle {step['handle']!r}") from None
+            return None
+        if do == "append":
+            from .adapter import append_step
+
+            return append_step(self.session(step["session"]), step)
+        if do == "admit":
+            store.admit_out_of_band(step["type"])
+            return None
+        if do == "fork":
+            source = step["source"]
+            ref = source["id"] if isinstance(source, Mapping) else self.session(source)
+            self.making(step.get("as"))
+            child = store.fork(ref, step.get("boundary"), step.get("childId"))
+            self.bind(step.get("as"), child)
+            return {"id": child.id}
+        if do == "get":
+            return self.handle_of(store.get(step["id"]))
+        if do == "list":
+            return [self.handle_of(s) for s in store.list()]
+        if do == "release":
+            gate = self.gate(step["gate"])
+            if not gate.done():
+                gate.set_result(step.get("outcome", "resolve"))
+            return None
+        if do == "events":
+            return list(self.session(step["session"]).events)
+        raise ScriptError(f"unknown step {do!r}")
+
+    async def run_top(self, step: Mapping[str, Any], at: str) -> None:
+        do = step["do"]
+        if do in ("flush", "oob") and "async" not in step:
+            try:
+                value = await self.async_call(step)
+            except Exception as error:  # noqa: BLE001
+                failure = self.failure(error)
+                if failure is None:
+                    raise
+                self.record(at, do, rejected=failure)
+            else:
+                self.record(at, do, ok=value)
+        elif do == "await":
+            task = self.pending.get(step["promise"])
+            if task is None:
+                raise ScriptError(f"unknown pending operation {step['promise']!r}")
+            try:
+                value = await task
+            except Exception as error:  # noqa: BLE001
+                failure = self.failure(error)
+                if failure is None:
+                    raise
+                self.record(at, do, rejected=failure)
+            else:
+                self.record(at, do, ok=value)
+        else:
+            self.run_sync(step, at)
+
+    async def run(self, script: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        try:
+            for index, step in enumerate(script):
+                await self.run_top(step, str(index))
+                for _ in range(_DRAIN_ROUNDS):
+                    await asyncio.sleep(0)
+        finally:
+            for task in self.pending.values():
+                task.cancel()
+        if self.errors:
+            raise self.errors[0]
+        sessions = {
+            name: {"id": s.id, "live": self.is_live(s), "header": s.header, "events": list(s.events)}
+            for name, s in self.sessions.items()
+        }
+        return {"trace": self.trace, "sessions": sessions}
+
+
+def run_script(script: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Run one store script in a fresh event loop; returns ``{"trace", "sessions"}``."""
+
+    async def main() -> dict[str, Any]:
+        return await _Interpreter().run(script)
+
+    return asyncio.run(main())

@@ -1,0 +1,157 @@
+"""The human summary of a run: per area, per requirement, first failures with diffs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from .results import OUTCOMES, CaseResult, Tally
+
+__all__ = ["ProgressBar", "broken_adapter_hint", "render_summary"]
+
+_COLUMNS = ("passed", "failed", "errored", "skipped", "xfail", "xpass")
+
+
+def _impl_line(info: Mapping[str, Any]) -> str:
+    impl = info.get("implementation") or {}
+    caps = info.get("capabilities") or []
+    return (f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}), "
+            f"spec revision {info.get('specRevision', '?')}, {len(caps)} capabilities")
+
+
+def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:
+    width = max([len(label), *(len(name) for name, _ in rows)])
+    head = f"  {label:<{width}}  " + "  ".join(f"{c:>7}" for c in _COLUMNS)
+    out = [head]
+    for name, t in rows:
+        out.append(f"  {name:<{width}}  " + "  ".join(f"{t.counts.get(c, 0):>7}" for c in _COLUMNS))
+    return out
+
+
+def broken_adapter_hint(results: Sequence[CaseResult]) -> str | None:
+    """A short diagnosis when every attempted case failed or errored."""
+    attempted = [r for r in results if r.outcome not in ("skipped",)]
+    if len(attempted) < 2 or any(r.outcome in ("passed", "xpass") for r in attempted):
+        return None
+    if not all(r.outcome in ("failed", "errored", "xfail") for r in attempted):
+        return None
+    first = attempted[0]
+    return (
+        f"Every one of the {len(attempted)} attempted cases failed or errored. That is almost always a broken "
+        "adapter, not a non-conformant implementation: run the adapter by hand, feed it one request line, and "
+        "compare with conformance/PROTOCOL.md.\n"
+        f"  first problem ({first.case.description} [{first.case.id}]): {first.message}"
+    )
+
+
+def _render_case(r: CaseResult, indent: str = "    ") -> list[str]:
+    c = r.case
+    lines = [f"{indent}{r.outcome.upper()}: {c.description} [{c.id}]",
+             f"{indent}  {c.source}  requirements: {', '.join(c.requirements)}  op: {c.op}"]
+    if r.reason:
+        lines.append(f"{indent}  known failure: {r.reason}")
+    if r.message:
+        for part in r.message.splitlines() or [""]:
+            lines.append(f"{indent}  {part}")
+    for d in r.differences:
+        lines.append(f"{indent}    {d.render()}")
+    return lines
+
+
+def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbose: bool = False) -> None:
+    """Write the summary of a :class:`~sessionspec.conformance.runner.RunResult` to ``out``."""
+    results: list[CaseResult] = run.results
+    from sessionspec import SPEC_REVISION
+
+    out.write(f"sessionspec conformance: {_impl_line(run.implementation)}\n")
+    revision = run.implementation.get("specRevision")
+    if revision and revision != SPEC_REVISION:
+        out.write(f"  note: the implementation follows spec revision {revision}; the suite checks {SPEC_REVISION}\n")
+
+    by_area: dict[str, Tally] = defaultdict(Tally)
+    by_req: dict[str, Tally] = defaultdict(Tally)
+    level: dict[str, str] = {}
+    first_problem: dict[str, CaseResult] = {}
+    for r in results:
+        by_area[r.case.area].add(r.outcome)
+        for req in r.case.requirements:
+            by_req[req].add(r.outcome)
+            level.setdefault(req, r.case.level)
+        if r.problem and r.case.area not in first_problem:
+            first_problem[r.case.area] = r
+    total = Tally()
+    for r in results:
+        total.add(r.outcome)
+
+    area_rows = [(a, t) for a, t in sorted(by_area.items())
+                 if not failures_only or any(t.counts.get(o) for o in ("failed", "errored", "xpass"))]
+    out.write("\nby area\n")
+    out.write("\n".join(_table([*area_rows, ("total", total)], "area")) + "\n")
+
+    def clean(t: Tally) -> bool:
+        return all(t.counts.get(o, 0) == 0 for o in ("failed", "errored", "xpass", "xfail"))
+
+    req_rows = [(f"{r} {level[r]}", t) for r, t in sorted(by_req.items(), key=lambda kv: _req_key(kv[0]))
+                if verbose or not clean(t)]
+    clean_count = sum(1 for t in by_req.values() if clean(t))
+    out.write(f"\nby requirement ({len(by_req)} requirements have cases)\n")
+    if req_rows:
+        out.write("\n".join(_table(req_rows, "requirement")) + "\n")
+    if not verbose and not failures_only:
+        out.write(f"  {clean_count} requirement(s) with no failing, erroring or known-failing case"
+                  + (" (list them with --verbose)" if clean_count else "") + "\n")
+
+    problems = [r for r in results if r.problem]
+    if problems:
+        if failures_only:
+            out.write(f"\nfailures ({len(problems)})\n")
+            shown = problems
+        else:
+            out.write("\nfirst failure per area (all of them with --failures-only)\n")
+            shown = list(first_problem.values())
+        for r in shown:
+            out.write("\n".join(_render_case(r)) + "\n")
+    if getattr(run, "stale_expectations", None):
+        out.write("\nexpectation entries naming no case of the corpus (remove them):\n")
+        for case_id in run.stale_expectations:
+            out.write(f"  {case_id}\n")
+    for problem in getattr(run, "problems", ()):
+        out.write(f"\nproblem: {problem}\n")
+    for failure in getattr(run, "fuzz_failures", ()):
+        out.write(f"\nfuzz failure in {failure.get('machine', '?')}: {failure.get('message', '')}\n")
+        if failure.get("trace"):
+            out.write(f"  replay with: sessionspec replay {failure['trace']} --impl ...\n")
+    hint = broken_adapter_hint(results)
+    if hint:
+        out.write("\n" + hint + "\n")
+    counts = ", ".join(f"{total.counts.get(o, 0)} {o}" for o in OUTCOMES if total.counts.get(o, 0))
+    verdict = "FAILED" if run.exit_code else "OK"
+    out.write(f"\n{verdict}: {len(results)} cases in {run.duration:.1f} s ({counts or 'nothing ran'})\n")
+
+
+def _req_key(label: str) -> tuple[str, int]:
+    family, _, number = label.split()[0].partition("-")
+    return (family, int(number) if number.isdigit() else 0)
+
+
+class ProgressBar:
+    """A one-line progress bar, drawn only when the stream is a terminal."""
+
+    def __init__(self, stream: TextIO, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
+
+    def __call__(self, done: int, total: int, result: CaseResult) -> None:
+        if not self.enabled or total == 0:
+            return
+        filled = self.width * done // total
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {done}/{total} {result.case.area:<12}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * (self.width + 30) + "\r")
+            self.stream.flush()

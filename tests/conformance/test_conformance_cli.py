@@ -1,0 +1,131 @@
+"""The conformance, replay and requirements commands, driven in-process."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import types
+import xml.etree.ElementTree as ET
+
+from conformance_fakes import REFERENCE_CMD, broken_cmd, json_case, write_corpus
+from sessionspec import cli
+from sessionspec.conformance import fuzz
+from sessionspec.conformance.report import load_report
+from sessionspec.conformance.trace import read_trace
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_default_run_is_the_embedded_reference_and_passes():
+    code, out, err = run("conformance")
+    assert code == 0, out + err
+    assert "sessionspec-reference" in out and "OK:" in out
+    assert "\r[" not in err  # no progress bar when not on a terminal
+
+
+def test_a_subprocess_run_writes_reports_and_junit(tmp_path):
+    report, junit = tmp_path / "r.jsonl", tmp_path / "r.xml"
+    code, out, _ = run("conformance", "--impl", REFERENCE_CMD, "--only", "surf", "--only", "STORE-7",
+                       "--report", str(report), "--junit", str(junit))
+    assert code == 0, out
+    loaded = load_report(report)
+    assert loaded.footer["exitCode"] == 0 and loaded.header["selection"] == ["surf", "STORE-7"]
+    assert {c["area"] for c in loaded.cases} == {"surf", "store"}
+    assert ET.parse(junit).getroot().get("failures") == "0"
+
+
+def test_failures_are_saved_as_a_trace_that_replays(tmp_path):
+    vectors = write_corpus(tmp_path / "v", "t", [json_case(1), json_case(2, False, "wrong on purpose")])
+    trace = tmp_path / "fail.jsonl"
+    code, out, _ = run("conformance", "--vectors", str(vectors), "--trace", str(trace), "--failures-only")
+    assert code == 1 and "failures (1)" in out
+    header, steps = read_trace(trace)
+    assert header["origin"] == "sessionspec conformance" and len(steps) == 1
+    assert steps[0].actual["result"] == {"isJsonValue": True}
+    code, out, _ = run("replay", str(trace))
+    assert code == 1 and "step 1 json-value: failed" in out
+    code, out, _ = run("replay", str(trace), "--impl", broken_cmd("--wrong"))
+    assert code == 0, out  # the wrong adapter reproduces the "expected" reply
+
+
+def test_replay_refuses_an_unreadable_trace(tmp_path):
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"kind": "step"}\n')
+    code, _, err = run("replay", str(bad))
+    assert code == 2 and "t.jsonl:1" in err
+
+
+def test_usage_errors_exit_2_with_a_message(tmp_path):
+    assert run("conformance", "--only", "nowhere")[0] == 2
+    code, _, err = run("conformance", "--impl", broken_cmd("--no-start"))
+    assert code == 2 and "could not start" in err and "missing library" in err
+    missing = tmp_path / "none.json"
+    code, _, err = run("conformance", "--expect", str(missing))
+    assert code == 2 and "none.json" in err
+    bad_vectors = tmp_path / "v"
+    bad_vectors.mkdir()
+    (bad_vectors / "x.json").write_text("{not json")
+    code, _, err = run("conformance", "--vectors", str(bad_vectors))
+    assert code == 2 and "x.json" in err
+
+
+def test_an_expectation_file_turns_known_failures_into_xfail(tmp_path):
+    wrong = json_case(2, False, "wrong on purpose")
+    vectors = write_corpus(tmp_path / "v", "t", [json_case(1), wrong])
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"implementation": "ref", "failures": [{"case": wrong["id"], "reason": "demo"}]}))
+    code, out, _ = run("conformance", "--vectors", str(vectors), "--expect", str(known))
+    assert code == 0 and "1 xfail" in out
+
+
+def test_fuzz_without_state_machines_is_a_clear_usage_error(monkeypatch):
+    monkeypatch.setattr(fuzz, "load_machines", lambda: None)
+    code, _, err = run("conformance", "--only", "find", "--fuzz", "5")
+    assert code == 2 and "sessionspec.conformance.machines" in err
+
+
+def test_fuzz_calls_the_machines_hook_and_counts_its_failures(monkeypatch, tmp_path):
+    calls = {}
+
+    def fake_run(*, connect, examples, trace_dir, out):
+        impl = connect()
+        calls.update(examples=examples, name=impl.name, trace_dir=trace_dir)
+        impl.close()
+        return [{"machine": "Surface", "message": "differs at step 3", "trace": str(tmp_path / "s.jsonl")}]
+
+    module = types.ModuleType("sessionspec.conformance.machines")
+    module.run = fake_run
+    module.COVERAGE = {"surface-append-replace": ["SURF-5", "SURF-9"]}
+    monkeypatch.setitem(sys.modules, "sessionspec.conformance.machines", module)
+    report = tmp_path / "r.jsonl"
+    code, out, _ = run("conformance", "--only", "find", "--fuzz", "7", "--trace-dir", str(tmp_path),
+                       "--report", str(report))
+    assert code == 1
+    assert calls["examples"] == 7 and calls["name"].startswith("sessionspec-reference")
+    assert "fuzz failure in Surface" in out and "sessionspec replay" in out
+    assert load_report(report).footer["fuzz"][0]["machine"] == "Surface"
+    code, out, _ = run("requirements")
+    assert "properties: surface-append-replace" in out
+
+
+def test_requirements_lists_coverage_and_check_fails_on_uncovered_must(monkeypatch):
+    from sessionspec.conformance.coverage import load_requirements
+
+    code, out, err = run("requirements", "--json")
+    rows = {r["id"]: r for r in json.loads(out)}
+    assert code == 0 and rows["SURF-5"]["vectors"] and "requirements covered" in err
+    covered = [r for r in load_requirements() if rows[r["id"]]["vectors"]]
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: covered)
+    code, _, err = run("requirements", "--check")
+    assert code == 0, err
+    extra = [*covered, {"id": "ZZZ-1", "level": "MUST", "title": "nothing checks this"},
+             {"id": "ZZZ-2", "level": "SHOULD", "title": "optional"}]
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: extra)
+    code, out, err = run("requirements", "--check", "--uncovered")
+    assert code == 1 and "uncovered MUST requirements: ZZZ-1\n" in err
+    assert out.splitlines()[0].startswith("ZZZ-1") and "NOT COVERED" in out

@@ -1,0 +1,295 @@
+"""The packaged vector corpus itself: well-formed, honest about coverage, portable, and passed by the reference.
+
+The corpus is reviewed data (``conformance/vectors/*.json``). These tests keep
+it that way: every file fits the case-file schema, every id is the content
+hash of its case, descriptions are unique and read as statements of
+behaviour, every requirement a case names exists, every rejection rule has a
+case that expects its code, no case leans on a value the JSON protocol cannot
+carry the same way in every language (PROTOCOL.md §9), and the reference
+passes every case. Requirements that no protocol operation can observe are
+listed here with the reason, so ``sessionspec requirements`` stays exact.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from sessionspec import cli
+from sessionspec.conformance import protocol, wire
+from sessionspec.conformance.cases import Case, case_id, load_corpus
+from sessionspec.conformance.coverage import load_requirements
+from sessionspec.conformance.fuzz import property_coverage
+from sessionspec.conformance.harness import InProcessConnection
+from sessionspec.conformance.runner import run_cases
+
+MAX_SAFE = 2**53 - 1
+
+# Requirements no protocol operation can observe (PROTOCOL.md §9 and the op
+# table). Each is tested against the Python API in tests/reference; the
+# conformance suite can only cover it through a property of the state
+# machines (``sessionspec.conformance.machines.COVERAGE``).
+NOT_PROTOCOL_OBSERVABLE: dict[str, str] = {
+    "JSON-4": "a dict key that is not a string cannot be written in JSON text",
+    "JSON-5": "JSON text cannot express a shared or a cyclic container",
+    "JSON-7": "whether a snapshot shares containers with its input is invisible once values travel as text",
+    "APPEND-8": "mutability of the returned event is a property of the host-language API",
+    "APPEND-12": "identity and immutability of session.events are host-language API properties",
+    "SEED-12": "the caller's seed objects never reach the implementation, only their JSON text",
+    "SURF-14": "identity and read-only-ness of the surface view are host-language API properties",
+    "SURF-15": "is_surface_event has no operation, and every logged surface-type event carries surfaceOp",
+    "DERIVE-7": "freshness and immutability of returned message lists are host-language API properties",
+    "FORK-7": "unreachable through any public API: a session's events always have seq equal to their index",
+    "INV-11": "needs a checker that outlives a rejected append; the append op stops at the first rejection "
+              "and store scripts cannot install the checker",
+    "INV-12": "needs store-script steps that remove and reinstall the checker",
+}
+
+# Rejection rules with no protocol-expressible violation, with the reason.
+NO_REJECTION_CASE: dict[str, str] = {
+    "JSON-3": "JSON text carries only the accepted types; the rule's one observable clause (the project's read-only "
+              "views are accepted) is checked by the fork cases that seed a child from its source's events",
+    "JSON-13": "a request cannot carry NaN or Infinity for a writer to refuse; its round-trip clause has a positive case",
+}
+
+# (rejection rule, code) pairs no case can expect, with the reason.
+UNREACHABLE_CODES: dict[tuple[str, str], str] = {
+    **{(rule, "JSON_NOT_LOSSLESS"): "json-value reports a boolean; the snapshot's own error code is API-only"
+       for rule in ("JSON-1", "JSON-2", "JSON-3", "JSON-4", "JSON-5", "JSON-8")},
+    ("JSON-12", "JSON_TEXT_INVALID"): "strict parsing is observed through jsonl-read (bad header, holes), not the parser's code",
+    ("JSON-13", "JSON_TEXT_INVALID"): "a request cannot carry NaN or Infinity for a writer to refuse",
+    ("SEED-16", "INV_SEQ_NOT_INCREASING"): "seed seqs are contiguous (SEED-9), so the replayed checker never sees a decrease",
+    ("FORK-7", "INVALID_BOUNDARY"): NOT_PROTOCOL_OBSERVABLE["FORK-7"],
+    ("JSONL-12", "JSONL_OPEN_TURN"): "jsonl-load has no live session whose turn could be open",
+}
+
+# Cases holding an integral float on purpose: the expected reply is the same
+# whether a language reads the number as a float or as an integer.
+INTEGRAL_FLOAT_ALLOWED = {
+    "dbf5a1bee7bfae94": "JSON-2: 0.0 and 0 are both accepted, so reading 0.0 as 0 changes nothing",
+}
+
+# Pairs of cases that must expect the same result (replay equivalence).
+SAME_RESULT_PAIRS = [
+    ("the balanced two-turn log derives its messages and per-event projections from a seed",
+     "the balanced two-turn log appended live derives the same messages as when seeded"),
+]
+SAME_EVENTS_PAIRS = [
+    ("a packed artifact reads as the events it packs", "the same events stored unpacked read identically"),
+]
+
+_DESCRIPTION_FORBIDDEN = re.compile(r"\bshould\b|\b(tests?|checks?|verif(y|ies)) that\b", re.IGNORECASE)
+
+
+@cache
+def _files() -> dict[str, Any]:
+    root = resources.files("sessionspec.conformance").joinpath("vectors")
+    return {f.name: wire.loads(f.read_text(encoding="utf-8")) for f in root.iterdir() if f.name.endswith(".json")}
+
+
+@cache
+def _requirements() -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in load_requirements()}
+
+
+@cache
+def _corpus() -> tuple[Case, ...]:
+    return tuple(load_corpus(known_requirements=_requirements()))
+
+
+@cache
+def _error_codes() -> frozenset[str]:
+    text = resources.files("sessionspec.spec").joinpath("errors.json").read_text(encoding="utf-8")
+    return frozenset(e["code"] for e in json.loads(text)["errors"])
+
+
+def _walk(value: Any) -> Iterator[Any]:
+    """Every value inside ``value`` (iteratively: payloads nest 10,000 deep)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _rejection_codes(case: Case) -> set[str]:
+    """Codes a case expects: its rejection, or rejections recorded in a store trace."""
+    rejected = case.expect.get("rejected")
+    if rejected is not None:
+        return {rejected["code"]} if "code" in rejected else set()
+    if case.op == "store":
+        return {t["rejected"]["code"] for t in case.expect["result"]["trace"] if "rejected" in t}
+    return set()
+
+
+def test_every_vector_file_fits_the_case_file_schema() -> None:
+    schema = protocol.schema_registry().contents(protocol.SCHEMA_BASE + "case-file.json")
+    validator = Draft202012Validator(schema, registry=protocol.schema_registry())
+    assert len(_files()) >= 15
+    for name, data in _files().items():
+        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(data)]
+        assert not errors, f"{name}: {errors[:3]}"
+        assert data["area"] == name.removesuffix(".json")
+
+
+def test_ids_are_unique_and_equal_their_content_hash() -> None:
+    ids = Counter()
+    for name, data in _files().items():
+        for i, raw in enumerate(data["cases"]):
+            assert raw["id"] == case_id(raw), f"{name}#/cases/{i}: stale id"
+            ids[raw["id"]] += 1
+    assert [i for i, n in ids.items() if n > 1] == []
+    assert sum(ids.values()) == len(_corpus())
+
+
+def test_descriptions_are_unique_statements_of_behaviour() -> None:
+    seen: dict[str, str] = {}
+    for case in _corpus():
+        d = case.description
+        where = f"{case.source}: {d!r}"
+        assert 0 < len(d) <= 150, where
+        assert d == d.strip() and "  " not in d and not d.endswith("."), where
+        assert d[0].islower() or d[0].isdigit(), f"{where}: start with a lower-case word"
+        assert not _DESCRIPTION_FORBIDDEN.search(d), f"{where}: state the behaviour, not the test"
+        assert d not in seen, f"{where} duplicates {seen.get(d)}"
+        seen[d] = case.source
+
+
+def test_requirements_exist_and_the_level_follows_them() -> None:
+    reqs = _requirements()
+    for case in _corpus():
+        assert case.requirements and all(r in reqs for r in case.requirements), case.source
+        must = any(reqs[r]["level"] == "MUST" for r in case.requirements)
+        assert case.level == ("MUST" if must else "SHOULD"), f"{case.source}: level {case.level}"
+
+
+def _script_steps(script: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    stack = list(script)
+    while stack:
+        step = stack.pop()
+        yield step
+        stack.extend(step.get("actions", ()))
+
+
+def _needed_capability(case: Case) -> str:
+    """The one capability a case must declare besides its op's (PROTOCOL.md §3)."""
+    if case.op in ("load", "append") and case.args.get("invariants"):
+        return "invariants"
+    if case.op == "oob" and "admit" in case.args:
+        return "oob-admission"
+    if case.op == "store":
+        extra = {s["do"] for s in _script_steps(case.args["script"])} & {"fork", "oob"}
+        assert len(extra) <= 1, f"{case.source}: a case can declare one extra capability"
+        if extra:
+            return "fork" if "fork" in extra else "out-of-band"
+    return protocol.OPS[case.op].capability or "load"
+
+
+def test_each_case_claims_the_capability_it_needs() -> None:
+    for case in _corpus():
+        needed = _needed_capability(case)
+        assert case.capability in protocol.CAPABILITIES, case.source
+        if case.capability == "oob-admission" and needed in ("out-of-band", "store-lifecycle"):
+            continue  # a case about run-time admission (DEC-8); claiming it implies out-of-band appends
+        assert case.capability == needed, f"{case.source}: declares {case.capability}, needs {needed}"
+
+
+def test_rejections_name_a_known_code_and_results_are_not_errors() -> None:
+    known = _error_codes() | {"SCRIPTED"}
+    for case in _corpus():
+        rejected = case.expect.get("rejected")
+        if rejected is not None:
+            assert "code" in rejected, f"{case.source}: a rejection case must name its code"
+            assert "phase" not in rejected, f"{case.source}: cases never expect a setup rejection"
+        for code in _rejection_codes(case):
+            assert code in known, f"{case.source}: unknown code {code}"
+
+
+def test_every_rejection_rule_has_a_case_expecting_each_of_its_codes() -> None:
+    by_req: dict[str, list[Case]] = {}
+    for case in _corpus():
+        for r in case.requirements:
+            by_req.setdefault(r, []).append(case)
+    missing_rules, missing_codes = [], set()
+    for rid, req in _requirements().items():
+        if req.get("kind") != "rejection":
+            continue
+        cases = by_req.get(rid, [])
+        targeted = [c for c in cases if _rejection_codes(c) or c.expect.get("result") == {"isJsonValue": False}]
+        if not targeted and rid not in NOT_PROTOCOL_OBSERVABLE and rid not in NO_REJECTION_CASE:
+            missing_rules.append(rid)
+        seen = set().union(*(_rejection_codes(c) for c in cases)) if cases else set()
+        missing_codes |= {(rid, code) for code in req.get("codes", ()) if code not in seen}
+    assert missing_rules == []
+    stale = [r for r in NO_REJECTION_CASE if any(_rejection_codes(c) for c in by_req.get(r, []))]
+    assert stale == [], "these rules now have rejection cases: remove them from NO_REJECTION_CASE"
+    # the documented gaps must be exactly the real ones, so the list cannot go stale
+    assert missing_codes - set(UNREACHABLE_CODES) == set()
+    assert set(UNREACHABLE_CODES) - missing_codes == set()
+
+
+def test_must_requirements_are_covered_except_the_documented_api_only_ones() -> None:
+    properties = property_coverage()
+    covered = {r for c in _corpus() for r in c.requirements} | {r for reqs in properties.values() for r in reqs}
+    uncovered = {rid for rid, r in _requirements().items() if r["level"] == "MUST" and rid not in covered}
+    documented = set(NOT_PROTOCOL_OBSERVABLE)
+    assert uncovered - documented == set(), "a MUST requirement lost its vectors"
+    vectored = documented & {r for c in _corpus() for r in c.requirements}
+    assert vectored == set(), f"now covered by vectors, remove from NOT_PROTOCOL_OBSERVABLE: {sorted(vectored)}"
+    assert all(rid in _requirements() for rid in documented)
+    # the CLI agrees: --check fails exactly on what neither a vector nor a property covers
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(["requirements", "--check"], out, err)
+    expected = sorted(uncovered, key=list(_requirements()).index)
+    if expected:
+        assert code == 1 and f"uncovered MUST requirements: {', '.join(expected)}\n" in err.getvalue()
+    else:
+        assert code == 0, err.getvalue()
+
+
+def test_no_case_relies_on_a_portability_hazard() -> None:
+    for case in _corpus():
+        where = f"{case.source}: {case.description!r}"
+        for holder in (case.args, case.args.get("source"), case.args.get("session")):
+            if isinstance(holder, dict):
+                assert holder.get("header", "absent") is not None, f"{where}: a null header means absent only in Python"
+        if case.op == "fork":
+            assert "boundary" not in case.args or case.args["boundary"] is not None, f"{where}: null boundary"
+        for value in _walk({"args": case.args, "expect": case.expect}):
+            if type(value) is int:
+                assert abs(value) <= 2**53, f"{where}: {value} is not exact in every language"
+            elif type(value) is float and value.is_integer() and str(value) != "-0.0":
+                assert case.id in INTEGRAL_FLOAT_ALLOWED, f"{where}: {value} reads as an integer in JavaScript"
+
+
+@pytest.mark.parametrize(("seeded", "live"), SAME_RESULT_PAIRS)
+def test_replay_pairs_expect_the_same_result(seeded: str, live: str) -> None:
+    by_description = {c.description: c for c in _corpus()}
+    assert by_description[seeded].expect == by_description[live].expect
+
+
+@pytest.mark.parametrize(("packed", "plain"), SAME_EVENTS_PAIRS)
+def test_reading_pairs_expect_the_same_events(packed: str, plain: str) -> None:
+    by_description = {c.description: c for c in _corpus()}
+    a, b = by_description[packed].expect["result"], by_description[plain].expect["result"]
+    assert (a["header"], a["events"]) == (b["header"], b["events"])
+
+
+@pytest.mark.parametrize("area", sorted(name.removesuffix(".json") for name in _files()))
+def test_the_reference_passes_every_vector_in_process(area: str) -> None:
+    cases = [c for c in _corpus() if c.area == area]
+    run = run_cases(cases, InProcessConnection)
+    failing = [f"{r.case.id} {r.case.description}: {r.outcome}: {r.message}" for r in run.results if r.outcome != "passed"]
+    assert failing == []
+    assert len(run.results) == len(cases)

@@ -1,0 +1,122 @@
+"""Check an implementation of dsh-session against the conformance vectors.
+
+Without --impl the embedded reference implementation runs in-process. With
+--impl, COMMAND (split like a shell would) starts an adapter that speaks the
+line protocol of conformance/PROTOCOL.md on stdin/stdout. Cases needing a
+capability the adapter does not claim are skipped; an adapter that crashes,
+hangs or garbles a reply gets that case marked errored, is restarted, and the
+run goes on. Exit status: 0 when every attempted case passed (or is a listed
+known failure), 1 otherwise, 2 when the corpus, the expectation file or the
+adapter cannot be used.
+
+example:
+  sessionspec conformance --impl "node adapter.js" --expect known.json --report run.jsonl --junit run.xml -j 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+from typing import TextIO
+
+from sessionspec.conformance import cases as cases_mod
+from sessionspec.conformance.expectations import ExpectationsError, load_expectations
+from sessionspec.conformance.harness import StartupFailed, connector_for
+from sessionspec.conformance.report import (
+    atomic_write_text,
+    junit_xml,
+    report_lines,
+    write_report,
+)
+from sessionspec.conformance.runner import apply_stale, run_cases, start_implementation
+from sessionspec.conformance.summary import ProgressBar, render_summary
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--impl", metavar="COMMAND",
+                        help="adapter command line (default: the reference implementation, in-process)")
+    parser.add_argument("--only", metavar="AREA|REQ-ID", action="append", default=[],
+                        help="run only an area (e.g. surf), a requirement (SURF-5), a family (SURF) or a case id; repeatable")
+    parser.add_argument("--expect", metavar="FILE", help="expectation file listing known failures (strict)")
+    parser.add_argument("--report", metavar="FILE.jsonl", help="write the JSONL report here")
+    parser.add_argument("--junit", metavar="FILE.xml", help="write a JUnit XML report here")
+    parser.add_argument("--trace", metavar="FILE.jsonl", help="write the failing cases as a replayable trace")
+    parser.add_argument("--fuzz", metavar="N", type=int, default=0,
+                        help="also run the differential state machines with N examples each")
+    parser.add_argument("--trace-dir", metavar="DIR", default=".sessionspec/traces",
+                        help="where --fuzz saves failure traces (default: %(default)s)")
+    parser.add_argument("-j", "--jobs", metavar="N", type=int, default=1, help="parallel adapters (default: 1)")
+    parser.add_argument("--timeout", metavar="SECONDS", type=float, default=30.0,
+                        help="per-request timeout for --impl adapters (default: %(default)s)")
+    parser.add_argument("--failures-only", action="store_true", help="summarise only what failed, with every failing case")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every requirement in the summary")
+    parser.add_argument("--vectors", metavar="DIR", type=Path, help="read vectors from DIR instead of the packaged corpus")
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.jobs < 1 or args.fuzz < 0 or args.timeout <= 0:
+        err.write("sessionspec conformance: -j must be >= 1, --fuzz >= 0 and --timeout > 0\n")
+        return 2
+    try:
+        corpus = cases_mod.load_corpus(args.vectors)
+        selected = cases_mod.select(corpus, args.only)
+    except (cases_mod.CaseFileError, ValueError, OSError) as exc:
+        err.write(f"sessionspec conformance: {exc}\n")
+        return 2
+    expectations = None
+    if args.expect:
+        try:
+            expectations = load_expectations(args.expect)
+        except ExpectationsError as exc:
+            err.write(f"sessionspec conformance: {exc}\n")
+            return 2
+    try:
+        connect = connector_for(args.impl)
+    except ValueError as exc:
+        err.write(f"sessionspec conformance: {exc}\n")
+        return 2
+    try:
+        first = start_implementation(connect, args.timeout)
+    except StartupFailed as exc:
+        err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
+        return 2
+    progress = ProgressBar(err)
+    try:
+        result = run_cases(selected, connect, jobs=args.jobs, timeout=args.timeout,
+                           expectations=expectations, progress=progress, first=first)
+    except StartupFailed as exc:
+        progress.close()
+        err.write(f"sessionspec conformance: an extra adapter (-j) could not start: {exc}\n")
+        return 2
+    progress.close()
+    apply_stale(result, expectations, {c.id for c in corpus})
+    if args.fuzz:
+        from sessionspec.conformance.fuzz import FuzzUnavailable, run_fuzz
+
+        try:
+            result.fuzz_failures = run_fuzz(args.fuzz, connect, timeout=args.timeout,
+                                            trace_dir=Path(args.trace_dir), out=err)
+        except FuzzUnavailable as exc:
+            err.write(f"sessionspec conformance: {exc}\n")
+            return 2
+    render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose)
+    lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
+                         selection=args.only, expectations=args.expect)
+    try:
+        if args.report:
+            write_report(args.report, lines)
+        if args.junit:
+            atomic_write_text(args.junit, junit_xml(lines))
+        if args.trace:
+            from sessionspec.conformance.trace import TraceStep, write_trace
+
+            steps = [TraceStep(r.case.op, r.case.args, r.case.expect, r.reply, r.case.ignore,
+                               f"{r.case.id}: {r.case.description}")
+                     for r in result.results if r.outcome in ("failed", "errored", "xfail")]
+            write_trace(args.trace, steps, description="failing conformance cases",
+                        origin="sessionspec conformance", implementation=result.implementation)
+    except OSError as exc:
+        err.write(f"sessionspec conformance: cannot write a report: {exc}\n")
+        return 2
+    return result.exit_code
