@@ -1,0 +1,184 @@
+"""The differential state machines (`sessionspec conformance --fuzz N`).
+
+They must agree with the reference when the reference is the implementation
+(in-process and through the subprocess adapter), catch an implementation
+that answers differently, save a trace that `sessionspec replay` re-runs,
+and declare the requirements each rule checks.
+
+Quick profile by default; HYPOTHESIS_PROFILE=fuzz runs the machines deeper.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conformance_fakes import REFERENCE_CMD, broken_cmd
+
+from sessionspec import cli
+from sessionspec.conformance import fuzz, machines
+from sessionspec.conformance.coverage import coverage, load_requirements
+from sessionspec.conformance import generators as gen
+from sessionspec.conformance.harness import Implementation, InProcessConnection, connector_for
+from sessionspec.conformance.runner import start_implementation
+from sessionspec.conformance.trace import read_trace
+from sessionspec.spec import load_spec
+
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+EXAMPLES = 200 if DEEP else 6
+STEPS = 25 if DEEP else 10
+
+
+def _in_process() -> Implementation:
+    impl = Implementation(InProcessConnection)
+    impl.start()
+    return impl
+
+
+def _run(connect, tmp_path: Path, **options) -> tuple[list[dict], str]:
+    out = io.StringIO()
+    options.setdefault("examples", EXAMPLES)
+    options.setdefault("steps", STEPS)
+    failures = machines.run(connect=connect, trace_dir=tmp_path / "traces", out=out, derandomize=not DEEP, **options)
+    return failures, out.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(machines.MACHINES))
+def test_each_machine_agrees_with_the_in_process_reference(name, tmp_path):
+    failures, out = _run(_in_process, tmp_path, machines=[name])
+    assert failures == [], out
+    assert f"fuzz: {name}: passed" in out
+    assert not (tmp_path / "traces").exists()
+
+
+def test_the_machines_agree_with_the_reference_adapter_process(tmp_path):
+    """End to end through the pipe: every machine, one adapter process (restarted only on failure)."""
+    failures, out = _run(lambda: start_implementation(connector_for(REFERENCE_CMD), 30.0), tmp_path,
+                         examples=3, steps=8)
+    assert failures == [], out
+    assert out.count("passed (") == len(machines.MACHINES)
+
+
+def test_a_wrong_implementation_is_caught_with_a_replayable_minimal_trace(tmp_path):
+    wrong = broken_cmd("--wrong")  # answers every json-value request with the opposite
+    failures, out = _run(lambda: start_implementation(connector_for(wrong), 30.0), tmp_path,
+                         machines={"session": ["json_value"]}, examples=10, shrink=True)
+    assert len(failures) == 1
+    failure = failures[0]
+    assert failure["machine"] == "session" and failure["rule"] == "session.json_value"
+    assert "JSON-2" in failure["requirements"]
+    path = Path(failure["trace"])
+    assert path.exists() and str(path) in out and "sessionspec replay" in out
+    header, steps = read_trace(path)
+    assert header["origin"] == "sessionspec conformance --fuzz"
+    assert len(steps) == 1  # shrunk to the one request that differs
+    assert steps[0].op == "json-value" and steps[0].actual is not None
+    replay_out, replay_err = io.StringIO(), io.StringIO()
+    assert cli.run(["replay", str(path), "--impl", wrong], replay_out, replay_err) == 1
+    assert "0 of 1 steps match" in replay_out.getvalue()
+    assert cli.run(["replay", str(path)], io.StringIO(), io.StringIO()) == 0
+
+
+def test_an_implementation_without_a_capability_is_not_compared_on_it(tmp_path):
+    caps_less = broken_cmd("--no-caps")
+    failures, out = _run(lambda: start_implementation(connector_for(caps_less), 30.0), tmp_path,
+                         machines={"storage": ["pack", "find"]}, examples=2, steps=5)
+    assert failures == []
+    assert "fuzz: storage: skipped" in out
+
+
+def test_focus_names_real_rules_and_kinds(tmp_path):
+    with pytest.raises(ValueError, match="no rule"):
+        _run(_in_process, tmp_path, machines={"session": ["no_such_rule"]})
+    with pytest.raises(ValueError, match="no kind"):
+        _run(_in_process, tmp_path, machines={"session": ["append_invalid:no-such-kind"]})
+    with pytest.raises(ValueError, match="unknown machine"):
+        _run(_in_process, tmp_path, machines=["nope"])
+
+
+def test_every_invalid_append_kind_and_seed_corruption_reaches_the_reference(tmp_path):
+    """Each kind of bad input is generated and the reference refuses most of them: the
+    machines probe rejection paths, not only the happy path."""
+    seen: dict[str, set[str]] = {}
+    original = machines.Differential.send
+
+    def spy(self, label, op, args, **kw):
+        reply = original(self, label, op, args, **kw)
+        seen.setdefault(label, set()).add(reply["kind"])
+        return reply
+
+    machines.Differential.send = spy
+    try:
+        for kind in gen.INVALID_APPEND_KINDS:
+            _run(_in_process, tmp_path, machines={"session": [f"append_invalid:{kind}"]}, examples=3, steps=3)
+        _run(_in_process, tmp_path, examples=4, steps=4, machines={"session": [
+            "seed_invalid:stray-key,seq-gap,not-json,two-faults", "header:near-miss,relative-cwd,missing,not-object"]})
+    finally:
+        machines.Differential.send = original
+    for kind in gen.INVALID_APPEND_KINDS:
+        assert "rejected" in seen.get(f"session.append_invalid.{kind}", set()), kind
+    assert "rejected" in seen["session.seed_invalid"] and "rejected" in seen["session.header"]
+
+
+def test_coverage_names_real_requirements_for_every_rule_label():
+    known = set(load_spec().requirements)
+    for label, reqs in machines.COVERAGE.items():
+        assert label.split(".")[0] in machines.MACHINES, label
+        assert reqs and set(reqs) <= known, (label, set(reqs) - known)
+    for kind in gen.INVALID_APPEND_KINDS:
+        assert f"session.append_invalid.{kind}" in machines.COVERAGE
+    assert fuzz.property_coverage() == machines.COVERAGE
+    families = {r.split("-")[0] for reqs in machines.COVERAGE.values() for r in reqs}
+    assert families >= {"JSON", "APPEND", "SEED", "HDR", "SURF", "DERIVE", "REQ", "STORE", "OOB", "FORK", "FIND",
+                        "CHUNK", "REPAIR", "JSONL", "INV"}
+
+
+def test_requirement_coverage_lists_machine_rules_as_properties():
+    """What `sessionspec requirements` reads: fuzz.property_coverage() feeds coverage()."""
+    rows = {r.id: r for r in coverage(load_requirements(), [], fuzz.property_coverage())}
+    assert "storage.pack" in rows["CHUNK-4"].properties
+    assert "session.append_invalid.replace-coverage" in rows["SURF-9"].properties
+    assert rows["FORK-8"].covered
+
+
+def test_conformance_fuzz_option_runs_every_machine(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(["conformance", "--only", "find", "--fuzz", "1", "--trace-dir", str(tmp_path)], out, err)
+    assert code == 0, err.getvalue()
+    for name in machines.MACHINES:
+        assert f"fuzz: {name}: passed" in err.getvalue()
+
+
+def test_generators_follow_the_registry():
+    spec = load_spec()
+    log_only = {t for t, e in spec.events.items() if e["class"] != "surface"}
+    assert set(gen.FREE_LOG_ONLY) < log_only and set(gen.SURFACE_TYPES) == set(spec.surface_types)
+    structural = {gen.TURN_START, gen.TURN_END, gen.STEP_START, gen.STEP_END, gen.TOOL_CALL, gen.CHUNK}
+    assert set(gen.FREE_LOG_ONLY) | structural == log_only
+    assert set(gen.OUT_OF_BAND_TYPES) == set(spec.out_of_band_types)
+    assert {e["type"] for e in gen.INVALID_EVENTS} <= set(spec.events)
+
+
+def test_generated_logs_are_valid_seeds_and_balanced():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from sessionspec.reference import interrupted_turn_closers
+    from sessionspec.reference.session import Session
+
+    @settings(max_examples=25, database=None, derandomize=True)
+    @given(st.data())
+    def check(data):
+        events = gen.build_log(data.draw, max_events=20)
+        session = Session("s", events)
+        assert session.seq == len(events)
+        assert interrupted_turn_closers(events) == []
+
+    check()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))

@@ -1,0 +1,110 @@
+"""Suite strength: every deliberately broken reference ("mutant") must be caught.
+
+Each mutant breaks one rule and runs as its own adapter process
+(`python -m sessionspec.conformance.mutants NAME`); the suite reaches it only
+through the subprocess protocol: the vectors of the mutant's requirement
+family, then a short derandomised machine run focused on the rules that
+exercise it. A mutant counts as caught only when a catching vector or rule
+checks a requirement of the family the mutant breaks. Run
+`python -m sessionspec.conformance.mutants --check` for the whole table.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionspec import cli
+from sessionspec.conformance import machines, mutants
+from sessionspec.conformance.harness import connector_for
+from sessionspec.conformance.runner import start_implementation
+from sessionspec.conformance.trace import read_trace
+from sessionspec.spec import load_spec
+
+REFERENCE_CMD = f"{sys.executable} -m sessionspec.conformance.reference_adapter"
+
+
+def test_the_catalogue_breaks_at_least_25_different_rules_across_the_families():
+    catalogue = list(mutants.MUTANTS.values())
+    rules = [m.rule for m in catalogue]
+    assert len(catalogue) >= 25
+    assert len(set(rules)) == len(rules), "two mutants break the same rule"
+    assert set(rules) <= set(load_spec().requirements)
+    assert len({m.family for m in catalogue}) >= 14
+    for m in catalogue:
+        assert m.probe and set(m.probe) <= set(machines.MACHINES), m.name
+        assert m.description and m.name.startswith(m.rule.lower().replace("-", "")), m.name
+
+
+@pytest.mark.parametrize("name", list(mutants.MUTANTS))
+def test_mutant_is_caught_through_the_subprocess_protocol(name, record_property):
+    catch = mutants.check(name)
+    print(catch.row())  # noqa: T201 - the catch table (pytest -rP, or the module's --check)
+    record_property("caught_by", catch.row())
+    assert catch.caught, f"{name} ({catch.mutant.rule}) was not caught: {catch.mutant.description}"
+    assert catch.in_family, (
+        f"{name} breaks {catch.mutant.rule} but only requirements of other families caught it: {catch.requirements}"
+    )
+    assert catch.exact, f"{name}: no catching vector or rule names {catch.mutant.rule}: {catch.requirements}"
+
+
+@pytest.mark.parametrize("machine", sorted({m for mutant in mutants.MUTANTS.values() for m in mutant.probe}))
+def test_the_unmutated_reference_passes_every_probe(machine, tmp_path):
+    """No false alarm: the focused runs that catch the mutants find nothing in the reference process."""
+    focus = sorted({r for m in mutants.MUTANTS.values() for r in m.probe.get(machine, ())})
+    failures = machines.run(
+        connect=lambda: start_implementation(connector_for(REFERENCE_CMD), 30.0), examples=30, steps=12,
+        trace_dir=tmp_path, out=io.StringIO(), machines={machine: focus}, shrink=False, derandomize=True,
+    )
+    assert failures == []
+
+
+def test_a_saved_trace_reproduces_the_failure_of_a_mutant_and_passes_on_the_reference(tmp_path):
+    name = "find2-ignores-trigger-kind"
+    out = io.StringIO()
+    failures = machines.run(  # with shrinking, as `sessionspec conformance --fuzz` runs them
+        connect=lambda: start_implementation(connector_for(mutants.command(name)), 30.0), examples=30, steps=12,
+        trace_dir=tmp_path, out=out, machines={"storage": ["find"]}, derandomize=True,
+    )
+    assert len(failures) == 1 and failures[0]["rule"] == "storage.find"
+    path = Path(failures[0]["trace"])
+    assert f"saved to {path}" in out.getvalue()
+    header, steps = read_trace(path)
+    assert header["implementation"]["name"] == f"sessionspec-mutant-{name}"
+    assert len(steps) == 1 and steps[0].op == "find-last-message-turn-end"
+    assert steps[0].expected != {"result": steps[0].actual.get("result")}
+    assert "FIND-2" in failures[0]["requirements"]
+
+    against_mutant = io.StringIO()
+    assert cli.run(["replay", str(path), "--impl", mutants.command(name)], against_mutant, io.StringIO()) == 1
+    assert "step 1 find-last-message-turn-end: failed" in against_mutant.getvalue()
+    against_reference = io.StringIO()
+    assert cli.run(["replay", str(path), "--impl", REFERENCE_CMD], against_reference, io.StringIO()) == 0
+    assert "1 of 1 steps match" in against_reference.getvalue()
+
+
+def test_patches_fail_loudly_when_the_reference_changes_under_them():
+    def sample(x: int) -> int:
+        return x + 1
+
+    holder = type("Holder", (), {"sample": staticmethod(sample)})
+    with pytest.raises(LookupError, match="snippet"):
+        mutants.patch_source(holder, "sample", "x " + "* 2", "x")
+    mutants.patch_source(holder, "sample", "x + 1", "x + 2")
+    assert holder.sample(1) == 3
+    with pytest.raises(LookupError, match="constant"):
+        mutants.patch_constant(sample, "absent", "x")
+
+
+def test_the_mutant_process_names_itself_and_leaves_this_process_untouched():
+    from sessionspec.reference import chunk_rows
+
+    impl = start_implementation(connector_for(mutants.command("chunk4-packs-runs-of-two")), 30.0)
+    try:
+        assert impl.info["implementation"]["name"] == "sessionspec-mutant-chunk4-packs-runs-of-two"
+    finally:
+        impl.close()
+    assert chunk_rows.MIN_RUN == 3
