@@ -507,15 +507,19 @@ class SessionStore:
                 outcomes.append(None)
         if pending:
             await asyncio.wait(pending)
+        # Retrieve every settled failure (so none is reported as "never retrieved"),
+        # then raise the earliest-registered one.
+        failures: list[BaseException] = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
-                raise outcome
-            if isinstance(outcome, asyncio.Future):
+                failures.append(outcome)
+            elif isinstance(outcome, asyncio.Future):
                 if outcome.cancelled():
-                    raise asyncio.CancelledError()
-                failure = outcome.exception()
-                if failure is not None:
-                    raise failure
+                    failures.append(asyncio.CancelledError())
+                elif (failure := outcome.exception()) is not None:
+                    failures.append(failure)
+        if failures:
+            raise failures[0]
 
     # ------------------------------------------------------------ out of band
     async def append_out_of_band(

@@ -618,3 +618,27 @@ def test_disposed_scope_refuses_new_listeners_and_sessions() -> None:
     with pytest.raises(RuntimeError):
         store.create("x", scope=scope)
     assert store.get("x") is None and store._listeners["session/event"] == ()
+
+
+def test_store13_every_async_failure_is_retrieved_not_only_the_first() -> None:
+    """STORE-13: all listeners settle; later failures must not leak as 'never retrieved'."""
+    import gc
+
+    unretrieved: list[dict] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: unretrieved.append(ctx))
+        store = SessionStore()
+        session = store.create("s")
+
+        async def fail(_session: object) -> None:
+            raise RuntimeError("flush failed")
+
+        store.on("session/flush", fail)
+        store.on("session/flush", fail)
+        with pytest.raises(RuntimeError):
+            await store.flush(session)
+        gc.collect()
+
+    asyncio.run(main())
+    assert unretrieved == []
