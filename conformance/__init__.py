@@ -16,8 +16,17 @@ the tutorial):
   known-failure lists.
 * ``report`` / ``summary`` / ``trace`` — JSONL and JUnit reports, the human
   summary, replayable traces.
-* ``coverage`` — requirements x vectors x properties.
+* ``coverage`` — requirements x vectors x properties, and the api-level
+  classification of rules no protocol operation can observe.
 * ``fuzz`` — the ``--fuzz`` hook into ``machines`` (state machines).
+* ``machines`` — differential Hypothesis state machines (``session``,
+  ``fork``, ``storage``, ``store``) that compare an implementation with the
+  in-process reference request by request; ``COVERAGE`` feeds ``coverage``.
+* ``generators`` — the machines' inputs, derived from the event registry,
+  the schemas and the constants (never a restated vocabulary).
+* ``mutants`` — deliberately broken references, one rule each, served as
+  adapters (``python -m sessionspec.conformance.mutants NAME``, ``--list``,
+  ``--check``; ``check(name)`` reports what caught one).
 * ``authoring`` — drafting cases from the reference and formatting vector files.
 * ``vectors/<area>.json`` — the corpus (package data).
 """

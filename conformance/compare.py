@@ -8,7 +8,8 @@ are equal here even though Python keeps them apart). Rejections compare by
 ``index``, ``phase`` and ``state`` where the expectation names them.
 
 Some results carry values no two runs share (``time`` of a live append,
-``createdAt`` of a synthesised header). Each op's *normaliser* replaces
+``createdAt`` of a header the implementation stamped with the clock, not one
+copied from a supplied ``meta.createdAt``). Each op's *normaliser* replaces
 exactly those with the placeholder ``"<now>"`` (only when they are
 well-formed non-negative safe integers, so a wrong type still shows), on
 both sides, before comparing. Case files may add further ``compare.ignore``
@@ -117,9 +118,33 @@ def _all_events_now(value: Any) -> Any:
     return value
 
 
+def _stamped_handles(args: Mapping[str, Any]) -> frozenset[str]:
+    """Handles whose every ``create``/``prepare`` step supplies ``meta.createdAt``.
+
+    Their header's ``createdAt`` is a copy of that value (HDR-11), so it is
+    compared as it is; every other store header was stamped with the clock.
+    """
+    script = args.get("script")
+    stack = list(script) if isinstance(script, list) else []
+    explicit: dict[str, bool] = {}
+    while stack:
+        step = stack.pop()
+        if not isinstance(step, dict):
+            continue
+        actions = step.get("actions")
+        if isinstance(actions, list):
+            stack.extend(actions)
+        if step.get("do") in ("create", "prepare") and isinstance(step.get("as"), str):
+            meta = step.get("meta")
+            given = isinstance(meta, dict) and meta.get("createdAt") is not None
+            explicit[step["as"]] = explicit.get(step["as"], True) and given
+    return frozenset(name for name, given in explicit.items() if given)
+
+
 def _norm_store(args: Mapping[str, Any], value: Any) -> Any:
     if not isinstance(value, dict):
         return value
+    stamped = _stamped_handles(args)
     out = dict(value)
     if isinstance(out.get("trace"), list):
         out["trace"] = [
@@ -130,7 +155,7 @@ def _norm_store(args: Mapping[str, Any], value: Any) -> Any:
         for name, s in out["sessions"].items():
             if isinstance(s, dict):
                 s = dict(s)
-                if "header" in s:
+                if "header" in s and name not in stamped:
                     s["header"] = _header_with_now(s["header"])
                 if "events" in s:
                     s["events"] = _all_events_now(s["events"])

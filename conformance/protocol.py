@@ -63,11 +63,14 @@ CAPABILITIES: tuple[str, ...] = (
     "json-value",
     "jsonl",
     "invariants",
+    "scopes",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
 run-time out-of-band admission registry (DEC-8): the TypeScript package
-restricts admissible types at compile time only, so it cannot claim it."""
+restricts admissible types at compile time only, so it cannot claim it.
+``scopes`` is scope-filtered dispatch (STORE-16, a SHOULD for implementations
+that model owner scopes): ``scope`` on store-script ``on``/``enter`` steps."""
 
 REPLY_KINDS: tuple[str, ...] = ("result", "rejected", "errored", "skipped")
 

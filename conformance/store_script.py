@@ -8,6 +8,14 @@ detaches, an observer that appends re-entrantly, ...). The result is the
 observed trace: step outcomes and listener calls, interleaved in the order
 they happened.
 
+Scripts may also install and remove the optional relational checker
+(``install-invariants``, ``uninstall-invariants``) and register a scripted
+pre-commit validator (``veto``), which is how INV-11 (a vetoed or rejected
+event leaves the checker's trace unchanged) and INV-12 (uninstall removes
+every effect, reinstall rebuilds from the live logs) become observable.
+Owner scopes (``scope`` on ``on`` and ``enter`` steps, capability
+``scopes``) make scope-filtered dispatch (STORE-16) observable.
+
 Asynchronous steps (``flush``, ``oob``) are awaited in place unless they name
 an ``async`` handle; then they run in the background until an ``await``
 step. Between top-level steps the interpreter drains all runnable
@@ -44,6 +52,8 @@ class _Interpreter:
         self.trace: list[dict[str, Any]] = []
         self.errors: list[BaseException] = []
         self.binding: str | None = None  # the `as` name of the create/fork step running now
+        self.checkers: dict[str, Any] = {}  # store name -> its installed InvariantChecker
+        self.scopes: dict[str, Any] = {}  # script-wide owner scopes, created on first use (STORE-16)
 
     # -- handles ---------------------------------------------------------------------
     def store(self, step: Mapping[str, Any]) -> Any:
@@ -86,6 +96,17 @@ class _Interpreter:
     def making(self, name: str | None) -> None:
         """Announce the handle of the session the current step creates."""
         self.binding = name
+
+    def scope(self, step: Mapping[str, Any]) -> Any:
+        """The owner scope a step names (``None`` when it names none)."""
+        name = step.get("scope")
+        if name is None:
+            return None
+        if name not in self.scopes:
+            from sessionspec.reference.store import Scope
+
+            self.scopes[name] = Scope(name)
+        return self.scopes[name]
 
     def gate(self, name: str) -> asyncio.Future[str]:
         if name not in self.gates:
@@ -192,7 +213,7 @@ class _Interpreter:
         do = step["do"]
         store = self.store(step)
         if do == "on":
-            store.on(step["event"], self.listener(step))
+            store.on(step["event"], self.listener(step), self.scope(step))
             return None
         if do in ("create", "prepare"):
             kwargs = {k: step[k] for k in ("seed", "meta") if k in step}
@@ -209,7 +230,7 @@ class _Interpreter:
             self.bind(step["as"], session)
             return {"id": session.id}
         if do == "enter":
-            detach = store.enter(self.session(step["session"]))
+            detach = store.enter(self.session(step["session"]), self.scope(step))
             if "detach" in step:
                 self.detaches[step["detach"]] = detach
             return None
@@ -247,7 +268,45 @@ class _Interpreter:
             return None
         if do == "events":
             return list(self.session(step["session"]).events)
+        if do in ("install-invariants", "uninstall-invariants"):
+            return self.invariants(step, store)
+        if do == "veto":
+            remove = store.add_pre_commit_validator(self.validator(step))
+            if "detach" in step:
+                self.detaches[step["detach"]] = remove
+            return None
         raise ScriptError(f"unknown step {do!r}")
+
+    def invariants(self, step: Mapping[str, Any], store: Any) -> None:
+        """Install or remove the store's relational checker (at most one per store)."""
+        name = step.get("store", "main")
+        if step["do"] == "uninstall-invariants":
+            checker = self.checkers.pop(name, None)
+            if checker is None:
+                raise ScriptError(f"store {name!r} has no relational checker to uninstall")
+            checker.uninstall()
+            return None
+        if name in self.checkers:
+            raise ScriptError(f"store {name!r} already has a relational checker")
+        from sessionspec.reference.invariants import InvariantChecker
+
+        # a live session that violates an INV rule makes install raise: a rejected step
+        self.checkers[name] = InvariantChecker().install(store)
+        return None
+
+    @staticmethod
+    def validator(step: Mapping[str, Any]) -> Any:
+        """A scripted pre-commit validator: vetoes every append (of ``type``, when given)."""
+        from .adapter import ScriptedFailure
+
+        name: str = step["validator"]
+        only: str | None = step.get("type")
+
+        def validate(session: Any, candidate: Mapping[str, Any]) -> None:
+            if only is None or candidate.get("type") == only:
+                raise ScriptedFailure(name)
+
+        return validate
 
     async def run_top(self, step: Mapping[str, Any], at: str) -> None:
         do = step["do"]

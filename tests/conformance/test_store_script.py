@@ -77,3 +77,42 @@ def test_two_stores_are_independent_and_one_session_cannot_join_both():
     trace = reply["result"]["trace"]
     assert trace[2]["rejected"] == {"code": "SESSION_ALREADY_ATTACHED"}
     assert trace[3]["ok"] is None
+
+
+def test_checker_steps_misused_are_adapter_errors_and_a_violating_live_session_fails_install():
+    assert store({"do": "uninstall-invariants"})["kind"] == "errored"
+    assert store({"do": "install-invariants"}, {"do": "install-invariants"})["kind"] == "errored"
+    reply = store(
+        {"do": "create", "id": "x", "as": "s", "seed": [{"type": "plugin/x", "seq": 0, "time": 1, "data": 1}]},
+        {"do": "install-invariants"},
+        {"do": "append", "session": "s", "type": "plugin/x", "data": 2},
+    )
+    trace = reply["result"]["trace"]
+    assert trace[1] == {"at": "1", "do": "install-invariants", "rejected": {"code": "INV_NO_OPEN_TURN"}}
+    assert trace[2]["ok"]["seq"] == 1  # the failed install left no checker behind
+
+
+def test_a_veto_rejects_only_its_type_and_its_detach_removes_it():
+    reply = store(
+        {"do": "create", "id": "x", "as": "s"},
+        {"do": "veto", "validator": "v", "type": "plugin/no", "detach": "off"},
+        {"do": "append", "session": "s", "type": "plugin/ok", "data": 1},
+        {"do": "append", "session": "s", "type": "plugin/no", "data": 2},
+        {"do": "detach", "handle": "off"},
+        {"do": "append", "session": "s", "type": "plugin/no", "data": 3},
+    )
+    trace = reply["result"]["trace"]
+    assert trace[3] == {"at": "3", "do": "append", "rejected": {"code": "SCRIPTED", "listener": "v"}}
+    assert [e["data"] for e in reply["result"]["sessions"]["s"]["events"]] == [1, 3]
+
+
+def test_scoped_listeners_hear_only_sessions_entered_through_their_scope():
+    reply = store(
+        {"do": "on", "event": "session/created", "listener": "a", "scope": "A"},
+        {"do": "prepare", "id": "x", "as": "s"},
+        {"do": "enter", "session": "s", "scope": "A"},
+        {"do": "announce", "session": "s"},
+        {"do": "create", "id": "y", "as": "t"},
+    )
+    assert calls(reply) == [("a", "session/created")]
+    assert next(t for t in reply["result"]["trace"] if "call" in t)["session"] == "s"
