@@ -420,6 +420,32 @@ def _describe_rejection(expected: Mapping[str, Any]) -> str:
     return "a rejection" + (f" ({', '.join(parts)})" if parts else "")
 
 
+_TRACE_OPS = frozenset({"store", "oob"})
+
+
+def _map_trace_codes(op: str, result: Any, code_map: Mapping[str, str] | None) -> Any:
+    """Map the implementation's codes inside store/oob traces through ``codeMap`` (PROTOCOL.md §3).
+
+    Every string value under a ``code`` key of the trace is a rejection code the
+    implementation reported for one step; nothing else in a trace is named ``code``.
+    """
+    if not code_map or op not in _TRACE_OPS:
+        return result
+    root = [result]
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in list(items):
+            if key == "code" and isinstance(value, str) and isinstance(node, dict):
+                node[key] = code_map.get(value, value)
+            elif isinstance(value, (dict, list)):
+                copy = dict(value) if isinstance(value, dict) else list(value)
+                node[key] = copy
+                stack.append(copy)
+    return root[0]
+
+
 def judge(
     op: str,
     args: Mapping[str, Any],
@@ -444,7 +470,7 @@ def judge(
             phase = " while setting up" if reply.get("phase") == "setup" else ""
             return Verdict("failed", f"expected a result, got a rejection{phase}{where}: {code}: {reply.get('message', '')}")
         want = normalise_result(op, args, expect["result"])
-        got = normalise_result(op, args, reply.get("result"))
+        got = normalise_result(op, args, _map_trace_codes(op, reply.get("result"), code_map))
         found = diff(want, got, ignore)
         if found:
             return Verdict("failed", f"result differs in {len(found)} place(s)", tuple(found))

@@ -75,3 +75,13 @@ def test_an_unexpected_rejection_fails_and_errored_and_skipped_pass_through():
     assert verdict.outcome == "failed" and "setting up" in verdict.message
     assert judge("fold", {}, {"result": {}}, {"seq": 1, "kind": "errored", "message": "boom"}).outcome == "errored"
     assert judge("fold", {}, {"result": {}}, {"seq": 1, "kind": "skipped", "reason": "no"}).outcome == "skipped"
+
+
+def test_code_map_applies_to_codes_inside_store_traces() -> None:
+    """PROTOCOL.md §3: the adapter's codeMap maps trace codes too, not only the reply's code."""
+    expect = {"result": {"trace": [{"at": 0, "do": "create", "rejected": {"code": "SESSION_ALREADY_EXISTS"}}]}}
+    reply = {"kind": "result", "result": {"trace": [{"at": 0, "do": "create", "rejected": {"code": "E_EXISTS"}}]}}
+    assert judge("store", {}, expect, reply).outcome == "failed"
+    assert judge("store", {}, expect, reply, code_map={"E_EXISTS": "SESSION_ALREADY_EXISTS"}).outcome == "passed"
+    # The reply itself is not modified by the mapping.
+    assert reply["result"]["trace"][0]["rejected"]["code"] == "E_EXISTS"

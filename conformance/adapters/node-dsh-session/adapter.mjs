@@ -1,0 +1,1077 @@
+#!/usr/bin/env node
+// sessionspec conformance adapter for the published @deepseek-ai/dsh-session package.
+//
+// Speaks the adapter protocol of conformance/PROTOCOL.md: one JSON request per
+// line on stdin, one JSON reply per line on stdout, until `stop` or end of
+// input. Every handler does three things only: build the situation the request
+// describes with the package's own public API, call the API under test, and
+// report what is observable. Nothing is translated between payload shapes:
+// where the package follows a later revision than the spec (message shape,
+// `session/end-seed`, fork rules, ...), the difference reaches the harness
+// unchanged.
+//
+// Error codes. The package signals most rejections with a plain `Error` and
+// a message; only fork (SessionForkError) and the invariant registry
+// (InvariantError) carry a `code`. A rejection reply carries the
+// implementation's own code: the `code` of a fork error, otherwise the
+// error's message with its variable parts (numbers, quoted strings, a
+// trailing "got ...") replaced by placeholders, prefixed with the error class
+// when that is not plain `Error`. The `codeMap` in the `start` reply is the
+// only place where such a code is related to a sessionspec code, and only
+// where the package signals the same condition.
+//
+// Install once: npm ci --prefix conformance/adapters/node-dsh-session
+// Run: sessionspec conformance --impl "node conformance/adapters/node-dsh-session/adapter.mjs"
+
+import { createInterface } from 'node:readline'
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+
+const PROTOCOL_VERSION = 1
+const PACKAGE = '@deepseek-ai/dsh-session'
+const INSTALL_HINT = 'npm ci --prefix conformance/adapters/node-dsh-session'
+
+// stdout belongs to the protocol: anything else that prints goes to stderr.
+const protocolOut = process.stdout
+for (const method of ['log', 'info', 'warn', 'debug', 'trace']) {
+  console[method] = (...args) => console.error(...args)
+}
+process.on('unhandledRejection', (reason) => {
+  console.error('[adapter] unhandled rejection (contained):', reason)
+})
+
+// -- the package under test ------------------------------------------------------
+
+let api = null
+let loadFailure = null
+try {
+  const [cordis, session, invariants, sessionInvariant, scope] = await Promise.all([
+    import('@deepseek-ai/cordis'),
+    import(PACKAGE),
+    import('@deepseek-ai/dsh-invariants'),
+    import(`${PACKAGE}/invariant`),
+    import('@deepseek-ai/dsh-scope'),
+  ])
+  const require = createRequire(import.meta.url)
+  const pkg = JSON.parse(readFileSync(require.resolve(`${PACKAGE}/package.json`), 'utf8'))
+  api = { Context: cordis.Context, ...session, InvariantRegistry: invariants.InvariantRegistry, InvariantError: invariants.InvariantError, sessionInvariant, createScope: scope.createScope, version: pkg.version }
+} catch (error) {
+  loadFailure = `cannot load ${PACKAGE} and its peers (${error?.message ?? error}); install them with: ${INSTALL_HINT}`
+}
+
+/** Capabilities the package really has (see README.md for the ones it lacks). */
+const CAPABILITIES = [
+  'load',
+  'append',
+  'derive',
+  'fold',
+  'fork',
+  'store-lifecycle',
+  'chunk-rows',
+  'repair',
+  'request-header',
+  'json-value',
+  'invariants',
+  'scopes',
+]
+
+/** Operations the package cannot serve, with the reason reported in a `skipped` reply. */
+const NO_JSONL = 'the JSONL format is not part of dsh-session: it lives in @deepseek-ai/dsh-session-persistence-jsonl, which has no 0.1.1-rc.2 release'
+const UNSUPPORTED = {
+  oob: `${PACKAGE} 0.1.1-rc.2 does not export appendOutOfBand (removed upstream after the spec revision)`,
+  'find-last-message-turn-end': `${PACKAGE} 0.1.1-rc.2 does not export findLastMessageTurnEnd (removed upstream after the spec revision)`,
+  'jsonl-read': NO_JSONL,
+  'jsonl-load': NO_JSONL,
+  'jsonl-write': NO_JSONL,
+  'jsonl-path': NO_JSONL,
+}
+
+// -- implementation codes and the declared code map ------------------------------
+
+/** A message with its variable parts replaced, so equal conditions give equal codes. */
+function messageTemplate(message) {
+  return String(message)
+    .replace(/(tool\/result for ).*?( with no prior tool\/call in this step)$/, '$1<s>$2')
+    .replace(/, got .*$/s, ', got <v>')
+    .replace(/"(?:[^"\\]|\\.)*"/g, '"<s>"')
+    .replace(/(?<![\w<])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w>])/g, '<n>')
+    .replace(/<n>(?:, <n>)+/g, '<n>')
+}
+
+/** The implementation's own code for an error it threw. */
+function implementationCode(error) {
+  if (error instanceof Error && api && error instanceof api.SessionForkError) return error.code
+  const name = error instanceof Error ? error.name : typeof error
+  const template = messageTemplate(error instanceof Error ? error.message : String(error))
+  return name === 'Error' ? template : `${name}: ${template}`
+}
+
+const SURFACE_CODES = {
+  'session event seq <n> is not contiguous; expected <n>': 'SURFACE_NOT_CONTIGUOUS',
+  'session event "<s>" is not surface-eligible and cannot carry surfaceOp': 'SURFACE_LOG_ONLY_MARKER',
+  'session event "<s>" is not surface-eligible and cannot carry sourceEventSeqs': 'SURFACE_LOG_ONLY_SOURCES',
+  'session event "<s>" is surface-eligible and requires a surfaceOp marker': 'SURFACE_MARKER_MISSING',
+  'session event "<s>" carries an invalid surfaceOp': 'SURFACE_MARKER_INVALID',
+  'session event "<s>" carries an invalid replace surfaceOp': 'SURFACE_REPLACE_MARKER_INVALID',
+  'sourceEventSeqs on event at seq <n> must be an array when present': 'SURFACE_SOURCES_INVALID',
+  'sourceEventSeqs must not be empty except on assistant/message': 'SURFACE_SOURCES_INVALID',
+  'session event "<s>" sourceEventSeqs must densely contain non-negative safe integers': 'SURFACE_SOURCES_INVALID',
+  'sourceEventSeqs must not contain duplicates': 'SURFACE_SOURCES_INVALID',
+  'sourceEventSeqs must reference earlier events: <n> >= current seq <n>': 'SURFACE_SOURCES_INVALID',
+  'surface replace: sourceEventSeqs must include every shadowed surface node; missing <n>': 'SURFACE_SOURCES_COVERAGE',
+  'surface replace: start seq <n> not found in surface': 'SURFACE_REPLACE_RANGE',
+  'surface replace: end seq <n> not found in surface': 'SURFACE_REPLACE_RANGE',
+  'surface replace: start seq <n> (index <n>) is after end seq <n> (index <n>)': 'SURFACE_REPLACE_RANGE',
+  'tool/result surface replacement must rewrite exactly one current node': 'SURFACE_TOOL_RESULT_REWRITE',
+  'tool/result surface replacement must target a current tool/result': 'SURFACE_TOOL_RESULT_REWRITE',
+  'tool/result surface replacement may change only content': 'SURFACE_TOOL_RESULT_REWRITE',
+}
+
+const CHUNK_REASONS = [
+  'turn/step/index must be numbers',
+  '<payload> must be a non-empty string array',
+  'dt must be an array of safe integers',
+  'dt length <n> does not match <n> members',
+  'envelope must be exactly {type, seq0, time0, data}',
+  'seq0 must be a non-negative safe integer',
+  'time0 must be a safe integer',
+  'data must be an object',
+  'data must be exactly {turn, step, index, id, name?, dt, args}',
+  'id (and name when present) must be strings',
+  'data must be exactly {turn, step, index, dt, texts}',
+  'member seqs must stay safe integers',
+  'member times must stay safe integers',
+]
+
+const INVARIANT_PREFIX = 'InvariantError: invariant violated by "<s>": '
+const STEP_SCOPED = ['step/end', 'assistant/chunk', 'assistant/message', 'tool/call', 'tool/result']
+
+/** Implementation code -> sessionspec code, only where the package signals the same condition. */
+function buildCodeMap() {
+  const map = {
+    // append (APPEND-*)
+    'session event "<s>" carries non-JSON-serializable data': 'APPEND_DATA_NOT_JSON',
+    'session event "<s>" uses unsupported legacy request/header-delta format': 'APPEND_LEGACY_HEADER_DELTA',
+    'session event "<s>" uses unsupported legacy request/header reason "<s>"': 'APPEND_LEGACY_FALLBACK',
+    'session event "<s>" carries non-JSON-serializable surface metadata': 'APPEND_METADATA_NOT_JSON',
+    'session append cannot reenter while another append is being published': 'APPEND_REENTRANT',
+    // seed (SEED-*)
+    'seed event at index <n> is not losslessly JSON-serializable': 'SEED_NOT_JSON',
+    'seed event at index <n> uses unsupported legacy request/header-delta format': 'SEED_LEGACY_HEADER_DELTA',
+    'seed event at index <n> has an invalid event envelope': 'SEED_ENVELOPE',
+    'seed request/header at index <n> lacks provider/model': 'SEED_REQUEST_HEADER_CONFIG',
+    'seed assistant/message at index <n> message must have model source': 'SEED_PROVENANCE',
+    'seed event at index <n> uses unsupported legacy request/header reason "<s>"': 'SEED_LEGACY_FALLBACK',
+    'seed event at index <n> has seq <n> (expected <n>); seed must be contiguous from <n>': 'SEED_NOT_CONTIGUOUS',
+    // header (HDR-*)
+    'session header is not losslessly JSON-serializable': 'HEADER_NOT_JSON',
+    'session header is not a plain JSON record': 'HEADER_NOT_OBJECT',
+    'session header version must be <n>, got <v>': 'HEADER_VERSION',
+    'session header id "<s>" does not match session id "<s>"': 'HEADER_ID_MISMATCH',
+    'session header createdAt must be a non-negative safe integer': 'HEADER_CREATED_AT',
+    'session header cwd must be a string': 'HEADER_CWD',
+    'session header cwd must be an absolute path, got <v>': 'HEADER_CWD',
+    'session header parentSession must be a string': 'HEADER_PARENT_SESSION',
+    'session header seedLength must be a non-negative safe integer': 'HEADER_SEED_LENGTH',
+    'session header delegationDepth must be a non-negative safe integer': 'HEADER_DELEGATION_DEPTH',
+    // store (STORE-*)
+    'session "<s>" already exists': 'SESSION_ALREADY_EXISTS',
+    'session "<s>" is already attached to a store': 'SESSION_ALREADY_ATTACHED',
+    'session "<s>" was already announced': 'SESSION_ALREADY_ANNOUNCED',
+    'session "<s>" is not live in this store': 'SESSION_NOT_LIVE',
+    // invariants (INV-*)
+    [`${INVARIANT_PREFIX}seq must strictly increase: saw <n> after <n>`]: 'INV_SEQ_NOT_INCREASING',
+    [`${INVARIANT_PREFIX}turn/start <n> while turn <n> is still open`]: 'INV_TURN_ALREADY_OPEN',
+    [`${INVARIANT_PREFIX}turn/start expected turn <n>, got <v>`]: 'INV_TURN_NUMBER',
+    [`${INVARIANT_PREFIX}turn/end <n> does not match open turn <n>`]: 'INV_TURN_MISMATCH',
+    [`${INVARIANT_PREFIX}turn/end <n> does not match open turn null`]: 'INV_TURN_MISMATCH',
+    [`${INVARIANT_PREFIX}turn/end <n> while step <n> is still open`]: 'INV_STEP_STILL_OPEN',
+    [`${INVARIANT_PREFIX}step/start in turn <n> but open turn is <n>`]: 'INV_TURN_MISMATCH',
+    [`${INVARIANT_PREFIX}step/start in turn <n> but open turn is null`]: 'INV_TURN_MISMATCH',
+    [`${INVARIANT_PREFIX}step/start <n> while step <n> is still open`]: 'INV_STEP_ALREADY_OPEN',
+    [`${INVARIANT_PREFIX}step/start expected step <n> in turn <n>, got <v>`]: 'INV_STEP_NUMBER',
+    [`${INVARIANT_PREFIX}tool/result for <s> with no prior tool/call in this step`]: 'INV_CALL_NOT_PENDING',
+    [`${INVARIANT_PREFIX}tool/result surface replacement appended outside any open turn`]: 'INV_NO_OPEN_TURN',
+  }
+  for (const [template, code] of Object.entries(SURFACE_CODES)) {
+    map[template] = code
+    map[`invalid seed event at index <n>: ${template}`] = code
+  }
+  for (const tag of ['text-chunks', 'reasoning-chunks', 'tool-call-chunks']) {
+    for (const reason of CHUNK_REASONS) {
+      const payload = tag === 'tool-call-chunks' ? 'args' : 'texts'
+      map[`malformed ${tag} storage row: ${reason.replace('<payload>', payload)}`] = 'CHUNK_ROW_MALFORMED'
+    }
+  }
+  for (const kind of STEP_SCOPED) {
+    for (const turn of ['<n>', 'null']) {
+      for (const step of ['<n>', 'null']) {
+        map[`${INVARIANT_PREFIX}${kind} names turn <n>/step <n> but open is turn ${turn}/step ${step}`] = 'INV_STEP_MISMATCH'
+      }
+    }
+  }
+  for (const type of ['todo/write', 'request/header', 'request/context']) {
+    map[`${INVARIANT_PREFIX}${type} appended outside any open turn (core execution events must be turn-enclosed)`] = 'INV_NO_OPEN_TURN'
+  }
+  return map
+}
+
+// -- replies ---------------------------------------------------------------------
+
+/** A deliberate refusal by the package, reported as a `rejected` reply. */
+class Rejection extends Error {
+  constructor(cause, extra = {}) {
+    super(cause instanceof Error ? cause.message : String(cause))
+    this.cause = cause
+    this.extra = extra
+  }
+}
+
+/** Something the package threw while serving the operation under test. */
+class ImplementationFailure extends Error {
+  constructor(cause) {
+    super(cause instanceof Error ? cause.message : String(cause))
+    this.cause = cause
+  }
+}
+
+/** Something the package threw by accident (a crash on its input): reported as `errored`. */
+class ImplementationCrash extends Error {
+  constructor(cause) {
+    super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
+    this.cause = cause
+  }
+}
+
+/** What a scripted listener throws or rejects with. */
+class ScriptedFailure extends Error {
+  constructor(listener) {
+    super(`scripted failure of listener ${listener}`)
+    this.name = 'ScriptedFailure'
+    this.listener = listener
+  }
+}
+
+/** The request itself is wrong (unknown handle, impossible step): an adapter error. */
+class ScriptError extends Error {}
+
+/**
+ * Whether the package threw on purpose. It rejects with a plain `Error` (or
+ * its SessionForkError / the registry's InvariantError); anything else
+ * (TypeError, RangeError, ...) is the implementation crashing on its input,
+ * which the protocol reports as `errored`, never as a rejection.
+ */
+function deliberate(error) {
+  if (!(error instanceof Error)) return false
+  if (error.constructor === Error) return true
+  return Boolean(api) && (error instanceof api.SessionForkError || error instanceof api.InvariantError)
+}
+
+/** What an error thrown out of the package becomes. */
+function classify(error) {
+  if (error instanceof ScriptedFailure || error instanceof ImplementationFailure || error instanceof ImplementationCrash) return error
+  return deliberate(error) ? new ImplementationFailure(error) : new ImplementationCrash(error)
+}
+
+/** Run a call into the package; what it throws is classified (see `classify`). */
+function impl(fn) {
+  try {
+    return fn()
+  } catch (error) {
+    throw classify(error)
+  }
+}
+
+async function implAsync(fn) {
+  try {
+    return await fn()
+  } catch (error) {
+    throw classify(error)
+  }
+}
+
+/** The seed index a seed-boundary message names ("seed ... at index N"). */
+function seedIndex(error) {
+  const match = /^(?:invalid )?seed [^ ]+ at index (\d+)\b/.exec(error instanceof Error ? error.message : '')
+  return match ? Number(match[1]) : undefined
+}
+
+function rejectedReply(seq, failure, extra = {}) {
+  const cause = failure.cause
+  const reply = { seq, kind: 'rejected', code: implementationCode(cause), message: cause instanceof Error ? cause.message : String(cause) }
+  const fields = { ...extra, index: extra.index ?? seedIndex(cause) }
+  if (fields.index !== undefined) reply.index = fields.index
+  if (fields.phase !== undefined) reply.phase = fields.phase
+  if ('state' in fields) reply.state = fields.state
+  return reply
+}
+
+/** Rejections while building a case's situation are reported with `phase: setup`. */
+function setup(fn) {
+  try {
+    return fn()
+  } catch (error) {
+    if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { phase: 'setup', index: error.index })
+    throw error
+  }
+}
+
+async function setupAsync(fn) {
+  try {
+    return await fn()
+  } catch (error) {
+    if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { phase: 'setup', index: error.index })
+    throw error
+  }
+}
+
+// -- JSON text: iterative, so 10,000-deep payloads are written too ----------------
+
+/** Compact JSON text of `value`; negative zero is written as -0.0 (the protocol keeps it). */
+function toJsonText(value) {
+  const parts = []
+  const tasks = [{ v: value }]
+  while (tasks.length > 0) {
+    const task = tasks.pop()
+    if (task.s !== undefined) {
+      parts.push(task.s)
+      continue
+    }
+    const v = task.v
+    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') {
+      parts.push('null')
+    } else if (typeof v === 'boolean') {
+      parts.push(v ? 'true' : 'false')
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new Error(`cannot write the non-finite number ${v} as JSON`)
+      parts.push(Object.is(v, -0) ? '-0.0' : String(v))
+    } else if (typeof v === 'string') {
+      parts.push(JSON.stringify(v))
+    } else if (typeof v === 'bigint') {
+      parts.push(v.toString())
+    } else if (Array.isArray(v)) {
+      parts.push('[')
+      tasks.push({ s: ']' })
+      for (let i = v.length - 1; i >= 0; i--) {
+        tasks.push({ v: v[i] })
+        if (i > 0) tasks.push({ s: ',' })
+      }
+    } else {
+      const keys = Object.keys(v).filter((k) => {
+        const item = v[k]
+        return item !== undefined && typeof item !== 'function' && typeof item !== 'symbol'
+      })
+      parts.push('{')
+      tasks.push({ s: '}' })
+      for (let i = keys.length - 1; i >= 0; i--) {
+        tasks.push({ v: v[keys[i]] })
+        tasks.push({ s: `${JSON.stringify(keys[i])}:` })
+        if (i > 0) tasks.push({ s: ',' })
+      }
+    }
+  }
+  return parts.join('')
+}
+
+// -- shared builders -------------------------------------------------------------
+
+/** The observable state of a session (common.json#/$defs/sessionState). */
+function sessionState(session) {
+  const surface = session.surface
+  return {
+    header: session.header,
+    events: [...session.events],
+    seq: session.seq,
+    surface: { nodes: [...surface.nodes], replaceGeneration: surface.replaceGeneration },
+  }
+}
+
+/** `Session.create(id, seed, header)` from a sessionInput (without its appends). */
+function newSession(input) {
+  return impl(() => api.Session.create(input.id ?? 's', input.seed, input.header))
+}
+
+/** One `Session.append`; the surface intent holds only the keys the step supplies. */
+function appendStep(session, step) {
+  const intent = {}
+  for (const key of ['surfaceOp', 'sourceEventSeqs']) if (key in step) intent[key] = step[key]
+  return impl(() => (Object.keys(intent).length > 0 ? session.append(step.type, step.data, intent) : session.append(step.type, step.data)))
+}
+
+/** A cordis root context with the store service (and the invariant checker if asked). */
+async function storeContext({ invariants = false } = {}) {
+  const ctx = new api.Context()
+  await ctx.plugin(api.SessionStore)
+  if (invariants) {
+    await ctx.plugin(api.InvariantRegistry)
+    await ctx.plugin(api.sessionInvariant)
+  }
+  return ctx
+}
+
+/**
+ * A session entered and announced in a fresh store with the invariant checker
+ * installed. The checker replays the log when the session is announced; its
+ * InvariantError names no position, so a veto is located by running the same
+ * companion over the same events (`checkInvariants`).
+ */
+async function attachedWithInvariants(input) {
+  const ctx = await storeContext({ invariants: true })
+  const session = newSession(input)
+  impl(() => ctx.sessions.enter(session))
+  try {
+    impl(() => ctx.sessions.announce(session))
+  } catch (error) {
+    if (error instanceof ImplementationFailure && error.cause instanceof api.InvariantError) {
+      const { index } = await checkInvariants([...session.events])
+      error.index = index
+    }
+    throw error
+  }
+  return session
+}
+
+// -- op handlers -----------------------------------------------------------------
+
+const handlers = {
+  start() {
+    if (loadFailure) throw new Error(loadFailure)
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      implementation: {
+        name: PACKAGE,
+        version: api.version,
+        language: `typescript (compiled; node ${process.versions.node})`,
+        homepage: 'https://www.npmjs.com/package/@deepseek-ai/dsh-session',
+      },
+      specRevision: api.version,
+      capabilities: CAPABILITIES,
+      codeMap: buildCodeMap(),
+    }
+  },
+
+  stop() {
+    return {}
+  },
+
+  async load(args) {
+    try {
+      const session = args.invariants ? await attachedWithInvariants(args) : newSession(args)
+      return sessionState(session)
+    } catch (error) {
+      if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { index: error.index })
+      throw error
+    }
+  },
+
+  async append(args) {
+    const session = await setupAsync(() => (args.invariants ? attachedWithInvariants(args) : newSession(args)))
+    for (const [index, step] of (args.appends ?? []).entries()) {
+      try {
+        appendStep(session, step)
+      } catch (error) {
+        if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { index, state: sessionState(session) })
+        throw error
+      }
+    }
+    return sessionState(session)
+  },
+
+  derive(args) {
+    const session = setup(() => {
+      const built = newSession(args)
+      impl(() => built.deriveMessages()) // exercised incrementally, after the seed and after every append
+      for (const step of args.appends ?? []) {
+        appendStep(built, step)
+        impl(() => built.deriveMessages())
+      }
+      return built
+    })
+    return impl(() => ({
+      messages: session.deriveMessages(),
+      eventMessages: session.events.map((event) => session.deriveEventMessage(event)),
+      requestHeader: session.requestHeader() ?? null,
+    }))
+  },
+
+  fold(args) {
+    try {
+      return impl(() => api.foldSurface(args.events))
+    } catch (error) {
+      if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { index: failingFoldIndex(args.events) })
+      throw error
+    }
+  },
+
+  async fork(args) {
+    const ctx = await storeContext()
+    const store = ctx.sessions
+    const source = setup(() => {
+      for (const other of args.live ?? []) impl(() => store.create(other))
+      const built = newSession(args.source)
+      impl(() => store.enter(built))
+      impl(() => store.announce(built))
+      for (const step of args.source.appends ?? []) appendStep(built, step)
+      return built
+    })
+    const ref = (args.by ?? 'object') === 'object' ? source : source.id
+    const boundary = 'boundary' in args ? args.boundary : undefined
+    try {
+      const child = impl(() => store.fork(ref, boundary, args.childId))
+      return { child: sessionState(child), live: store.list().map((s) => s.id) }
+    } catch (error) {
+      if (error instanceof ImplementationFailure) throw new Rejection(error.cause, { state: { live: store.list().map((s) => s.id) } })
+      throw error
+    }
+  },
+
+  async store(args) {
+    if (findSteps(args.script, (step) => step.do === 'oob').length > 0) return { skipped: `the script uses 'oob': ${UNSUPPORTED.oob}` }
+    return new StoreScript().run(args.script)
+  },
+
+  repair(args) {
+    return { closers: impl(() => api.interruptedTurnClosers(args.events)) }
+  },
+
+  pack(args) {
+    return { records: impl(() => api.packChunkRuns(args.events)) }
+  },
+
+  decode(args) {
+    return { events: impl(() => api.decodeStorageRecord(args.record)) }
+  },
+
+  'canonical-header'(args) {
+    return { header: impl(() => api.canonicalHeader(args.header)) }
+  },
+
+  'fold-request-header'(args) {
+    return { header: impl(() => api.foldRequestHeader(args.events, args.start)) ?? null }
+  },
+
+  'header-equals'(args) {
+    return { equal: Boolean(impl(() => api.headerEquals(args.a, args.b))) }
+  },
+
+  'json-value'(args) {
+    return { isJsonValue: Boolean(impl(() => api.isJsonValue(args.value))) }
+  },
+
+  async invariants(args) {
+    const { failure, index } = await checkInvariants(args.events)
+    if (failure !== undefined) throw new Rejection(failure.cause, { index })
+    return { valid: true }
+  },
+}
+
+/**
+ * Run the package's own invariant companion over an event list.
+ *
+ * The companion (`@deepseek-ai/dsh-session/invariant`) exports no pure check;
+ * its installer replays every live session of `ctx.sessions.list()` through
+ * its validation when it starts. The list is handed to it as the one "live
+ * session", with the real registry's failure reporter (a thrown
+ * InvariantError), so the first violation comes back exactly as the registry
+ * would raise it.
+ */
+async function checkInvariants(events) {
+  let current
+  const walk = {
+    * [Symbol.iterator]() {
+      for (current = 0; current < events.length; current++) yield events[current]
+    },
+  }
+  let registered = null
+  await api.sessionInvariant.apply({
+    invariants: {
+      register(packageName, installer) {
+        registered = { packageName, installer }
+        return () => {}
+      },
+    },
+  })
+  const { packageName, installer } = registered
+  const ctx = { sessions: { list: () => [{ events: walk }] }, on: () => () => {} }
+  try {
+    impl(() => installer(ctx, (message) => {
+      throw new api.InvariantError(packageName, message)
+    }))
+  } catch (error) {
+    if (error instanceof ImplementationFailure) return { failure: error, index: current }
+    throw error
+  }
+  return {}
+}
+
+/**
+ * The position of the event a failing `foldSurface` rejects. The package's
+ * error names no position, so the adapter observes it: the shortest prefix
+ * the fold rejects ends at the offending event (a fold reads events in order
+ * and stops at the first violation, so rejection is monotonic in the prefix).
+ */
+function failingFoldIndex(events) {
+  const rejects = (length) => {
+    try {
+      api.foldSurface(events.slice(0, length))
+      return false
+    } catch {
+      return true
+    }
+  }
+  let low = 0
+  let high = events.length
+  if (!rejects(high)) return undefined
+  while (low + 1 < high) {
+    const mid = (low + high) >> 1
+    if (rejects(mid)) high = mid
+    else low = mid
+  }
+  return high - 1
+}
+
+// -- store-lifecycle scripts -----------------------------------------------------
+
+/** Every step of a script, listener actions included, that satisfies `predicate`. */
+function findSteps(script, predicate) {
+  const found = []
+  const pending = [...(script ?? [])]
+  while (pending.length > 0) {
+    const step = pending.pop()
+    if (predicate(step)) found.push(step)
+    if (Array.isArray(step.actions)) pending.push(...step.actions)
+  }
+  return found
+}
+
+/** A started plugin fiber whose context injects `sessions` (an owner for `create`, a host for scopes). */
+async function childFiber(ctx) {
+  let child = null
+  const fiber = ctx.plugin({ inject: ['sessions'], apply(c) { child = c } })
+  await fiber
+  return { fiber, ctx: child }
+}
+
+/** Let every runnable asynchronous continuation run (microtask quiescence). */
+function drain() {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
+/**
+ * The interpreter of a store-lifecycle script (PROTOCOL.md § store), the
+ * same model as the reference's `store_script.py`: scripted listeners record
+ * each call and may run further steps from inside the notification; the
+ * result is the observed trace.
+ *
+ * `create` is owned by the calling cordis fiber. A `create` step that names a
+ * `detach` handle therefore runs in its own child fiber, started before the
+ * script runs (cordis starts fibers asynchronously), and the handle disposes
+ * that fiber.
+ */
+class StoreScript {
+  constructor() {
+    this.stores = new Map()
+    this.sessions = new Map()
+    this.detaches = new Map()
+    this.gates = new Map()
+    this.pending = new Map()
+    this.calls = new Map()
+    this.trace = []
+    this.errors = []
+    this.binding = undefined // the `as` name of the create/fork step running now
+  }
+
+  async prepareStores(script) {
+    const steps = findSteps(script, () => true)
+    const names = new Set(['main'])
+    for (const step of steps) if (step.store !== undefined) names.add(step.store)
+    const scopeKeys = new Map() // script-wide scope identities
+    for (const name of names) {
+      const ctx = await storeContext()
+      const mine = steps.filter((step) => (step.store ?? 'main') === name)
+      const owned = mine.filter((step) => step.do === 'create' && 'detach' in step).length
+      const owners = []
+      for (let i = 0; i < owned * 4; i++) owners.push(await childFiber(ctx))
+      // owner scopes (dsh-scope): minted under a plugin context that injects `sessions`
+      const scopes = new Map()
+      const scoped = mine.filter((step) => step.scope !== undefined).map((step) => step.scope)
+      if (scoped.length > 0) {
+        const host = await childFiber(ctx)
+        for (const scopeName of scoped) {
+          if (!scopeKeys.has(scopeName)) scopeKeys.set(scopeName, { scope: scopeName })
+          if (!scopes.has(scopeName)) scopes.set(scopeName, api.createScope(host.ctx, scopeKeys.get(scopeName)))
+        }
+        await drain()
+      }
+      this.stores.set(name, { ctx, owners, scopes, registry: false, checker: null })
+    }
+  }
+
+  scopeCtx(step) {
+    const scope = this.storeOf(step).scopes.get(step.scope)
+    if (scope === undefined) throw new ScriptError(`unknown scope ${JSON.stringify(step.scope)}`)
+    return scope.ctx
+  }
+
+  /** Install the package's invariant companion on the store (cordis starts it asynchronously). */
+  async installInvariants(step) {
+    const entry = this.storeOf(step)
+    if (entry.checker !== null) throw new ScriptError('the store already has a relational checker')
+    if (!entry.registry) {
+      await entry.ctx.plugin(api.InvariantRegistry)
+      entry.registry = true
+    }
+    const fiber = entry.ctx.plugin(api.sessionInvariant)
+    try {
+      await implAsync(() => fiber)
+    } catch (error) {
+      await fiber.dispose()
+      throw error
+    }
+    entry.checker = fiber
+    return null
+  }
+
+  async uninstallInvariants(step) {
+    const entry = this.storeOf(step)
+    if (entry.checker === null) throw new ScriptError('the store has no relational checker to uninstall')
+    const fiber = entry.checker
+    entry.checker = null
+    await fiber.dispose()
+    return null
+  }
+
+  storeOf(step) {
+    const entry = this.stores.get(step.store ?? 'main')
+    if (entry === undefined) throw new ScriptError(`unknown store ${step.store}`)
+    return entry
+  }
+
+  session(handle) {
+    if (!this.sessions.has(handle)) throw new ScriptError(`unknown session handle ${JSON.stringify(handle)}`)
+    return this.sessions.get(handle)
+  }
+
+  handleOf(session) {
+    if (session === undefined || session === null) return null
+    for (const [name, known] of this.sessions) if (known === session) return name
+    if (this.binding !== undefined && !this.sessions.has(this.binding)) {
+      // a listener sees the session a create/fork step is making before the step returns
+      this.sessions.set(this.binding, session)
+      return this.binding
+    }
+    let name = `@${session.id}`
+    while (this.sessions.has(name)) name += "'"
+    this.sessions.set(name, session)
+    return name
+  }
+
+  bind(name, session) {
+    this.binding = undefined
+    if (name === undefined) this.handleOf(session)
+    else this.sessions.set(name, session)
+  }
+
+  gate(name) {
+    if (!this.gates.has(name)) {
+      let resolve
+      const promise = new Promise((r) => { resolve = r })
+      this.gates.set(name, { promise, resolve, done: false })
+    }
+    return this.gates.get(name)
+  }
+
+  isLive(session) {
+    for (const { ctx } of this.stores.values()) if (ctx.sessions.get(session.id) === session) return true
+    return false
+  }
+
+  listener(spec) {
+    const name = spec.listener
+    const event = spec.event
+    const store = this.storeOf(spec).ctx.sessions
+    const outcome = spec.outcome ?? 'return'
+    const actions = spec.actions ?? []
+    const gate = outcome === 'wait' ? this.gate(spec.gate) : null
+    return (session, ...rest) => {
+      const count = (this.calls.get(name) ?? 0) + 1
+      this.calls.set(name, count)
+      const entry = { call: name, event, session: this.handleOf(session), live: store.get(session.id) === session }
+      if (event === 'session/event' && rest.length > 0) entry.eventSeq = rest[0].seq
+      this.trace.push(entry)
+      if (count === 1 || !spec.once) {
+        for (const [i, action] of actions.entries()) {
+          try {
+            this.runSync(action, `${name}#${count}.${i}`)
+          } catch (error) {
+            this.errors.push(error)
+          }
+        }
+      }
+      if (outcome === 'raise') throw new ScriptedFailure(name)
+      if (outcome === 'reject') {
+        return (async () => {
+          await null
+          throw new ScriptedFailure(name)
+        })()
+      }
+      if (outcome === 'wait') {
+        return (async () => {
+          if ((await gate.promise) === 'reject') throw new ScriptedFailure(name)
+        })()
+      }
+      return undefined
+    }
+  }
+
+  record(at, what, outcome) {
+    this.trace.push({ at, do: what, ...outcome })
+  }
+
+  failure(error) {
+    if (error instanceof ScriptedFailure) return { code: 'SCRIPTED', listener: error.listener }
+    if (error instanceof ImplementationFailure) {
+      if (error.cause instanceof ScriptedFailure) return { code: 'SCRIPTED', listener: error.cause.listener }
+      return { code: implementationCode(error.cause) }
+    }
+    return null
+  }
+
+  startAsync(step, at) {
+    const name = step.async ?? `#${at}`
+    this.record(at, step.do, { started: true })
+    const promise = this.asyncCall(step)
+    promise.catch(() => {}) // observed by a later `await` step, or not at all
+    this.pending.set(name, promise)
+  }
+
+  asyncCall(step) {
+    const store = this.storeOf(step).ctx.sessions
+    const session = this.session(step.session)
+    if (step.do === 'flush') return implAsync(() => store.flush(session))
+    throw new ScriptError(`step ${step.do} cannot run asynchronously`)
+  }
+
+  runSync(step, at) {
+    if (step.do === 'flush' || step.do === 'oob') {
+      this.startAsync(step, at)
+      return
+    }
+    if (step.do === 'await') throw new ScriptError(`step ${at}: 'await' cannot run inside a listener`)
+    this.guarded(step, at, () => this.syncValue(step))
+  }
+
+  guarded(step, at, thunk) {
+    let value
+    try {
+      value = thunk()
+    } catch (error) {
+      this.binding = undefined
+      const failure = this.failure(error)
+      if (failure === null) throw error
+      this.record(at, step.do, { rejected: failure })
+      return
+    }
+    this.record(at, step.do, { ok: value ?? null })
+  }
+
+  syncValue(step) {
+    const { ctx, owners } = this.storeOf(step)
+    const store = ctx.sessions
+    switch (step.do) {
+      case 'on':
+        (step.scope === undefined ? ctx : this.scopeCtx(step)).on(step.event, this.listener(step))
+        return null
+      case 'create':
+      case 'prepare': {
+        const options = {}
+        for (const key of ['seed', 'meta']) if (key in step) options[key] = step[key]
+        const opts = Object.keys(options).length > 0 ? options : undefined
+        let session
+        this.binding = step.as
+        if (step.do === 'prepare') {
+          session = impl(() => store.prepare(step.id, opts))
+        } else if ('detach' in step) {
+          const owner = owners.shift()
+          if (owner === undefined) throw new ScriptError('no owner fiber left for an owned create')
+          // usable by listeners while create announces
+          this.detaches.set(step.detach, () => { owner.fiber.dispose() })
+          session = impl(() => owner.ctx.sessions.create(step.id, opts))
+        } else {
+          session = impl(() => store.create(step.id, opts))
+        }
+        this.bind(step.as, session)
+        return { id: session.id }
+      }
+      case 'enter': {
+        const via = step.scope === undefined ? store : this.scopeCtx(step).sessions
+        const detach = impl(() => via.enter(this.session(step.session)))
+        if ('detach' in step) this.detaches.set(step.detach, detach)
+        return null
+      }
+      case 'announce':
+        impl(() => store.announce(this.session(step.session)))
+        return null
+      case 'detach': {
+        const detach = this.detaches.get(step.handle)
+        if (detach === undefined) throw new ScriptError(`unknown detach handle ${JSON.stringify(step.handle)}`)
+        impl(() => detach())
+        return null
+      }
+      case 'append':
+        return appendStep(this.session(step.session), step)
+      case 'fork': {
+        const source = step.source
+        const ref = typeof source === 'object' && source !== null ? source.id : this.session(source)
+        const boundary = 'boundary' in step ? step.boundary : undefined
+        this.binding = step.as
+        const child = impl(() => store.fork(ref, boundary, step.childId))
+        this.bind(step.as, child)
+        return { id: child.id }
+      }
+      case 'get':
+        return this.handleOf(impl(() => store.get(step.id)))
+      case 'list':
+        return impl(() => store.list()).map((s) => this.handleOf(s))
+      case 'release': {
+        const gate = this.gate(step.gate)
+        if (!gate.done) {
+          gate.done = true
+          gate.resolve(step.outcome ?? 'resolve')
+        }
+        return null
+      }
+      case 'events':
+        return [...this.session(step.session).events]
+      case 'admit':
+        return null // no run-time admission registry: a no-op (PROTOCOL.md § 6)
+      case 'veto': {
+        // a pre-commit validator: the package's append runs `internal/dispatch` for
+        // `session/event` before the log changes, and a throw there rejects the append
+        const off = ctx.on('internal/dispatch', (_mode, name, args) => {
+          if (name !== 'session/event') return
+          if (step.type === undefined || args[1]?.type === step.type) throw new ScriptedFailure(step.validator)
+        }, { global: true })
+        if ('detach' in step) this.detaches.set(step.detach, () => { off() })
+        return null
+      }
+      case 'install-invariants':
+      case 'uninstall-invariants':
+        throw new ScriptError(`'${step.do}' cannot run inside a listener here: cordis starts and stops plugins asynchronously`)
+      default:
+        throw new ScriptError(`unknown step ${JSON.stringify(step.do)}`)
+    }
+  }
+
+  async runTop(step, at) {
+    if ((step.do === 'flush' || step.do === 'oob') && !('async' in step)) {
+      let value
+      try {
+        value = await this.asyncCall(step)
+      } catch (error) {
+        const failure = this.failure(error)
+        if (failure === null) throw error
+        this.record(at, step.do, { rejected: failure })
+        return
+      }
+      this.record(at, step.do, { ok: value ?? null })
+    } else if (step.do === 'install-invariants' || step.do === 'uninstall-invariants') {
+      try {
+        await (step.do === 'install-invariants' ? this.installInvariants(step) : this.uninstallInvariants(step))
+      } catch (error) {
+        const failure = this.failure(error)
+        if (failure === null) throw error
+        this.record(at, step.do, { rejected: failure })
+        return
+      }
+      this.record(at, step.do, { ok: null })
+    } else if (step.do === 'await') {
+      const promise = this.pending.get(step.promise)
+      if (promise === undefined) throw new ScriptError(`unknown pending operation ${JSON.stringify(step.promise)}`)
+      let value
+      try {
+        value = await promise
+      } catch (error) {
+        const failure = this.failure(error)
+        if (failure === null) throw error
+        this.record(at, step.do, { rejected: failure })
+        return
+      }
+      this.record(at, step.do, { ok: value ?? null })
+    } else {
+      this.runSync(step, at)
+    }
+  }
+
+  async run(script) {
+    await this.prepareStores(script)
+    for (const [index, step] of script.entries()) {
+      await this.runTop(step, String(index))
+      await drain()
+      await drain()
+    }
+    if (this.errors.length > 0) throw this.errors[0]
+    const sessions = {}
+    for (const [name, s] of this.sessions) {
+      sessions[name] = { id: s.id, live: this.isLive(s), header: s.header, events: [...s.events] }
+    }
+    return { trace: this.trace, sessions }
+  }
+}
+
+// -- the protocol loop -----------------------------------------------------------
+
+async function handle(message) {
+  if (message === null || typeof message !== 'object' || Array.isArray(message) || !Number.isInteger(message.seq)) {
+    return { seq: null, kind: 'errored', message: 'request is not an object with an integer seq' }
+  }
+  const { seq, op, args } = message
+  if (Object.hasOwn(UNSUPPORTED, op)) return { seq, kind: 'skipped', reason: UNSUPPORTED[op] }
+  if (!Object.hasOwn(handlers, op)) return { seq, kind: 'skipped', reason: `operation ${JSON.stringify(op)} is not supported by this adapter` }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return { seq, kind: 'errored', message: 'request args is not an object' }
+  if (op !== 'start' && loadFailure) return { seq, kind: 'errored', message: loadFailure }
+  try {
+    const value = await handlers[op](args)
+    if (value !== null && typeof value === 'object' && typeof value.skipped === 'string' && Object.keys(value).length === 1) {
+      return { seq, kind: 'skipped', reason: value.skipped }
+    }
+    return { seq, kind: 'result', result: value }
+  } catch (error) {
+    if (error instanceof Rejection) return rejectedReply(seq, error, error.extra)
+    if (error instanceof ImplementationFailure) return rejectedReply(seq, error)
+    if (error instanceof ImplementationCrash) {
+      return { seq, kind: 'errored', message: `${PACKAGE} crashed: ${error.message}`, detail: String(error.cause?.stack ?? '').slice(-4000) }
+    }
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+    return { seq, kind: 'errored', message: text, detail: String(error?.stack ?? '').slice(-4000) }
+  }
+}
+
+function write(reply) {
+  let text
+  try {
+    text = toJsonText(reply)
+  } catch (error) {
+    text = toJsonText({ seq: reply.seq ?? null, kind: 'errored', message: `cannot write the reply as JSON: ${error.message}` })
+  }
+  return new Promise((resolve) => protocolOut.write(`${text}\n`, resolve))
+}
+
+async function serve() {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })
+  for await (const line of lines) {
+    if (line.trim() === '') continue
+    let message
+    try {
+      message = JSON.parse(line)
+    } catch (error) {
+      await write({ seq: null, kind: 'errored', message: `protocol line is not JSON: ${error.message}` })
+      continue
+    }
+    await write(await handle(message))
+    if (message !== null && typeof message === 'object' && message.op === 'stop') break
+  }
+  process.exit(0)
+}
+
+await serve()

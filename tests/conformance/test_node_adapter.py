@@ -1,0 +1,172 @@
+"""The suite run against the published TypeScript package through its Node adapter.
+
+`conformance/adapters/node-dsh-session/` pins `@deepseek-ai/dsh-session@0.1.1-rc.2`.
+This proves the conformance suite on an implementation nobody here wrote: the
+whole corpus runs through the subprocess protocol with the adapter's
+expectation file, and the run must be clean (every case passed, skipped for a
+capability the adapter does not claim, or a listed known failure). The test
+cannot pass vacuously: it requires a minimum number of passed cases and that
+the known failures are exactly the listed ones.
+
+Needs `node` and `npm` on PATH (skipped, with the reason, only when they are
+absent). Installs the pinned packages with `npm ci` when `node_modules` is
+missing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import shlex
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from sessionspec import cli
+from sessionspec.conformance import protocol, wire
+from sessionspec.conformance.cases import load_corpus
+from sessionspec.conformance.expectations import load_expectations
+from sessionspec.conformance.report import load_report
+
+ADAPTER_DIR = Path(__file__).resolve().parents[2] / "conformance" / "adapters" / "node-dsh-session"
+ADAPTER = ADAPTER_DIR / "adapter.mjs"
+EXPECTATIONS = ADAPTER_DIR / "expectations.json"
+PACKAGE_VERSION = "0.1.1-rc.2"
+
+MIN_PASSED = 280
+"""Cases the published package passes today; a drop means the adapter or the harness broke."""
+
+CLAIMED = {
+    "load", "append", "derive", "fold", "fork", "store-lifecycle", "chunk-rows",
+    "repair", "request-header", "json-value", "invariants", "scopes",
+}
+"""What the package really has. Not claimed: out-of-band and find-last-message-turn-end
+(no longer exported), oob-admission (no run-time registry), jsonl (another package)."""
+
+NODE = shutil.which("node")
+NPM = shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or NPM is None,
+    reason="node and npm are not on PATH: the published TypeScript package cannot be run here",
+)
+
+
+def _installed() -> bool:
+    return (ADAPTER_DIR / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json").is_file()
+
+
+@pytest.fixture(scope="module")
+def adapter_command() -> str:
+    """The adapter command line, after installing the pinned packages if needed.
+
+    xdist workers may reach this at the same time and `npm ci` starts by
+    deleting node_modules, so the install runs under an exclusive file lock.
+    """
+    if not _installed():
+        lock_path = Path(tempfile.gettempdir()) / f"sessionspec-npm-ci-{hashlib.sha256(bytes(ADAPTER_DIR)).hexdigest()[:12]}.lock"
+        with open(lock_path, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _installed():
+                done = subprocess.run(
+                    [NPM, "ci", "--prefix", str(ADAPTER_DIR), "--no-audit", "--no-fund"],
+                    capture_output=True, text=True, timeout=300, check=False,
+                )
+                assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+    return shlex.join([NODE, str(ADAPTER)])
+
+
+def _exchange(command: str, lines: list[str]) -> list[dict]:
+    done = subprocess.run(
+        shlex.split(command), input="".join(line + "\n" for line in lines),
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_handshake_reports_the_package_revision_and_its_real_capabilities(adapter_command):
+    (reply,) = _exchange(adapter_command, [json.dumps({"seq": 1, "op": "start", "args": {"protocolVersion": 1}})])
+    protocol.validate_reply(reply, "start")
+    info = reply["result"]
+    assert info["protocolVersion"] == protocol.PROTOCOL_VERSION
+    assert info["implementation"]["name"] == "@deepseek-ai/dsh-session"
+    assert info["implementation"]["version"] == PACKAGE_VERSION
+    assert info["specRevision"] == PACKAGE_VERSION
+    assert set(info["capabilities"]) == CLAIMED
+    # the code map only ever names sessionspec codes
+    errors = resources.files("sessionspec.spec").joinpath("errors.json").read_text(encoding="utf-8")
+    known = {e["code"] for e in json.loads(errors)["errors"]}
+    assert set(info["codeMap"].values()) <= known
+
+
+def test_protocol_faults_are_answered_in_band_and_stop_ends_the_adapter(adapter_command):
+    replies = _exchange(adapter_command, [
+        "this is not json",
+        json.dumps({"seq": 2, "op": "find-last-message-turn-end", "args": {"events": []}}),
+        json.dumps({"seq": 3, "op": "fold", "args": {"events": [{"type": "x", "seq": 1, "time": 0, "data": None}]}}),
+        json.dumps({"seq": 4, "op": "stop", "args": {}}),
+        json.dumps({"seq": 5, "op": "stop", "args": {}}),
+    ])
+    assert [r["kind"] for r in replies] == ["errored", "skipped", "rejected", "result"]
+    assert replies[0]["seq"] is None
+    assert "findLastMessageTurnEnd" in replies[1]["reason"]
+    # the implementation's own code (its message with the variable parts templated) and the located event
+    assert replies[2]["code"] == "session event seq <n> is not contiguous; expected <n>"
+    assert replies[2]["index"] == 0
+
+
+def test_deep_payloads_travel_both_ways(adapter_command):
+    """DEC-16: the adapter reads and writes 10,000-deep JSON without recursing."""
+    depth = 10_000
+    request = '{"seq": 1, "op": "decode", "args": {"record": ' + "[" * depth + "]" * depth + "}}"
+    done = subprocess.run(shlex.split(adapter_command), input=request + "\n", capture_output=True, text=True,
+                          timeout=60, check=False)
+    reply = wire.loads(done.stdout.splitlines()[0])
+    assert reply["kind"] == "result"
+    node, levels = reply["result"]["events"][0], 1
+    while node:
+        node, levels = node[0], levels + 1
+    assert levels == depth
+
+
+def test_the_whole_suite_runs_clean_with_the_expectation_file(adapter_command, tmp_path):
+    report = tmp_path / "node.jsonl"
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(
+        ["conformance", "--impl", adapter_command, "--expect", str(EXPECTATIONS), "--report", str(report), "-j", "2"],
+        out, err,
+    )
+    assert code == 0, out.getvalue() + err.getvalue()
+    loaded = load_report(report)
+    outcomes: dict[str, set[str]] = {}
+    for case in loaded.cases:
+        outcomes.setdefault(case["outcome"], set()).add(case["id"])
+    assert not outcomes.get("failed") and not outcomes.get("errored") and not outcomes.get("xpass")
+    assert len(outcomes.get("passed", ())) >= MIN_PASSED, out.getvalue()
+
+    # the known failures are exactly the listed ones: none stale, none hidden
+    listed = set(load_expectations(EXPECTATIONS).reasons)
+    assert outcomes.get("xfail", set()) == listed
+    assert not loaded.footer.get("staleExpectations")
+
+    # every skip is a capability the adapter does not claim, never a silent decline
+    corpus = {c.id: c for c in load_corpus()}
+    for case_id in outcomes.get("skipped", ()):
+        assert corpus[case_id].needs - CLAIMED, f"{case_id} was skipped although its capabilities are claimed"
+
+
+def test_every_expectation_is_classified_with_its_reason():
+    data = json.loads(EXPECTATIONS.read_text(encoding="utf-8"))
+    protocol.validate(data, "expectations.json")
+    for entry in data["failures"]:
+        reason = entry["reason"]
+        assert reason.startswith(("(a) revision difference", "(b) defect", "(c) ")), entry
+        if reason.startswith("(b)"):
+            assert "repro:" in reason, entry
