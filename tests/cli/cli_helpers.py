@@ -1,0 +1,66 @@
+"""Helpers for the CLI tests: build small logs, run the CLI in-process, read its JSON report."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from sessionspec.cli import run
+
+HEADER = {"type": "session", "version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/work", "delegationDepth": 0}
+
+
+def turn_events(turn: int = 1, start_seq: int = 0, close: bool = True) -> list[dict[str, Any]]:
+    """A balanced turn: user message, one step with streamed text, tool call and result."""
+    s = start_seq
+    t = 1767225600000 + s
+    ev: list[dict[str, Any]] = [
+        {"type": "turn/start", "seq": s, "time": t, "data": {"turn": turn, "trigger": {"kind": "message", "source": {"kind": "user"}}}},
+        {"type": "user/message", "seq": s + 1, "time": t, "data": {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}, "surfaceOp": "append"},
+        {"type": "step/start", "seq": s + 2, "time": t, "data": {"turn": turn, "step": 1}},
+    ]
+    for k in range(4):
+        ev.append({"type": "assistant/chunk", "seq": s + 3 + k, "time": t + k,
+                   "data": {"turn": turn, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": f"w{k}"}}})
+    ev += [
+        {"type": "assistant/message", "seq": s + 7, "time": t, "data": {"turn": turn, "step": 1,
+         "content": [{"type": "text", "text": "w0w1w2w3"}, {"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}],
+         "provenance": {"provider": "p", "model": "m"}}, "sourceEventSeqs": [s + 3, s + 4, s + 5, s + 6], "surfaceOp": "append"},
+        {"type": "tool/call", "seq": s + 8, "time": t, "data": {"turn": turn, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}"}},
+        {"type": "tool/result", "seq": s + 9, "time": t, "data": {"turn": turn, "step": 1, "callId": "c1",
+         "content": [{"type": "text", "text": "ok"}], "isError": False}, "sourceEventSeqs": [s + 8], "surfaceOp": "append"},
+        {"type": "step/end", "seq": s + 10, "time": t, "data": {"turn": turn, "step": 1}},
+    ]
+    if close:
+        ev.append({"type": "turn/end", "seq": s + 11, "time": t, "data": {"turn": turn, "reason": {"kind": "completed"}}})
+    return ev
+
+
+def jsonl(events: list[Any], header: Any = HEADER) -> bytes:
+    lines = ([json.dumps(header, separators=(",", ":"))] if header is not None else [])
+    lines += [json.dumps(e, separators=(",", ":")) for e in events]
+    return ("\n".join(lines) + "\n").encode()
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def cli(*argv: str) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(list(argv), out, err)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def findings(result: Result) -> list[dict[str, Any]]:
+    return [f for file in result.json["files"] for f in file["findings"]]
+
+
+def codes(result: Result) -> list[str]:
+    return [f["code"] for f in findings(result)]

@@ -1,0 +1,340 @@
+"""The accept-fast log pass never accepts a log the exact path would report anything about.
+
+`sessionspec.fastlog.check_clean` returns a `CleanLog` only when it has proved that the exact
+path (`logread.load_log` + `lint.Checker`) finds nothing at that level. These tests feed both
+the same logs: generated ones (which the fast pass must accept) and mutated ones (where any
+acceptance must be matched by an empty exact report).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sessionspec.fastlog import RowPlan, _appends, _row_shape, check_clean, row_members_ok
+from sessionspec.lint import Checker
+from sessionspec.logread import load_log
+from sessionspec.reference import json_text
+from sessionspec.reference.chunk_rows import _ROWS, decode_storage_record, pack_chunk_runs
+from sessionspec.reference.errors import ChunkRowError
+from sessionspec.reference.surface import SurfaceState
+from sessionspec.schemavary import Unsupported, varying_constraints
+
+from cli_helpers import HEADER, cli, jsonl, turn_events
+from strategies import EDGE_NUMBERS, JSON, SCHEMAS, mutate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from gen_logs import Mix, artifact_bytes, generate_events  # noqa: E402
+
+LEVELS = ("load", "schema", "strict")
+SMALL = Mix(steps_per_turn=(1, 3), reasoning_deltas=(3, 6), text_deltas=(3, 5), delta_chars=(2, 12),
+            calls_per_tool_step=(1, 2), arg_deltas=(2, 4), tool_result_chars=(20, 60), user_chars=(5, 40),
+            system_prompt_chars=40, compaction_every=2, header_change_every=3, resume_every=4, summary_chars=(10, 30))
+
+
+def _logs() -> dict[str, bytes]:
+    events = generate_events(150, seed=3, mix=SMALL)
+    return {"packed": artifact_bytes(events, packed=True, session_id="s1"),
+            "unpacked": artifact_bytes(events, packed=False, session_id="s1")}
+
+
+LOGS = _logs()
+
+
+@pytest.fixture
+def logs() -> dict[str, bytes]:
+    return LOGS
+
+
+def _exact(data: bytes, level: str) -> list[Any]:
+    log = load_log(data, "x.jsonl")
+    Checker(level, SCHEMAS if level != "load" else None).check(log)
+    return log.findings
+
+
+def _fast(data: bytes, level: str) -> Any:
+    return check_clean(data, "x.jsonl", level, SCHEMAS if level != "load" else None)
+
+
+def _never_looser(data: bytes) -> None:
+    """Whatever the fast pass proves is the exact path's whole report (nothing, or crash-tail warnings)."""
+    for level in LEVELS:
+        exact = _exact(data, level)  # also: the exact path never raises on a damaged log
+        fast = _fast(data, level)
+        if fast is not None:
+            assert [f.to_json() for f in fast.findings] == [f.to_json() for f in exact], level
+            assert all(f.severity == "warning" for f in fast.findings)
+
+
+@pytest.mark.parametrize("layout", ["packed", "unpacked"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_generated_logs_take_the_fast_path(logs, layout, level):
+    data = logs[layout]
+    clean = _fast(data, level)
+    assert clean is not None, "a valid log must not fall back to the exact path"
+    exact = load_log(data, "x.jsonl")
+    Checker(level, SCHEMAS if level != "load" else None).check(exact)
+    assert exact.findings == []
+    assert clean.events == len(exact.events) and clean.lines == exact.lines
+    assert (clean.rows > 0) == (layout == "packed")
+
+
+def test_cli_reports_the_same_either_way(logs, write):
+    for name, data, invalid in (("g.jsonl", logs["packed"], 0), ("crashed.jsonl", logs["packed"] + b'{"type":"tu', 1)):
+        path = write(name, data)
+        for fmt in ("json", "text", "github"):
+            fast = cli("validate", "--format", fmt, "--level", "strict", path)
+            exact = cli("validate", "--format", fmt, "--level", "strict", "--exact", path)
+            assert (fast.code, fast.out) == (exact.code, exact.out)
+        assert cli("validate", "--format", "json", path).json["summary"]["invalid"] == invalid
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+@st.composite
+def damaged(draw: st.DrawFn, data: bytes) -> bytes:
+    """A log with one random edit: of a record's JSON, or of its bytes, or of the line layout."""
+    lines = _lines(data)
+    body = len(lines) - 1  # the last element is the empty text after the final newline
+    i = draw(st.integers(1, body - 1))
+    kind = draw(st.sampled_from(["json", "json", "json", "dup-key", "cr", "cut", "empty", "swap", "repeat", "drop",
+                                 "tail", "neg-zero", "float", "header"]))
+    raw = lines[i]
+    if kind == "json":
+        lines[i] = json_text.dumps_bytes(mutate(draw, orjson.loads(raw), rounds=1))
+    elif kind == "dup-key":
+        first = raw.index(b",", 1)
+        lines[i] = raw[:first] + b"," + raw[1:first] + raw[first:]
+    elif kind == "cr":
+        lines[i] = raw + b"\r"
+    elif kind == "cut":
+        lines[i] = raw[: draw(st.integers(1, len(raw) - 1))]
+    elif kind == "empty":
+        lines[i] = b""
+    elif kind == "swap" and i + 1 < body:
+        lines[i], lines[i + 1] = lines[i + 1], raw
+    elif kind == "repeat":
+        lines.insert(i, raw)
+    elif kind == "drop":
+        del lines[i]
+    elif kind == "tail":
+        return b"\n".join(lines[:i]) + b"\n" + raw[: draw(st.integers(0, len(raw)))]
+    elif kind == "neg-zero":
+        lines[i] = raw.replace(b":1,", b":-0.0,", 1)
+    elif kind == "float":
+        lines[i] = raw.replace(b'"seq":', b'"seq":1e0+', 1).replace(b"1e0+", b"", 1).replace(b'"step":1', b'"step":1.0', 1)
+    elif kind == "header":
+        lines[0] = json_text.dumps_bytes(mutate(draw, orjson.loads(lines[0]), rounds=1))
+    return b"\n".join(lines)
+
+
+@given(st.data())
+def test_damaged_packed_logs(data):
+    _never_looser(data.draw(damaged(LOGS["packed"])))
+
+
+@given(st.data())
+def test_damaged_unpacked_logs(data):
+    _never_looser(data.draw(damaged(LOGS["unpacked"])))
+
+
+@pytest.mark.req("JSON-2")
+def test_negative_zero_takes_the_exact_path(write):
+    events = turn_events()
+    events[2]["data"]["step"] = -0.0
+    data = jsonl(events)
+    assert _fast(data, "load") is None
+    assert any(f.code == "JSON_NOT_LOSSLESS" for f in _exact(data, "load"))
+
+
+@pytest.mark.req("REPAIR-6", "JSONL-4")
+@pytest.mark.parametrize("layout", ["packed", "unpacked"])
+def test_crash_tails_are_reported_by_the_fast_pass_as_the_exact_path_does(layout):
+    """A crashed log (open final turn, torn last line) is common: its warnings come from the exact path's code."""
+    data = LOGS[layout]
+    lines = _lines(data)
+    cut = next(i for i in range(len(lines) - 2, 0, -1) if b'"type":"step/end"' in lines[i])
+    for crashed in (b"\n".join(lines[: cut + 1]) + b"\n", b"\n".join(lines[:cut]) + b"\n" + lines[cut][:25],
+                    data + b'{"type":"turn/st'):
+        for level in LEVELS:
+            fast = _fast(crashed, level)
+            assert fast is not None and fast.findings, level
+            assert [f.to_json() for f in fast.findings] == [f.to_json() for f in _exact(crashed, level)]
+    assert [f.code for f in _fast(b"\n".join(lines[: cut + 1]) + b"\n", "schema").findings] == ["REPAIR_NEEDED"]
+
+
+@pytest.mark.req("SURF-10")
+def test_tool_result_rewrite_in_the_fast_path():
+    events = turn_events()
+    rewrite = copy.deepcopy(events[9])  # the turn's tool/result, rewritten after its step ended
+    rewrite.update(seq=11, surfaceOp={"op": "replace", "start": 9, "end": 9}, sourceEventSeqs=[9])
+    rewrite["data"]["content"] = [{"type": "text", "text": "shorter"}]
+    events[11]["seq"] = 12
+    events.insert(11, rewrite)
+    ok = jsonl(events)
+    assert _fast(ok, "schema") is not None and _exact(ok, "schema") == []
+    events[11]["data"]["isError"] = True  # a rewrite may change content only
+    bad = jsonl(events)
+    assert _fast(bad, "schema") is None
+    assert [f.code for f in _exact(bad, "schema")] == ["SURFACE_TOOL_RESULT_REWRITE"]
+
+
+# -- the pieces, each against the reference -------------------------------------------------
+
+SURFACE_LIKE = st.fixed_dictionaries(
+    {"type": st.sampled_from(["user/message", "assistant/message", "tool/result", "turn/start"]), "seq": st.just(5)},
+    optional={"surfaceOp": st.sampled_from(["append", "replace", {"op": "replace"}, 1]),
+              "sourceEventSeqs": st.lists(st.one_of(st.integers(-1, 7), EDGE_NUMBERS), max_size=4) | JSON},
+)
+
+
+@given(SURFACE_LIKE)
+def test_fast_append_matches_the_surface_check(event):
+    if _appends(event, event["type"], 5):
+        state = SurfaceState({})
+        state._length = 5
+        assert state.check(event, 5).kind == "append"
+
+
+def _rows() -> list[dict[str, Any]]:
+    events = generate_events(60, seed=5, mix=SMALL)
+    return [r for r in pack_chunk_runs(events) if r["type"] in _ROWS]
+
+
+ROWS = _rows()
+
+
+@given(st.sampled_from(ROWS), st.data())
+def test_row_shape_matches_the_decoder(row, data):
+    row = mutate(data.draw, row)
+    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in _ROWS:
+        return
+    try:
+        decode_storage_record(row)
+        decodes = True
+    except ChunkRowError:
+        decodes = False
+    assert (_row_shape(row, _ROWS[row["type"]]) is not None) == decodes
+
+
+@given(st.sampled_from(ROWS), st.data())
+def test_row_family_verdict_matches_every_member(row, data):
+    row = mutate(data.draw, row)
+    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in _ROWS:
+        return
+    verdict = row_members_ok(row, SCHEMAS.event)
+    if verdict is None:
+        return  # malformed: the decoder rejects it (previous test)
+    members = decode_storage_record(row)
+    assert verdict == all(SCHEMAS.event.oracle.is_valid(m) for m in members)
+
+
+def test_row_family_with_times_below_zero():
+    row = copy.deepcopy(next(r for r in ROWS if len(r["data"]["dt"]) >= 2))
+    row["time0"] = 3
+    row["data"]["dt"][1] = -100  # the third member's time is negative: not a safe-int (envelope)
+    assert row_members_ok(row, SCHEMAS.event) is False
+    assert not all(SCHEMAS.event.oracle.is_valid(m) for m in decode_storage_record(row))
+
+
+def test_row_plans_are_proven_for_the_core_schemas():
+    for tag in _ROWS:
+        for present in ({}, {"name"}):
+            plan = RowPlan(tag, frozenset(present) & frozenset(_ROWS[tag].optional), SCHEMAS.event)
+            assert plan.bounds is not None and plan.loadable, tag
+
+
+def test_schemavary_refuses_decisions_on_varying_values():
+    import jsonschema
+    import referencing
+    from referencing.jsonschema import DRAFT202012
+
+    from sessionspec.fastschema import CompiledSchema
+
+    def compiled(schema: dict[str, Any]) -> CompiledSchema:
+        registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
+        return CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry))
+
+    base = {"$id": "urn:m", "type": "object", "properties": {"n": {"type": "integer", "minimum": 2}, "k": {"const": "a"}}}
+    bounds = varying_constraints(compiled(base), {"n": None, "k": "a"}, [("n",)])
+    assert bounds[("n",)].ints_ok(2, 9) and not bounds[("n",)].ints_ok(1, 9)
+    for decides in ({"if": {"properties": {"n": {"const": 3}}}, "then": {"required": ["z"]}},
+                    {"anyOf": [{"properties": {"n": {"maximum": 3}}}, {"properties": {"n": {"minimum": 9}}}]},
+                    {"not": {"properties": {"n": {"const": 4}}}}):
+        with pytest.raises(Unsupported):
+            varying_constraints(compiled({**base, **decides}), {"n": None, "k": "a"}, [("n",)])
+    # A decision on a shared value is fine: it is decided once.
+    shared = {**base, "if": {"properties": {"k": {"const": "a"}}}, "then": {"properties": {"n": {"maximum": 5}}}}
+    bounds = varying_constraints(compiled(shared), {"n": None, "k": "a"}, [("n",)])
+    assert bounds[("n",)].ints_ok(2, 5) and not bounds[("n",)].ints_ok(2, 6)
+
+
+def test_header_problems_take_the_exact_path(logs):
+    lines = _lines(logs["packed"])
+    for header in ({**HEADER, "version": 1}, {**HEADER, "createdAt": -1}, {**HEADER, "cwd": "rel"}, [1]):
+        data = b"\n".join([json_text.dumps_bytes(header), *lines[1:]])
+        for level in LEVELS:
+            assert _fast(data, level) is None
+            assert _exact(data, level)
+
+
+def test_every_line_layout_problem_takes_the_exact_path(logs):
+    data = logs["packed"]
+    for broken in (b"\xef\xbb\xbf" + data, data.replace(b"\n", b"\r\n", 3), b"", b"[]\n", data + b"\n", data[:50]):
+        for level in LEVELS:
+            assert _fast(broken, level) is None
+
+
+PLUGIN = Path(__file__).resolve().parents[1] / "spec" / "plugin_registry"
+
+
+def test_a_plugin_registry_gets_its_own_types_and_stays_exact(write):
+    """With --registry, plugin events get structs and predicates too; a bad plugin event is still found."""
+    from sessionspec.lint import schema_set
+
+    plugin = schema_set((str(PLUGIN),))
+    assert "acme/ping" in plugin.fast_types.events and "acme/ping" in plugin.event.by_tag
+    ping = {"type": "acme/ping", "seq": 11, "time": 1767225600000,
+            "data": {"target": {"host": "build.acme.example", "port": 443}, "ok": True, "latencyMs": 12.5}}
+    events = turn_events(close=False)
+    events.append(ping)
+    events.append({"type": "turn/end", "seq": 12, "time": 1767225600000, "data": {"turn": 1, "reason": {"kind": "completed"}}})
+    good = write("ping.jsonl", jsonl(events))
+    assert check_clean(Path(good).read_bytes(), good, "schema", plugin) is not None
+    assert cli("validate", "--registry", str(PLUGIN), good).code == 0
+    assert cli("validate", good).code == 0  # unknown to the core: envelope only
+    ping["data"]["target"]["port"] = 70000
+    bad = write("ping-bad.jsonl", jsonl(events))
+    assert check_clean(Path(bad).read_bytes(), bad, "schema", plugin) is None
+    result = cli("validate", "--format", "json", "--registry", str(PLUGIN), bad)
+    assert result.code == 1 and [f["pointer"] for f in result.json["files"][0]["findings"]] == ["/data/target/port"]
+
+
+def test_progress_on_a_terminal(logs, write, monkeypatch):
+    """The bar is drawn on a terminal (never in pipes: test_inspect_cmds) and both paths report progress."""
+    import io
+
+    from sessionspec.cli import run
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    seen: list[tuple[int, int]] = []
+    assert check_clean(logs["packed"], "x", "schema", SCHEMAS, progress=lambda d, t: seen.append((d, t))) is not None
+    assert seen and all(0 < d < t for d, t in seen)
+    path = write("p.jsonl", logs["packed"])
+    for extra in ([], ["--exact"]):
+        out, err = io.StringIO(), Tty()
+        assert run(["validate", *extra, path], out, err) == 0
+        assert "ok" in out.getvalue() and "Traceback" not in err.getvalue()

@@ -1,0 +1,188 @@
+"""The msgspec types generated from the schemas accept only what the schemas accept.
+
+The rule of `sessionspec.mstypes`: if the generated decoder accepts a line and re-encodes it to
+the same bytes, python-jsonschema (the oracle) accepts the value. The translation may be
+stricter (then the exact path decides), never looser.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sessionspec.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
+from sessionspec.mstypes import build_fast_types
+from sessionspec.reference import json_text
+from sessionspec.reference.chunk_rows import pack_chunk_runs
+
+from cli_helpers import turn_events
+from strategies import EDGE_NUMBERS, EXAMPLES, SCHEMAS, mutate, paths, vector_events
+
+FAST = SCHEMAS.fast_types
+
+
+def _accepted(value: Any) -> bool:
+    """Whether the fast types take `value` (written canonically) as a valid event or row."""
+    try:
+        raw = json_text.dumps_bytes(value)
+        obj = FAST.decoder.decode(raw)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return False
+    return FAST.encoder.encode(obj) == raw
+
+
+def _oracle(value: Any) -> bool:
+    row = isinstance(value, dict) and value.get("type") in FAST.rows
+    return bool((SCHEMAS.row if row else SCHEMAS.event).oracle.is_valid(value))
+
+
+def _never_looser(value: Any) -> None:
+    if _accepted(value):
+        assert _oracle(value), value
+
+
+def test_the_hot_types_have_structs():
+    """If the translation lost one of these, validate would silently fall back to the slow path."""
+    for tag in ("assistant/chunk", "assistant/message", "tool/call", "tool/result", "user/message",
+                "step/start", "step/end", "turn/start", "turn/end"):
+        assert tag in FAST.events, FAST.skipped
+    assert FAST.rows == {"text-chunks", "reasoning-chunks", "tool-call-chunks"}
+    kinds = {FAST.tags[cls]: kind for cls, kind in _struct_kinds(FAST).items()}
+    assert kinds["assistant/chunk"] == _LOG_ONLY and kinds["step/start"] == _LOG_ONLY
+    assert kinds["assistant/message"] == _SURFACE_EVENT and kinds["tool/result"] == _SURFACE_EVENT
+    assert kinds["text-chunks"] == kinds["tool-call-chunks"] == _ROW_TYPED  # CHUNK-9 types guaranteed by the struct
+
+
+def test_registry_examples_vectors_and_log_events():
+    valid = EXAMPLES + turn_events() + vector_events()
+    accepted = 0
+    for value in valid:
+        if _accepted(value):
+            accepted += 1
+            assert _oracle(value), value
+    assert accepted > 100
+
+
+def test_packed_rows():
+    rows = [r for r in pack_chunk_runs(turn_events()) if r["type"] in FAST.rows]
+    assert rows and all(_accepted(r) and _oracle(r) for r in rows)
+
+
+@given(st.sampled_from(EXAMPLES + turn_events() + pack_chunk_runs(turn_events())), st.data())
+def test_mutations_are_never_accepted_when_invalid(value, data):
+    _never_looser(mutate(data.draw, value))
+
+
+@given(st.sampled_from(EXAMPLES + turn_events()), st.data())
+def test_integer_and_float_edges(event, data):
+    """1.0 where the schema says integer, ints beyond 2^53, -0.0, bools, huge floats."""
+    event = copy.deepcopy(event)
+    numeric = [p for p in paths(event) if p and type(_get(event, p)) in (int, float)]
+    for path in data.draw(st.lists(st.sampled_from(numeric), min_size=1, max_size=3)) if numeric else []:
+        _set(event, path, data.draw(EDGE_NUMBERS))
+    _never_looser(event)
+    if _accepted(event):  # what the struct path lets through is also lossless JSON for the log reader
+        raw = json_text.dumps_bytes(event)
+        # (-0.0 is a valid number for the schema; the log pass checks for it on its own: test_fastlog)
+        assert orjson.dumps(orjson.loads(raw), option=orjson.OPT_STRICT_INTEGER) == raw
+
+
+def test_edge_cases_by_hand():
+    chunk = turn_events()[3]
+    assert _accepted(chunk)
+    for path, value in ((("seq",), 3.0), (("seq",), 2**53), (("time",), True), (("data", "turn"), 2**53),
+                        (("data", "turn"), True), (("data", "chunk", "index"), None), (("data", "chunk", "text"), 1)):
+        bad = copy.deepcopy(chunk)
+        _set(bad, path, value)
+        assert not _accepted(bad), (path, value)
+    dup = json_text.dumps_bytes(chunk).replace(b'"step":1,', b'"step":1,"step":1,')
+    assert FAST.encoder.encode(FAST.decoder.decode(dup)) != dup  # the identity guard sees the duplicate
+    message = turn_events()[7]
+    message["data"]["provenance"]["replayState"] = {"n": 2**60}  # JsonValue: any value, but a safe integer
+    assert not _accepted(message)
+    message["data"]["provenance"]["replayState"] = {"n": 2**52}
+    assert _accepted(message) and _oracle(message)
+    sources = turn_events()[7]
+    sources["sourceEventSeqs"] = [3, 3]  # uniqueItems
+    assert not _accepted(sources) and not _oracle(sources)
+
+
+def test_a_stricter_translation_only_rejects():
+    """Tags the translation leaves out still validate: through the exact path (here: not accepted)."""
+    assert all(isinstance(reason, str) and reason for reason in FAST.skipped.values())
+    block = {"type": "tool-result", "toolCallId": "c", "content": []}
+    end = {"type": "assistant/chunk", "seq": 0, "time": 1, "data": {"turn": 1, "step": 1,
+           "chunk": {"type": "block-end", "index": 0, "block": block}}}
+    assert _oracle(end) and not _accepted(end)
+
+
+def test_translation_is_deterministic():
+    again = build_fast_types(SCHEMAS.event, SCHEMAS.row)
+    assert {t for t in again.tags.values()} == set(FAST.tags.values())
+
+
+def _translate(schema: dict[str, Any]) -> Any:
+    import jsonschema
+    import referencing
+    from referencing.jsonschema import DRAFT202012
+
+    from sessionspec.fastschema import CompiledSchema
+    from sessionspec.mstypes import _Translator
+
+    registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
+    compiled = CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry))
+    translator = _Translator(compiled)
+    kind = translator.translate(schema, compiled._compiler.sub_resolver(schema, compiled.oracle._resolver))
+    return msgspec.json.Decoder(kind), compiled.oracle
+
+
+@given(st.one_of(EDGE_NUMBERS, st.integers(-2**64, 2**64), st.floats(allow_nan=False, allow_infinity=False)))
+def test_numeric_bounds_stay_within_the_safe_range(number):
+    """Wide or fractional bounds: the int part is clamped to +/-(2^53-1) and rounded inwards."""
+    for schema in ({"$id": "urn:a", "type": "integer", "minimum": -1e20, "maximum": 1e20},
+                   {"$id": "urn:b", "type": "number", "exclusiveMinimum": 0.5, "maximum": 2**60},
+                   {"$id": "urn:c", "type": "integer", "exclusiveMaximum": 7.5}):
+        decoder, oracle = _translate(schema)
+        raw = orjson.dumps(number) if not isinstance(number, int) or abs(number) < 2**63 else str(number).encode()
+        try:
+            accepted = decoder.decode(raw)
+        except msgspec.MsgspecError:
+            continue
+        assert oracle.is_valid(number), (schema, number)
+        if type(accepted) is int:
+            assert abs(accepted) <= 2**53 - 1
+
+
+def test_types_msgspec_refuses_are_left_out():
+    """Two length bounds on one list: msgspec refuses the type; the translation reports Unsupported."""
+    from sessionspec.mstypes import Unsupported
+
+    schema = {"$id": "urn:d", "type": "object", "properties": {"l": {"type": "array", "minItems": 2}},
+              "allOf": [{"properties": {"l": {"minItems": 1}}}]}
+    try:
+        decoder, oracle = _translate(schema)
+    except Unsupported:
+        return
+    for value in ([], [1], [1, 2]):
+        try:
+            decoder.decode(orjson.dumps({"l": value}))
+        except msgspec.MsgspecError:
+            continue
+        assert oracle.is_valid({"l": value})
+
+
+def _get(value: Any, path: tuple) -> Any:
+    for token in path:
+        value = value[token]
+    return value
+
+
+def _set(value: Any, path: tuple, new: Any) -> None:
+    for token in path[:-1]:
+        value = value[token]
+    value[path[-1]] = new

@@ -1,0 +1,689 @@
+"""The accept-fast path of `sessionspec validate`: prove a whole JSONL log clean, or give up.
+
+The exact path (`sessionspec.logread` + `sessionspec.lint`) explains every
+problem of a log, but it builds every event (expanding packed chunk rows)
+and runs each check through general code: 10-20 us per event. Most logs
+are clean, and for a clean log the only output is "ok". This module runs one
+tight loop over the lines that checks the same rules, level by level, and
+returns a `CleanLog` only when it has *proved* that the exact path would
+report nothing; at the first doubt it returns ``None`` and the caller runs
+the exact path, which then locates and explains the findings. A verdict is
+therefore never weaker than the exact path's (differential tests:
+``tests/cli/test_fastlog.py``).
+
+What makes it fast:
+
+* each line is decoded by msgspec into structs generated from the schemas
+  (`sessionspec.mstypes`): acceptance means the event (or row) is valid for
+  its schema, and ``encode(decode(line)) == line`` proves the line is lossless
+  JSON (no duplicate key, every integer safe, canonical numbers; ``-0.0`` is
+  scanned for separately). What the structs refuse goes through ``orjson``
+  (the same identity test with ``orjson.dumps``, else the exact line reader)
+  and the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
+* the load rules are inlined; what a struct type implies (envelope keys, seq
+  and time bounds, SEED-6) is verified on the generated type (`_struct_kinds`);
+* a packed chunk row is never expanded: its storage shape is validated with
+  whole-list operations, seq contiguity is arithmetic, and its members are
+  checked against the event schema as one family (`RowPlan`): the bounds that
+  `sessionspec.schemavary` derives for the varying values (seq, time, text)
+  and the per-row values, plus one verdict for everything shared;
+* parsed values are not kept (only ``tool/result`` events, which a later
+  surface replace may need: SURF-10), and the cyclic GC is paused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
+    msgspec = None  # type: ignore[assignment]
+
+from sessionspec.fastschema import CompiledSchema
+from sessionspec.lint import Checker, SchemaSet
+from sessionspec.logread import Finding, LoadedLog, _header_problem, fragment_finding, parse_line
+from sessionspec.reference import chunk_rows
+from sessionspec.reference import session as _session
+from sessionspec.reference.chunk_rows import decode_storage_record
+from sessionspec.reference.errors import SessionSpecError
+from sessionspec.reference.invariants import InvariantTrace
+from sessionspec.reference.json_value import gc_paused
+from sessionspec.reference.surface import SurfacePlan, SurfaceState
+from sessionspec.schemavary import ScalarBounds, Unsupported, varying_constraints
+from sessionspec.spec import constants
+
+__all__ = ["CleanLog", "RowPlan", "check_clean", "row_members_ok"]
+
+_CONST = constants()
+_MAX = _CONST["maxSafeInteger"]
+_SURFACE = frozenset(_CONST["surfaceTypes"])
+_ENVELOPE = frozenset(_CONST["envelopeKeys"])
+_LEGACY = frozenset(_CONST["legacyRejectedTypes"])
+_REJECTED_REASONS = frozenset(_CONST["rejectedRequestHeaderReasons"])
+_HEADER_TYPE = _CONST["jsonl"]["headerLineType"]
+_ROW_SPECS: dict[str, Any] = chunk_rows._ROWS  # the reference's own row layouts (from the spec constants)
+_ROW_ENVELOPE = chunk_rows._ENVELOPE_KEYS  # type, seq0, time0, data
+_NUMBER_KEYS = tuple(k for k in chunk_rows._BASE_KEYS if k != "dt")  # turn, step, index: JSON numbers
+_STRICT = orjson.OPT_STRICT_INTEGER
+# Seed rules that look into `data` (SEED-5 ... SEED-8): assistant/message is inlined below, the
+# others (rare) go through the reference's own check.
+_DATA_CHECKED = frozenset({"request/header", "turn/end", "request/header-delta"})
+_BOM = b"\xef\xbb\xbf"
+_NONE: frozenset[str] = frozenset()
+_NEG_ZERO = re.compile(rb"-0\.0")  # a regex scans for it twice as fast as bytes.find
+
+
+@dataclass(frozen=True)
+class CleanLog:
+    """A log whose whole report the fast pass has proved: no finding at the level checked, except
+    the crash-tail warnings in `findings` (a torn final fragment, JSONL-4; an open final turn,
+    REPAIR-6), built by the exact path's own code."""
+
+    name: str
+    events: int
+    lines: int
+    rows: int
+    kind: str = "jsonl"
+    findings: list[Finding] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- chunk rows
+
+
+def _row_shape(value: dict[str, Any], spec: Any) -> tuple[dict[str, Any], list[str], list[int], int, int] | None:
+    """CHUNK-9 as a yes/no: ``(data, members, member times)`` exactly when the reference decodes the row."""
+    if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+        return None
+    return _row_parts(value["seq0"], value["time0"], value["data"], spec)
+
+
+def _row_parts(seq0: Any, time0: Any, data: Any, spec: Any,
+               typed: bool = False) -> tuple[dict[str, Any], list[str], list[int], int, int] | None:
+    """`_row_shape` after the envelope keys; also the lowest and highest member time.
+
+    `typed`: the row was decoded by a struct whose types already guarantee the value types and
+    the gap bounds (checked on the struct by `_row_struct_typed`), so those checks are skipped.
+    """
+    if type(seq0) is not int or not 0 <= seq0 <= _MAX or type(time0) is not int or not -_MAX <= time0 <= _MAX:
+        return None
+    if type(data) is not dict:
+        return None
+    keys = data.keys()
+    if not (keys == spec.data_keys or (spec.optional and keys == spec.data_keys_min)):
+        return None
+    members = data[spec.list_key]
+    dt = data["dt"]
+    if not typed:
+        for key in spec.fixed:
+            if key in data and type(data[key]) is not str:
+                return None
+        for key in _NUMBER_KEYS:
+            number = data[key]
+            kind = type(number)
+            if not (kind is int or (kind is float and number - number == 0)):
+                return None
+        if type(members) is not list or type(dt) is not list:
+            return None
+        if set(map(type, members)) != {str} or (dt and not set(map(type, dt)) <= {int}):
+            return None
+        if dt and (min(dt) < -_MAX or max(dt) > _MAX):
+            return None
+    if not members:
+        return None
+    if len(dt) != len(members) - 1 or seq0 + len(members) - 1 > _MAX:
+        return None
+    times = list(itertools.accumulate(dt, initial=time0))
+    tmin, tmax = min(times), max(times)
+    if tmin < -_MAX or tmax > _MAX:
+        return None
+    return data, members, times, tmin, tmax
+
+
+class RowPlan:
+    """How the members of one row layout are checked as a family (see the module docstring).
+
+    The member shape is learnt from the reference decoder itself (a probe row with sentinel
+    values), so nothing here restates it. ``bounds`` is None when the schema analysis could not
+    prove the shortcut; the caller then checks members one by one.
+    """
+
+    def __init__(self, tag: str, present: frozenset[str], compiled: CompiledSchema | None) -> None:
+        spec = _ROW_SPECS[tag]
+        sentinels: dict[Any, tuple[str, str]] = {}  # sentinel -> ("row", key) | ("data", key) | ("member", "")
+        counter = itertools.count(7_000_001, 2)
+        data: dict[str, Any] = {}
+        for key in spec.data_keys:
+            if key in spec.optional and key not in present:
+                continue
+            if key == spec.list_key:
+                data[key] = ["\x00member"]
+                sentinels["\x00member"] = ("member", "")
+            elif key == "dt":
+                data[key] = []
+            elif key in spec.fixed:
+                data[key] = f"\x00{key}"
+                sentinels[data[key]] = ("data", key)
+            else:
+                data[key] = next(counter)
+                sentinels[data[key]] = ("data", key)
+        seq0, time0 = next(counter), next(counter)
+        sentinels[seq0], sentinels[time0] = ("row", "seq0"), ("row", "time0")
+        (member,) = decode_storage_record({"type": tag, "seq0": seq0, "time0": time0, "data": data})
+        paths: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.builder: Callable[[int, int, dict[str, Any], str], dict[str, Any]] = eval(  # noqa: S307 - generated here
+            "lambda seq, time, d, member: " + _template_source(member, sentinels, (), paths)
+        )
+        self.member_type = member.get("type")
+        self.seq_path, self.time_path = paths[("row", "seq0")], paths[("row", "time0")]
+        self.member_path = paths[("member", "")]
+        # Per-row values (turn, step, index, tool call id/name): shared by a row's members.
+        self.per_row = [(key, p) for (kind, key), p in paths.items() if kind == "data"]
+        # Load level: a member must be a plain log-only event whose only seed rule is the envelope.
+        self.loadable = (
+            type(self.member_type) is str
+            and self.member_type not in _SURFACE | _LEGACY | _DATA_CHECKED | {"assistant/message", _HEADER_TYPE}
+            and member.keys() <= _ENVELOPE
+            and "data" in member
+            and "surfaceOp" not in member
+            and "sourceEventSeqs" not in member
+            and self.seq_path == ("seq",)
+            and self.time_path == ("time",)
+        )
+        self.bounds: dict[tuple[str, ...], ScalarBounds] | None = None
+        self.predicate: Callable[[Any], bool] | None = None
+        # The verdict of everything that is neither varying nor per-row: the same for every member
+        # of every row (the analysis proves no decision reads those values); learnt from the first
+        # member whose varying and per-row values meet their bounds.
+        self.constant: bool | None = None
+        if compiled is not None:
+            self.predicate = compiled.predicate_for(member)
+            template = _blank(member, set(paths.values()))
+            try:
+                self.bounds = varying_constraints(
+                    compiled, template, (self.seq_path, self.time_path, self.member_path, *(p for _, p in self.per_row)))
+            except Unsupported:
+                self.bounds = None
+        # The checks that can fail at all: `_row_parts` already guarantees seq0 >= 0, the last
+        # seq <= 2^53-1, times within +/-(2^53-1), string members and run-constant keys, numeric
+        # turn/step/index; a bound that admits all of that is skipped.
+        self.checks: list[tuple[str, Any, str]] = []
+        if self.bounds is not None:
+            b = self.bounds
+            if not b[self.seq_path].admits_ints(0, _MAX):
+                self.checks.append(("seq", b[self.seq_path], ""))
+            if not b[self.time_path].admits_ints(-_MAX, _MAX):
+                self.checks.append(("time", b[self.time_path], ""))
+            if not b[self.member_path].admits_all_strings():
+                self.checks.append(("members", b[self.member_path], ""))
+            for key, path in self.per_row:
+                trivial = b[path].admits_all_strings() if key in spec.fixed else b[path].admits_all_numbers()
+                if not trivial:
+                    self.checks.append(("value", b[path], key))
+
+    def members_valid(self, seq0: int, times: list[int], tmin: int, tmax: int, data: dict[str, Any],
+                      members: list[str]) -> bool:
+        """Whether every member satisfies the event schema (exact; a None plan answers False).
+
+        verdict(member) = constant AND (each varying or per-row value meets its bounds).
+        """
+        if self.bounds is None or self.predicate is None:
+            return False
+        for what, bounds, key in self.checks:
+            if what == "seq":
+                ok = bounds.ints_ok(seq0, seq0 + len(members) - 1)
+            elif what == "time":
+                ok = bounds.ints_ok(tmin, tmax)
+            elif what == "members":
+                ok = bounds.strs_ok(members)
+            else:
+                ok = key not in data or bounds.value_ok(data[key])
+            if not ok:
+                return False
+        if self.constant is None:
+            self.constant = bool(self.predicate(self.builder(seq0, times[0], data, members[0])))
+        return self.constant
+
+
+def _template_source(value: Any, sentinels: dict[Any, tuple[str, str]], path: tuple[str, ...],
+                     paths: dict[tuple[str, str], tuple[str, ...]]) -> str:
+    """Python source that rebuilds `value` with the sentinels replaced by the builder's arguments."""
+    if type(value) in (int, str) and value in sentinels:
+        kind, key = sentinels[value]
+        paths[(kind, key)] = path
+        return {"row": {"seq0": "seq", "time0": "time"}.get(key, ""), "data": f"d[{key!r}]", "member": "member"}[kind]
+    if type(value) is dict:
+        items = ", ".join(f"{k!r}: {_template_source(v, sentinels, path + (k,), paths)}" for k, v in value.items())
+        return "{" + items + "}"
+    if type(value) is list:
+        return "[" + ", ".join(_template_source(v, sentinels, path + (str(i),), paths) for i, v in enumerate(value)) + "]"
+    return repr(value)
+
+
+def _blank(value: Any, paths: set[tuple[str, ...]], path: tuple[str, ...] = ()) -> Any:
+    """`value` with None at `paths` (the analysis proves no decision reads them)."""
+    if path in paths:
+        return None
+    if type(value) is dict:
+        return {k: _blank(v, paths, path + (k,)) for k, v in value.items()}
+    return value
+
+
+def row_members_ok(value: dict[str, Any], compiled: CompiledSchema) -> bool | None:
+    """For tests: the family verdict of a row's members (None when the row is malformed)."""
+    spec = _ROW_SPECS[value["type"]]
+    shape = _row_shape(value, spec)
+    if shape is None:
+        return None
+    data, members, times, tmin, tmax = shape
+    plan = RowPlan(value["type"], frozenset([k for k in spec.optional if k in data]), compiled)
+    return plan.members_valid(value["seq0"], times, tmin, tmax, data, members)
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+class _GiveUp(Exception):
+    """The log is not provably clean: the exact path must explain it."""
+
+
+def _trusted(raw: bytes, number: int) -> Any:
+    """The value of a line known to be lossless JSON, or `_GiveUp`."""
+    findings: list[Finding] = []
+    value = parse_line(raw, number, findings)
+    if findings or not isinstance(value, (dict, list, str, int, float, bool, type(None))):
+        raise _GiveUp
+    return value
+
+
+def check_clean(data: bytes, name: str, level: str, schemas: SchemaSet | None,
+                progress: Callable[[int, int], None] | None = None) -> CleanLog | None:
+    """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None."""
+    if not data or data.startswith(_BOM) or b"\r" in data:
+        return None
+    if data.lstrip(b" \t\n")[:1] == b"[":
+        return None  # a JSON array of events: the exact path
+    if not hasattr(SurfaceState(), "_length"):
+        return None
+    try:
+        with gc_paused():
+            return _check(data, name, level, schemas, progress)
+    except (_GiveUp, SessionSpecError, RecursionError):
+        return None
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError):  # pragma: no cover - defensive
+        # Hostile values can reach corners no check anticipated; the exact path explains them.
+        return None
+
+
+def _appends(event: dict[str, Any], tag: str, seq: int) -> bool:
+    """True when the reference surface check certainly returns a plain append plan (SURF-3, SURF-7).
+
+    The common case only; anything else goes through `SurfaceState.check` (a test keeps both in
+    agreement).
+    """
+    if event.get("surfaceOp") != "append" or type(event["surfaceOp"]) is not str or tag not in _SURFACE:
+        return False
+    if "sourceEventSeqs" not in event:
+        return True
+    sources = event["sourceEventSeqs"]
+    if type(sources) is not list:
+        return False
+    if not sources:
+        return tag == "assistant/message"
+    return set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and max(sources) < seq and len(set(sources)) == len(sources)
+
+
+_INT_ONLY = {int}
+
+
+# Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
+_LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED, _CONVERT = range(5)
+
+
+def _row_struct_typed(data: Any, spec: Any) -> bool:
+    """Whether a row's data struct guarantees what `_row_parts(typed=True)` skips.
+
+    Member texts are strings, gaps are ints within +/-(2^53-1), turn/step/index are ints or
+    floats (msgspec never yields a non-finite float), run-constant keys are strings.
+    """
+    fields = {f.name: f for f in data.fields}
+    if any(f.name != f.encode_name for f in data.fields) or set(fields) - set(spec.data_keys):
+        return False
+
+    def kinds(t: Any) -> list[Any]:
+        return list(t.types) if isinstance(t, msgspec.inspect.UnionType) else [t]
+
+    def only(t: Any, classes: tuple[type, ...]) -> bool:
+        return all(isinstance(k, classes) for k in kinds(t))  # (UNSET defaults are not part of the type)
+
+    members, dt = fields.get(spec.list_key), fields.get("dt")
+    return (
+        members is not None and dt is not None
+        and isinstance(members.type, msgspec.inspect.ListType) and isinstance(members.type.item_type, msgspec.inspect.StrType)
+        and isinstance(dt.type, msgspec.inspect.ListType) and _int_field(dt.type.item_type, -_MAX, _MAX)
+        and all(k in fields and only(fields[k].type, (msgspec.inspect.IntType, msgspec.inspect.FloatType)) for k in _NUMBER_KEYS)
+        and all(only(fields[k].type, (msgspec.inspect.StrType,)) for k in spec.fixed if k in fields)
+    )
+
+
+def _int_field(kind: Any, low: int, high: int) -> bool:
+    """A msgspec int type whose bounds lie within [low, high]."""
+    if not isinstance(kind, msgspec.inspect.IntType):
+        return False
+    lo = kind.ge if kind.ge is not None else (kind.gt + 1 if kind.gt is not None else None)
+    hi = kind.le if kind.le is not None else (kind.lt - 1 if kind.lt is not None else None)
+    return lo is not None and hi is not None and lo >= low and hi <= high
+
+
+def _required_str(info: Any, name: str) -> bool:
+    field = next((f for f in info.fields if f.name == name and f.encode_name == name), None)
+    kind = field.type if field is not None else None
+    return bool(field and field.required and isinstance(kind, msgspec.inspect.StrType) and (kind.min_length or 0) >= 1)
+
+
+def _struct_kinds(fast: Any) -> dict[type, int]:
+    """For each generated struct, the cheapest exact way to apply the load rules to it.
+
+    Acceptance by a struct implies the schema, so some load rules hold by construction; each
+    such implication is *checked here on the generated type* (not assumed): the envelope keys
+    and the seq/time bounds (SEED-3), the provider/model of an assistant message (SEED-6).
+    Whatever cannot be shown takes `_CONVERT`: a plain dict, then the dict path's rules.
+    """
+    kinds: dict[type, int] = {}
+    for cls, tag in fast.tags.items():
+        info = msgspec.inspect.type_info(cls)
+        fields = {f.name: f for f in info.fields}
+        plain = all(f.name == f.encode_name for f in info.fields)
+        if tag in fast.rows:
+            ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)
+            ok = ok and isinstance(fields["data"].type, msgspec.inspect.StructType)
+            kinds[cls] = (_ROW_TYPED if _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _ROW) if ok else _CONVERT
+            continue
+        envelope_ok = (
+            plain
+            and set(fields) <= _ENVELOPE - {"type"}
+            and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
+            and _int_field(fields["seq"].type, 0, _MAX)
+            and _int_field(fields["time"].type, 0, _MAX)
+            and tag not in _LEGACY | _DATA_CHECKED | {"turn/start", _HEADER_TYPE}
+        )
+        if not envelope_ok:
+            kinds[cls] = _CONVERT
+        elif tag in _SURFACE:
+            seed_ok = True
+            if tag == "assistant/message":  # SEED-6 must follow from the type
+                data = fields["data"].type
+                prov = next((f for f in data.fields if f.name == "provenance"), None) if isinstance(
+                    data, msgspec.inspect.StructType) else None
+                prov_type = prov.type if prov is not None else None
+                seed_ok = bool(prov and prov.required and prov.encode_name == "provenance"
+                               and isinstance(prov_type, msgspec.inspect.StructType)
+                               and _required_str(prov_type, "provider") and _required_str(prov_type, "model"))
+            kinds[cls] = _SURFACE_EVENT if seed_ok and "surfaceOp" in fields else _CONVERT
+        elif "surfaceOp" in fields or "sourceEventSeqs" in fields:
+            kinds[cls] = _CONVERT
+        else:
+            kinds[cls] = _LOG_ONLY
+    return kinds
+
+
+def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
+           progress: Callable[[int, int], None] | None) -> CleanLog:
+    lines = data.split(b"\n")
+    fragment = lines.pop()  # b"" after a final newline; else a torn final fragment (JSONL-4)
+    if not lines:
+        raise _GiveUp
+    loads, dumps = orjson.loads, orjson.dumps
+    # Header line: the exact path's own checks on a one-line log.
+    header = _trusted(lines[0], 1)
+    if type(header) is not dict or _header_problem(header) is not None:
+        raise _GiveUp
+    probe = LoadedLog(name=name, kind="jsonl", size=len(data), header_line=header, header_ok=True)
+    Checker(level, schemas)._check_header(probe)
+    if probe.findings:
+        raise _GiveUp
+
+    core = schemas if schemas is not None else _core_schema_set()
+    compiled = schemas.event if schemas is not None and level != "load" else None
+    by_tag = compiled.by_tag if compiled is not None else {}
+    generic = compiled._predicate if compiled is not None else None
+    fast = core.fast_types if msgspec is not None else None
+    kinds = _kinds_of(fast) if fast is not None else {}
+    decode = fast.decoder.decode if fast is not None else None
+    encode = fast.encoder.encode if fast is not None else None
+    to_builtins = msgspec.to_builtins if msgspec is not None else None
+    astuple = msgspec.structs.astuple if msgspec is not None else None
+    unset = msgspec.UNSET if msgspec is not None else None
+    struct_errors = (msgspec.MsgspecError,) if msgspec is not None else ()
+    row_compiled = compiled if compiled is not None else core.event  # member checks of struct rows
+    strict = level == "strict"
+    plans = _plans_for(row_compiled)
+    kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
+
+    def lookup(seq: int) -> Any:
+        found = kept.get(seq)
+        return found if found is None or type(found) is dict else to_builtins(found)  # type: ignore[misc]
+
+    state = SurfaceState(lookup)
+    check_surface, apply_surface = state.check, state.apply
+    trace = InvariantTrace()
+    has_provider_model = _session._has_provider_model
+    check_entry = _session._check_seed_entry
+    neg_zero = _NEG_ZERO.search(data) is not None
+    expected = 0
+    open_turn: Any = None
+    turn_line = 0  # index in `lines` of the last turn/start: where a crash-tail check starts
+    current = 0
+    rows = 0
+    row_specs = _ROW_SPECS
+    surface_types, envelope, legacy, data_checked = _SURFACE, _ENVELOPE, _LEGACY, _DATA_CHECKED
+    max_safe = _MAX
+    appends = _appends
+    log_only, surface_event, row_kind, row_typed = _LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED
+    int_only = _INT_ONLY
+
+    def event(value: Any, checked: bool = False) -> None:
+        """One event as a dict: the load rules in the exact path's order, then the schema, surface, INV.
+
+        `checked`: the schema is already known to hold (a generated struct accepted it).
+        """
+        nonlocal expected, open_turn, trace, turn_line
+        if type(value) is not dict:
+            raise _GiveUp
+        seq = value.get("seq")
+        if type(seq) is not int or seq != expected:
+            raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
+        tag = value.get("type")
+        if type(tag) is not str or tag in legacy:
+            raise _GiveUp  # SEED-3, JSONL-12
+        time = value.get("time")
+        if (type(time) is not int or not 0 <= time <= max_safe or seq > max_safe
+                or "data" not in value or not value.keys() <= envelope):
+            raise _GiveUp  # SEED-3
+        if tag in data_checked:
+            check_entry(value, seq)  # SEED-5, SEED-7, SEED-8 (raises SeedError)
+            payload = value["data"]
+            if tag == "request/header" and isinstance(payload, dict) and payload.get("reason") in _REJECTED_REASONS:
+                raise _GiveUp  # JSONL-12
+            if tag == "turn/end":
+                open_turn = None
+        elif tag == "assistant/message":
+            payload = value["data"]
+            if type(payload) is not dict or not has_provider_model(payload.get("provenance")):
+                raise _GiveUp  # SEED-6
+        elif tag == "turn/start":
+            payload = value["data"]
+            open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
+            turn_line = current
+        if not checked and generic is not None and not by_tag.get(tag, generic)(value):
+            raise _GiveUp  # schema
+        if tag in surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
+            state._length = seq  # log-only events before it changed nothing but the count
+            if appends(value, tag, seq):
+                apply_surface(SurfacePlan("append", seq, state._version))
+            else:
+                apply_surface(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
+            if tag == "tool/result":
+                kept[seq] = value
+        if strict:
+            trace, errors = trace.step(value, index=seq)
+            if errors:
+                raise _GiveUp
+        expected = seq + 1
+
+    def row(tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, typed: bool = False) -> None:
+        """One chunk row (`value`: the row as a dict, built only when the members must be expanded)."""
+        nonlocal expected, trace, rows
+        spec = row_specs[tag]
+        shape = _row_parts(seq0, time0, row_data, spec, typed)
+        if shape is None:
+            raise _GiveUp  # CHUNK-9
+        row_data, members, times, tmin, tmax = shape
+        if seq0 != expected:
+            raise _GiveUp  # JSONL-7
+        present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
+        plan = plans.get((tag, present))
+        if plan is None:
+            plan = plans[(tag, present)] = RowPlan(tag, present, row_compiled)
+        rows += 1
+        if not plan.loadable or tmin < 0 or (
+            compiled is not None and not plan.members_valid(seq0, times, tmin, tmax, row_data, members)
+        ):
+            row_value = value() if callable(value) else value
+            for member in decode_storage_record(row_value):  # the exact per-event checks
+                event(member)
+            return
+        if strict:
+            last = seq0 + len(members) - 1
+            for probe_event in (plan.builder(seq0, times[0], row_data, members[0]),
+                                plan.builder(last, times[-1], row_data, members[-1])):
+                trace, errors = trace.step(probe_event, index=probe_event["seq"])
+                if errors:
+                    raise _GiveUp
+        expected = seq0 + len(members)
+
+    block = max(1, len(lines) // 100) if progress is not None else len(lines)
+    for start in range(1, len(lines), block):
+        if progress is not None:
+            progress(start, len(lines))
+        for number, raw in enumerate(lines[start:start + block], start + 1):
+            current = number - 1
+            if decode is not None:
+                try:
+                    obj = decode(raw)
+                except struct_errors:
+                    obj = None
+                if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):
+                    # Accepted by the generated types and canonical: schema-valid, lossless JSON.
+                    kind = kinds[obj.__class__]
+                    if kind is log_only:
+                        if obj.seq != expected:
+                            raise _GiveUp
+                        if strict:
+                            trace, errors = trace.step(to_builtins(obj), index=expected)
+                            if errors:
+                                raise _GiveUp
+                        expected += 1
+                        continue
+                    if kind is surface_event:
+                        seq = obj.seq
+                        if seq != expected:
+                            raise _GiveUp
+                        state._length = seq
+                        sources = obj.sourceEventSeqs
+                        if obj.surfaceOp == "append" and (sources is unset or (
+                            sources and set(map(type, sources)) == int_only and min(sources) >= 0
+                            and max(sources) < seq and len(set(sources)) == len(sources)
+                        ) or (not sources and fast.tags[obj.__class__] == "assistant/message")):
+                            apply_surface(SurfacePlan("append", seq, state._version))
+                        else:
+                            apply_surface(check_surface(to_builtins(obj), seq))
+                        if fast.tags[obj.__class__] == "tool/result":
+                            kept[seq] = obj
+                        if strict:
+                            trace, errors = trace.step(to_builtins(obj), index=seq)
+                            if errors:
+                                raise _GiveUp
+                        expected = seq + 1
+                        continue
+                    if kind is row_typed or kind is row_kind:
+                        d = obj.data
+                        row_data = {k: v for k, v in zip(d.__struct_fields__, astuple(d)) if v is not unset}
+                        row(fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda o=obj: to_builtins(o),
+                            kind is row_typed)
+                        continue
+                    value = to_builtins(obj)
+                    spec = row_specs.get(value.get("type"))
+                    if spec is not None:
+                        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+                            raise _GiveUp
+                        row(spec.tag, value["seq0"], value["time0"], value["data"], value)
+                    else:
+                        event(value, checked=True)
+                    continue
+            try:
+                value = loads(raw)
+                if dumps(value, option=_STRICT) != raw or (neg_zero and b"-0.0" in raw):
+                    value = _trusted(raw, number)
+            except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+                value = _trusted(raw, number)
+            if type(value) is not dict:
+                raise _GiveUp
+            tag = value.get("type")
+            spec = row_specs.get(tag) if type(tag) is str else None
+            if spec is None:
+                event(value)
+                continue
+            if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+                raise _GiveUp  # CHUNK-9
+            row(spec.tag, value["seq0"], value["time0"], value["data"], value)
+    findings: list[Finding] = []
+    if open_turn is not None and expected:
+        # REPAIR-6: the log ends inside a turn. The closers depend only on the events from the last
+        # turn/start on (it resets the scan), so the exact path's check runs on that suffix alone.
+        suffix = LoadedLog(name=name, kind="jsonl", size=len(data))
+        for number, raw in enumerate(lines[turn_line:], turn_line + 1):
+            for member in decode_storage_record(loads(raw)):
+                suffix.events.append(member)
+                suffix.event_lines.append(number)
+        Checker(level, schemas)._check_crash_tail(suffix)
+        findings += suffix.findings
+    if fragment:
+        findings.append(fragment_finding(fragment, len(lines) + 1))
+    for finding in findings:
+        finding.file = name
+    findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
+    return CleanLog(name=name, events=expected, lines=len(lines) + (1 if fragment else 0), rows=rows, findings=findings)
+
+
+_PLANS: dict[int, tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
+
+
+def _plans_for(compiled: CompiledSchema | None) -> dict[tuple[str, frozenset[str]], RowPlan]:
+    """Row plans are pure functions of the schemas: built once per compiled schema (and once without)."""
+    cached = _PLANS.get(id(compiled))
+    if cached is None or cached[0] is not compiled:
+        cached = _PLANS[id(compiled)] = (compiled, {})
+    return cached[1]
+
+
+_KINDS: dict[int, tuple[Any, dict[type, int]]] = {}
+
+
+def _kinds_of(fast: Any) -> dict[type, int]:
+    cached = _KINDS.get(id(fast))
+    if cached is None or cached[0] is not fast:
+        cached = _KINDS[id(fast)] = (fast, _struct_kinds(fast))
+    return cached[1]
+
+
+def _core_schema_set() -> SchemaSet:
+    from sessionspec.lint import schema_set
+
+    return schema_set()

@@ -1,0 +1,335 @@
+"""Inspect and rewrite one stored session log: derive, fold, repair, pack, unpack, stats, header.
+
+Each command is a small object (``__doc__`` = its ``--help``, ``configure``,
+``run``) registered in `sessionspec.cli` as ``inspect_cmds:<Name>``. They share
+one reading path (`sessionspec.logread`, never a traceback on bad input) and
+one writing rule: outputs are written atomically (temp file + ``os.replace``),
+the input is never modified, and ``-o`` naming the input is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from collections import Counter
+from typing import Any, TextIO
+
+from sessionspec.logread import ERROR, LoadedLog, load_log
+from sessionspec.reference import json_text
+from sessionspec.reference.derive import derive_messages
+from sessionspec.reference.errors import SessionSpecError
+from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
+from sessionspec.reference.repair import interrupted_turn_closers
+from sessionspec.reference.surface import fold_surface
+from sessionspec.validate import format_text, read_input
+
+
+class _Failure(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def _load(path: str) -> tuple[bytes, LoadedLog]:
+    data, problem = read_input(path)
+    if problem is not None:
+        raise _Failure(problem, 2)
+    assert data is not None
+    return data, load_log(data, "<stdin>" if path == "-" else path)
+
+
+def _dump(value: Any, out: TextIO, pretty: bool = True) -> None:
+    text = json_text.dumps(value)
+    if pretty:
+        try:
+            text = json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+        except RecursionError:  # very deep payloads: keep the compact (iterative) form
+            pass
+    out.write(text + "\n")
+
+
+def _errors(log: LoadedLog) -> list[str]:
+    return [format_text(f) for f in log.findings if f.severity == ERROR]
+
+
+def _refuse_same(src: str, dst: str) -> None:
+    if src == "-":
+        return
+    try:
+        same = os.path.exists(dst) and os.path.samefile(src, dst)
+    except OSError:
+        same = False
+    if same or os.path.abspath(src) == os.path.abspath(dst):
+        raise _Failure(f"refusing to write {dst}: it is the input file (inputs are never modified)", 2)
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write `data` to `path` through a synced temp file in the same directory and ``os.replace``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _read_artifact(data: bytes) -> Any:
+    try:
+        return read_artifact(data)
+    except SessionSpecError as error:
+        raise _Failure(f"cannot load the log: {error}") from error
+
+
+def _fold(log: LoadedLog) -> dict[str, Any]:
+    try:
+        return fold_surface(log.events)
+    except (SessionSpecError, AttributeError, TypeError) as error:
+        raise _Failure(f"the surface fold fails: {error}") from error
+
+
+def _command(fn: Any) -> Any:
+    """Wrap a command body: map `_Failure` to a message on stderr and its exit code."""
+
+    def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        try:
+            return int(fn(args, out, err) or 0)
+        except _Failure as failure:
+            err.write(f"sessionspec {args._name}: error: {failure.message}\n")
+            return failure.code
+
+    return staticmethod(run)
+
+
+def _file_arg(parser: argparse.ArgumentParser, name: str) -> None:
+    parser.add_argument("file", metavar="FILE", help="a JSONL artifact or a JSON array of events ('-' = stdin)")
+    parser.set_defaults(_name=name)
+
+
+def _out_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write (never the input)")
+
+
+def _require_clean(log: LoadedLog) -> None:
+    errors = _errors(log)
+    if errors:
+        shown = "\n  ".join(errors[:5]) + (f"\n  … {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise _Failure(f"the log has errors (run `sessionspec validate`):\n  {shown}")
+
+
+class Derive:
+    """Print the messages a log derives: its model-visible history, in surface order, as JSON.
+
+    example:
+      sessionspec derive session.jsonl > messages.json
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "derive")
+        parser.add_argument("--compact", action="store_true", help="one line of compact JSON")
+
+    @staticmethod
+    def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        _, log = _load(args.file)
+        _fold(log)
+        _dump(derive_messages(log.events), out, not args.compact)
+        return 0
+
+    run = _command(_run.__func__)
+
+
+class Fold:
+    """Print the surface fold of a log: the current node seqs and every replacement.
+
+    example:
+      sessionspec fold session.jsonl --format json
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "fold")
+        parser.add_argument("--format", choices=("text", "json"), default="json")
+
+    @staticmethod
+    def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        _, log = _load(args.file)
+        result = _fold(log)
+        if args.format == "json":
+            _dump(result, out)
+        else:
+            out.write(f"nodes ({len(result['nodes'])}): {' '.join(map(str, result['nodes']))}\n")
+            for r in result["replacements"]:
+                out.write(f"replace by seq {r['seq']}: start {r['start']}, end {r['end']}, shadowed {r['shadowedSeqs']}\n")
+        return 0
+
+    run = _command(_run.__func__)
+
+
+class Repair:
+    """Write a copy of a crashed log, loadable as is: torn tail cut, crash-repair closers appended.
+
+    The closers are those a loader appends (REPAIR-6): a synthetic tool/result per
+    unanswered call, step/end if a step is open, turn/end {kind: interrupted}.
+    FILE is never touched; OUT is written atomically and must not be FILE.
+
+    example:
+      sessionspec repair session.jsonl -o repaired.jsonl
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "repair")
+        _out_arg(parser)
+
+    @staticmethod
+    def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        _refuse_same(args.file, args.output)
+        data, _ = _load(args.file)
+        artifact = _read_artifact(data)
+        closers = interrupted_turn_closers(artifact.events)
+        content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
+        write_atomic(args.output, content)
+        cut = artifact.size - artifact.truncate_offset
+        out.write(f"wrote {args.output}: {len(artifact.events)} events kept, {cut} torn byte(s) cut, "
+                  f"{len(closers)} closer(s) appended\n")
+        return 0
+
+    run = _command(_run.__func__)
+
+
+def _rewrite(args: argparse.Namespace, out: TextIO, pack: bool) -> int:
+    _refuse_same(args.file, args.output)
+    data, log = _load(args.file)
+    if log.kind == "json":
+        events = log.events
+        _require_clean(log)
+        header = None
+    else:
+        artifact = _read_artifact(data)
+        events, header = artifact.events, artifact.header_line
+    body = encode_records(events, pack=pack)
+    content = (json_text.dumps(header_line(header_from_line(header))).encode("utf-8") + b"\n" if header else b"") + body
+    write_atomic(args.output, content)
+    records = body.count(b"\n")
+    out.write(f"wrote {args.output}: {len(events)} events in {records} records\n")
+    return 0
+
+
+class Pack:
+    """Rewrite a log with runs of 3+ delta chunks packed into storage rows (the writer's default layout).
+
+    example:
+      sessionspec pack session.jsonl -o packed.jsonl
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "pack")
+        _out_arg(parser)
+
+    run = _command(lambda args, out, err: _rewrite(args, out, True))
+
+
+class Unpack:
+    """Rewrite a log with every event on its own line (packed rows expanded).
+
+    example:
+      sessionspec unpack session.jsonl -o plain.jsonl
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "unpack")
+        _out_arg(parser)
+
+    run = _command(lambda args, out, err: _rewrite(args, out, False))
+
+
+class Stats:
+    """Count a log's events per type, turns, steps, surface size, replaces and how much is packed.
+
+    example:
+      sessionspec stats session.jsonl --format json
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "stats")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+
+    @staticmethod
+    def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        _, log = _load(args.file)
+        types = Counter(e.get("type") if isinstance(e, dict) else f"<{type(e).__name__}>" for e in log.events)
+        try:
+            fold: dict[str, Any] | None = fold_surface(log.events)
+        except (SessionSpecError, AttributeError, TypeError):
+            fold = None
+        records = log.lines - (1 if log.kind == "jsonl" else 0)
+        stats = {
+            "file": log.name, "kind": log.kind, "bytes": log.size, "lines": log.lines, "events": len(log.events),
+            "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], str(kv[0])))),
+            "turns": types.get("turn/start", 0), "steps": types.get("step/start", 0),
+            "surfaceSize": len(fold["nodes"]) if fold else None,
+            "replaces": len(fold["replacements"]) if fold else None,
+            "packedRows": log.rows, "packedEvents": log.row_members,
+            "packedRatio": round(log.row_members / len(log.events), 4) if log.events else 0.0,
+            "recordsPerEvent": round(records / len(log.events), 4) if log.events else None,
+            "errors": sum(1 for f in log.findings if f.severity == ERROR),
+            "warnings": sum(1 for f in log.findings if f.severity != ERROR),
+        }
+        if args.format == "json":
+            _dump(stats, out)
+            return 0
+        out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes, {log.kind})\n")
+        out.write(f"turns {stats['turns']}, steps {stats['steps']}, surface size {stats['surfaceSize']}, "
+                  f"replaces {stats['replaces']}\n")
+        out.write(f"packed: {stats['packedRows']} rows holding {stats['packedEvents']} events "
+                  f"({100 * stats['packedRatio']:.1f}% of events)\n")
+        width = max((len(str(t)) for t in types), default=0)
+        for etype, count in stats["types"].items():
+            out.write(f"  {str(etype):<{width}}  {count}\n")
+        if stats["errors"] or stats["warnings"]:
+            out.write(f"{stats['errors']} error(s), {stats['warnings']} warning(s): run `sessionspec validate`\n")
+        return 0
+
+    run = _command(_run.__func__)
+
+
+class Header:
+    """Print a log's session header line.
+
+    example:
+      sessionspec header session.jsonl
+    """
+
+    @staticmethod
+    def configure(parser: argparse.ArgumentParser) -> None:
+        _file_arg(parser, "header")
+        parser.add_argument("--format", choices=("text", "json"), default="json")
+
+    @staticmethod
+    def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        _, log = _load(args.file)
+        if log.kind != "jsonl" or log.header_line is None:
+            problems = [format_text(f) for f in log.findings if f.code.startswith("JSONL")] or ["no session header line"]
+            raise _Failure("the log has no session header:\n  " + "\n  ".join(problems[:3]))
+        if args.format == "json":
+            _dump(log.header_line, out)
+        else:
+            for key, value in log.header_line.items():
+                out.write(f"{key}: {json_text.dumps(value)}\n")
+        return 0 if log.header_ok else 1
+
+    run = _command(_run.__func__)

@@ -1,0 +1,364 @@
+"""The checks behind `sessionspec validate`, by level, reporting every finding of a log.
+
+* ``load``: what a loader must reject: the header (JSONL-2, JSONL-12, HDR-*),
+  the legacy vocabulary (JSONL-12), each event's seed rules (SEED-2 … SEED-9)
+  and the surface fold (SEED-10, SURF-*). Unlike a loader, which stops at the
+  first bad event, the fold goes on with the bad event *skipped* (it keeps its
+  seq, but changes nothing on the surface); a later replace that only fails
+  because it names a skipped event is a knock-on effect and is not reported
+  again. A crash tail that a loader would repair is reported as a warning.
+* ``schema``: plus the header line and every event against the spec's JSON
+  Schemas, through the compiled fast path (`sessionspec.fastschema`); only
+  invalid events pay for the oracle, which locates the errors.
+* ``strict``: plus the relational invariants (INV-*), all of them.
+
+The seed rules are the reference's own (`session._check_seed_entry`); a cheap
+pre-check only skips the call for entries that obviously pass (a test keeps
+both in agreement).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sessionspec.fastschema import CompiledSchema
+from sessionspec.logread import ERROR, WARNING, Finding, LoadedLog
+from sessionspec.reference import session as _session
+from sessionspec.reference.errors import HeaderError, SeedError, SurfaceError
+from sessionspec.reference.invariants import check_invariants
+from sessionspec.reference.jsonl import header_from_line
+from sessionspec.reference.repair import interrupted_turn_closers
+from sessionspec.reference.surface import SurfaceState
+from sessionspec.spec import constants
+
+LEVELS = ("load", "schema", "strict")
+_CONST = constants()
+_SURFACE_TYPES = frozenset(_CONST["surfaceTypes"])
+_ENVELOPE_KEYS = frozenset(_CONST["envelopeKeys"])
+_LEGACY_TYPES = tuple(_CONST["legacyRejectedTypes"])
+_REJECTED_REASONS = frozenset(_CONST["rejectedRequestHeaderReasons"])
+_FORMAT_VERSION = _CONST["sessionFormatVersion"]
+_MAX_SAFE = _CONST["maxSafeInteger"]
+_HEADER_SCHEMA_ID = "https://sessionspec.dev/schema/storage/jsonl-header.json"
+_SCHEMA_BASE = "https://sessionspec.dev/schema/"
+_ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
+# Types whose seed rules look into `data` (SEED-5 … SEED-8): never pre-checked.
+_DATA_CHECKED = frozenset({"request/header", "assistant/message", "turn/end", "request/header-delta"})
+
+
+class SchemaSet:
+    """The compiled schemas of one loaded spec (compiled once per process and registry)."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self.event = CompiledSchema(spec.event_schema, spec.event_validator())
+        self.header = CompiledSchema(spec.schemas[_HEADER_SCHEMA_ID], spec.validator(_HEADER_SCHEMA_ID))
+
+    @functools.cached_property
+    def row(self) -> CompiledSchema:
+        """A stored chunk row (a dispatch over the row tags): the source of the msgspec row types."""
+        return CompiledSchema(self.spec.schemas[_ROW_SCHEMA_ID], self.spec.validator(_ROW_SCHEMA_ID))
+
+    @functools.cached_property
+    def fast_types(self) -> Any:
+        """The msgspec decoder generated from these schemas (`sessionspec.mstypes`), or None without msgspec."""
+        try:
+            from sessionspec.mstypes import build_fast_types
+        except ImportError:  # pragma: no cover - msgspec is a dependency; without it the Python path runs
+            return None
+        return build_fast_types(self.event, self.row)
+
+    def payload_ref(self, event_type: Any) -> str | None:
+        entry = self.spec.events.get(event_type) if isinstance(event_type, str) else None
+        return entry["payloadSchema"] if entry else None
+
+
+@functools.cache
+def _core_schemas() -> SchemaSet:
+    from sessionspec.spec.loader import load_spec
+
+    return SchemaSet(load_spec())
+
+
+def schema_set(registry_dirs: tuple[str, ...] = ()) -> SchemaSet:
+    if not registry_dirs:
+        return _core_schemas()
+    from sessionspec.spec.loader import load_spec
+
+    return SchemaSet(load_spec(list(registry_dirs)))
+
+
+def _seed_precheck(event: Any, index: int) -> bool:
+    """True only when the reference seed check would certainly pass (SEED-3 … SEED-9).
+
+    SEED-2 is not looked at: a value that is not lossless JSON (-0.0, an infinite number) can only
+    come from a line the reader already reported as JSON_NOT_LOSSLESS, and such lines always get
+    the full check.
+    """
+    if type(event) is not dict:
+        return False
+    etype = event.get("type")
+    if type(etype) is not str or etype in _DATA_CHECKED or "data" not in event:
+        return False
+    seq = event.get("seq")
+    time = event.get("time")
+    return (
+        type(seq) is int
+        and seq == index
+        and type(time) is int
+        and 0 <= time <= _MAX_SAFE
+        and 0 <= seq <= _MAX_SAFE
+        and event.keys() <= _ENVELOPE_KEYS
+    )
+
+
+class _Fold:
+    """The surface fold of SEED-10, able to skip an event (it keeps its seq, changes nothing)."""
+
+    def __init__(self) -> None:
+        self.by_seq: dict[int, Any] = {}
+        self.state = SurfaceState(self.by_seq.__getitem__)
+        self._fast_skip = hasattr(self.state, "_length") and hasattr(self.state, "_version")
+
+    @property
+    def length(self) -> int:
+        return self.state.length
+
+    def skip(self, count: int = 1) -> None:
+        """Advance past `count` events that change nothing (log-only, no markers, or rejected)."""
+        state = self.state
+        if self._fast_skip:
+            # Same effect as check()+apply() of a marker-less log-only event (verified by tests).
+            state._length += count  # type: ignore[attr-defined]
+            state._version += 1  # type: ignore[attr-defined]
+            return
+        for _ in range(count):
+            seq = state.length
+            state.apply(state.check({"type": "\x00skipped", "seq": seq, "time": 0, "data": None}))
+
+    def advance(self, event: Mapping[str, Any], index: int) -> None:
+        """check + apply; raises SurfaceError and then changes nothing."""
+        plan = self.state.check(event, index)
+        self.state.apply(plan)
+        if event.get("type") in _SURFACE_TYPES:
+            self.by_seq[event["seq"]] = event
+
+
+def _refs(event: Mapping[str, Any]) -> set[int]:
+    """Seqs a surface event refers to (replace range and sources): its knock-on exposure."""
+    out: set[int] = set()
+    op = event.get("surfaceOp")
+    if isinstance(op, dict):
+        for key in ("start", "end"):
+            if type(op.get(key)) is int:
+                out.add(op[key])
+    sources = event.get("sourceEventSeqs")
+    if isinstance(sources, list):
+        out.update(s for s in sources if type(s) is int)
+    return out
+
+
+class Checker:
+    """Runs the checks of one level over a `LoadedLog`, appending findings to it."""
+
+    def __init__(self, level: str, schemas: SchemaSet | None = None) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}")
+        self.level = level
+        self.schemas = schemas if level != "load" else None
+        self.suppressed = 0
+
+    def check(self, log: LoadedLog, progress: Callable[[int], None] | None = None) -> None:
+        self.suppressed = 0
+        if log.kind == "jsonl":
+            self._check_header(log)
+        self._check_events(log, progress)
+        if self.level == "strict":
+            self._check_invariants(log)
+        log.findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
+
+    # -- header ---------------------------------------------------------------------------
+    def _check_header(self, log: LoadedLog) -> None:
+        line = log.header_line
+        if line is None:
+            return
+        if self.schemas is not None and not self.schemas.header.is_valid(line):
+            self._schema_findings(log, self.schemas.header, line, 1, None, "", "storage/jsonl-header.json")
+        if not log.header_ok:
+            return
+        if line.get("version") != _FORMAT_VERSION:
+            log.add(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only version "
+                            f"{_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
+            return
+        try:
+            _session.validate_header(line["id"], header_from_line(line))
+        except HeaderError as error:
+            log.add(Finding(error.code, error.requirement, error.message, line=1))
+
+    # -- events -----------------------------------------------------------------------------
+    def _check_events(self, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
+        events, lines, pointers = log.events, log.event_lines, log.event_pointers
+        jsonl = log.kind == "jsonl"
+        fold = _Fold()
+        rejected: set[int] = set()
+        compiled = self.schemas.event if self.schemas is not None else None
+        check_entry = _session._check_seed_entry
+        expected = 0
+        lossless_lines = {f.line for f in log.findings if f.code == "JSON_NOT_LOSSLESS"}
+        tick = max(1, len(events) // 200)
+        for i, event in enumerate(events):
+            if progress is not None and i % tick == 0:
+                progress(i)
+            line = lines[i]
+            base = pointers[i]
+            is_dict = type(event) is dict
+            seq = event.get("seq") if is_dict else None
+            seq_int = seq if type(seq) is int else None
+            if compiled is not None and not compiled.is_valid(event):
+                etype = event.get("type") if is_dict else None
+                ref = self.schemas.payload_ref(etype) if self.schemas else None  # type: ignore[union-attr]
+                label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
+                self._schema_findings(log, compiled, event, line, seq_int, base, label)
+            # Numbering: a JSON array reports SEED-9 here (JSONL-7 was reported by the reader); both
+            # then follow the log's own numbering so that one gap is reported once.
+            if seq_int is not None and seq_int != expected:
+                if not jsonl:
+                    log.add(Finding("SEED_NOT_CONTIGUOUS", "SEED-9", f"seq {seq_int} where {expected} was expected: "
+                                    "a seed is contiguous from 0", line=line, seq=seq_int, pointer=base + "/seq"))
+                if seq_int < expected:
+                    continue  # a duplicate or backward seq cannot take a place in the log
+                fold.skip(seq_int - expected)
+                expected = seq_int
+            index = expected
+            # JSONL-12: the load path refuses legacy vocabulary before seeding.
+            if jsonl and is_dict:
+                etype = event.get("type")
+                data = event.get("data")
+                if etype in _LEGACY_TYPES or (
+                    etype == "request/header" and isinstance(data, dict) and _hashable(data.get("reason"))
+                    and data.get("reason") in _REJECTED_REASONS
+                ):
+                    what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
+                    log.add(Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses "
+                                    "the whole file", line=line, seq=seq_int, pointer=base + "/type"))
+                    if seq_int is not None:
+                        rejected.add(seq_int)
+                    fold.skip()
+                    expected += 1
+                    continue
+            if line in lossless_lines or not _seed_precheck(event, index):
+                try:
+                    _check_seed(check_entry, event, index)
+                except SeedError as error:
+                    # (a non-lossless number was already located by the reader; numbering above)
+                    if not (error.code == "SEED_NOT_JSON" and line in lossless_lines):
+                        pointer = base + (error.path or _seed_pointer(error.code))
+                        log.add(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int, pointer=pointer))
+                    if seq_int is not None:
+                        rejected.add(seq_int)
+                    fold.skip()
+                    expected += 1
+                    continue
+            # SEED-10: the surface fold.
+            if event.get("type") not in _SURFACE_TYPES and "surfaceOp" not in event and "sourceEventSeqs" not in event:
+                fold.skip()
+            else:
+                try:
+                    fold.advance(event, index)
+                except SurfaceError as error:
+                    if rejected and _refs(event) & rejected:
+                        self.suppressed += 1  # knock-on: it names an event that was already rejected
+                    else:
+                        log.add(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
+                                        pointer=base + _surface_pointer(error.requirement)))
+                    if seq_int is not None:
+                        rejected.add(seq_int)
+                    fold.skip()
+            expected += 1
+        if jsonl and events:
+            self._check_crash_tail(log)
+
+    def _check_crash_tail(self, log: LoadedLog) -> None:
+        try:
+            closers = interrupted_turn_closers([e for e in log.events if type(e) is dict])
+        except Exception:  # noqa: BLE001 - a log too broken to repair is reported by the other checks
+            return
+        if closers:
+            turn = closers[-1].get("data", {}).get("turn")
+            log.add(Finding("REPAIR_NEEDED", "REPAIR-6", f"the log ends inside turn {turn!r} (a crash): loading appends "
+                            f"{len(closers)} repair closer(s); `sessionspec repair` writes them to a copy",
+                            line=log.event_lines[-1], seq=log.events[-1].get("seq") if type(log.events[-1]) is dict else None,
+                            severity=WARNING))
+
+    # -- schema -----------------------------------------------------------------------------
+    def _schema_findings(self, log: LoadedLog, compiled: CompiledSchema, value: Any, line: int | None,
+                         seq: int | None, base: str, label: str) -> None:
+        errors = compiled.errors(value, limit=5)
+        if not errors:
+            log.add(Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too deeply nested "
+                            "for the oracle to locate the error)", line=line, seq=seq, pointer=base or None))
+            return
+        for error in errors:
+            pointer = base + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path)
+            message = error.message
+            if len(message) > 300:
+                message = message[:300] + "…"
+            log.add(Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None))
+
+    # -- invariants -----------------------------------------------------------------------------
+    def _check_invariants(self, log: LoadedLog) -> None:
+        positions = [i for i, e in enumerate(log.events) if type(e) is dict]
+        for error in check_invariants([log.events[i] for i in positions]):
+            i = positions[error.index] if error.index is not None and error.index < len(positions) else None
+            line = log.event_lines[i] if i is not None else None
+            base = log.event_pointers[i] if i is not None else ""
+            log.add(Finding(error.code, error.requirement, error.message, line=line, seq=error.seq,
+                            pointer=(base + (error.path or "")) or None))
+
+
+def _hashable(value: Any) -> bool:
+    return not isinstance(value, (dict, list))
+
+
+def _check_seed(check_entry: Callable[[Any, int], Any], event: Any, index: int) -> None:
+    """The reference seed check, shielded from an unhashable ``request/header`` reason.
+
+    The reference tests the reason for set membership (SEED-8), which raises TypeError for a
+    list or object; such a reason is not ``"fallback"``, so SEED-8 does not apply and the other
+    rules are checked on a copy whose reason is a plain string.
+    """
+    try:
+        check_entry(event, index)
+    except TypeError:
+        data = event.get("data") if isinstance(event, dict) else None
+        if not (isinstance(data, dict) and not _hashable(data.get("reason"))):
+            raise
+        check_entry({**event, "data": {**data, "reason": "<unhashable>"}}, index)
+
+
+def _seed_pointer(code: str) -> str:
+    return {
+        "SEED_LEGACY_HEADER_DELTA": "/type",
+        "SEED_REQUEST_HEADER_CONFIG": "/data/header/config",
+        "SEED_PROVENANCE": "/data/provenance",
+        "SEED_ABORTED_REASON": "/data/reason",
+        "SEED_LEGACY_FALLBACK": "/data/reason",
+        "SEED_NOT_CONTIGUOUS": "/seq",
+    }.get(code, "")
+
+
+def _surface_pointer(requirement: str | None) -> str:
+    return {
+        "SURF-2": "/seq",
+        "SURF-3": "/surfaceOp",
+        "SURF-5": "/surfaceOp",
+        "SURF-7": "/sourceEventSeqs",
+        "SURF-9": "/sourceEventSeqs",
+        "SURF-10": "/data",
+    }.get(requirement or "", "")
+
+
+def is_failure(finding: Finding, fail_on: str) -> bool:
+    return finding.severity == ERROR or fail_on == WARNING

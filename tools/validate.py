@@ -1,0 +1,274 @@
+"""Check stored session logs (JSONL artifacts or JSON arrays of events) and report every finding.
+
+Levels: `load` = what a loader must reject (header, seed rules, surface fold,
+JSONL committed region); `schema` (default) = plus every event and the header
+line against the spec's JSON Schemas; `strict` = plus the relational
+invariants (INV-*). Each finding names the file, line, event seq, JSON
+pointer, requirement id and code. FILE may be `-` (stdin), a glob, or a
+directory (searched recursively for *.jsonl).
+
+Speed: a clean log is proved clean in one pass (types generated from the
+schemas, packed chunk rows checked as rows); a log with any finding is re-read
+by the exact checker, which locates and explains every finding (`--exact`
+always uses it; the verdicts are the same).
+
+Exit status: 0 valid, 1 findings, 2 usage error or unreadable input.
+Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
+`--fail-on error`.
+
+example:
+  sessionspec validate ~/.dsh/sessions --level strict
+  sessionspec validate session.jsonl --format json | jq '.files[].findings'
+  cat session.jsonl | sessionspec validate - --format github
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from sessionspec.fastlog import CleanLog, check_clean
+from sessionspec.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
+from sessionspec.logread import ERROR, WARNING, Finding, LoadedLog, load_log, read_source
+from sessionspec.progress import Progress
+from sessionspec.reference.json_value import gc_paused
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="log file, '-' for stdin, a glob, or a directory")
+    parser.add_argument("--level", choices=LEVELS, default="schema", help="how much to check (default: schema)")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text", help="report format")
+    parser.add_argument("--registry", action="append", default=[], metavar="DIR",
+                        help="plugin registry directory (events/, schemas/); repeatable")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing; only the exit status tells")
+    parser.add_argument("--max-findings", type=int, default=100, metavar="N",
+                        help="findings shown per file (default 100; 0 = all); all are counted")
+    parser.add_argument("--fail-on", choices=(ERROR, WARNING), default=WARNING,
+                        help="lowest severity that makes the exit status 1 (default: warning)")
+    parser.add_argument("--exact", action="store_true",
+                        help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
+
+
+def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
+    """FILE arguments -> (paths, problems): '-' kept, globs expanded, directories searched for *.jsonl."""
+    paths: list[str] = []
+    problems: list[str] = []
+    for pattern in patterns:
+        if pattern == "-":
+            paths.append("-")
+            continue
+        if os.path.isdir(pattern):
+            found = sorted(glob.glob(os.path.join(glob.escape(pattern), "**", "*.jsonl"), recursive=True))
+            found = [p for p in found if os.path.isfile(p)]
+            if not found:
+                problems.append(f"{pattern}: a directory with no *.jsonl file (searched recursively)")
+            paths.extend(found)
+            continue
+        if os.path.lexists(pattern):
+            paths.append(pattern)
+            continue
+        if glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern, recursive=True))
+            if not matches:
+                problems.append(f"{pattern}: no file matches")
+            for match in matches:
+                if os.path.isdir(match):
+                    paths.extend(sorted(glob.glob(os.path.join(glob.escape(match), "**", "*.jsonl"), recursive=True)))
+                else:
+                    paths.append(match)
+            continue
+        problems.append(f"{pattern}: no such file or directory")
+    return paths, problems
+
+
+def read_input(path: str) -> tuple[bytes | None, str | None]:
+    """(bytes, None) or (None, why it cannot be read)."""
+    if path != "-" and os.path.isdir(path):
+        return None, f"{path}: is a directory, not a log file"
+    try:
+        return read_source(path), None
+    except OSError as exc:
+        return None, f"{path}: cannot read: {exc.strerror or exc}"
+
+
+class Report:
+    """Collects per-file results and renders them in one of the three formats."""
+
+    def __init__(self, fmt: str, max_findings: int, fail_on: str, level: str) -> None:
+        self.fmt = fmt
+        self.max_findings = max_findings
+        self.fail_on = fail_on
+        self.level = level
+        self.files: list[dict[str, Any]] = []
+        self.input_errors: list[str] = []
+
+    def add(self, log: LoadedLog | CleanLog, suppressed: int = 0) -> None:
+        findings = log.findings
+        errors = sum(1 for f in findings if f.severity == ERROR)
+        warnings = len(findings) - errors
+        failing = any(is_failure(f, self.fail_on) for f in findings)
+        events = len(log.events) if isinstance(log, LoadedLog) else log.events
+        self.files.append({
+            "file": log.name, "kind": log.kind, "valid": not failing, "events": events,
+            "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
+            "findings": findings,
+        })
+
+    def shown(self, findings: list[Finding]) -> list[Finding]:
+        return findings if self.max_findings <= 0 else findings[: self.max_findings]
+
+    def exit_code(self) -> int:
+        if self.input_errors:
+            return 2
+        return 0 if all(f["valid"] for f in self.files) else 1
+
+    def render(self, out: TextIO) -> None:
+        getattr(self, f"_render_{self.fmt}")(out)
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "files": len(self.files), "invalid": sum(not f["valid"] for f in self.files),
+            "errors": sum(f["errors"] for f in self.files), "warnings": sum(f["warnings"] for f in self.files),
+            "events": sum(f["events"] for f in self.files), "unreadable": len(self.input_errors), "level": self.level,
+        }
+
+    def _render_text(self, out: TextIO) -> None:
+        for entry in self.files:
+            findings = entry["findings"]
+            for f in self.shown(findings):
+                out.write(format_text(f) + "\n")
+            hidden = len(findings) - len(self.shown(findings))
+            if hidden:
+                out.write(f"{entry['file']}: … {hidden} more finding(s) not shown (--max-findings)\n")
+            status = "ok" if entry["valid"] else "INVALID"
+            extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
+            out.write(f"{entry['file']}: {status}: {entry['events']} events, {entry['errors']} error(s), "
+                      f"{entry['warnings']} warning(s){extra}\n")
+        for problem in self.input_errors:
+            out.write(f"error: {problem}\n")
+        s = self._summary()
+        out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
+                  f"{s['warnings']} warning(s)" + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
+
+    def _render_json(self, out: TextIO) -> None:
+        files = []
+        for entry in self.files:
+            item = {k: v for k, v in entry.items() if k != "findings"}
+            shown = self.shown(entry["findings"])
+            item["findings"] = [f.to_json() for f in shown]
+            item["truncated"] = len(shown) < len(entry["findings"])
+            files.append(item)
+        doc = {"files": files, "inputErrors": self.input_errors, "summary": self._summary()}
+        out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+
+    def _render_github(self, out: TextIO) -> None:
+        for entry in self.files:
+            for f in self.shown(entry["findings"]):
+                props = [f"file={_gh_escape(f.file, True)}"]
+                if f.line is not None:
+                    props.append(f"line={f.line}")
+                if f.column is not None:
+                    props.append(f"col={f.column}")
+                title = f.code + (f" {f.requirement}" if f.requirement else "")
+                props.append(f"title={_gh_escape(title, True)}")
+                out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(describe(f), False)}\n")
+        for problem in self.input_errors:
+            out.write(f"::error::{_gh_escape(problem, False)}\n")
+        s = self._summary()
+        out.write(f"{s['files']} file(s) checked: {s['invalid']} invalid, {s['errors']} error(s), {s['warnings']} warning(s)\n")
+
+
+def describe(f: Finding) -> str:
+    where = []
+    if f.seq is not None:
+        where.append(f"seq {f.seq}")
+    if f.pointer:
+        where.append(f"at {f.pointer}")
+    return (" ".join(where) + ": " if where else "") + f.message
+
+
+def format_text(f: Finding) -> str:
+    loc = f.file
+    if f.line is not None:
+        loc += f":{f.line}"
+        if f.column is not None:
+            loc += f":{f.column}"
+    tag = f"[{f.code}" + (f" {f.requirement}" if f.requirement else "") + "]"
+    return f"{loc}: {f.severity} {tag} {describe(f)}"
+
+
+def _gh_escape(text: str, prop: bool) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def _fraction(progress: Progress) -> Callable[[int, int], None]:
+    def update(done: int, total: int) -> None:
+        progress.total = max(total, 1)
+        progress.update(done)
+
+    return update
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.max_findings < 0:
+        err.write("sessionspec validate: error: --max-findings must be >= 0\n")
+        return 2
+    paths, problems = expand_inputs(args.files)
+    report = Report(args.format, args.max_findings, args.fail_on, args.level)
+    report.input_errors.extend(problems)
+    schemas: SchemaSet | None = None
+    if args.level != "load":
+        try:
+            schemas = schema_set(tuple(args.registry))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin registry is a usage error, reported plainly
+            err.write(f"sessionspec validate: error: cannot load the registry: {exc}\n")
+            return 2
+    checker = Checker(args.level, schemas)
+    progress = Progress.for_stream(err, args.quiet)
+    for path in paths:
+        data, problem = read_input(path)
+        if problem is not None:
+            report.input_errors.append(problem)
+            continue
+        assert data is not None
+        name = "<stdin>" if path == "-" else path
+        if not args.exact:
+            # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
+            # which locates and explains every finding (`sessionspec.fastlog`).
+            progress.start(f"checking {name}", 1)
+            clean = check_clean(data, name, args.level, schemas,
+                                progress=_fraction(progress) if progress.enabled else None)
+            if clean is not None:
+                progress.clear()
+                report.add(clean)
+                continue
+        with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
+            progress.start(f"reading {name}", data.count(b"\n") + 1)
+            log = load_log(data, name, progress=progress.update if progress.enabled else None)
+            progress.start(f"checking {name}", len(log.events))
+            checker.check(log, progress.update if progress.enabled else None)
+            progress.clear()
+        for finding in log.findings:
+            finding.file = name
+        report.add(log, checker.suppressed)
+    if not args.quiet:
+        report.render(out)
+    elif report.input_errors:
+        for problem in report.input_errors:
+            err.write(f"sessionspec validate: error: {problem}\n")
+    return report.exit_code()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from sessionspec.cli import main
+
+    sys.argv.insert(1, "validate")
+    main()
