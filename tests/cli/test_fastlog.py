@@ -28,7 +28,7 @@ from sessionspec.reference.surface import SurfaceState
 from sessionspec.schemavary import Unsupported, varying_constraints
 
 from cli_helpers import HEADER, cli, jsonl, turn_events
-from strategies import EDGE_NUMBERS, JSON, SCHEMAS, mutate
+from cli_strategies import EDGE_NUMBERS, JSON, SCHEMAS, mutate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from gen_logs import Mix, artifact_bytes, generate_events  # noqa: E402

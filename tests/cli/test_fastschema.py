@@ -21,7 +21,7 @@ from sessionspec.reference.surface import SurfaceState
 
 from cli_helpers import turn_events
 
-from strategies import EDGE_NUMBERS, EXAMPLES, JSON, SCHEMAS, mutated_events, vector_events
+from cli_strategies import EDGE_NUMBERS, EXAMPLES, JSON, SCHEMAS, mutated_events, vector_events
 
 _JSON = JSON
 
@@ -73,7 +73,7 @@ def _set(value: Any, path: tuple, new: Any) -> None:
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    from strategies import paths
+    from cli_strategies import paths
 
     return paths(value, prefix)
 

@@ -21,7 +21,7 @@ from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import pack_chunk_runs
 
 from cli_helpers import turn_events
-from strategies import EDGE_NUMBERS, EXAMPLES, SCHEMAS, mutate, paths, vector_events
+from cli_strategies import EDGE_NUMBERS, EXAMPLES, SCHEMAS, mutate, paths, vector_events
 
 FAST = SCHEMAS.fast_types
 
