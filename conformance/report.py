@@ -10,9 +10,7 @@ a reloaded report as well as from a live run. Files are written atomically
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionspec import SPEC_REVISION, __version__
+from sessionspec.reference.atomic import write_atomic
 
 from . import protocol, wire
 from .results import OUTCOMES
@@ -41,25 +40,8 @@ FORMAT = "sessionspec-conformance-report/1"
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and ``os.replace``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644  # mkstemp's 0600 would make reports unreadable to others
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write a report, trace or case file atomically (UTF-8, LF line ends)."""
+    write_atomic(path, text.encode("utf-8"))
 
 
 def _now_iso() -> str:

@@ -19,7 +19,6 @@ or append after an explicit truncation; they never touch other files.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +27,10 @@ from typing import Any, Literal
 from sessionspec.spec import constants
 
 from . import json_text
+from .atomic import write_atomic
 from .chunk_rows import decode_storage_record, pack_chunk_runs
 from .errors import JsonlError, JsonTextError, SessionSpecError
+from .json_value import gc_paused
 from .repair import interrupted_turn_closers
 from .session import Session
 
@@ -241,9 +242,10 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
 
     decoded: list[Any] = []
     start = ends[0]
-    for end in ends[1:]:
-        decoded.append(_decode_line(data[start : end - 1]))
-        start = end
+    with gc_paused():  # a bulk build of acyclic values: collections during it only re-traverse them
+        for end in ends[1:]:
+            decoded.append(_decode_line(data[start : end - 1]))
+            start = end
 
     # The committed region ends at the last line holding a turn/end (JSONL-6).
     last_turn_end = -1
@@ -302,19 +304,6 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
 # ---------------------------------------------------------------- writing
 
 
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory handles
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_artifact(
     path: str | os.PathLike[str],
     header: Mapping[str, Any],
@@ -325,23 +314,7 @@ def write_artifact(
 
     Parent directories are created. A reader never sees a half-written file.
     """
-    target = Path(path)
-    content = _header_bytes(header) + encode_records(events, pack)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(str(target.parent))
+    write_atomic(path, _header_bytes(header) + encode_records(events, pack))
 
 
 def append_batch(
@@ -388,7 +361,7 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
                 )
     for event in events:
         data = event.get("data")
-        if event.get("type") == "request/header" and isinstance(data, dict) and data.get("reason") in _REJECTED_REASONS:
+        if event.get("type") == "request/header" and isinstance(data, dict) and isinstance(data.get("reason"), str) and data.get("reason") in _REJECTED_REASONS:
             raise JsonlError(
                 f"session {session_id!r} contains unsupported legacy request/header reason "
                 f"{data.get('reason')!r} at seq {event.get('seq')}",

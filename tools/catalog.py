@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
 from sessionspec import SPEC_REVISION
+from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
 
 PERSISTENCE = "persistence-catalog.md"
 EVENTS = "event-catalog.md"
@@ -118,18 +117,8 @@ def default_out_dir(cwd: Path) -> Path | None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` through a temporary file in the same folder and rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write a catalog atomically (LF line ends, UTF-8)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def check(rendered: dict[str, str], target: Path, out: TextIO, err: TextIO) -> int:

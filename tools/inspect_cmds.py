@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from collections import Counter
 from typing import Any, TextIO
 
 from sessionspec.logread import ERROR, LoadedLog, load_log
 from sessionspec.reference import json_text
+from sessionspec.reference.atomic import write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.errors import SessionSpecError
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
@@ -64,24 +64,6 @@ def _refuse_same(src: str, dst: str) -> None:
         same = False
     if same or os.path.abspath(src) == os.path.abspath(dst):
         raise _Failure(f"refusing to write {dst}: it is the input file (inputs are never modified)", 2)
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write `data` to `path` through a synced temp file in the same directory and ``os.replace``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _read_artifact(data: bytes) -> Any:

@@ -184,7 +184,9 @@ def test_writes_are_atomic_and_leave_no_temp_files(tmp_path: Path, monkeypatch: 
     def fail(src: str, dst: str) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(catalog.os, "replace", fail)
+    from sessionspec.reference import atomic
+
+    monkeypatch.setattr(atomic.os, "replace", fail)
     with pytest.raises(OSError):
         catalog.write_atomic(target, "newer\n")
     assert target.read_text(encoding="utf-8") == "new\n"
