@@ -37,7 +37,6 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -265,16 +264,10 @@ def write_artifact(path: str | os.PathLike[str], events: list[dict[str, Any]], *
                    session_id: str | None = None) -> Artifact:
     """Write `events` as a JSONL artifact with the reference writer (header line, then records), atomically."""
     data = artifact_bytes(events, packed=packed, session_id=session_id)
+    from sessionspec.reference.atomic import write_atomic
+
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(target, data)
     return Artifact(target, len(events), data.count(b"\n"), len(data), packed)
 
 

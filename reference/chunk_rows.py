@@ -23,7 +23,7 @@ from typing import Any
 from sessionspec.spec import constants
 
 from .errors import ChunkRowError
-from .json_value import MAX_SAFE_INTEGER
+from .json_value import MAX_SAFE_INTEGER, gc_paused
 
 __all__ = ["MIN_RUN", "ROW_TYPES", "pack_chunk_runs", "decode_storage_record", "decode_storage_records"]
 
@@ -81,7 +81,8 @@ def _is_safe(value: object) -> bool:
 
 
 def _keys_are(value: Mapping[str, Any], exact: frozenset[str]) -> bool:
-    return len(value) == len(exact) and all(k in value for k in exact)
+    """Whether ``value`` has exactly the keys ``exact`` (one C-level containment test)."""
+    return len(value) == len(exact) and value.keys() >= exact
 
 
 def _classify(event: Any) -> _RowSpec | None:
@@ -99,7 +100,8 @@ def _classify(event: Any) -> _RowSpec | None:
     chunk = data["chunk"]
     if not isinstance(chunk, dict) or type(chunk.get("index")) is not int:
         return None
-    row = _BY_CHUNK_TYPE.get(chunk.get("type"))  # type: ignore[arg-type]
+    chunk_type = chunk.get("type")
+    row = _BY_CHUNK_TYPE.get(chunk_type) if isinstance(chunk_type, str) else None
     if row is None:
         return None
     if not (_keys_are(chunk, row.chunk_keys) or (row.optional and _keys_are(chunk, row.chunk_keys_min))):
@@ -252,7 +254,8 @@ def decode_storage_record(value: Any) -> list[Any]:
     """
     if not isinstance(value, dict):
         return [value]
-    row = _ROWS.get(value.get("type"))  # type: ignore[arg-type]
+    tag = value.get("type")
+    row = _ROWS.get(tag) if isinstance(tag, str) else None
     if row is None:
         return [value]
     data, payload, times = _validate_row(value, row)
@@ -285,8 +288,13 @@ def decode_storage_record(value: Any) -> list[Any]:
 
 
 def decode_storage_records(values: Iterable[Any]) -> list[Any]:
-    """Concatenated :func:`decode_storage_record` of several records."""
+    """Concatenated :func:`decode_storage_record` of several records.
+
+    A bulk build of acyclic values, so the cyclic GC is paused meanwhile
+    (collections during it would only re-traverse the growing output).
+    """
     out: list[Any] = []
-    for value in values:
-        out.extend(decode_storage_record(value))
+    with gc_paused():
+        for value in values:
+            out.extend(decode_storage_record(value))
     return out

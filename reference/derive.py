@@ -2,8 +2,13 @@
 
 A message is derived per surface node by :func:`derive_event_message`, a pure
 function of one event. :class:`MessageLog` keeps the derived list for a live
-session: each node is projected once, when first seen (O(new nodes) per call),
-and the list is rebuilt after a replace (detected by ``replace_generation``).
+session: each node is projected once (O(new nodes) per call), and the list is
+rebuilt after a replace (detected by ``replace_generation``). A session
+projects each surface node when it commits it (:meth:`MessageLog.project`),
+so a derive, the first after a seed-load or the rebuild after a replace,
+only gathers already built messages: the cost of the projection is paid once,
+spread over the appends, like the TypeScript package whose events already
+carry their message.
 Messages are :class:`FrozenDict` objects whose content shares the event's
 frozen data, so handing them out costs nothing and cannot change the log.
 
@@ -95,15 +100,29 @@ class MessageLog:
 
     ``messages(events, surface)`` takes the log (indexed by seq) and its
     surface state each call. Each call returns a new list (DERIVE-7); the
-    messages in it are shared between calls and immutable.
+    messages in it are shared between calls and immutable. ``project(event)``
+    builds a committed surface node's message ahead of time (optional: a
+    node that was never projected is derived when first gathered).
     """
 
-    __slots__ = ("_messages", "_generation", "_cursor")
+    __slots__ = ("_messages", "_generation", "_cursor", "_projected")
 
     def __init__(self) -> None:
         self._messages: list[FrozenDict] = []
         self._generation = -1
         self._cursor = 0
+        self._projected: dict[int, FrozenDict | None] = {}
+
+    def project(self, event: Mapping[str, Any]) -> None:
+        """Build the message of a committed surface node now (the event is frozen, so it cannot go stale).
+
+        Never raises: it runs after a commit, which must not fail (APPEND-1).
+        Should the projection fail, the node is simply derived when gathered.
+        """
+        try:
+            self._projected[event["seq"]] = derive_event_message(event)
+        except Exception:  # noqa: BLE001 - deferred to messages(), which reports it to its caller
+            pass
 
     def messages(self, events: Sequence[Mapping[str, Any]], surface: SurfaceState) -> list[FrozenDict]:
         """The derived transcript: O(new surface nodes) since the last call, O(n) after a replace."""
@@ -114,10 +133,14 @@ class MessageLog:
             seqs: Sequence[int] = surface.nodes
         else:
             seqs = surface.appended_since(self._cursor)
-        append = self._messages.append
-        for seq in seqs:
-            message = derive_event_message(events[seq])
-            if message is not None:
-                append(message)
+        if seqs:
+            append = self._messages.append
+            projected = self._projected.get
+            for seq in seqs:
+                message = projected(seq, _MISSING)
+                if message is _MISSING:
+                    message = derive_event_message(events[seq])
+                if message is not None:
+                    append(message)
         self._cursor = surface.append_cursor()
-        return list(self._messages)
+        return self._messages.copy()

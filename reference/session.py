@@ -15,7 +15,10 @@ any stage leaves every observable state unchanged.
 Cost model (why it is fast): one freeze pass per value; no per-event schema
 validation; no O(n) work per append. ``events`` is a ``FrozenList`` built
 lazily on the first read after an append and cached until the next one
-(APPEND-12); derived messages and the request header fold incrementally.
+(APPEND-12); derived messages and the request header fold incrementally, and
+each surface node's message is built once, when the node is committed, so a
+derive only gathers. A seed is folded with the cyclic GC paused (a bulk
+build of acyclic values; collections during it only re-traverse the log).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from sessionspec.spec import constants
 
 from .derive import MessageLog, derive_event_message
 from .errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
-from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .request_header import RequestHeaderFold
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
@@ -45,8 +48,18 @@ _MAX_SAFE: int = constants()["maxSafeInteger"]
 _ENVELOPE_KEYS = frozenset(constants()["envelopeKeys"])
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
 _REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
+
+
+def _is_rejected_reason(reason: object) -> bool:
+    """True for a legacy request/header reason (``fallback``); any non-string is not one."""
+    return isinstance(reason, str) and reason in _REJECTED_REASONS
+
+
 _INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
 _time_ns = time.time_ns
+_new_dict = dict.__new__  # FrozenDict's own __new__ is Python code; the C constructor is enough here
+_init_dict = dict.__init__
+_set_item = dict.__setitem__
 
 
 def now_ms() -> int:
@@ -138,7 +151,7 @@ def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
             if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:
                 raise _seed_error(index, "is a turn/end with unsupported reason-bearing aborted format",
                                   "SEED_ABORTED_REASON", "SEED-7", seq)
-    if etype == "request/header" and isinstance(data, dict) and data.get("reason") in _REJECTED_REASONS:
+    if etype == "request/header" and isinstance(data, dict) and _is_rejected_reason(data.get("reason")):
         raise _seed_error(index, f"uses unsupported legacy request/header reason {data.get('reason')!r}",
                           "SEED_LEGACY_FALLBACK", "SEED-8", seq)
     if seq != index:  # SEED-9
@@ -197,15 +210,24 @@ def _is_absolute(path: str) -> bool:
 def validate_seed(seed: Iterable[Any]) -> list[FrozenDict]:
     """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
     log: list[FrozenDict] = []
-    _fold_seed(seed, log, SurfaceState(log))
+    with gc_paused():
+        _fold_seed(seed, log, SurfaceState(log))
     return log
 
 
-def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState) -> None:
-    """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1)."""
+def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState,
+               messages: MessageLog | None = None) -> None:
+    """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1).
+
+    With ``messages``, each accepted surface node is projected as it is committed.
+    Callers pause the cyclic GC around it (``gc_paused``): a seed is a bulk build
+    of acyclic frozen values, and collections during it would repeatedly
+    traverse the growing log for nothing.
+    """
     check = surface.check
     apply = surface.apply
     append = log.append
+    project = messages.project if messages is not None else None
     for index, entry in enumerate(seed):
         event = _check_seed_entry(entry, index)
         try:
@@ -221,6 +243,8 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
             ) from error
         append(event)
         apply(plan)
+        if project is not None and plan.kind != "log":
+            project(event)
 
 
 # ---------------------------------------------------------------- session
@@ -255,10 +279,11 @@ class Session:
         self._events: FrozenList | None = None
         self._surface = SurfaceState(log)
         self._entry: Attachment | None = None
-        if seed is not None:
-            _fold_seed(seed, log, self._surface)
-        self._header = validate_header(id, header)  # after every seed entry passed (SEED-11)
         self._messages = MessageLog()
+        if seed is not None:
+            with gc_paused():
+                _fold_seed(seed, log, self._surface, self._messages)
+        self._header = validate_header(id, header)  # after every seed entry passed (SEED-11)
         self._request_header = RequestHeaderFold()
 
     # ------------------------------------------------------------ reads
@@ -316,14 +341,14 @@ class Session:
         if type == _DELTA_TYPE:
             raise AppendError(f'session event "{type}" uses unsupported legacy request/header-delta format',
                               "APPEND_LEGACY_HEADER_DELTA", requirement="APPEND-3")
-        if type == "request/header" and frozen.__class__ is FrozenDict and frozen.get("reason") in _REJECTED_REASONS:
+        if type == "request/header" and frozen.__class__ is FrozenDict and _is_rejected_reason(frozen.get("reason")):
             raise AppendError(f'session event "{type}" uses unsupported legacy request/header reason '
                               f'{frozen.get("reason")!r}', "APPEND_LEGACY_FALLBACK", requirement="APPEND-3")
         # (c) snapshot surface metadata (APPEND-4): only supplied keys, in written order.
         source_seqs: Any = _ABSENT
         op: Any = _ABSENT
         if intent is not None:
-            if not isinstance(intent, Mapping):
+            if intent.__class__ is not dict and not isinstance(intent, Mapping):
                 raise TypeError(f"intent must be a mapping or None, got {intent.__class__.__name__}")
             if not _INTENT_KEYS.issuperset(intent):
                 unknown = sorted(str(k) for k in intent if k not in _INTENT_KEYS)
@@ -343,17 +368,23 @@ class Session:
         if entry is not None and entry.appending:
             raise AppendError("session append cannot reenter while another append is being published",
                               "APPEND_REENTRANT", requirement="APPEND-9")
-        # (e) build and freeze the candidate (APPEND-7).
-        record = {"type": type, "seq": len(self._log), "time": _time_ns() // 1_000_000, "data": frozen}
+        # (e) build and freeze the candidate (APPEND-7), filled in place (no temporary dict).
+        log = self._log
+        event = _new_dict(FrozenDict)
+        _init_dict(event, type=type, seq=len(log), time=_time_ns() // 1_000_000, data=frozen)
         if source_seqs is not _ABSENT:
-            record["sourceEventSeqs"] = source_seqs
+            _set_item(event, "sourceEventSeqs", source_seqs)
         if op is not _ABSENT:
-            record["surfaceOp"] = op
-        event = FrozenDict(record)
+            _set_item(event, "surfaceOp", op)
         # (f) surface validation (SURF-*).
-        plan = self._surface.check(event)
-        if entry is None:  # APPEND-14: no validators, no notifications
-            self._commit(event, plan)
+        surface = self._surface
+        plan = surface.check(event)
+        if entry is None:  # APPEND-14: no validators, no notifications; (h) commit, as in _commit
+            log.append(event)
+            surface.apply(plan)
+            self._events = None
+            if plan.kind != "log":
+                self._messages.project(event)
         else:  # (g) validators, (h) commit, (i) observers, inside the publish window
             entry.publish(self, event, plan)
         return event
@@ -363,6 +394,8 @@ class Session:
         self._log.append(event)
         self._surface.apply(plan)
         self._events = None
+        if plan.kind != "log":
+            self._messages.project(event)  # the message is built once, now (DERIVE-11)
 
     # ------------------------------------------------------------ derived views
     def derive_messages(self) -> list[Any]:

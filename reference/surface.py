@@ -47,12 +47,12 @@ _LISTS = (list, FrozenList)
 
 def is_surface_eligible_type(event_type: object) -> bool:
     """True for the four message-producing types of the registry (SURF-1)."""
-    return event_type in SURFACE_TYPES
+    return isinstance(event_type, str) and event_type in SURFACE_TYPES
 
 
 def is_surface_event(event: Mapping[str, Any]) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
-    return event.get("type") in SURFACE_TYPES and "surfaceOp" in event
+    return is_surface_eligible_type(event.get("type")) and "surfaceOp" in event
 
 
 def _is_event_seq(value: object) -> bool:
@@ -233,7 +233,7 @@ class SurfaceState:
             )
         etype = event.get("type")
         op = event.get("surfaceOp", _MISSING)
-        if etype not in SURFACE_TYPES:
+        if not (etype.__class__ is str and etype in SURFACE_TYPES):
             if op is not _MISSING:
                 raise self._error(
                     f'session event "{etype}" is not surface-eligible and cannot carry surfaceOp',
