@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from .results import OUTCOMES, CaseResult, Tally
 
-__all__ = ["ProgressBar", "broken_adapter_hint", "render_summary"]
+__all__ = ["broken_adapter_hint", "render_summary"]
 
 _COLUMNS = ("passed", "failed", "errored", "skipped", "xfail", "xpass")
 
@@ -134,24 +134,3 @@ def _req_key(label: str) -> tuple[str, int]:
     family, _, number = label.split()[0].partition("-")
     return (family, int(number) if number.isdigit() else 0)
 
-
-class ProgressBar:
-    """A one-line progress bar, drawn only when the stream is a terminal."""
-
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
-        self.stream = stream
-        self.width = width
-        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
-
-    def __call__(self, done: int, total: int, result: CaseResult) -> None:
-        if not self.enabled or total == 0:
-            return
-        filled = self.width * done // total
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {done}/{total} {result.case.area:<12}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * (self.width + 30) + "\r")
-            self.stream.flush()

@@ -30,7 +30,8 @@ from sessionspec.conformance.report import (
     write_report,
 )
 from sessionspec.conformance.runner import apply_stale, run_cases, start_implementation
-from sessionspec.conformance.summary import ProgressBar, render_summary
+from sessionspec.conformance.summary import render_summary
+from sessionspec.progress import Progress
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,15 +82,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except StartupFailed as exc:
         err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
         return 2
-    progress = ProgressBar(err)
+    bar = Progress.for_stream(err)
+    bar.start("conformance", len(selected))
     try:
-        result = run_cases(selected, connect, jobs=args.jobs, timeout=args.timeout,
-                           expectations=expectations, progress=progress, first=first)
+        result = run_cases(selected, connect, jobs=args.jobs, timeout=args.timeout, expectations=expectations,
+                           progress=lambda done, _total, _result: bar.update(done), first=first)
     except StartupFailed as exc:
-        progress.close()
+        bar.clear()
         err.write(f"sessionspec conformance: an extra adapter (-j) could not start: {exc}\n")
         return 2
-    progress.close()
+    bar.clear()
     apply_stale(result, expectations, {c.id for c in corpus})
     if args.fuzz:
         from sessionspec.conformance.fuzz import FuzzUnavailable, run_fuzz
