@@ -73,12 +73,9 @@ def test_python_operations_run_and_report_what_they_computed(bench: Any, tmp_pat
     assert meta["replaces"] == 40
 
 
-def test_node_script_accepts_the_translated_logs(bench: Any, tmp_path: Path) -> None:
+def test_node_script_accepts_the_translated_logs(bench: Any, tmp_path: Path, node_adapter_dir: Path) -> None:
     """The package must load the translated logs and compute what the reference computes."""
-    import shutil
-
-    if shutil.which("node") is None or not (bench.ADAPTER_DIR / "node_modules" / "@deepseek-ai" / "dsh-session").is_dir():
-        pytest.skip("node or the adapter's node_modules (npm ci) is not available")
+    assert node_adapter_dir == bench.ADAPTER_DIR
     logs = bench.prepare_logs([400], tmp_path, quiet=True)
     node = bench.NodeSide()
     try:

@@ -15,14 +15,11 @@ missing.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import io
 import json
 import shlex
 import shutil
 import subprocess
-import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -35,7 +32,6 @@ from sessionspec.conformance.expectations import load_expectations
 from sessionspec.conformance.report import load_report
 
 ADAPTER_DIR = Path(__file__).resolve().parents[2] / "conformance" / "adapters" / "node-dsh-session"
-ADAPTER = ADAPTER_DIR / "adapter.mjs"
 EXPECTATIONS = ADAPTER_DIR / "expectations.json"
 PACKAGE_VERSION = "0.1.1-rc.2"
 
@@ -58,28 +54,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _installed() -> bool:
-    return (ADAPTER_DIR / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json").is_file()
-
-
 @pytest.fixture(scope="module")
-def adapter_command() -> str:
-    """The adapter command line, after installing the pinned packages if needed.
-
-    xdist workers may reach this at the same time and `npm ci` starts by
-    deleting node_modules, so the install runs under an exclusive file lock.
-    """
-    if not _installed():
-        lock_path = Path(tempfile.gettempdir()) / f"sessionspec-npm-ci-{hashlib.sha256(bytes(ADAPTER_DIR)).hexdigest()[:12]}.lock"
-        with open(lock_path, "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not _installed():
-                done = subprocess.run(
-                    [NPM, "ci", "--prefix", str(ADAPTER_DIR), "--no-audit", "--no-fund"],
-                    capture_output=True, text=True, timeout=300, check=False,
-                )
-                assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-    return shlex.join([NODE, str(ADAPTER)])
+def adapter_command(node_adapter_dir: Path) -> str:
+    """The adapter command line (the shared fixture installs the pinned packages)."""
+    return shlex.join([NODE, str(node_adapter_dir / "adapter.mjs")])
 
 
 def _exchange(command: str, lines: list[str]) -> list[dict]:
