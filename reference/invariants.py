@@ -13,8 +13,10 @@ accepts a log that breaks them. They are checked in two ways:
   commit (INV-11). Installation and every announcement replay the existing
   events (SEED-16); uninstalling removes every effect (INV-12).
 
-The fold itself is pure: ``InvariantTrace.advance(event)`` returns a new
-trace and never mutates the old one. Comparisons follow the reference's
+The store's fold is pure: ``InvariantTrace.advance(event)`` returns a new
+trace and never mutates the old one. ``check_invariants`` runs the same
+transition on a mutable ``InvariantFold`` (no trace per event), with a
+shortcut for a chunk inside the open step; the results are the same. Comparisons follow the reference's
 strict equality (``===``): numbers compare by value, ``bool`` is never a
 number, absent (``MISSING``) differs from ``null`` (``None``), and objects
 or lists never equal anything (they are distinct references).
@@ -23,7 +25,7 @@ or lists never equal anything (they are distinct references).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "INV_CODES",
     "InvariantChecker",
+    "InvariantFold",
     "InvariantTrace",
     "check_invariants",
     "replay",
@@ -155,113 +158,213 @@ class InvariantTrace:
     def step(
         self, event: Mapping[str, Any], *, index: int | None = None
     ) -> tuple[InvariantTrace, list[InvariantError]]:
-        """Every violation ``event`` causes, and the trace after it (pure)."""
+        """Every violation ``event`` causes, and the trace after it (pure: ``self`` is untouched)."""
+        fold = InvariantFold(self)
+        errors = _transition(fold, event, index)
+        return fold.snapshot(), errors
+
+
+_NO_ERRORS: tuple[InvariantError, ...] = ()
+_IN_STEP = frozenset({"assistant/chunk", "assistant/message"})
+
+
+class InvariantFold:
+    """The same fold with mutable state: the offline pass's hot loop (``check_invariants``, the CLI).
+
+    ``InvariantTrace`` allocates a new frozen trace per event, which the store
+    needs (a vetoed append must leave the committed trace untouched, INV-11)
+    but a one-pass check over a whole log does not. Both run the one
+    transition below, so they report the same errors; ``step`` only adds a
+    shortcut for the dominant event, a chunk or message inside the open step
+    whose seq, turn and step are plain ints (a property test keeps the
+    shortcut and the pure trace in agreement).
+    """
+
+    __slots__ = ("last_seq", "open_turn", "open_step", "next_turn", "next_step", "pending")
+
+    def __init__(self, trace: InvariantTrace | None = None) -> None:
+        if trace is None:
+            self.last_seq: Any = -1
+            self.open_turn: Any = None
+            self.open_step: Any = None
+            self.next_turn: int = 1
+            self.next_step: int = 1
+            self.pending: set[Any] = set()
+        else:
+            self.last_seq = trace.last_seq
+            self.open_turn = trace.open_turn
+            self.open_step = trace.open_step
+            self.next_turn = trace.next_turn
+            self.next_step = trace.next_step
+            self.pending = set(trace.pending)
+
+    def snapshot(self) -> InvariantTrace:
+        """The immutable trace of the current state."""
+        return InvariantTrace(
+            self.last_seq, self.open_turn, self.open_step, self.next_turn, self.next_step, frozenset(self.pending)
+        )
+
+    def in_step(self, seq: Any, turn: Any, step: Any) -> bool:
+        """The shortcut of ``step`` for an ``assistant/chunk``/``assistant/message`` given by its parts.
+
+        True when it applied (the event is clean and the state has moved past
+        it); False when nothing was changed and the caller must use ``step``.
+        """
+        last = self.last_seq
+        open_turn = self.open_turn
+        open_step = self.open_step
+        if (
+            type(seq) is int and type(last) is int and seq > last
+            and type(turn) is int and type(open_turn) is int and turn == open_turn
+            and type(step) is int and type(open_step) is int and step == open_step
+        ):
+            self.last_seq = seq
+            return True
+        return False
+
+    def step(self, event: Mapping[str, Any], index: int | None = None) -> Sequence[InvariantError]:
+        """Advance past ``event`` (in place) and return the violations it causes."""
+        if type(event) is dict:
+            seq = event.get("seq")
+            last = self.last_seq
+            etype = event.get("type")
+            if type(seq) is int and type(last) is int and seq > last and type(etype) is str and etype in _IN_STEP:
+                data = event.get("data")
+                if type(data) is dict:
+                    turn = data.get("turn")
+                    step = data.get("step")
+                    open_turn = self.open_turn
+                    open_step = self.open_step
+                    # INV-1 holds and INV-5 holds (`===` on ints; bool is excluded by the type test).
+                    if (
+                        type(turn) is int and type(open_turn) is int and turn == open_turn
+                        and type(step) is int and type(open_step) is int and step == open_step
+                    ):
+                        self.last_seq = seq
+                        return _NO_ERRORS
         return _transition(self, event, index)
 
 
-def _transition(
-    trace: InvariantTrace, event: Mapping[str, Any], index: int | None
-) -> tuple[InvariantTrace, list[InvariantError]]:
-    errors: list[InvariantError] = []
-    seq = event.get("seq", MISSING) if isinstance(event, Mapping) else MISSING
-    etype = event.get("type", MISSING) if isinstance(event, Mapping) else MISSING
-    err_seq = seq if type(seq) is int else None
+def _fail(errors: list[InvariantError], rule: str, code: str, message: str, index: int | None, seq: Any) -> None:
+    errors.append(InvariantError(message, code, requirement=rule, index=index, seq=seq))
 
-    def fail(rule: str, code: str, message: str) -> None:
-        errors.append(InvariantError(message, code, requirement=rule, index=index, seq=err_seq))
+
+def _require_open_step(
+    errors: list[InvariantError], state: InvariantFold, kind: str, rule: str, turn: Any, step: Any,
+    index: int | None, seq: Any,
+) -> None:
+    open_turn, open_step = state.open_turn, state.open_step
+    if not (_same(open_turn, turn) and _same(open_step, step)):
+        _fail(
+            errors, rule, "INV_STEP_MISMATCH",
+            f"{kind} names turn {_show(turn)}/step {_show(step)} but open is "
+            f"turn {_show(open_turn)}/step {_show(open_step)}",
+            index, seq,
+        )
+
+
+def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | None) -> list[InvariantError]:
+    """Every violation ``event`` causes; moves ``state`` to the state after it.
+
+    After a violation the state still takes the transition the event would
+    have made, so ``check_invariants`` goes on reporting later violations.
+    """
+    errors: list[InvariantError] = []
+    is_map = isinstance(event, Mapping)
+    seq = event.get("seq", MISSING) if is_map else MISSING
+    etype = event.get("type", MISSING) if is_map else MISSING
+    err_seq = seq if type(seq) is int else None
 
     # INV-1: strictly increasing seq.
     if not _is_number(seq):
-        fail("INV-1", "INV_SEQ_NOT_INCREASING", f"seq must be a number, got {_show(seq)}")
-        last_seq = trace.last_seq
+        _fail(errors, "INV-1", "INV_SEQ_NOT_INCREASING", f"seq must be a number, got {_show(seq)}", index, err_seq)
     else:
-        if _is_number(trace.last_seq) and seq <= trace.last_seq:
-            fail("INV-1", "INV_SEQ_NOT_INCREASING", f"seq must strictly increase: saw {seq} after {trace.last_seq}")
-        last_seq = seq
+        last_seq = state.last_seq
+        if _is_number(last_seq) and seq <= last_seq:
+            _fail(errors, "INV-1", "INV_SEQ_NOT_INCREASING", f"seq must strictly increase: saw {seq} after {last_seq}",
+                  index, err_seq)
+        state.last_seq = seq
 
-    data = event.get("data", MISSING) if isinstance(event, Mapping) else MISSING
+    data = event.get("data", MISSING) if is_map else MISSING
     turn = _field(data, "turn")
     step = _field(data, "step")
-    open_turn, open_step = trace.open_turn, trace.open_step
-    next_turn, next_step = trace.next_turn, trace.next_step
-    pending = trace.pending
-
-    def require_open_step(kind: str, rule: str = "INV-5") -> None:
-        if not (_same(open_turn, turn) and _same(open_step, step)):
-            fail(
-                rule,
-                "INV_STEP_MISMATCH",
-                f"{kind} names turn {_show(turn)}/step {_show(step)} but open is "
-                f"turn {_show(open_turn)}/step {_show(open_step)}",
-            )
+    open_turn, open_step = state.open_turn, state.open_step
 
     if etype == "turn/start":
+        next_turn = state.next_turn
         if open_turn is not None:  # INV-2
-            fail("INV-2", "INV_TURN_ALREADY_OPEN", f"turn/start {_show(turn)} while turn {_show(open_turn)} is still open")
+            _fail(errors, "INV-2", "INV_TURN_ALREADY_OPEN",
+                  f"turn/start {_show(turn)} while turn {_show(open_turn)} is still open", index, err_seq)
         if not _same(turn, next_turn):
-            fail("INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}")
-        open_turn = turn
-        next_step = 1
+            _fail(errors, "INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}",
+                  index, err_seq)
+        state.open_turn = turn
+        state.next_step = 1
     elif etype == "turn/end":
         if not _same(open_turn, turn):  # INV-3
-            fail("INV-3", "INV_TURN_MISMATCH", f"turn/end {_show(turn)} does not match open turn {_show(open_turn)}")
+            _fail(errors, "INV-3", "INV_TURN_MISMATCH",
+                  f"turn/end {_show(turn)} does not match open turn {_show(open_turn)}", index, err_seq)
         if open_step is not None:
-            fail("INV-3", "INV_STEP_STILL_OPEN", f"turn/end {_show(turn)} while step {_show(open_step)} is still open")
-        open_turn = None
-        next_turn += 1
+            _fail(errors, "INV-3", "INV_STEP_STILL_OPEN",
+                  f"turn/end {_show(turn)} while step {_show(open_step)} is still open", index, err_seq)
+        state.open_turn = None
+        state.next_turn += 1
     elif etype == "step/start":
         if not _same(open_turn, turn):  # INV-4
-            fail("INV-4", "INV_TURN_MISMATCH", f"step/start in turn {_show(turn)} but open turn is {_show(open_turn)}")
+            _fail(errors, "INV-4", "INV_TURN_MISMATCH",
+                  f"step/start in turn {_show(turn)} but open turn is {_show(open_turn)}", index, err_seq)
         if open_step is not None:
-            fail("INV-4", "INV_STEP_ALREADY_OPEN", f"step/start {_show(step)} while step {_show(open_step)} is still open")
+            _fail(errors, "INV-4", "INV_STEP_ALREADY_OPEN",
+                  f"step/start {_show(step)} while step {_show(open_step)} is still open", index, err_seq)
+        next_step = state.next_step
         if not _same(step, next_step):
-            fail("INV-4", "INV_STEP_NUMBER", f"step/start expected step {next_step} in turn {_show(turn)}, got {_show(step)}")
-        open_step = step
+            _fail(errors, "INV-4", "INV_STEP_NUMBER",
+                  f"step/start expected step {next_step} in turn {_show(turn)}, got {_show(step)}", index, err_seq)
+        state.open_step = step
     elif etype == "step/end":
-        require_open_step("step/end")  # INV-5
-        pending = frozenset()  # INV-6: unanswered calls are dropped at step end
-        open_step = None
-        next_step += 1
-    elif etype in ("assistant/chunk", "assistant/message"):
-        require_open_step(etype)  # INV-5
+        _require_open_step(errors, state, "step/end", "INV-5", turn, step, index, err_seq)  # INV-5
+        state.pending.clear()  # INV-6: unanswered calls are dropped at step end
+        state.open_step = None
+        state.next_step += 1
+    elif etype == "assistant/chunk" or etype == "assistant/message":
+        _require_open_step(errors, state, etype, "INV-5", turn, step, index, err_seq)  # INV-5
     elif etype == "tool/call":
-        require_open_step("tool/call")  # INV-5, INV-6
-        pending = pending | {_call_key(_field(data, "callId"))}
+        _require_open_step(errors, state, "tool/call", "INV-5", turn, step, index, err_seq)  # INV-5, INV-6
+        state.pending.add(_call_key(_field(data, "callId")))
     elif etype == "tool/result":
         if not _same(event.get("surfaceOp", MISSING), "append"):
             # INV-8: a replacement rewrites an earlier result; only an open turn is required.
             if open_turn is None:
-                fail("INV-8", "INV_NO_OPEN_TURN", "tool/result surface replacement appended outside any open turn")
+                _fail(errors, "INV-8", "INV_NO_OPEN_TURN", "tool/result surface replacement appended outside any open turn",
+                      index, err_seq)
         else:
-            require_open_step("tool/result", "INV-7")
+            _require_open_step(errors, state, "tool/result", "INV-7", turn, step, index, err_seq)
             call_id = _field(data, "callId")
             error = _field(data, "error")
-            not_started = _truthy(_field(data, "isError")) and _same(
-                _field(error, "code"), TOOL_NOT_STARTED
-            )
+            not_started = _truthy(_field(data, "isError")) and _same(_field(error, "code"), TOOL_NOT_STARTED)
             key = _call_key(call_id)
-            if key not in pending and not not_started:
-                fail("INV-7", "INV_CALL_NOT_PENDING", f"tool/result for {_show(call_id)} with no prior tool/call in this step")
-            pending = pending - {key}
+            if key not in state.pending and not not_started:
+                _fail(errors, "INV-7", "INV_CALL_NOT_PENDING",
+                      f"tool/result for {_show(call_id)} with no prior tool/call in this step", index, err_seq)
+            state.pending.discard(key)
     elif etype == "user/message":
         pass  # INV-9: allowed inside or outside a turn
     else:
         if open_turn is None:  # INV-10
-            fail("INV-10", "INV_NO_OPEN_TURN", f"{_show(etype) if type(etype) is not str else etype} appended outside any open turn")
-
-    return (
-        InvariantTrace(last_seq, open_turn, open_step, next_turn, next_step, pending),
-        errors,
-    )
+            what = _show(etype) if type(etype) is not str else etype
+            _fail(errors, "INV-10", "INV_NO_OPEN_TURN", f"{what} appended outside any open turn", index, err_seq)
+    return errors
 
 
 def check_invariants(events: Iterable[Mapping[str, Any]]) -> list[InvariantError]:
     """Every INV violation in ``events``, in log order (empty when the log is clean)."""
-    trace = InvariantTrace()
+    fold = InvariantFold()
+    step = fold.step
     found: list[InvariantError] = []
     for index, event in enumerate(events):
-        trace, errors = trace.step(event, index=index)
-        found.extend(errors)
+        errors = step(event, index)
+        if errors:
+            found.extend(errors)
     return found
 
 

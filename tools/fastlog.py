@@ -53,7 +53,7 @@ from sessionspec.reference import chunk_rows
 from sessionspec.reference import session as _session
 from sessionspec.reference.chunk_rows import decode_storage_record
 from sessionspec.reference.errors import SessionSpecError
-from sessionspec.reference.invariants import InvariantTrace
+from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
 from sessionspec.schemavary import ScalarBounds, Unsupported, varying_constraints
@@ -472,7 +472,9 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
 
     state = SurfaceState(lookup)
     check_surface, apply_surface = state.check, state.apply
-    trace = InvariantTrace()
+    inv_fold = InvariantFold()  # INV-*: a mutable fold, advanced in place
+    inv_step, inv_in_step = inv_fold.step, inv_fold.in_step
+    in_step_classes = _in_step_classes(fast) if fast is not None and strict else frozenset()
     has_provider_model = _session._has_provider_model
     check_entry = _session._check_seed_entry
     neg_zero = _NEG_ZERO.search(data) is not None
@@ -493,7 +495,7 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
 
         `checked`: the schema is already known to hold (a generated struct accepted it).
         """
-        nonlocal expected, open_turn, trace, turn_line
+        nonlocal expected, open_turn, turn_line
         if type(value) is not dict:
             raise _GiveUp
         seq = value.get("seq")
@@ -531,15 +533,13 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
                 apply_surface(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
             if tag == "tool/result":
                 kept[seq] = value
-        if strict:
-            trace, errors = trace.step(value, index=seq)
-            if errors:
-                raise _GiveUp
+        if strict and inv_step(value, seq):
+            raise _GiveUp
         expected = seq + 1
 
     def row(tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, typed: bool = False) -> None:
         """One chunk row (`value`: the row as a dict, built only when the members must be expanded)."""
-        nonlocal expected, trace, rows
+        nonlocal expected, rows
         spec = row_specs[tag]
         shape = _row_parts(seq0, time0, row_data, spec, typed)
         if shape is None:
@@ -563,8 +563,7 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
             last = seq0 + len(members) - 1
             for probe_event in (plan.builder(seq0, times[0], row_data, members[0]),
                                 plan.builder(last, times[-1], row_data, members[-1])):
-                trace, errors = trace.step(probe_event, index=probe_event["seq"])
-                if errors:
+                if inv_step(probe_event, probe_event["seq"]):
                     raise _GiveUp
         expected = seq0 + len(members)
 
@@ -585,9 +584,9 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
                     if kind is log_only:
                         if obj.seq != expected:
                             raise _GiveUp
-                        if strict:
-                            trace, errors = trace.step(to_builtins(obj), index=expected)
-                            if errors:
+                        if strict and not (obj.__class__ in in_step_classes
+                                           and inv_in_step(expected, obj.data.turn, obj.data.step)):
+                            if inv_step(to_builtins(obj), expected):
                                 raise _GiveUp
                         expected += 1
                         continue
@@ -606,10 +605,8 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
                             apply_surface(check_surface(to_builtins(obj), seq))
                         if fast.tags[obj.__class__] == "tool/result":
                             kept[seq] = obj
-                        if strict:
-                            trace, errors = trace.step(to_builtins(obj), index=seq)
-                            if errors:
-                                raise _GiveUp
+                        if strict and inv_step(to_builtins(obj), seq):
+                            raise _GiveUp
                         expected = seq + 1
                         continue
                     if kind is row_typed or kind is row_kind:
@@ -680,6 +677,30 @@ def _kinds_of(fast: Any) -> dict[type, int]:
     cached = _KINDS.get(id(fast))
     if cached is None or cached[0] is not fast:
         cached = _KINDS[id(fast)] = (fast, _struct_kinds(fast))
+    return cached[1]
+
+
+_IN_STEP_CLASSES: dict[int, tuple[Any, frozenset[type]]] = {}
+
+
+def _in_step_classes(fast: Any) -> frozenset[type]:
+    """The `assistant/chunk` structs whose `data.turn`/`data.step` attributes are the JSON keys.
+
+    For them the INV fold's in-step shortcut can read the struct instead of a converted dict.
+    """
+    cached = _IN_STEP_CLASSES.get(id(fast))
+    if cached is None or cached[0] is not fast:
+        found = set()
+        for cls, tag in fast.tags.items():
+            if tag != "assistant/chunk":
+                continue
+            fields = {f.name: f for f in msgspec.inspect.type_info(cls).fields}
+            data = fields["data"].type if "data" in fields else None
+            if isinstance(data, msgspec.inspect.StructType):
+                inner = {f.name: f for f in data.fields}
+                if all(k in inner and inner[k].encode_name == k and inner[k].required for k in ("turn", "step")):
+                    found.add(cls)
+        cached = _IN_STEP_CLASSES[id(fast)] = (fast, frozenset(found))
     return cached[1]
 
 

@@ -172,9 +172,11 @@ class Checker:
 
     def check(self, log: LoadedLog, progress: Callable[[int], None] | None = None) -> None:
         self.suppressed = 0
+        self._schema_targets: list[tuple[Finding, dict[str, Any], str, tuple[str, ...]]] = []
         if log.kind == "jsonl":
             self._check_header(log)
         self._check_events(log, progress)
+        self._drop_explained_schema_findings(log)
         if self.level == "strict":
             self._check_invariants(log)
         log.findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
@@ -220,7 +222,7 @@ class Checker:
                 etype = event.get("type") if is_dict else None
                 ref = self.schemas.payload_ref(etype) if self.schemas else None  # type: ignore[union-attr]
                 label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
-                self._schema_findings(log, compiled, event, line, seq_int, base, label)
+                self._schema_findings(log, compiled, event, line, seq_int, base, label, event if is_dict else None)
             # Numbering: a JSON array reports SEED-9 here (JSONL-7 was reported by the reader); both
             # then follow the log's own numbering so that one gap is reported once.
             if seq_int is not None and seq_int != expected:
@@ -272,7 +274,7 @@ class Checker:
                         self.suppressed += 1  # knock-on: it names an event that was already rejected
                     else:
                         log.add(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
-                                        pointer=base + _surface_pointer(error.requirement)))
+                                        pointer=base + _surface_pointer(error.requirement, error.code)))
                     if seq_int is not None:
                         rejected.add(seq_int)
                     fold.skip()
@@ -294,18 +296,42 @@ class Checker:
 
     # -- schema -----------------------------------------------------------------------------
     def _schema_findings(self, log: LoadedLog, compiled: CompiledSchema, value: Any, line: int | None,
-                         seq: int | None, base: str, label: str) -> None:
+                         seq: int | None, base: str, label: str, event: Any = None) -> None:
         errors = compiled.errors(value, limit=5)
         if not errors:
             log.add(Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too deeply nested "
                             "for the oracle to locate the error)", line=line, seq=seq, pointer=base or None))
             return
         for error in errors:
-            pointer = base + "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path)
+            rel = "".join("/" + _escape(p) for p in error.absolute_path)
+            pointer = base + rel
             message = error.message
             if len(message) > 300:
                 message = message[:300] + "…"
-            log.add(Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None))
+            finding = Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None)
+            log.add(finding)
+            if event is not None:
+                self._schema_targets.append((finding, event, base, _targets(error, rel)))
+
+    def _drop_explained_schema_findings(self, log: LoadedLog) -> None:
+        """One defect, one finding: drop a schema finding a load finding of the same event explains."""
+        if not self._schema_targets:
+            return
+        keys = {(f.line, f.seq) for f, _, _, _ in self._schema_targets}
+        loads: dict[tuple[int | None, int | None], list[Finding]] = {}
+        for f in log.findings:
+            if f.requirement and not f.requirement.startswith("schema:") and (f.line, f.seq) in keys:
+                loads.setdefault((f.line, f.seq), []).append(f)
+        drop: set[int] = set()
+        for finding, event, base, targets in self._schema_targets:
+            found = loads.get((finding.line, finding.seq))
+            if found and targets and all(
+                any(_explains(load, (load.pointer or "")[len(base):], target, event) for load in found)
+                for target in targets
+            ):
+                drop.add(id(finding))
+        if drop:
+            log.findings[:] = [f for f in log.findings if id(f) not in drop]
 
     # -- invariants -----------------------------------------------------------------------------
     def _check_invariants(self, log: LoadedLog) -> None:
@@ -316,6 +342,69 @@ class Checker:
             base = log.event_pointers[i] if i is not None else ""
             log.add(Finding(error.code, error.requirement, error.message, line=line, seq=error.seq,
                             pointer=(base + (error.path or "")) or None))
+
+
+def _escape(segment: Any) -> str:
+    return str(segment).replace("~", "~0").replace("/", "~1")
+
+
+def _targets(error: Any, rel: str) -> tuple[str, ...]:
+    """The pointers (relative to the event) of what a schema error is about.
+
+    A missing required property or an unexpected property is about that
+    property (the oracle places the error on the parent object).
+    """
+    instance = error.instance
+    if error.validator == "required" and isinstance(instance, dict) and isinstance(error.validator_value, list):
+        missing = [k for k in error.validator_value if isinstance(k, str) and k not in instance]
+        named = [k for k in missing if error.message == f"{k!r} is a required property"]
+        return tuple(f"{rel}/{_escape(k)}" for k in (named or missing))
+    if error.validator == "additionalProperties" and isinstance(instance, dict) and isinstance(error.schema, dict):
+        known = error.schema.get("properties", {})
+        extra = [k for k in instance if k not in known] if not error.schema.get("patternProperties") else []
+        return tuple(f"{rel}/{_escape(k)}" for k in extra)
+    return (rel,)
+
+
+# Load findings whose rule is the whole schema of one envelope member: they explain any schema
+# error in or under it (the member's schema is exactly that rule's shape check).
+_MEMBER_RULES = {
+    "SURFACE_MARKER_MISSING": "/surfaceOp",
+    "SURFACE_MARKER_INVALID": "/surfaceOp",
+    "SURFACE_REPLACE_MARKER_INVALID": "/surfaceOp",
+    "SURFACE_LOG_ONLY_MARKER": "/surfaceOp",
+    "SURFACE_LOG_ONLY_SOURCES": "/sourceEventSeqs",
+    "SURFACE_SOURCES_INVALID": "/sourceEventSeqs",
+}
+# Load findings about an object whose named members they check (SEED-5, SEED-6: provider/model).
+_CHECKED_MEMBERS = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
+
+
+def _envelope_defects(event: dict[str, Any]) -> set[str]:
+    """The envelope members SEED-3 rejects in ``event`` (the reference's own tests, member by member)."""
+    out = {"/" + _escape(k) for k in event if k not in _ENVELOPE_KEYS}
+    if type(event.get("type")) is not str:
+        out.add("/type")
+    for key in ("seq", "time"):
+        if not _session._nonneg_safe(event.get(key)):
+            out.add("/" + key)
+    if "data" not in event:
+        out.add("/data")
+    return out
+
+
+def _explains(load: Finding, pointer: str, target: str, event: dict[str, Any]) -> bool:
+    """Whether load finding ``load`` (at ``pointer`` in the event) already reports schema error ``target``."""
+    if load.code == "SEED_ENVELOPE":
+        return target in _envelope_defects(event)
+    member = _MEMBER_RULES.get(load.code)
+    if member is not None:
+        return target == member or target.startswith(member + "/")
+    if not pointer:
+        return False
+    if target == pointer:
+        return True
+    return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(load.code, ()))
 
 
 def _hashable(value: Any) -> bool:
@@ -349,7 +438,9 @@ def _seed_pointer(code: str) -> str:
     }.get(code, "")
 
 
-def _surface_pointer(requirement: str | None) -> str:
+def _surface_pointer(requirement: str | None, code: str = "") -> str:
+    if code == "SURFACE_LOG_ONLY_SOURCES":
+        return "/sourceEventSeqs"
     return {
         "SURF-2": "/seq",
         "SURF-3": "/surfaceOp",

@@ -12,6 +12,18 @@ schemas, packed chunk rows checked as rows); a log with any finding is re-read
 by the exact checker, which locates and explains every finding (`--exact`
 always uses it; the verdicts are the same).
 
+One defect, one finding: a schema finding is dropped when a load-level
+finding of the same event (same line and seq) already reports it, with its
+requirement id. "Reports it" means, for each thing the schema error is about
+(the member itself, or the missing or unexpected property for `required` and
+`additionalProperties`): the load finding has the same JSON pointer; or it is
+SEED_ENVELOPE (SEED-3) and that member is one SEED-3 rejects in the event
+(type, seq, time, data, an unknown key); or it is a SURF-3/SURF-7 finding
+on surfaceOp or sourceEventSeqs and the error lies in or under that member
+(whose schema is exactly that rule); or it is SEED-5/SEED-6 and the error is
+the provider or model of the object it names. Every other schema finding is
+kept, so a verdict never changes: only the repetition goes.
+
 Exit status: 0 valid, 1 findings, 2 usage error or unreadable input.
 Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
 `--fail-on error`.

@@ -285,3 +285,70 @@ def test_inv13_without_checker_append_accepts_relational_violations() -> None:
     assert [e.code for e in check_invariants(session.events)] == [
         "INV_TURN_MISMATCH", "INV_STEP_MISMATCH", "INV_STEP_MISMATCH", "INV_CALL_NOT_PENDING",
     ]
+
+
+# -- the mutable fold (check_invariants, the CLI) against the pure trace -----------------------
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sessionspec.reference.invariants import InvariantFold  # noqa: E402
+from strategies import session_logs  # noqa: E402
+
+_ODD_VALUES = st.sampled_from([None, True, False, 0, 1, 1.0, 2, "1", [], {}])
+
+
+@st.composite
+def invariant_logs(draw: st.DrawFn) -> list[Any]:
+    """Valid logs, then damaged: events dropped, repeated, swapped, seq/turn/step/callId/type replaced."""
+    events: list[Any] = [dict(e) for e in draw(session_logs(max_turns=3, replaces=False))]
+    for _ in range(draw(st.integers(0, 4))):
+        if not events:
+            break
+        i = draw(st.integers(0, len(events) - 1))
+        action = draw(st.sampled_from(["drop", "repeat", "swap", "seq", "turn", "step", "callId", "type", "surfaceOp", "junk"]))
+        event = events[i] if isinstance(events[i], dict) else {}
+        if action == "drop":
+            del events[i]
+        elif action == "repeat":
+            events.insert(i, event)
+        elif action == "swap" and i + 1 < len(events):
+            events[i], events[i + 1] = events[i + 1], events[i]
+        elif action == "seq":
+            events[i] = {**event, "seq": draw(_ODD_VALUES | st.integers(-2, 200))}
+        elif action in ("turn", "step", "callId") and isinstance(event.get("data"), dict):
+            events[i] = {**event, "data": {**event["data"], action: draw(_ODD_VALUES)}}
+        elif action == "type":
+            events[i] = {**event, "type": draw(st.sampled_from(["assistant/chunk", "assistant/message", "tool/result",
+                                                                  "turn/start", "step/end", "x/y", None]))}
+        elif action == "surfaceOp":
+            events[i] = {**event, "surfaceOp": draw(st.sampled_from(["append", {"op": "replace"}, None]))}
+        elif action == "junk":
+            events[i] = draw(st.sampled_from([None, [], "event", {"data": []}]))
+    return events
+
+
+def _key(e: InvariantError) -> tuple[Any, ...]:
+    return (e.code, e.requirement, e.index, e.seq, e.message)
+
+
+@given(invariant_logs())
+def test_fast_fold_reports_exactly_what_the_pure_trace_reports(events: list[Any]) -> None:
+    trace, fold, expected = InvariantTrace(), InvariantFold(), []
+    for index, event in enumerate(events):
+        trace, errors = trace.step(event, index=index)
+        expected.extend(errors)
+        assert [_key(e) for e in fold.step(event, index)] == [_key(e) for e in errors]
+        assert fold.snapshot() == trace  # the same state after every event
+    assert [_key(e) for e in check_invariants(events)] == [_key(e) for e in expected]
+
+
+@pytest.mark.parametrize("turn, step", [(True, 1), (1, 1.0), (None, 1), (1, "1"), (2, 1)])
+def test_in_step_shortcut_declines_what_is_not_a_plain_match(turn: Any, step: Any) -> None:
+    fold = InvariantFold()
+    for event in Log().turn().step().events:
+        assert not fold.step(event)
+    before = fold.snapshot()
+    assert fold.in_step(2, turn, step) is False
+    assert fold.snapshot() == before
+    assert fold.in_step(2, 1, 1) is True and fold.last_seq == 2
+    assert fold.in_step(2, 1, 1) is False  # INV-1: seq must increase
