@@ -25,6 +25,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessionspec.spec import constants
+from sessionspec.spec.loader import json_pointer
+
 from . import wire
 
 __all__ = [
@@ -41,7 +44,7 @@ __all__ = [
 NOW = "<now>"
 """Placeholder for a clock reading that is well-formed but not reproducible."""
 
-_MAX_SAFE = 9007199254740991
+_MAX_SAFE: int = constants()["maxSafeInteger"]
 _MAX_DIFFS = 20
 _ALIGN_LIMIT = 400  # longer lists compare position by position
 
@@ -271,10 +274,6 @@ def render_value(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _escape(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
 class _Path:
     """A parent-linked path: deep walks never copy whole paths."""
 
@@ -295,7 +294,7 @@ class _Path:
         return out
 
     def pointer(self) -> str:
-        return "".join("/" + _escape(t) for t in self.tokens())
+        return json_pointer(self.tokens())
 
 
 def _parse_patterns(patterns: Iterable[str]) -> list[list[str]]:

@@ -26,7 +26,7 @@ flush appear before the next step, as they would in JavaScript.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["run_script"]
@@ -311,30 +311,26 @@ class _Interpreter:
     async def run_top(self, step: Mapping[str, Any], at: str) -> None:
         do = step["do"]
         if do in ("flush", "oob") and "async" not in step:
-            try:
-                value = await self.async_call(step)
-            except Exception as error:  # noqa: BLE001
-                failure = self.failure(error)
-                if failure is None:
-                    raise
-                self.record(at, do, rejected=failure)
-            else:
-                self.record(at, do, ok=value)
+            await self.record_outcome(at, do, lambda: self.async_call(step))
         elif do == "await":
             task = self.pending.get(step["promise"])
             if task is None:
                 raise ScriptError(f"unknown pending operation {step['promise']!r}")
-            try:
-                value = await task
-            except Exception as error:  # noqa: BLE001
-                failure = self.failure(error)
-                if failure is None:
-                    raise
-                self.record(at, do, rejected=failure)
-            else:
-                self.record(at, do, ok=value)
+            await self.record_outcome(at, do, lambda: task)
         else:
             self.run_sync(step, at)
+
+    async def record_outcome(self, at: str, do: str, start: Callable[[], Awaitable[Any]]) -> None:
+        """Await ``start()`` and record its value, or its failure when the spec names one."""
+        try:
+            value = await start()
+        except Exception as error:  # noqa: BLE001
+            failure = self.failure(error)
+            if failure is None:
+                raise
+            self.record(at, do, rejected=failure)
+        else:
+            self.record(at, do, ok=value)
 
     async def run(self, script: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         try:

@@ -24,6 +24,7 @@ from sessionspec.spec import constants
 
 from .errors import ChunkRowError
 from .json_value import MAX_SAFE_INTEGER, gc_paused
+from .json_value import is_safe_int as _is_safe
 
 __all__ = ["MIN_RUN", "ROW_TYPES", "pack_chunk_runs", "decode_storage_record", "decode_storage_records"]
 
@@ -74,10 +75,6 @@ class _RowSpec:
 
 _ROWS: dict[str, _RowSpec] = {tag: _RowSpec(tag, spec) for tag, spec in _SPEC["rows"].items()}
 _BY_CHUNK_TYPE: dict[str, _RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
-
-
-def _is_safe(value: object) -> bool:
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
 
 
 def _keys_are(value: Mapping[str, Any], exact: frozenset[str]) -> bool:

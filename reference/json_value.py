@@ -35,6 +35,9 @@ import math
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
+from sessionspec.spec import constants
+from sessionspec.spec.loader import json_pointer
+
 from .errors import JsonValueError
 
 __all__ = [
@@ -53,7 +56,7 @@ __all__ = [
     "gc_paused",
 ]
 
-MAX_SAFE_INTEGER = 9007199254740991
+MAX_SAFE_INTEGER: int = constants()["maxSafeInteger"]
 """2**53 - 1, the largest integer a JavaScript number holds exactly."""
 
 JsonValue = Any
@@ -194,11 +197,6 @@ def is_safe_int(value: object) -> bool:
 def is_nonneg_safe_int(value: object) -> bool:
     """A safe integer that is ``>= 0`` (seq, time, createdAt, ...)."""
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
-
-
-def json_pointer(tokens: list[str | int] | tuple[str | int, ...]) -> str:
-    """RFC 6901 pointer for a list of keys/indices ('' is the whole value)."""
-    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
 def _bad_float(value: float) -> str | None:

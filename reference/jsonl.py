@@ -31,6 +31,7 @@ from .atomic import write_atomic
 from .chunk_rows import decode_storage_record, pack_chunk_runs
 from .errors import JsonlError, JsonTextError, SessionSpecError
 from .json_value import gc_paused
+from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
 from .session import Session
 
@@ -62,7 +63,6 @@ _COMPRESSED_NAME: str = _JSONL["compressedFileName"]
 _NO_CWD: str = _JSONL["noCwdDirectory"]
 _KEY_MAX: int = _JSONL["projectKeyMaxLength"]
 _FORMAT_VERSION: int = constants()["sessionFormatVersion"]
-_MAX_SAFE: int = constants()["maxSafeInteger"]
 _LEGACY_TYPES: list[str] = list(constants()["legacyRejectedTypes"])  # delta first, then mode/set
 _REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
 
@@ -91,10 +91,6 @@ def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
         elif key in header:
             line[key] = header[key]
     return line
-
-
-def _is_nonneg_safe_int(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= _MAX_SAFE
 
 
 def _is_header_line(value: Any) -> bool:

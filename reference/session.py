@@ -33,6 +33,7 @@ from sessionspec.spec import constants
 from .derive import MessageLog, derive_event_message
 from .errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
+from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .request_header import RequestHeaderFold
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 SESSION_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
-_MAX_SAFE: int = constants()["maxSafeInteger"]
 _ENVELOPE_KEYS = frozenset(constants()["envelopeKeys"])
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
 _REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
@@ -77,10 +77,6 @@ class Attachment(Protocol):
 
 
 # ---------------------------------------------------------------- validation
-
-
-def _nonneg_safe(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= _MAX_SAFE
 
 
 def _has_provider_model(value: Any) -> bool:

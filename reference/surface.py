@@ -30,6 +30,7 @@ from sessionspec.spec import SURFACE_TYPES
 
 from .errors import SurfaceError
 from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
+from .json_value import is_nonneg_safe_int as _is_event_seq
 
 __all__ = [
     "SURFACE_TYPES",
@@ -53,10 +54,6 @@ def is_surface_eligible_type(event_type: object) -> bool:
 def is_surface_event(event: Mapping[str, Any]) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
     return is_surface_eligible_type(event.get("type")) and "surfaceOp" in event
-
-
-def _is_event_seq(value: object) -> bool:
-    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
 
 
 class SurfacePlan:
@@ -287,24 +284,8 @@ class SurfaceState:
             )
         start: int = op["start"]
         end: int = op["end"]
-        slot_s = self._seq_slot.get(start)
-        if slot_s is None:
-            raise self._error(
-                f"surface replace: start seq {start} not found in surface",
-                "SURFACE_REPLACE_RANGE",
-                "SURF-5",
-                event,
-                index,
-            )
-        slot_e = self._seq_slot.get(end)
-        if slot_e is None:
-            raise self._error(
-                f"surface replace: end seq {end} not found in surface",
-                "SURFACE_REPLACE_RANGE",
-                "SURF-5",
-                event,
-                index,
-            )
+        slot_s = self._bound_slot("start", start, event, index)
+        slot_e = self._bound_slot("end", end, event, index)
         if slot_s > slot_e:
             raise self._error(
                 f"surface replace: start seq {start} (position {self.position_of(start)}) is after "
@@ -325,6 +306,19 @@ class SurfaceState:
         if etype == "tool/result":
             self._check_tool_result_rewrite(event, shadowed, index)
         return SurfacePlan("replace", seq, self._version, start, end, shadowed)
+
+    def _bound_slot(self, which: str, seq: int, event: Mapping[str, Any], index: int) -> int:
+        """The slot of a replace bound, which must be on the surface (SURF-5)."""
+        slot = self._seq_slot.get(seq)
+        if slot is None:
+            raise self._error(
+                f"surface replace: {which} seq {seq} not found in surface",
+                "SURFACE_REPLACE_RANGE",
+                "SURF-5",
+                event,
+                index,
+            )
+        return slot
 
     def _check_sources(
         self, event: Mapping[str, Any], etype: str, seq: int, shadowed: Sequence[int], index: int

@@ -48,7 +48,11 @@ def registry_error(message: str, *, path: str | None = None) -> Exception:
 
 
 def json_pointer(parts: Iterable[Any]) -> str:
-    """RFC 6901 pointer for a jsonschema error path (``deque`` of keys and indexes)."""
+    """RFC 6901 pointer for keys and indexes ('' is the whole value).
+
+    The one pointer builder of the project: schema error paths, reference
+    rejections, conformance diffs and lint anomalies all locate values with it.
+    """
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 

@@ -222,17 +222,8 @@ class _Compiler:
         self._keep.append(schema)
         name = f"_v{next(self.counter)}"
         self.functions[key] = name
-        saved, self.facts = self.facts, {}  # a shared function knows nothing about its caller's value
-        try:
-            body: list[str] = []
-            self.emit(schema, resolver, "x", body, 1)
-        finally:
-            self.facts = saved
-        self.lines.append(f"def {name}(x):")
-        self.lines.extend(body)
-        self.lines.append("    return True")
-        self.lines.append("")
-        return name
+        # a shared function knows nothing about its caller's value
+        return self._define(name, schema, resolver, {})
 
     def specialised(self, schema: Any, resolver: Resolver, key: str, value: str) -> str:
         """A predicate for `schema` valid only for dicts whose `key` is the string `value`.
@@ -240,8 +231,11 @@ class _Compiler:
         Conditions on that key (``if``, tag tables, discriminated unions) are decided while
         compiling, so the generated code runs only the branch that applies.
         """
-        name = f"_s{next(self.counter)}"
-        saved, self.facts = self.facts, {"x": {key: value}}
+        return self._define(f"_s{next(self.counter)}", schema, resolver, {"x": {key: value}})
+
+    def _define(self, name: str, schema: Any, resolver: Resolver, facts: dict[str, dict[str, str]]) -> str:
+        """Emit ``def name(x)`` checking `schema`, knowing only `facts` about ``x``."""
+        saved, self.facts = self.facts, facts
         try:
             body: list[str] = []
             self.emit(schema, resolver, "x", body, 1)

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from json.decoder import scanstring
 from typing import Any
 
-MAX_SAFE_INTEGER = 2**53 - 1
+from sessionspec.spec import constants
+from sessionspec.spec.loader import json_pointer as pointer
+
+MAX_SAFE_INTEGER: int = constants()["maxSafeInteger"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -41,14 +44,6 @@ class JsonSyntaxError(ValueError):
         self.message = message
         self.offset = offset
         self.kind = kind  # "syntax" | "nan-literal" | "empty" | "control-char"
-
-
-def escape_pointer_token(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def pointer(tokens: list[str | int]) -> str:
-    return "".join("/" + escape_pointer_token(t) for t in tokens)
 
 
 class _Frame:

@@ -33,10 +33,10 @@ import orjson
 from sessionspec import jsondiag
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
 from sessionspec.reference.errors import ChunkRowError
+from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
 from sessionspec.spec import constants
 
 _HEADER_TYPE: str = constants()["jsonl"]["headerLineType"]
-_MAX_SAFE: int = constants()["maxSafeInteger"]
 _ROW_TYPES = frozenset(ROW_TYPES)
 _BOM = b"\xef\xbb\xbf"
 _EXCERPT = 80
@@ -202,10 +202,6 @@ _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 def _has_long_digit_run(raw: bytes) -> bool:
     return b"0" * 16 in raw.translate(_DIGITS)
-
-
-def _is_safe_nonneg(value: Any) -> bool:
-    return type(value) is int and 0 <= value <= _MAX_SAFE
 
 
 def _header_problem(value: Any) -> str | None:
@@ -451,35 +447,29 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
             seq = event.get("seq") if isinstance(event, dict) else None
             if type(seq) is not int or seq != expected:
                 shown = "no seq" if seq is None else f"seq {seq!r}"
-                if i <= last_turn_end:
-                    log.add(
-                        Finding(
-                            "JSONL_CORRUPT",
-                            "JSONL-7",
-                            f"{shown} where seq {expected} was expected, inside the committed region: a loader "
-                            "rejects the whole file",
-                            line=number,
-                            seq=seq if type(seq) is int else None,
-                            pointer="/seq",
-                        )
+                committed = i <= last_turn_end
+                log.add(
+                    Finding(
+                        "JSONL_CORRUPT" if committed else "JSONL_TORN_TAIL",
+                        "JSONL-7",
+                        f"{shown} where seq {expected} was expected, "
+                        + (
+                            "inside the committed region: a loader rejects the whole file"
+                            if committed
+                            else "after the last turn/end: a loader stops here and drops the rest of the file"
+                        ),
+                        line=number,
+                        seq=seq if type(seq) is int else None,
+                        pointer="/seq",
+                        severity=ERROR if committed else WARNING,
                     )
+                )
+                if committed:
                     if type(seq) is int and seq > expected:
                         expected = seq  # resynchronise: report a gap once, not on every later event
                     elif type(seq) is not int or seq < expected:
                         continue  # a duplicate or unnumbered record cannot take a place in the log
                 else:
-                    log.add(
-                        Finding(
-                            "JSONL_TORN_TAIL",
-                            "JSONL-7",
-                            f"{shown} where seq {expected} was expected, after the last turn/end: a loader stops "
-                            "here and drops the rest of the file",
-                            line=number,
-                            seq=seq if type(seq) is int else None,
-                            pointer="/seq",
-                            severity=WARNING,
-                        )
-                    )
                     log.stopped_at_line = number
                     stop = True
                     break

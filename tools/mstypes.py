@@ -47,10 +47,11 @@ import msgspec
 import orjson
 
 from sessionspec.fastschema import _PASSIVE, CompiledSchema
+from sessionspec.spec import constants
 
 __all__ = ["FastTypes", "Unsupported", "build_fast_types"]
 
-_MAX = 2**53 - 1
+_MAX: int = constants()["maxSafeInteger"]
 _STRICT = orjson.OPT_STRICT_INTEGER
 _META_WORDS = {"minItems": "min_length", "maxItems": "max_length", "minLength": "min_length",
                "maxLength": "max_length", "minimum": "ge", "maximum": "le",

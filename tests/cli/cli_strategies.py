@@ -90,6 +90,18 @@ def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     return out
 
 
+def value_at(value: Any, path: tuple) -> Any:
+    """The part of ``value`` that a :func:`paths` entry names."""
+    for token in path:
+        value = value[token]
+    return value
+
+
+def set_at(value: Any, path: tuple, new: Any) -> None:
+    """Replace the part of ``value`` that a non-empty :func:`paths` entry names."""
+    value_at(value, path[:-1])[path[-1]] = new
+
+
 def mutate(draw: st.DrawFn, event: Any, rounds: int | None = None) -> Any:
     """One to three random edits of a deep copy: replace, delete, add, retag, edge number."""
     event = copy.deepcopy(event)
@@ -98,9 +110,7 @@ def mutate(draw: st.DrawFn, event: Any, rounds: int | None = None) -> Any:
         path = draw(st.sampled_from(candidates))
         if not path:
             continue
-        parent = event
-        for token in path[:-1]:
-            parent = parent[token]
+        parent = value_at(event, path[:-1])
         action = draw(st.sampled_from(["replace", "delete", "add", "retag", "number"]))
         if action == "replace":
             parent[path[-1]] = draw(JSON)

@@ -22,6 +22,8 @@ from sessionspec.reference.surface import SurfaceState
 from cli_helpers import turn_events
 
 from cli_strategies import EDGE_NUMBERS, EXAMPLES, JSON, SCHEMAS, mutated_events, vector_events
+from cli_strategies import set_at as _set
+from cli_strategies import value_at as _get
 
 _JSON = JSON
 
@@ -58,18 +60,6 @@ def test_integer_and_float_edges_agree(event, data):
     for path in data.draw(st.lists(st.sampled_from(numeric), max_size=3)) if numeric else []:
         _set(event, path, data.draw(EDGE_NUMBERS))
     _agree(event)
-
-
-def _get(value: Any, path: tuple) -> Any:
-    for token in path:
-        value = value[token]
-    return value
-
-
-def _set(value: Any, path: tuple, new: Any) -> None:
-    for token in path[:-1]:
-        value = value[token]
-    value[path[-1]] = new
 
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:

@@ -22,6 +22,8 @@ from sessionspec.reference.chunk_rows import pack_chunk_runs
 
 from cli_helpers import turn_events
 from cli_strategies import EDGE_NUMBERS, EXAMPLES, SCHEMAS, mutate, paths, vector_events
+from cli_strategies import set_at as _set
+from cli_strategies import value_at as _get
 
 FAST = SCHEMAS.fast_types
 
@@ -174,15 +176,3 @@ def test_types_msgspec_refuses_are_left_out():
         except msgspec.MsgspecError:
             continue
         assert oracle.is_valid({"l": value})
-
-
-def _get(value: Any, path: tuple) -> Any:
-    for token in path:
-        value = value[token]
-    return value
-
-
-def _set(value: Any, path: tuple, new: Any) -> None:
-    for token in path[:-1]:
-        value = value[token]
-    value[path[-1]] = new

@@ -8,9 +8,7 @@ its rules and from a rule to the codes an implementation must raise.
 from __future__ import annotations
 
 import copy
-import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +17,10 @@ from jsonschema import Draft202012Validator
 
 from sessionspec.reference import errors as reference_errors
 
+from spec_data import load_spec_json as _load
+
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 CODE_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
-
-
-def _load(*parts: str) -> Any:
-    node = resources.files("sessionspec.spec")
-    for part in parts:
-        node = node.joinpath(part)
-    return json.loads(node.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ than silently shrinking every report that links to the requirement ids.
 from __future__ import annotations
 
 import copy
-import json
 import re
-from importlib import resources
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+
+from spec_data import load_spec_json as _load
 
 # Rules per family in behaviours.md, in specification order (189 in total).
 EXPECTED_COUNTS: dict[str, int] = {
@@ -38,13 +38,6 @@ EXPECTED_DECISIONS = 17
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 # A rule id mentioned in prose, e.g. "SURF-5" or the ends of "SEED-5…SEED-7".
 MENTION_RE = re.compile(r"\b(" + "|".join(EXPECTED_COUNTS) + r"|DEC)-([0-9]+)\b")
-
-
-def _load(*parts: str) -> Any:
-    node = resources.files("sessionspec.spec")
-    for part in parts:
-        node = node.joinpath(part)
-    return json.loads(node.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

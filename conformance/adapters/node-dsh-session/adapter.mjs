@@ -963,41 +963,32 @@ class StoreScript {
     }
   }
 
+  // Await start() and record its value, or its failure when the spec names one.
+  async recordOutcome(at, doName, start) {
+    let value
+    try {
+      value = await start()
+    } catch (error) {
+      const failure = this.failure(error)
+      if (failure === null) throw error
+      this.record(at, doName, { rejected: failure })
+      return
+    }
+    this.record(at, doName, { ok: value ?? null })
+  }
+
   async runTop(step, at) {
     if ((step.do === 'flush' || step.do === 'oob') && !('async' in step)) {
-      let value
-      try {
-        value = await this.asyncCall(step)
-      } catch (error) {
-        const failure = this.failure(error)
-        if (failure === null) throw error
-        this.record(at, step.do, { rejected: failure })
-        return
-      }
-      this.record(at, step.do, { ok: value ?? null })
+      await this.recordOutcome(at, step.do, () => this.asyncCall(step))
     } else if (step.do === 'install-invariants' || step.do === 'uninstall-invariants') {
-      try {
+      await this.recordOutcome(at, step.do, async () => {
         await (step.do === 'install-invariants' ? this.installInvariants(step) : this.uninstallInvariants(step))
-      } catch (error) {
-        const failure = this.failure(error)
-        if (failure === null) throw error
-        this.record(at, step.do, { rejected: failure })
-        return
-      }
-      this.record(at, step.do, { ok: null })
+        return null
+      })
     } else if (step.do === 'await') {
       const promise = this.pending.get(step.promise)
       if (promise === undefined) throw new ScriptError(`unknown pending operation ${JSON.stringify(step.promise)}`)
-      let value
-      try {
-        value = await promise
-      } catch (error) {
-        const failure = this.failure(error)
-        if (failure === null) throw error
-        this.record(at, step.do, { rejected: failure })
-        return
-      }
-      this.record(at, step.do, { ok: value ?? null })
+      await this.recordOutcome(at, step.do, () => promise)
     } else {
       this.runSync(step, at)
     }
