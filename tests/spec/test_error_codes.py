@@ -120,8 +120,8 @@ def test_every_rejection_rule_has_a_listed_code(
 
 def test_exception_classes_exist_in_reference(errors: list[dict[str, Any]]) -> None:
     for e in errors:
-        if "exception" not in e:  # a finding of `sessionspec validate`: no exception carries it
-            assert e["emitter"] == "validator" and e["family"] == "LOG", e["code"]
+        if "exception" not in e:  # a validator finding or a spec-loader error: no format rejection
+            assert (e["emitter"], e["family"]) in {("validator", "LOG"), ("spec-loader", "SPEC")}, e["code"]
             continue
         names = [e["exception"]] + [a["exception"] for a in e.get("alsoRaisedAs", [])]
         for name in names:
@@ -153,3 +153,18 @@ def test_inv_codes_cover_each_rejection_condition(
     for rid, r in reqs.items():
         if rid.startswith("INV-") and r["kind"] == "rejection":
             assert all(c.startswith("INV_") for c in r["codes"]), rid
+
+
+def test_spec_loader_raises_its_listed_code(tmp_path) -> None:
+    """A broken plugin registry is reported with the code errors.json lists for the spec loader."""
+    from sessionspec.spec import load_spec
+
+    (tmp_path / "events").mkdir()
+    (tmp_path / "events" / "broken.json").write_text("{not json", encoding="utf-8")
+    try:
+        load_spec(extra_dirs=[tmp_path])
+    except reference_errors.SessionSpecError as error:
+        assert error.code == "SPEC_REGISTRY_INVALID"
+        assert "broken.json" in str(error)
+    else:  # pragma: no cover - the assertion below reports it
+        raise AssertionError("a broken registry file was accepted")
