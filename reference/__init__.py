@@ -52,7 +52,7 @@ from .chunk_rows import MIN_RUN, ROW_TYPES, decode_storage_record, decode_storag
 from .repair import interrupted_turn_closers  # noqa: F401
 from .session import SESSION_FORMAT_VERSION, Session, validate_header, validate_seed  # noqa: F401
 from .store import Scope, SessionStore  # noqa: F401
-from .invariants import InvariantChecker, InvariantTrace, check_invariants  # noqa: F401
+from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants  # noqa: F401
 from .jsonl import (  # noqa: F401
     Artifact,
     LoadedArtifact,
