@@ -33,6 +33,7 @@ from .errors import JsonlError, JsonTextError, SessionSpecError
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
+from .request_header import is_rejected_reason
 from .session import Session
 
 __all__ = [
@@ -64,7 +65,6 @@ _NO_CWD: str = _JSONL["noCwdDirectory"]
 _KEY_MAX: int = _JSONL["projectKeyMaxLength"]
 _FORMAT_VERSION: int = constants()["sessionFormatVersion"]
 _LEGACY_TYPES: list[str] = list(constants()["legacyRejectedTypes"])  # delta first, then mode/set
-_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
 
 Compression = Literal["zstd", "none"]
 
@@ -357,7 +357,7 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
                 )
     for event in events:
         data = event.get("data")
-        if event.get("type") == "request/header" and isinstance(data, dict) and isinstance(data.get("reason"), str) and data.get("reason") in _REJECTED_REASONS:
+        if event.get("type") == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")):
             raise JsonlError(
                 f"session {session_id!r} contains unsupported legacy request/header reason "
                 f"{data.get('reason')!r} at seq {event.get('seq')}",

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from sessionspec.spec import constants
+
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
 
@@ -22,10 +24,17 @@ __all__ = [
     "header_equals",
     "call_config_equals",
     "RequestHeaderFold",
+    "is_rejected_reason",
 ]
 
 REQUEST_HEADER_TYPE = "request/header"
+_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
 _MISSING: Any = object()
+
+
+def is_rejected_reason(reason: object) -> bool:
+    """True for a removed request/header reason (``fallback``); any non-string is not one (REQ-6)."""
+    return isinstance(reason, str) and reason in _REJECTED_REASONS
 _CONFIG_SCALARS = ("provider", "model", "temperature", "maxTokens")
 
 

@@ -34,7 +34,7 @@ from .derive import MessageLog, derive_event_message
 from .errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
-from .request_header import RequestHeaderFold
+from .request_header import RequestHeaderFold, is_rejected_reason
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 __all__ = [
@@ -47,14 +47,6 @@ __all__ = [
 SESSION_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
 _ENVELOPE_KEYS = frozenset(constants()["envelopeKeys"])
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
-_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
-
-
-def _is_rejected_reason(reason: object) -> bool:
-    """True for a legacy request/header reason (``fallback``); any non-string is not one."""
-    return isinstance(reason, str) and reason in _REJECTED_REASONS
-
-
 _INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
 _time_ns = time.time_ns
 _new_dict = dict.__new__  # FrozenDict's own __new__ is Python code; the C constructor is enough here
@@ -147,7 +139,7 @@ def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
             if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:
                 raise _seed_error(index, "is a turn/end with unsupported reason-bearing aborted format",
                                   "SEED_ABORTED_REASON", "SEED-7", seq)
-    if etype == "request/header" and isinstance(data, dict) and _is_rejected_reason(data.get("reason")):
+    if etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")):
         raise _seed_error(index, f"uses unsupported legacy request/header reason {data.get('reason')!r}",
                           "SEED_LEGACY_FALLBACK", "SEED-8", seq)
     if seq != index:  # SEED-9
@@ -337,7 +329,7 @@ class Session:
         if type == _DELTA_TYPE:
             raise AppendError(f'session event "{type}" uses unsupported legacy request/header-delta format',
                               "APPEND_LEGACY_HEADER_DELTA", requirement="APPEND-3")
-        if type == "request/header" and frozen.__class__ is FrozenDict and _is_rejected_reason(frozen.get("reason")):
+        if type == "request/header" and frozen.__class__ is FrozenDict and is_rejected_reason(frozen.get("reason")):
             raise AppendError(f'session event "{type}" uses unsupported legacy request/header reason '
                               f'{frozen.get("reason")!r}', "APPEND_LEGACY_FALLBACK", requirement="APPEND-3")
         # (c) snapshot surface metadata (APPEND-4): only supplied keys, in written order.
