@@ -164,10 +164,6 @@ _REPLACE_MARKER = next(b for b in MARKER["oneOf"] if b.get("type") == "object")
 REPLACE_OP = _REPLACE_MARKER["properties"]["op"]["const"]
 
 
-def append_marker() -> Any:
-    return _APPEND_MARKER
-
-
 def replace_marker(start: int, end: int) -> dict[str, Any]:
     return {"op": REPLACE_OP, "start": start, "end": end}
 

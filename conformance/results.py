@@ -83,9 +83,6 @@ class Tally:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def as_dict(self) -> dict[str, int]:
-        return {o: self.counts.get(o, 0) for o in OUTCOMES}
-
 
 def tally(results: Iterable[CaseResult]) -> Tally:
     """Counts per outcome over ``results``."""

@@ -157,10 +157,6 @@ class SurfaceState:
         return cache
 
     @property
-    def node_count(self) -> int:
-        return len(self._seq_slot)
-
-    @property
     def view(self) -> SurfaceView:
         """The one read-only view of this state (SURF-14)."""
         view = self._view

@@ -185,10 +185,3 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
 
 def _short(token: str) -> str:
     return token if len(token) <= 40 else token[:20] + "…" + token[-10:]
-
-
-def line_col(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of a character offset (for multi-line JSON documents)."""
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, col

@@ -106,12 +106,6 @@ class _Translator:
         self.counter = 0
         self.dropped: dict[str, str] = {}  # "<where>:<tag>" -> why a tag has no struct
 
-    def tagged(self, schema: Any, resolver: Any, key: str, tag: str, hint: str) -> Any:
-        """A struct tagged ``key = tag`` for an object schema that pins that key (a chunk row)."""
-        parts = _Obj()
-        self.gather(schema, resolver, {key: tag}, parts)
-        return self.struct(parts, hint, key, tag)
-
     # -- helpers ---------------------------------------------------------------
     def words(self, schema: dict[str, Any]) -> list[str]:
         return [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
