@@ -29,6 +29,7 @@ from typing import Any
 from sessionspec import SPEC_REVISION, __version__
 
 from . import protocol
+from .store_script import ScriptedFailure, append_step, run_script
 
 __all__ = ["ReferenceAdapter", "Rejection", "session_state"]
 
@@ -52,7 +53,7 @@ class Rejection(Exception):
 
 
 def _spec_error() -> type[Exception]:
-    from sessionspec.reference.errors import SessionSpecError
+    from sessionspec.spec.errors import SessionSpecError
 
     return SessionSpecError
 
@@ -118,12 +119,6 @@ def new_session(spec: Mapping[str, Any]) -> Any:
     from sessionspec.reference.session import Session
 
     return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header"))
-
-
-def append_step(session: Any, step: Mapping[str, Any]) -> Any:
-    """One ``Session.append``; the intent holds only the keys the step supplies."""
-    intent = {k: step[k] for k in ("surfaceOp", "sourceEventSeqs") if k in step}
-    return session.append(step["type"], step["data"], intent if intent else None)
 
 
 def _attached(spec: Mapping[str, Any], *, invariants: bool) -> tuple[Any, Any]:
@@ -230,14 +225,6 @@ def op_fork(args: Mapping[str, Any]) -> Any:
     return {"child": session_state(child), "live": [s.id for s in store.list()]}
 
 
-class ScriptedFailure(Exception):
-    """What a scripted listener raises (or rejects with)."""
-
-    def __init__(self, listener: str) -> None:
-        super().__init__(f"scripted failure of listener {listener}")
-        self.listener = listener
-
-
 def op_oob(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.store import SessionStore
 
@@ -282,8 +269,6 @@ def op_oob(args: Mapping[str, Any]) -> Any:
 
 
 def op_store(args: Mapping[str, Any]) -> Any:
-    from .store_script import run_script
-
     with quiet_store_logs():
         return run_script(args["script"])
 

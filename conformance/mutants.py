@@ -217,7 +217,7 @@ def _append5() -> None:
 def _seed11() -> None:
     _ref()
     from sessionspec.reference import session as mod
-    from sessionspec.reference.errors import SeedError
+    from sessionspec.spec.errors import SeedError
 
     original = mod._check_seed_entry
     later = {"SEED_REQUEST_HEADER_CONFIG", "SEED_PROVENANCE", "SEED_ABORTED_REASON", "SEED_LEGACY_FALLBACK"}
@@ -459,7 +459,7 @@ def _fork5() -> None:
 @mutant("fork8-forks-at-step-end", "FORK-8", "forks at a step/end boundary as if it closed a turn",
         fork=("fork_invalid:not-turn-end",))
 def _fork8() -> None:
-    from sessionspec.reference.errors import SessionForkError
+    from sessionspec.spec.errors import SessionForkError
     from sessionspec.reference.store import SessionStore
 
     original = SessionStore._fork_seed

@@ -29,9 +29,23 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["run_script"]
+__all__ = ["ScriptedFailure", "append_step", "run_script"]
 
 _DRAIN_ROUNDS = 20
+
+
+class ScriptedFailure(Exception):
+    """What a scripted listener raises (or rejects with)."""
+
+    def __init__(self, listener: str) -> None:
+        super().__init__(f"scripted failure of listener {listener}")
+        self.listener = listener
+
+
+def append_step(session: Any, step: Mapping[str, Any]) -> Any:
+    """One ``Session.append``; the intent holds only the keys the step supplies."""
+    intent = {k: step[k] for k in ("surfaceOp", "sourceEventSeqs") if k in step}
+    return session.append(step["type"], step["data"], intent if intent else None)
 
 
 class ScriptError(Exception):
@@ -40,7 +54,7 @@ class ScriptError(Exception):
 
 class _Interpreter:
     def __init__(self) -> None:
-        from sessionspec.reference.errors import SessionSpecError
+        from sessionspec.spec.errors import SessionSpecError
 
         self._spec_error = SessionSpecError
         self.stores: dict[str, Any] = {}
@@ -118,8 +132,6 @@ class _Interpreter:
 
     # -- listeners -------------------------------------------------------------------
     def listener(self, spec: Mapping[str, Any]) -> Any:
-        from .adapter import ScriptedFailure
-
         name: str = spec["listener"]
         event: str = spec["event"]
         store = self.store(spec)
@@ -168,8 +180,6 @@ class _Interpreter:
         self.trace.append({"at": at, "do": do, **outcome})
 
     def failure(self, error: BaseException) -> dict[str, Any] | None:
-        from .adapter import ScriptedFailure
-
         if isinstance(error, ScriptedFailure):
             return {"code": "SCRIPTED", "listener": error.listener}
         if isinstance(error, self._spec_error):
@@ -244,8 +254,6 @@ class _Interpreter:
                 raise ScriptError(f"unknown detach handle {step['handle']!r}") from None
             return None
         if do == "append":
-            from .adapter import append_step
-
             return append_step(self.session(step["session"]), step)
         if do == "admit":
             store.admit_out_of_band(step["type"])
@@ -297,8 +305,6 @@ class _Interpreter:
     @staticmethod
     def validator(step: Mapping[str, Any]) -> Any:
         """A scripted pre-commit validator: vetoes every append (of ``type``, when given)."""
-        from .adapter import ScriptedFailure
-
         name: str = step["validator"]
         only: str | None = step.get("type")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import (  # noqa: F401
+from sessionspec.spec.errors import (  # noqa: F401
     AppendError,
     ChunkRowError,
     HeaderError,

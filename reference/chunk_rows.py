@@ -22,7 +22,7 @@ from typing import Any
 
 from sessionspec.spec import constants
 
-from .errors import ChunkRowError
+from sessionspec.spec.errors import ChunkRowError
 from .json_value import MAX_SAFE_INTEGER, gc_paused
 from .json_value import is_safe_int as _is_safe
 

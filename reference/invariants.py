@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import constants
 
-from .errors import InvariantError
+from sessionspec.spec.errors import InvariantError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import Session

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from .errors import JsonTextError
+from sessionspec.spec.errors import JsonTextError
 from .json_value import FrozenDict, FrozenList, is_json_value, json_pointer
 
 __all__ = ["loads", "loads_with_duplicates", "dumps", "dumps_bytes"]

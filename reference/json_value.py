@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 from sessionspec.spec import constants
 from sessionspec.spec.loader import json_pointer
 
-from .errors import JsonValueError
+from sessionspec.spec.errors import JsonValueError
 
 __all__ = [
     "MAX_SAFE_INTEGER",

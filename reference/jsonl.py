@@ -29,7 +29,7 @@ from sessionspec.spec import constants
 from . import json_text
 from .atomic import write_atomic
 from .chunk_rows import decode_storage_record, pack_chunk_runs
-from .errors import JsonlError, JsonTextError, SessionSpecError
+from sessionspec.spec.errors import JsonlError, JsonTextError, SessionSpecError
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from sessionspec.spec import constants
 
 from .derive import MessageLog, derive_event_message
-from .errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
+from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .request_header import RequestHeaderFold, is_rejected_reason

@@ -34,7 +34,7 @@ from typing import Any
 
 from sessionspec.spec import SURFACE_TYPES, constants
 
-from .errors import OutOfBandError, SessionForkError, StoreError
+from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .session import Session, now_ms
 from .surface import SurfacePlan

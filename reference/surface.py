@@ -28,7 +28,7 @@ from typing import Any
 
 from sessionspec.spec import SURFACE_TYPES
 
-from .errors import SurfaceError
+from sessionspec.spec.errors import SurfaceError
 from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from sessionspec.spec.errors import SessionSpecError
+
 SCHEMA_BASE = "https://sessionspec.dev/schema/"
 ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
 REGISTRY_META_ID = SCHEMA_BASE + "meta/event-registry.json"
@@ -38,12 +40,7 @@ _NEVER_OUT_OF_BAND_NAMESPACES = ("turn/", "step/")
 
 
 def registry_error(message: str, *, path: str | None = None) -> Exception:
-    """The error for a broken registry source: a `SessionSpecError` with a stable code.
-
-    Imported lazily because `sessionspec.reference` itself imports this package.
-    """
-    from sessionspec.reference.errors import SessionSpecError
-
+    """The error for a broken registry source: a `SessionSpecError` with a stable code."""
     return SessionSpecError(message, REGISTRY_ERROR_CODE, path=path)
 
 

@@ -68,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from sessionspec.reference.errors import SessionSpecError
+    from sessionspec.spec.errors import SessionSpecError
     from sessionspec.spec import load_spec
 
     try:

@@ -2,7 +2,7 @@
 
 Each command is a small object (``__doc__`` = its ``--help``, ``configure``,
 ``run``) registered in `sessionspec.cli` as ``inspect_cmds:<Name>``. They share
-one reading path (`sessionspec.logread`, never a traceback on bad input) and
+one reading path (`sessionspec.validator.logread`, never a traceback on bad input) and
 one writing rule: outputs are written atomically (temp file + ``os.replace``),
 the input is never modified, and ``-o`` naming the input is refused.
 """
@@ -15,11 +15,11 @@ import os
 from collections import Counter
 from typing import Any, TextIO
 
-from sessionspec.logread import ERROR, LoadedLog, load_log
+from sessionspec.validator.logread import ERROR, LoadedLog, load_log
 from sessionspec.reference import json_text
 from sessionspec.reference.atomic import write_atomic
 from sessionspec.reference.derive import derive_messages
-from sessionspec.reference.errors import SessionSpecError
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface

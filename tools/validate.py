@@ -44,9 +44,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from sessionspec.fastlog import CleanLog, check_clean
-from sessionspec.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
-from sessionspec.logread import ERROR, WARNING, Finding, LoadedLog, load_log, read_source
+from sessionspec.validator.fastlog import CleanLog, check_clean
+from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
+from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log, read_source
 from sessionspec.progress import Progress
 from sessionspec.reference.json_value import gc_paused
 
@@ -254,7 +254,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         name = "<stdin>" if path == "-" else path
         if not args.exact:
             # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
-            # which locates and explains every finding (`sessionspec.fastlog`).
+            # which locates and explains every finding (`sessionspec.validator.fastlog`).
             progress.start(f"checking {name}", 1)
             clean = check_clean(data, name, args.level, schemas,
                                 progress=_fraction(progress) if progress.enabled else None)

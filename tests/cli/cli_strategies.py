@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from sessionspec.lint import SchemaSet, schema_set
+from sessionspec.validator.lint import SchemaSet, schema_set
 
 from cli_helpers import turn_events
 

@@ -1,6 +1,6 @@
 """The accept-fast log pass never accepts a log the exact path would report anything about.
 
-`sessionspec.fastlog.check_clean` returns a `CleanLog` only when it has proved that the exact
+`sessionspec.validator.fastlog.check_clean` returns a `CleanLog` only when it has proved that the exact
 path (`logread.load_log` + `lint.Checker`) finds nothing at that level. These tests feed both
 the same logs: generated ones (which the fast pass must accept) and mutated ones (where any
 acceptance must be matched by an empty exact report).
@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionspec.fastlog import RowPlan, _appends, _row_shape, check_clean, row_members_ok
-from sessionspec.lint import Checker
-from sessionspec.logread import load_log
+from sessionspec.validator.fastlog import RowPlan, _appends, _row_shape, check_clean, row_members_ok
+from sessionspec.validator.lint import Checker
+from sessionspec.validator.logread import load_log
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import _ROWS, decode_storage_record, pack_chunk_runs
-from sessionspec.reference.errors import ChunkRowError
+from sessionspec.spec.errors import ChunkRowError
 from sessionspec.reference.surface import SurfaceState
-from sessionspec.schemavary import Unsupported, varying_constraints
+from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
 from cli_helpers import HEADER, cli, jsonl, turn_events
 from cli_strategies import EDGE_NUMBERS, JSON, SCHEMAS, mutate
@@ -258,7 +258,7 @@ def test_schemavary_refuses_decisions_on_varying_values():
     import referencing
     from referencing.jsonschema import DRAFT202012
 
-    from sessionspec.fastschema import CompiledSchema
+    from sessionspec.validator.fastschema import CompiledSchema
 
     def compiled(schema: dict[str, Any]) -> CompiledSchema:
         registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
@@ -299,7 +299,7 @@ PLUGIN = Path(__file__).resolve().parents[1] / "spec" / "plugin_registry"
 
 def test_a_plugin_registry_gets_its_own_types_and_stays_exact(write):
     """With --registry, plugin events get structs and predicates too; a bad plugin event is still found."""
-    from sessionspec.lint import schema_set
+    from sessionspec.validator.lint import schema_set
 
     plugin = schema_set((str(PLUGIN),))
     assert "acme/ping" in plugin.fast_types.events and "acme/ping" in plugin.event.by_tag

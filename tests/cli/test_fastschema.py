@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
 
-from sessionspec.fastschema import CompiledSchema
-from sessionspec.lint import _Fold, _seed_precheck
-from sessionspec.reference.errors import SeedError
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.lint import _Fold, _seed_precheck
+from sessionspec.spec.errors import SeedError
 from sessionspec.reference.json_value import is_json_value
 from sessionspec.reference.session import _check_seed_entry
 from sessionspec.reference.surface import SurfaceState

@@ -7,7 +7,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from sessionspec import logread
+from sessionspec.validator import logread
 
 TOOLS = Path(logread.__file__).resolve().parent
 CODE = re.compile(r'Finding\(\s*"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"')

@@ -1,6 +1,6 @@
 """The msgspec types generated from the schemas accept only what the schemas accept.
 
-The rule of `sessionspec.mstypes`: if the generated decoder accepts a line and re-encodes it to
+The rule of `sessionspec.validator.mstypes`: if the generated decoder accepts a line and re-encodes it to
 the same bytes, python-jsonschema (the oracle) accepts the value. The translation may be
 stricter (then the exact path decides), never looser.
 """
@@ -15,8 +15,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionspec.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
-from sessionspec.mstypes import build_fast_types
+from sessionspec.validator.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
+from sessionspec.validator.mstypes import build_fast_types
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import pack_chunk_runs
 
@@ -133,8 +133,8 @@ def _translate(schema: dict[str, Any]) -> Any:
     import referencing
     from referencing.jsonschema import DRAFT202012
 
-    from sessionspec.fastschema import CompiledSchema
-    from sessionspec.mstypes import _Translator
+    from sessionspec.validator.fastschema import CompiledSchema
+    from sessionspec.validator.mstypes import _Translator
 
     registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
     compiled = CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry))
@@ -162,7 +162,7 @@ def test_numeric_bounds_stay_within_the_safe_range(number):
 
 def test_types_msgspec_refuses_are_left_out():
     """Two length bounds on one list: msgspec refuses the type; the translation reports Unsupported."""
-    from sessionspec.mstypes import Unsupported
+    from sessionspec.validator.mstypes import Unsupported
 
     schema = {"$id": "urn:d", "type": "object", "properties": {"l": {"type": "array", "minItems": 2}},
               "allOf": [{"properties": {"l": {"minItems": 1}}}]}

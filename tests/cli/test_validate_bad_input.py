@@ -183,7 +183,7 @@ def test_directory_and_unreadable_file(tmp_path, monkeypatch):
     assert "is a directory" in cli("derive", str(tmp_path)).err
     target = tmp_path / "locked.jsonl"
     target.write_bytes(jsonl(turn_events()))
-    from sessionspec import logread
+    from sessionspec.validator import logread
 
     def deny(path, stdin=None):
         raise PermissionError(13, "Permission denied", path)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import SessionForkError
+from sessionspec.spec.errors import SessionForkError
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, now_ms
 from sessionspec.reference.store import SessionStore

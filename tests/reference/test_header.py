@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import HeaderError
+from sessionspec.spec.errors import HeaderError
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, now_ms, validate_header
 from sessionspec.reference.store import SessionStore

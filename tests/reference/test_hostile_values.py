@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sessionspec.reference import decode_storage_record, fold_surface, is_surface_eligible_type, pack_chunk_runs
-from sessionspec.reference.errors import SeedError
+from sessionspec.spec.errors import SeedError
 from sessionspec.reference.session import Session
 
 HEADER = {"config": {"provider": "p", "model": "m"}}

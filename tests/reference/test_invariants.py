@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import InvariantError
+from sessionspec.spec.errors import InvariantError
 from sessionspec.reference.invariants import INV_CODES, InvariantChecker, InvariantTrace, check_invariants
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore

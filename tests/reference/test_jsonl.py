@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import JsonlError, SeedError
+from sessionspec.spec.errors import JsonlError, SeedError
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.json_value import json_equal
 from sessionspec.reference.jsonl import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import AppendError, OutOfBandError
+from sessionspec.spec.errors import AppendError, OutOfBandError
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore, default_out_of_band_types
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionspec.reference.errors import SessionSpecError
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.json_value import FrozenDict, FrozenList, json_equal, thaw_json_value
 from sessionspec.reference.jsonl import encode_records, header_line, read_artifact

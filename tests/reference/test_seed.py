@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import HeaderError, InvariantError, SeedError
+from sessionspec.spec.errors import HeaderError, InvariantError, SeedError
 from sessionspec.reference.invariants import InvariantChecker
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, validate_seed

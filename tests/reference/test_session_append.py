@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import AppendError, SeedError, SurfaceError
+from sessionspec.spec.errors import AppendError, SeedError, SurfaceError
 from sessionspec.reference.json_value import FrozenDict, FrozenList
 from sessionspec.reference.session import Session, now_ms
 from sessionspec.reference.store import SessionStore

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sessionspec.reference.errors import AppendError, HeaderError, SeedError, StoreError
+from sessionspec.spec.errors import AppendError, HeaderError, SeedError, StoreError
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import Scope, SessionStore
 from sessionlog_builders import APPEND, USER_SOURCE, text

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from sessionspec.reference import errors as reference_errors
+from sessionspec.spec import errors as reference_errors
 
 from spec_data import load_spec_json as _load
 

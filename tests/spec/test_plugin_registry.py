@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sessionspec.cli import run
-from sessionspec.reference.errors import SessionSpecError
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec import REGISTRY_ERROR_CODE, load_spec
 from sessionspec.spec.loader import json_pointer
 

@@ -808,7 +808,7 @@ class CompiledSchema:
         #: conditions on the tag are decided at compile time (one straight-line check per type).
         self.by_tag: dict[str, Callable[[Any], bool]] = {tag: env[fn] for tag, fn in specialised.items()}
         self.fallbacks = tuple(sorted(set(compiler.fallbacks)))
-        self._compiler = compiler  # kept for analyses of the same schema (`sessionspec.schemavary`)
+        self._compiler = compiler  # kept for analyses of the same schema (`sessionspec.validator.schemavary`)
 
     def predicate_for(self, instance: Any) -> Callable[[Any], bool]:
         """The fastest exact predicate for `instance` (specialised on its tag when it has a known one)."""

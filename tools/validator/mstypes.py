@@ -46,7 +46,7 @@ from typing import Annotated, Any, Literal, Union
 import msgspec
 import orjson
 
-from sessionspec.fastschema import _PASSIVE, CompiledSchema
+from sessionspec.validator.fastschema import _PASSIVE, CompiledSchema
 from sessionspec.spec import constants
 
 __all__ = ["FastTypes", "Unsupported", "build_fast_types"]

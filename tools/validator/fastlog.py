@@ -1,6 +1,6 @@
 """The accept-fast path of `sessionspec validate`: prove a whole JSONL log clean, or give up.
 
-The exact path (`sessionspec.logread` + `sessionspec.lint`) explains every
+The exact path (`sessionspec.validator.logread` + `sessionspec.validator.lint`) explains every
 problem of a log, but it builds every event (expanding packed chunk rows)
 and runs each check through general code: 10-20 us per event. Most logs
 are clean, and for a clean log the only output is "ok". This module runs one
@@ -14,7 +14,7 @@ therefore never weaker than the exact path's (differential tests:
 What makes it fast:
 
 * each line is decoded by msgspec into structs generated from the schemas
-  (`sessionspec.mstypes`): acceptance means the event (or row) is valid for
+  (`sessionspec.validator.mstypes`): acceptance means the event (or row) is valid for
   its schema, and ``encode(decode(line)) == line`` proves the line is lossless
   JSON (no duplicate key, every integer safe, canonical numbers; ``-0.0`` is
   scanned for separately). What the structs refuse goes through ``orjson``
@@ -25,7 +25,7 @@ What makes it fast:
 * a packed chunk row is never expanded: its storage shape is validated with
   whole-list operations, seq contiguity is arithmetic, and its members are
   checked against the event schema as one family (`RowPlan`): the bounds that
-  `sessionspec.schemavary` derives for the varying values (seq, time, text)
+  `sessionspec.validator.schemavary` derives for the varying values (seq, time, text)
   and the per-row values, plus one verdict for everything shared;
 * parsed values are not kept (only ``tool/result`` events, which a later
   surface replace may need: SURF-10), and the cyclic GC is paused.
@@ -46,17 +46,17 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
-from sessionspec.fastschema import CompiledSchema
-from sessionspec.lint import Checker, SchemaSet
-from sessionspec.logread import Finding, LoadedLog, _header_problem, fragment_finding, parse_line
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.lint import Checker, SchemaSet
+from sessionspec.validator.logread import Finding, LoadedLog, _header_problem, fragment_finding, parse_line
 from sessionspec.reference import chunk_rows
 from sessionspec.reference import session as _session
 from sessionspec.reference.chunk_rows import decode_storage_record
-from sessionspec.reference.errors import SessionSpecError
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
-from sessionspec.schemavary import ScalarBounds, Unsupported, varying_constraints
+from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
 from sessionspec.spec import constants
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "row_members_ok"]
@@ -705,6 +705,6 @@ def _in_step_classes(fast: Any) -> frozenset[type]:
 
 
 def _core_schema_set() -> SchemaSet:
-    from sessionspec.lint import schema_set
+    from sessionspec.validator.lint import schema_set
 
     return schema_set()

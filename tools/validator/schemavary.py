@@ -30,7 +30,7 @@ from typing import Any
 
 from referencing._core import Resolver
 
-from sessionspec.fastschema import _PASSIVE, CompiledSchema
+from sessionspec.validator.fastschema import _PASSIVE, CompiledSchema
 
 __all__ = ["ScalarBounds", "Unsupported", "varying_constraints"]
 

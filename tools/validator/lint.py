@@ -8,7 +8,7 @@
   because it names a skipped event is a knock-on effect and is not reported
   again. A crash tail that a loader would repair is reported as a warning.
 * ``schema``: plus the header line and every event against the spec's JSON
-  Schemas, through the compiled fast path (`sessionspec.fastschema`); only
+  Schemas, through the compiled fast path (`sessionspec.validator.fastschema`); only
   invalid events pay for the oracle, which locates the errors.
 * ``strict``: plus the relational invariants (INV-*), all of them.
 
@@ -23,10 +23,10 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sessionspec.fastschema import CompiledSchema
-from sessionspec.logread import ERROR, WARNING, Finding, LoadedLog
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
 from sessionspec.reference import session as _session
-from sessionspec.reference.errors import HeaderError, SeedError, SurfaceError
+from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import header_from_line
 from sessionspec.reference.repair import interrupted_turn_closers
@@ -63,9 +63,9 @@ class SchemaSet:
 
     @functools.cached_property
     def fast_types(self) -> Any:
-        """The msgspec decoder generated from these schemas (`sessionspec.mstypes`), or None without msgspec."""
+        """The msgspec decoder generated from these schemas (`sessionspec.validator.mstypes`), or None without msgspec."""
         try:
-            from sessionspec.mstypes import build_fast_types
+            from sessionspec.validator.mstypes import build_fast_types
         except ImportError:  # pragma: no cover - msgspec is a dependency; without it the Python path runs
             return None
         return build_fast_types(self.event, self.row)

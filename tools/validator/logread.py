@@ -17,7 +17,7 @@ decisions (JSONL-2 … JSONL-7) without raising:
 Fast path: ``orjson.loads`` per line, then ``orjson.dumps`` of the value
 must give back the same bytes (then no key was duplicated and every integer
 is safe: ``OPT_STRICT_INTEGER``). Anything else is re-read by
-`sessionspec.jsondiag`, which is exact and locates each anomaly.
+`sessionspec.validator.jsondiag`, which is exact and locates each anomaly.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from sessionspec import jsondiag
+from sessionspec.validator import jsondiag
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
-from sessionspec.reference.errors import ChunkRowError
+from sessionspec.spec.errors import ChunkRowError
 from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
 from sessionspec.spec import constants
 
@@ -484,7 +484,7 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
 
 
 def fragment_finding(fragment: bytes, line: int) -> Finding:
-    """JSONL-4: the warning for a final fragment without newline (shared with `sessionspec.fastlog`)."""
+    """JSONL-4: the warning for a final fragment without newline (shared with `sessionspec.validator.fastlog`)."""
     parsed = True
     try:
         orjson.loads(fragment)
