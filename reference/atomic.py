@@ -4,36 +4,93 @@ A reader (or a crash) sees either the old file or the complete new one: the
 bytes go to a synced temp file in the same directory, which then replaces the
 target with ``os.replace``; the directory entry is synced too. An existing
 file keeps its permission bits; a new one gets 0644 (not mkstemp's 0600).
+
+Only regular files are ever replaced: a target that exists and is anything
+else (a directory, a device such as ``/dev/null``, a FIFO, a socket) is
+refused, because replacing it would destroy it. A symbolic link is followed
+and the file it names is replaced, so the link survives. Every failure (an
+empty path, a refused target, a read-only or full disk, ``/proc``) raises
+:class:`OutputError` with a message naming the path, after removing the temp
+file: the target is then exactly as it was.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+__all__ = ["OutputError", "check_target", "fsync_dir", "write_atomic"]
+
+
+class OutputError(OSError):
+    """An output cannot be written where asked; nothing was touched."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"  # pragma: no cover - door, port, whiteout
+
+
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """The regular file ``path`` names (symlinks followed), or :class:`OutputError` saying why not."""
+    name = os.fspath(path)
+    if not name:
+        raise OutputError("the output path is empty")
+    try:
+        info = os.stat(name)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:  # a symlink loop, a file used as a folder, no permission to look
+        raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise OutputError(
+            f"refusing to write {name}: it is {_kind(info.st_mode)}, not a regular file, and writing "
+            "replaces the target (use '-' for standard output where the command offers it)"
+        )
+    return Path(os.path.realpath(name))
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the contents of ``path`` with ``data`` atomically, creating parent folders."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = check_target(path)
+    name = os.fspath(path)
     try:
-        mode = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        check_target(path)  # still not something else (raced in since the first look)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
         raise
     fsync_dir(target.parent)
 

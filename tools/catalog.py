@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sessionspec import SPEC_REVISION
-from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
+from sessionspec.reference.atomic import OutputError, write_atomic as write_bytes_atomic
 
 PERSISTENCE = "persistence-catalog.md"
 EVENTS = "event-catalog.md"
@@ -87,7 +87,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.check:
         return check(rendered, target, out, err)
     for name, text in rendered.items():
-        write_atomic(target / name, text)
+        try:
+            write_atomic(target / name, text)
+        except OutputError as exc:
+            err.write(f"sessionspec catalog: error: {exc}\n")
+            return 2
         out.write(f"wrote {target / name}\n")
     return 0
 
@@ -130,6 +134,8 @@ def check(rendered: dict[str, str], target: Path, out: TextIO, err: TextIO) -> i
             actual = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             actual = ""
+        except (OSError, UnicodeDecodeError) as exc:  # a folder in its place, unreadable, not UTF-8
+            actual = f"<unreadable: {exc}>"
         if actual != expected:
             stale.append(name)
             out.writelines(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import TextIO
 
@@ -81,6 +82,12 @@ def run(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | 
 
 
 def main() -> None:
+    # A standard stream closed by the caller (`>&-`, `<&-`) is None in Python: output to it is
+    # discarded (the exit status still tells), and reading '-' from a closed stdin is an input error.
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     try:
         sys.exit(run())
     except KeyboardInterrupt:

@@ -4,7 +4,9 @@ Each command is a small object (``__doc__`` = its ``--help``, ``configure``,
 ``run``) registered in `sessionspec.cli` as ``inspect_cmds:<Name>``. They share
 one reading path (`sessionspec.validator.logread`, never a traceback on bad input) and
 one writing rule: outputs are written atomically (temp file + ``os.replace``),
-the input is never modified, and ``-o`` naming the input is refused.
+the input is never modified, ``-o`` naming the input or an existing target that
+is not a regular file (a device, a FIFO, a directory) is refused, and ``-o -``
+writes to standard output instead (the summary line then goes to stderr).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, TextIO
 
 from sessionspec.validator.logread import ERROR, LoadedLog, load_log
 from sessionspec.reference import json_text
-from sessionspec.reference.atomic import write_atomic
+from sessionspec.reference.atomic import OutputError, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
@@ -56,7 +58,7 @@ def _errors(log: LoadedLog) -> list[str]:
 
 
 def _refuse_same(src: str, dst: str) -> None:
-    if src == "-":
+    if src == "-" or dst == "-":
         return
     try:
         same = os.path.exists(dst) and os.path.samefile(src, dst)
@@ -89,6 +91,9 @@ def _command(fn: Any) -> Any:
         except _Failure as failure:
             err.write(f"sessionspec {args._name}: error: {failure.message}\n")
             return failure.code
+        except OutputError as failure:
+            err.write(f"sessionspec {args._name}: error: {failure.message}\n")
+            return 2
 
     return staticmethod(run)
 
@@ -99,7 +104,24 @@ def _file_arg(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _out_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write (never the input)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="where to write: a regular file, never the input ('-' = stdout)")
+
+
+def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str) -> None:
+    """Write OUT atomically, or to stdout for '-'; the one-line summary goes where the log does not."""
+    if path == "-":
+        buffer = getattr(out, "buffer", None)
+        if buffer is not None:
+            out.flush()
+            buffer.write(content)
+            buffer.flush()
+        else:
+            out.write(content.decode("utf-8", "surrogateescape"))
+        err.write(f"wrote <stdout>: {summary}\n")
+        return
+    write_atomic(path, content)
+    out.write(f"wrote {path}: {summary}\n")
 
 
 def _require_clean(log: LoadedLog) -> None:
@@ -181,16 +203,15 @@ class Repair:
         artifact = _read_artifact(data)
         closers = interrupted_turn_closers(artifact.events)
         content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
-        write_atomic(args.output, content)
         cut = artifact.size - artifact.truncate_offset
-        out.write(f"wrote {args.output}: {len(artifact.events)} events kept, {cut} torn byte(s) cut, "
-                  f"{len(closers)} closer(s) appended\n")
+        _write_output(args.output, content, out, err, f"{len(artifact.events)} events kept, {cut} torn byte(s) cut, "
+                      f"{len(closers)} closer(s) appended")
         return 0
 
     run = _command(_run.__func__)
 
 
-def _rewrite(args: argparse.Namespace, out: TextIO, pack: bool) -> int:
+def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
     _refuse_same(args.file, args.output)
     data, log = _load(args.file)
     if log.kind == "json":
@@ -202,9 +223,8 @@ def _rewrite(args: argparse.Namespace, out: TextIO, pack: bool) -> int:
         events, header = artifact.events, artifact.header_line
     body = encode_records(events, pack=pack)
     content = (json_text.dumps(header_line(header_from_line(header))).encode("utf-8") + b"\n" if header else b"") + body
-    write_atomic(args.output, content)
     records = body.count(b"\n")
-    out.write(f"wrote {args.output}: {len(events)} events in {records} records\n")
+    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records")
     return 0
 
 
@@ -220,7 +240,7 @@ class Pack:
         _file_arg(parser, "pack")
         _out_arg(parser)
 
-    run = _command(lambda args, out, err: _rewrite(args, out, True))
+    run = _command(lambda args, out, err: _rewrite(args, out, err, True))
 
 
 class Unpack:
@@ -235,7 +255,7 @@ class Unpack:
         _file_arg(parser, "unpack")
         _out_arg(parser)
 
-    run = _command(lambda args, out, err: _rewrite(args, out, False))
+    run = _command(lambda args, out, err: _rewrite(args, out, err, False))
 
 
 class Stats:

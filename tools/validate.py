@@ -40,13 +40,15 @@ import argparse
 import glob
 import json
 import os
+import select
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from sessionspec.validator.fastlog import CleanLog, check_clean
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
-from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log, read_source
+from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log
 from sessionspec.progress import Progress
 from sessionspec.reference.json_value import gc_paused
 
@@ -66,46 +68,141 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
 
 
+#: The largest input read (bytes): a stream without end (``-`` from /dev/zero) stops here, not at the
+#: memory limit. Stored session logs are far smaller; docs/security.md lists every such bound.
+MAX_INPUT_BYTES = 1 << 30
+#: How long a FIFO named as FILE may go without a writer before it is reported (seconds).
+FIFO_WAIT = 10.0
+_CHUNK = 1 << 20
+
+
+def _scan(directory: str, problems: list[str]) -> list[str]:
+    """*.jsonl files under ``directory``, sorted; symlinked folders are not entered (no loops, no repeats)."""
+    found = []
+    for root, dirs, files in os.walk(directory, onerror=lambda exc: problems.append(
+            f"{exc.filename}: cannot read the directory: {exc.strerror or exc}")):
+        dirs.sort()
+        found.extend(os.path.join(root, name) for name in files if name.endswith(".jsonl"))
+    return _unique(sorted(p for p in found if os.path.isfile(p)))
+
+
 def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
-    """FILE arguments -> (paths, problems): '-' kept, globs expanded, directories searched for *.jsonl."""
+    """FILE arguments -> (paths, problems): '-' kept, globs expanded, directories searched for *.jsonl.
+
+    A directory search does not enter symlinked folders and lists a file reached twice (a
+    symlink beside its target) once.
+    """
     paths: list[str] = []
     problems: list[str] = []
     for pattern in patterns:
         if pattern == "-":
             paths.append("-")
             continue
-        if os.path.isdir(pattern):
-            found = sorted(glob.glob(os.path.join(glob.escape(pattern), "**", "*.jsonl"), recursive=True))
-            found = [p for p in found if os.path.isfile(p)]
+        try:
+            is_dir = stat.S_ISDIR(os.stat(pattern).st_mode)
+        except FileNotFoundError:
+            is_dir = None
+        except OSError as exc:  # no permission to look, a symlink loop, a file used as a folder
+            if not glob.has_magic(pattern):
+                problems.append(f"{pattern}: cannot read: {exc.strerror or exc}")
+                continue
+            is_dir = None
+        if is_dir:
+            found = _scan(pattern, problems)
             if not found:
                 problems.append(f"{pattern}: a directory with no *.jsonl file (searched recursively)")
             paths.extend(found)
             continue
-        if os.path.lexists(pattern):
+        if is_dir is not None or os.path.lexists(pattern):
             paths.append(pattern)
             continue
         if glob.has_magic(pattern):
-            matches = sorted(glob.glob(pattern, recursive=True))
+            matches = sorted(glob.glob(pattern))
             if not matches:
                 problems.append(f"{pattern}: no file matches")
             for match in matches:
-                if os.path.isdir(match):
-                    paths.extend(sorted(glob.glob(os.path.join(glob.escape(match), "**", "*.jsonl"), recursive=True)))
-                else:
-                    paths.append(match)
+                paths.extend(_scan(match, problems) if os.path.isdir(match) else [match])
             continue
         problems.append(f"{pattern}: no such file or directory")
     return paths, problems
 
 
-def read_input(path: str) -> tuple[bytes | None, str | None]:
-    """(bytes, None) or (None, why it cannot be read)."""
-    if path != "-" and os.path.isdir(path):
-        return None, f"{path}: is a directory, not a log file"
+def _unique(paths: list[str]) -> list[str]:
+    seen: set[tuple[int, int]] = set()
+    kept = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:  # gone since the scan: read_input reports it
+            kept.append(path)
+            continue
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            kept.append(path)
+    return kept
+
+
+def _read_bounded(fd: int, name: str, limit: int) -> bytes:
+    chunks = []
+    size = 0
+    while True:
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge(f"{name}: larger than the input limit of {limit} bytes; not read")
+        chunks.append(chunk)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def read_input(path: str, limit: int | None = None) -> tuple[bytes | None, str | None]:
+    """(bytes, None) or (None, why it cannot be read), never blocking or growing without bound.
+
+    Regular files, FIFOs and stdin are read up to ``MAX_INPUT_BYTES``; a FIFO with no writer
+    for ``FIFO_WAIT`` seconds, a device, a socket and a directory are refused.
+    """
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    if path == "-":
+        if sys.stdin is None:
+            return None, "<stdin>: standard input is closed"
+        try:
+            return _read_bounded(sys.stdin.fileno(), "<stdin>", limit), None
+        except _TooLarge as exc:
+            return None, str(exc)
+        except (OSError, ValueError, AttributeError):  # no real descriptor (embedded use, tests)
+            data = sys.stdin.buffer.read(limit + 1)
+            if len(data) > limit:
+                return None, f"<stdin>: larger than the input limit of {limit} bytes; not read"
+            return data, None
     try:
-        return read_source(path), None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if isinstance(exc, IsADirectoryError):
+            return None, f"{path}: is a directory, not a log file"
+        return None, f"{path}: cannot read: {exc.strerror or exc}"
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            return None, f"{path}: is a directory, not a log file"
+        if stat.S_ISFIFO(mode):
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(int(FIFO_WAIT * 1000)):
+                return None, f"{path}: a FIFO with no writer for {FIFO_WAIT:g} s; not read"
+        elif not stat.S_ISREG(mode):
+            return None, f"{path}: is a device or socket, not a log file (pipe it to '-' to read a stream)"
+        os.set_blocking(fd, True)
+        return _read_bounded(fd, path, limit), None
+    except _TooLarge as exc:
+        return None, str(exc)
     except OSError as exc:
         return None, f"{path}: cannot read: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
 
 
 class Report:

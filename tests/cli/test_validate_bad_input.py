@@ -183,13 +183,14 @@ def test_directory_and_unreadable_file(tmp_path, monkeypatch):
     assert "is a directory" in cli("derive", str(tmp_path)).err
     target = tmp_path / "locked.jsonl"
     target.write_bytes(jsonl(turn_events()))
-    from sessionspec.validator import logread
+    real_open = os.open
 
-    def deny(path, stdin=None):
-        raise PermissionError(13, "Permission denied", path)
+    def deny(path, *args, **kwargs):
+        if str(path) == str(target):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(logread, "read_source", deny)
-    monkeypatch.setattr("sessionspec.validate.read_source", deny)
+    monkeypatch.setattr(os, "open", deny)  # root reads a chmod-000 file, so deny it here
     result = cli("validate", str(target))
     assert result.code == 2 and "Permission denied" in result.out
     assert cli("validate", str(tmp_path / "missing.jsonl")).code == 2
