@@ -116,9 +116,9 @@ def session_state(session: Any) -> dict[str, Any]:
 
 def new_session(spec: Mapping[str, Any]) -> Any:
     """``Session(id, seed, header)`` from a ``sessionInput`` (without its appends)."""
-    from sessionspec.reference.session import Session
+    from sessionspec.reference.session import NO_HEADER, Session
 
-    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header"))
+    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header", NO_HEADER))
 
 
 def _attached(spec: Mapping[str, Any], *, invariants: bool) -> tuple[Any, Any]:

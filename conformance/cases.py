@@ -69,7 +69,8 @@ class Case:
     def needs(self) -> frozenset[str]:
         """Every capability the case needs: its own plus its op's."""
         base = protocol.OPS[self.op].capability
-        return frozenset(c for c in (self.capability, base) if c)
+        big = "big-integers" if protocol.needs_big_integers(self.args) else None
+        return frozenset(c for c in (self.capability, base, big) if c)
 
     def to_json(self) -> dict[str, Any]:
         """The case as it appears in a vector file."""

@@ -59,7 +59,7 @@ from . import generators as gen
 from . import wire
 from .compare import judge, normalise_reply, normalise_result
 from .harness import Implementation, InProcessConnection
-from .protocol import OPS
+from .protocol import OPS, needs_big_integers
 from .trace import TraceStep, write_trace
 
 __all__ = ["COVERAGE", "MACHINES", "Mismatch", "ReferenceBroke", "run"]
@@ -195,6 +195,8 @@ class Differential(RuleBasedStateMachine):
                                  f"{reference.get('message') or reference.get('reason')}")
         capability = OPS[op].capability
         wanted = {capability, *needs} - {None}
+        if needs_big_integers(args):
+            wanted.add("big-integers")
         if not wanted <= shared.capabilities:
             shared.skipped += 1
             return reference
@@ -379,8 +381,16 @@ class SessionMachine(Differential):
             self.send("session.invariants", "append", args, needs=("invariants",))
 
 
+_EPOCH_HEADER = gen.schema("type/epoch-header.json")
+_CALL_CONFIG = gen.schema("type/llm-call-config.json")
+
+
 def _header_edit(draw: gen.Draw, header: Mapping[str, Any]) -> Any:
-    """``header`` unchanged, or with one field changed the way REQ-4/REQ-5 compare it."""
+    """``header`` unchanged, or with one field changed the way REQ-4/REQ-5 compare it.
+
+    Stays inside the epoch-header schema: only optional keys are dropped (of the
+    header and of its call configuration), so the comparison never meets an input
+    the format does not define."""
     out = copy.deepcopy(dict(header))
     how = draw(st.sampled_from(["same", "system", "tools", "config", "drop"]))
     if how == "system":
@@ -392,14 +402,16 @@ def _header_edit(draw: gen.Draw, header: Mapping[str, Any]) -> Any:
     elif how == "config" and isinstance(out.get("config"), dict) and out["config"]:
         config = dict(out["config"])
         key = draw(st.sampled_from(sorted(config)))
-        if draw(st.booleans()):
+        if draw(st.booleans()) and key not in _CALL_CONFIG.get("required", ()):
             del config[key]
         else:
             value = config[key]
             config[key] = [*value, "x"] if isinstance(value, list) else (value + 1 if type(value) is int else f"{value}x")
         out["config"] = config
-    elif how == "drop" and out:
-        del out[draw(st.sampled_from(sorted(out)))]
+    elif how == "drop":
+        optional = sorted(set(out) - set(_EPOCH_HEADER.get("required", ())))
+        if optional:
+            del out[draw(st.sampled_from(optional))]
     return out
 
 
@@ -575,7 +587,9 @@ class StorageMachine(_OfflineLog):
         if draw(st.booleans()):
             run = gen.chunk_run(draw, self.ctx)
             time = events[-1]["time"] if events else 0
-            events += gen.materialise(run, [time + draw(st.integers(0, 2)) * k for k in range(len(run))], len(events))
+            step = draw(st.integers(0, 2))
+            times = [min(gen.MAX_SAFE, time + step * k) for k in range(len(run))]  # within §9
+            events += gen.materialise(run, times, len(events))
         reply = self.send("storage.pack", "pack", {"events": events})
         records = reply["result"]["records"] if _ok(reply) else []
         rows = [r for r in records if isinstance(r, dict) and r.get("type") in gen.ROWS]

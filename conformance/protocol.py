@@ -64,13 +64,37 @@ CAPABILITIES: tuple[str, ...] = (
     "jsonl",
     "invariants",
     "scopes",
+    "big-integers",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
 run-time out-of-band admission registry (DEC-8): the TypeScript package
 restricts admissible types at compile time only, so it cannot claim it.
 ``scopes`` is scope-filtered dispatch (STORE-16, a SHOULD for implementations
-that model owner scopes): ``scope`` on store-script ``on``/``enter`` steps."""
+that model owner scopes): ``scope`` on store-script ``on``/``enter`` steps.
+``big-integers`` reads and writes integers a binary64 double cannot hold
+exactly (§9); a request holding one needs it (:func:`needs_big_integers`)."""
+
+_MAX_SAFE = 2**53 - 1
+
+
+def needs_big_integers(value: Any) -> bool:
+    """Whether ``value`` holds an integer no binary64 double holds exactly (PROTOCOL.md §9).
+
+    Such a request is beyond what a JavaScript adapter can even read, so it is
+    tagged with the ``big-integers`` capability instead of sent to everyone.
+    Iterative: payloads may be 10,000 levels deep."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is int:
+            if not -_MAX_SAFE <= v <= _MAX_SAFE and int(float(v)) != v:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 REPLY_KINDS: tuple[str, ...] = ("result", "rejected", "errored", "skipped")
 

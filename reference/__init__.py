@@ -50,7 +50,7 @@ from .request_header import (  # noqa: F401
 from .find import find_last_message_turn_end  # noqa: F401
 from .chunk_rows import MIN_RUN, ROW_TYPES, decode_storage_record, decode_storage_records, pack_chunk_runs  # noqa: F401
 from .repair import interrupted_turn_closers  # noqa: F401
-from .session import SESSION_FORMAT_VERSION, Session, validate_header, validate_seed  # noqa: F401
+from .session import NO_HEADER, SESSION_FORMAT_VERSION, Session, validate_header, validate_seed  # noqa: F401
 from .store import Scope, SessionStore  # noqa: F401
 from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants  # noqa: F401
 from .jsonl import (  # noqa: F401

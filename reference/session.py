@@ -23,10 +23,11 @@ build of acyclic values; collections during it only re-traverse the log).
 
 from __future__ import annotations
 
+import enum
 import os.path
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from sessionspec.spec import constants
 
@@ -38,6 +39,7 @@ from .request_header import RequestHeaderFold, is_rejected_reason
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 __all__ = [
+    "NO_HEADER",
     "SESSION_FORMAT_VERSION",
     "Session",
     "validate_header",
@@ -52,6 +54,20 @@ _time_ns = time.time_ns
 _new_dict = dict.__new__  # FrozenDict's own __new__ is Python code; the C constructor is enough here
 _init_dict = dict.__init__
 _set_item = dict.__setitem__
+
+
+class _Absent(enum.Enum):
+    NO_HEADER = "no header"
+
+    def __repr__(self) -> str:
+        return "NO_HEADER"
+
+
+NO_HEADER: Final = _Absent.NO_HEADER
+"""The default of ``header``: no header supplied, so one is synthesised (HDR-1).
+
+A sentinel and not ``None``, because a supplied ``None`` is a present JSON
+``null``, which HDR-2 rejects with ``HEADER_NOT_OBJECT`` as upstream does."""
 
 
 def now_ms() -> int:
@@ -148,12 +164,13 @@ def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
     return event
 
 
-def validate_header(session_id: str, header: Any = None) -> FrozenDict:
+def validate_header(session_id: str, header: Any = NO_HEADER) -> FrozenDict:
     """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
 
-    ``None`` synthesises ``{version: 0, id, createdAt: now}`` (HDR-1).
+    :data:`NO_HEADER` (the default) synthesises ``{version: 0, id, createdAt: now}``
+    (HDR-1); ``None`` is a present ``null`` and is rejected (HDR-2).
     """
-    if header is None:
+    if header is NO_HEADER:
         return FrozenDict({"version": SESSION_FORMAT_VERSION, "id": session_id, "createdAt": now_ms()})
     try:
         record = freeze_json_value(header)
@@ -241,9 +258,10 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
 class Session:
     """An event-sourced session: an append-only log of frozen events.
 
-    ``Session(id, seed=None, header=None)``: ``seed`` replays (or forks) an
+    ``Session(id, seed=None, header=NO_HEADER)``: ``seed`` replays (or forks) an
     existing log and is validated entry by entry (SEED-*); ``header`` is the
-    creation metadata (HDR-*), synthesised when omitted. Create sessions
+    creation metadata (HDR-*), synthesised when omitted (a supplied ``None``
+    is a present ``null``: rejected, HDR-2). Create sessions
     through ``SessionStore.create`` to get notifications; a bare session
     accepts appends but publishes nothing (APPEND-14).
     """
@@ -259,7 +277,7 @@ class Session:
         "__weakref__",
     )
 
-    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = None) -> None:
+    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER) -> None:
         if type(id) is not str:
             raise TypeError(f"a session id must be a str, got {type(id).__name__}")
         log: list[FrozenDict] = []

@@ -90,6 +90,49 @@ def test_an_implementation_without_a_capability_is_not_compared_on_it(tmp_path):
     assert "fuzz: storage: skipped" in out
 
 
+def _recording_without(*capabilities: str) -> tuple[Implementation, list[tuple[str, dict]]]:
+    """An in-process reference that does not claim ``capabilities``; records what it is sent."""
+    impl = _in_process()
+    impl.info = {**impl.info, "capabilities": [c for c in impl.info["capabilities"] if c not in capabilities]}
+    sent: list[tuple[str, dict]] = []
+    request = impl.request
+
+    def record(op, args):
+        sent.append((op, args))
+        return request(op, args)
+
+    impl.request = record  # type: ignore[method-assign]
+    return impl, sent
+
+
+def test_generators_honour_the_portable_integer_range_unless_claimed(tmp_path):
+    """PROTOCOL §9: no integer a binary64 double cannot hold reaches an adapter without
+    `big-integers` (the storage machine's re-timed chunk runs once sent 2**53 + 1)."""
+    from sessionspec.conformance.protocol import needs_big_integers
+
+    impl, sent = _recording_without("big-integers")
+    failures, out = _run(lambda: impl, tmp_path, machines={"storage": ["pack"], "fork": ["fork_invalid"]},
+                         examples=40, steps=6)
+    assert failures == [], out
+    assert sent and not [args for _, args in sent if needs_big_integers(args)]
+    assert needs_big_integers({"time": 2**53 + 1}) and needs_big_integers([[-(2**53) - 1]])
+    assert not needs_big_integers({"time": 2**53 - 1, "x": 2**53, "y": -0.0})
+
+
+def test_header_edits_stay_inside_the_epoch_header_schema(tmp_path):
+    """The `header-equals` inputs keep the required `config` and its provider/model (REQ-4
+    defines no rule for a header without them)."""
+    validator = load_spec().validator(gen.SCHEMA + "type/epoch-header.json")
+    impl, sent = _recording_without()
+    failures, out = _run(lambda: impl, tmp_path, machines={"session": ["header_views"]}, examples=30, steps=6)
+    assert failures == [], out
+    pairs = [args for op, args in sent if op == "header-equals"]
+    assert len(pairs) > 10
+    for args in pairs:
+        for side in ("a", "b"):
+            assert not list(validator.iter_errors(args[side])), args[side]
+
+
 def test_focus_names_real_rules_and_kinds(tmp_path):
     with pytest.raises(ValueError, match="no rule"):
         _run(_in_process, tmp_path, machines={"session": ["no_such_rule"]})

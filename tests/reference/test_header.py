@@ -47,7 +47,7 @@ def test_hdr2_non_json_header_rejected(value: Any) -> None:
 
 
 @req("HDR-2")
-@pytest.mark.parametrize("value", [[], "s", 0, False])
+@pytest.mark.parametrize("value", [[], "s", 0, False, None])
 def test_hdr2_non_object_header_rejected(value: Any) -> None:
     assert header_error(value).code == "HEADER_NOT_OBJECT"
 

@@ -673,6 +673,7 @@ class StoreScript {
     this.stores = new Map()
     this.sessions = new Map()
     this.detaches = new Map()
+    this.disposals = [] // owner disposals requested by the running top-level step
     this.gates = new Map()
     this.pending = new Map()
     this.calls = new Map()
@@ -862,17 +863,28 @@ class StoreScript {
   }
 
   guarded(step, at, thunk) {
-    let value
+    this.record(at, step.do, this.outcome(thunk))
+  }
+
+  /** `{ok}` or `{rejected}` for a step's thunk; an unexpected error propagates. */
+  outcome(thunk) {
     try {
-      value = thunk()
+      return { ok: thunk() ?? null }
     } catch (error) {
       this.binding = undefined
       const failure = this.failure(error)
       if (failure === null) throw error
-      this.record(at, step.do, { rejected: failure })
-      return
+      return { rejected: failure }
     }
-    this.record(at, step.do, { ok: value ?? null })
+  }
+
+  /**
+   * Await every owner disposal the running top-level step requested (PROTOCOL.md
+   * § 6, owner disposal): a cordis fiber disposes asynchronously, and the step's
+   * entry is recorded once its disposals have completed.
+   */
+  async settleDisposals() {
+    while (this.disposals.length > 0) await Promise.allSettled(this.disposals.splice(0))
   }
 
   syncValue(step) {
@@ -895,7 +907,7 @@ class StoreScript {
           const owner = owners.shift()
           if (owner === undefined) throw new ScriptError('no owner fiber left for an owned create')
           // usable by listeners while create announces
-          this.detaches.set(step.detach, () => { owner.fiber.dispose() })
+          this.detaches.set(step.detach, () => { this.disposals.push(owner.fiber.dispose()) })
           session = impl(() => owner.ctx.sessions.create(step.id, opts))
         } else {
           session = impl(() => store.create(step.id, opts))
@@ -965,16 +977,16 @@ class StoreScript {
 
   // Await start() and record its value, or its failure when the spec names one.
   async recordOutcome(at, doName, start) {
-    let value
+    let outcome
     try {
-      value = await start()
+      outcome = { ok: (await start()) ?? null }
     } catch (error) {
       const failure = this.failure(error)
       if (failure === null) throw error
-      this.record(at, doName, { rejected: failure })
-      return
+      outcome = { rejected: failure }
     }
-    this.record(at, doName, { ok: value ?? null })
+    await this.settleDisposals()
+    this.record(at, doName, outcome)
   }
 
   async runTop(step, at) {
@@ -989,8 +1001,12 @@ class StoreScript {
       const promise = this.pending.get(step.promise)
       if (promise === undefined) throw new ScriptError(`unknown pending operation ${JSON.stringify(step.promise)}`)
       await this.recordOutcome(at, step.do, () => promise)
+    } else if (step.do === 'flush' || step.do === 'oob') {
+      this.runSync(step, at) // started in the background; its outcome is recorded at `await`
     } else {
-      this.runSync(step, at)
+      const outcome = this.outcome(() => this.syncValue(step))
+      await this.settleDisposals()
+      this.record(at, step.do, outcome)
     }
   }
 
