@@ -27,6 +27,7 @@ __all__ = [
     "Case",
     "CaseFileError",
     "case_id",
+    "for_revision",
     "load_case_file",
     "load_corpus",
     "select",
@@ -64,6 +65,14 @@ class Case:
     ignore: tuple[str, ...] = ()
     comment: str | None = None
     source: str = field(default="", compare=False)
+    revisions: tuple[str, ...] | None = None
+    """Format revisions the case applies to; ``None``: every revision having all its requirements."""
+
+    def applies_to(self, revision: str, requirement_ids: frozenset[str] | set[str]) -> bool:
+        """Whether the case belongs to ``revision``, whose requirement ids are ``requirement_ids``."""
+        if self.revisions is not None:
+            return revision in self.revisions
+        return all(r in requirement_ids for r in self.requirements)
 
     @property
     def needs(self) -> frozenset[str]:
@@ -87,6 +96,8 @@ class Case:
             out["compare"] = {"ignore": list(self.ignore)}
         if self.comment:
             out["comment"] = self.comment
+        if self.revisions is not None:
+            out["revisions"] = list(self.revisions)
         return out
 
 
@@ -148,6 +159,7 @@ def _from_json(data: Mapping[str, Any], area: str, source: str) -> Case:
         ignore=tuple(compare.get("ignore", ())),
         comment=data.get("comment"),
         source=source,
+        revisions=tuple(data["revisions"]) if "revisions" in data else None,
     )
 
 
@@ -183,6 +195,14 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
             unknown = [r for r in raw["requirements"] if r not in known]
             if unknown:
                 raise CaseFileError(source, pointer + "/requirements", f"unknown requirement id(s): {', '.join(unknown)}")
+        if "revisions" in raw:
+            from sessionspec.spec.revisions import UnknownRevision, resolve_revision
+
+            for index, name in enumerate(raw["revisions"]):
+                try:
+                    resolve_revision(name)
+                except UnknownRevision as exc:
+                    raise CaseFileError(source, f"{pointer}/revisions/{index}", str(exc)) from None
         try:
             protocol.validate(raw["input"]["args"], f"ops/{raw['input']['op']}.json#/$defs/args")
         except protocol.ProtocolViolation as exc:
@@ -228,6 +248,15 @@ def _load_corpus(directory: Path | None, known_requirements: Iterable[str] | Non
             where[case.id] = case.source
             cases.append(case)
     return cases
+
+
+def for_revision(cases: Sequence[Case], revision: str | None = None) -> list[Case]:
+    """The cases of one format revision (default: the pinned one); unknown ids raise `UnknownRevision`."""
+    from sessionspec.spec import load_spec
+
+    spec = load_spec(revision=revision)
+    ids = frozenset(spec.requirements)
+    return [c for c in cases if c.applies_to(spec.revision.id, ids)]
 
 
 def select(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:

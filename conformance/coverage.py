@@ -12,10 +12,8 @@ the day the vector goes, so ``--check`` refuses it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from .cases import Case
@@ -23,16 +21,11 @@ from .cases import Case
 __all__ = ["RequirementCoverage", "coverage", "load_requirements"]
 
 
-def load_requirements() -> list[dict[str, Any]]:
-    """Every requirement of the spec (``spec/requirements.json``), in spec order."""
-    import sessionspec.spec as spec
+def load_requirements(revision: str | None = None) -> list[dict[str, Any]]:
+    """Every requirement of one format revision (default: the pinned one), in spec order."""
+    from sessionspec.spec import load_spec
 
-    loader = getattr(spec, "requirements", None)
-    if callable(loader):
-        found = loader()
-        return [dict(r) for r in (found.values() if isinstance(found, Mapping) else found)]
-    text = resources.files("sessionspec.spec").joinpath("requirements.json").read_text(encoding="utf-8")
-    return list(json.loads(text)["requirements"])
+    return [dict(r) for r in load_spec(revision=revision).requirements.values()]
 
 
 @dataclass(frozen=True)

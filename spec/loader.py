@@ -24,11 +24,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.errors import SessionSpecError
 
 SCHEMA_BASE = "https://sessionspec.dev/schema/"
 ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
 REGISTRY_META_ID = SCHEMA_BASE + "meta/event-registry.json"
+REVISION_CHANGES_META_ID = SCHEMA_BASE + "meta/revision-changes.json"
 OPENNESS_META_ID = SCHEMA_BASE + "meta/openness.json"
 SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
 ENTRY_POINT_GROUP = "sessionspec.registries"
@@ -92,10 +94,18 @@ class Source:
 class Spec:
     """The loaded specification: registry entries, schemas and the data files around them.
 
-    Treat everything it returns as read-only; the default instance is shared.
+    ``revision`` is the format revision described (`spec/revisions.json`); its
+    chain's changes are applied on top of the core data, before any plugin
+    source. Treat everything it returns as read-only; default instances are shared.
     """
 
-    def __init__(self, sources: list[Source]) -> None:
+    def __init__(self, sources: list[Source], revision: str | _revisions.Revision | None = None) -> None:
+        self.revision: _revisions.Revision = _revisions.resolve_revision(revision)
+        chain = _revisions.revision_chain(self.revision)[1:]
+        self._chain = chain
+        core, plugins = sources[:1], sources[1:]
+        overlays = [Source(f"revision {r.id}", r.root(), trusted=True) for r in chain]  # type: ignore[arg-type]
+        sources = [*core, *overlays, *plugins]
         self._sources = sources
         self._validators: dict[str, Any] = {}
         schemas: dict[str, dict[str, Any]] = {}
@@ -116,25 +126,81 @@ class Spec:
                 schemas[schema_id] = doc
                 schema_files[schema_id] = where
                 schema_sources[schema_id] = source.label
+        for rev in chain:
+            for schema_id, patch in rev.changes.get("schemas", {}).items():
+                if schema_id not in schemas:
+                    raise registry_error(f"revision {rev.id}: patches schema {schema_id!r}, which is not loaded")
+                schemas[schema_id] = _revisions.merge_patch(schemas[schema_id], patch)
+                schema_files[schema_id] += f" (patched by revision {rev.id})"
         self.schemas: Mapping[str, dict[str, Any]] = MappingProxyType(schemas)
         self.schema_files: Mapping[str, str] = MappingProxyType(schema_files)
         self.schema_sources: Mapping[str, str] = MappingProxyType(schema_sources)
 
         events: dict[str, dict[str, Any]] = {}
         event_sources: dict[str, str] = {}
+        overlay_of = dict(zip((s.label for s in overlays), chain))
         for source in sources:
+            rev = overlay_of.get(source.label)
+            if rev is not None:
+                self._apply_event_changes(rev, events, event_sources)
             for rel, doc in source.json_files("events"):
                 where = f"{source.label}/{rel}"
                 if not source.trusted:
                     self._check_against(REGISTRY_META_ID, doc, where)
                 for index, entry in enumerate(doc["events"]):
                     self._admit_entry(entry, source, rel, f"{where}#/events/{index}", events, event_sources)
+        retired = self._retired_requirements
+        if retired:
+            for event_type, entry in list(events.items()):
+                if any(r in retired for r in entry.get("requirements", ())):
+                    events[event_type] = {**entry, "requirements": [r for r in entry["requirements"] if r not in retired]}
         self.events: Mapping[str, dict[str, Any]] = MappingProxyType(dict(sorted(events.items())))
         self.event_sources: Mapping[str, str] = MappingProxyType(dict(sorted(event_sources.items())))
         self.surface_types: frozenset[str] = frozenset(t for t, e in events.items() if e["class"] == "surface")
         self.out_of_band_types: frozenset[str] = frozenset(t for t, e in events.items() if e["outOfBand"])
 
     # -- loading helpers ---------------------------------------------------------------
+
+    def _apply_event_changes(
+        self, rev: _revisions.Revision, events: dict[str, dict[str, Any]], event_sources: dict[str, str]
+    ) -> None:
+        """A revision's removed, renamed and changed registry entries (added ones are its events/ files)."""
+        changes = rev.changes.get("events", {})
+        where = f"revision {rev.id}/changes.json#/events"
+        for event_type in changes.get("removed", {}):
+            if event_type not in events:
+                raise registry_error(f"{where}/removed: {event_type!r} is not registered in the parent revision")
+            del events[event_type]
+            del event_sources[event_type]
+        for event_type, rename in changes.get("renamed", {}).items():
+            if event_type not in events:
+                raise registry_error(f"{where}/renamed: {event_type!r} is not registered in the parent revision")
+            entry = _revisions.merge_patch(events.pop(event_type), rename.get("patch", {}))
+            entry["type"] = rename["to"]
+            entry["renamedFrom"] = event_type
+            del event_sources[event_type]
+            events[rename["to"]] = entry
+            event_sources[rename["to"]] = f"revision {rev.id}"
+        for event_type, patch in changes.get("changed", {}).items():
+            if event_type not in events:
+                raise registry_error(f"{where}/changed: {event_type!r} is not registered in the parent revision")
+            events[event_type] = _revisions.merge_patch(events[event_type], patch)
+        for event_type, entry in events.items():
+            if entry["payloadSchema"] not in self.schemas:
+                raise registry_error(f"{where}: {event_type!r} names payloadSchema {entry['payloadSchema']!r}, not loaded")
+
+    @functools.cached_property
+    def _retired_requirements(self) -> frozenset[str]:
+        return frozenset(r for rev in self._chain for r in rev.changes.get("requirements", {}).get("retired", {}))
+
+    def _resolved(self, base: Mapping[str, dict[str, Any]], section: str, key: str = "id") -> dict[str, dict[str, Any]]:
+        out = dict(base)
+        for rev in self._chain:
+            out = _revisions.apply_id_changes(
+                out, rev.changes.get(section, {}), where=f"revision {rev.id}/changes.json#/{section}",
+                error=registry_error, key=key,
+            )
+        return out
 
     def _admit_entry(
         self,
@@ -235,22 +301,44 @@ class Spec:
 
     @functools.cached_property
     def requirements(self) -> Mapping[str, dict[str, Any]]:
-        """Requirement id -> entry from ``spec/requirements.json`` (empty until that file exists)."""
+        """Requirement id -> entry of this revision, in family order then number.
+
+        Each entry carries ``revisions``: the described revisions it binds (computed,
+        not stored: a requirement binds every revision that neither retires it nor
+        descends from one that does).
+        """
         doc = _optional_core_json("requirements.json") or {}
-        return MappingProxyType({r["id"]: r for r in doc.get("requirements", ())})
+        resolved = self._resolved({r["id"]: r for r in doc.get("requirements", ())}, "requirements")
+        order = {f["id"]: i for i, f in enumerate(doc.get("families", ()))}
+        binds = _revisions.requirement_revisions()
+        entries = sorted(resolved.values(), key=lambda r: (order.get(r["family"], len(order)), int(r["id"].rsplit("-", 1)[1])))
+        return MappingProxyType({r["id"]: {**r, "revisions": list(binds.get(r["id"], ()))} for r in entries})
 
     @functools.cached_property
     def decisions(self) -> Mapping[str, dict[str, Any]]:
-        """Project decision id (DEC-n) -> entry from ``spec/requirements.json``, when it lists them."""
+        """Project decision id (DEC-n) -> entry of this revision."""
         doc = _optional_core_json("requirements.json") or {}
-        return MappingProxyType({d["id"]: d for d in doc.get("decisions", ())})
+        return MappingProxyType(self._resolved({d["id"]: d for d in doc.get("decisions", ())}, "decisions"))
 
     @functools.cached_property
     def error_codes(self) -> Mapping[str, dict[str, Any]]:
-        """Error code -> entry from ``spec/errors.json`` (empty until that file exists)."""
+        """Error code -> entry of this revision (``spec/errors.json`` plus the revision's changes)."""
         doc = _optional_core_json("errors.json") or {}
         entries = doc.get("errors", doc.get("codes", ()))
-        return MappingProxyType({e["code"]: e for e in entries})
+        resolved = self._resolved({e["code"]: e for e in entries}, "errors", key="code")
+        retired = self._retired_requirements
+        if retired:
+            resolved = {c: {**e, "requirements": [r for r in e["requirements"] if r not in retired]}
+                        for c, e in resolved.items()}
+        return MappingProxyType(resolved)
+
+    @functools.cached_property
+    def constants(self) -> Mapping[str, Any]:
+        """Format constants of this revision (``constants.json`` plus the revision's merge patches)."""
+        value: Any = _core_json("constants.json")
+        for rev in self._chain:
+            value = _revisions.merge_patch(value, rev.changes.get("constants", {}))
+        return MappingProxyType(value)
 
     # -- conveniences ----------------------------------------------------------------------------
 
@@ -321,25 +409,34 @@ def _plugin_source(label: str, root: Traversable) -> Source:
 
 
 @functools.cache
-def _default_spec() -> Spec:
-    return Spec([Source(CORE, _core_root(), trusted=True)])
+def _core_spec(revision: str) -> Spec:
+    return Spec([Source(CORE, _core_root(), trusted=True)], revision)
 
 
-def load_spec(extra_dirs: Iterable[str | os.PathLike[str]] = (), *, entry_points: bool = False) -> Spec:
-    """The specification: core registry plus plugin registries.
+def load_spec(
+    extra_dirs: Iterable[str | os.PathLike[str]] = (),
+    *,
+    entry_points: bool = False,
+    revision: str | _revisions.Revision | None = None,
+) -> Spec:
+    """The specification of one format revision: core registry plus plugin registries.
 
-    ``extra_dirs`` are registry directories (``events/``, ``schemas/``) merged
-    after the core; ``entry_points=True`` also merges those advertised under the
+    ``revision`` is a revision id, a published release (``0.1.1-rc.2``) or
+    ``None`` for the default (pinned) revision; an unknown one raises
+    `UnknownRevision`, whose message lists the known ones. ``extra_dirs`` are
+    registry directories (``events/``, ``schemas/``) merged after the core;
+    ``entry_points=True`` also merges those advertised under the
     ``sessionspec.registries`` entry-point group. A type or schema ``$id``
-    defined twice is an error. Only the core-only spec is cached.
+    defined twice is an error. Only core-only specs are cached.
     """
+    rev = _revisions.resolve_revision(revision)
     dirs = [extra_dirs] if isinstance(extra_dirs, (str, os.PathLike)) else list(extra_dirs)
     if not dirs and not entry_points:
-        return _default_spec()
+        return _core_spec(rev.id)
     sources = [Source(CORE, _core_root(), trusted=True)]
     for directory in dirs:
         sources.append(_plugin_source(os.fspath(directory), Path(directory)))
     if entry_points:
         for label, root in _entry_point_roots():
             sources.append(_plugin_source(label, root))
-    return Spec(sources)
+    return Spec(sources, rev)

@@ -10,8 +10,13 @@ MUST requirement has no vector, no property and no such classification, or
 when a classified requirement also has a vector or property (the
 classification would then hide a gap).
 
+With --revision, the requirements of that format revision (an id such as
+b150a551b8, or a release such as 0.1.1-rc.2) are listed and checked, against
+the vectors that apply to it.
+
 example:
   sessionspec requirements --check --uncovered
+  sessionspec requirements --revision 0.1.1-rc.2 --check
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import argparse
 import json
 from typing import TextIO
 
-from sessionspec.conformance.cases import CaseFileError, load_corpus
+from sessionspec.conformance.cases import CaseFileError, for_revision, load_corpus
 from sessionspec.conformance.coverage import RequirementCoverage, coverage, load_requirements
 from sessionspec.conformance.fuzz import property_coverage
 
@@ -32,6 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when a MUST requirement has no vector, no property and no api-level classification")
     parser.add_argument("--uncovered", action="store_true", help="list only requirements nothing accounts for")
     parser.add_argument("--json", action="store_true", help="print JSON (one object per requirement) instead of text")
+    parser.add_argument("--revision", metavar="R", default=None,
+                        help="format revision (id or npm release); default: the pinned revision")
 
 
 def _cover_text(r: RequirementCoverage) -> str:
@@ -48,10 +55,16 @@ def _cover_text(r: RequirementCoverage) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from sessionspec.spec.revisions import UnknownRevision
+
     try:
-        requirements = load_requirements()
+        requirements = load_requirements(args.revision)
+    except UnknownRevision as exc:
+        err.write(f"sessionspec requirements: {exc}\n")
+        return 2
+    try:
         known = {r["id"] for r in requirements}
-        cases = load_corpus()  # parsed once per process; requirement ids are checked here
+        cases = for_revision(load_corpus(), args.revision)  # the corpus is parsed once per process
         unknown = next(((c, r) for c in cases for r in c.requirements if r not in known), None)
         if unknown is not None:
             raise ValueError(f"{unknown[0].source}: case {unknown[0].id} names unknown requirement {unknown[1]}")

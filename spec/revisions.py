@@ -1,0 +1,215 @@
+"""Format revisions: which ones exist, and how a child revision's changes resolve onto its parent.
+
+``spec/revisions.json`` lists the revisions of the dsh-session format the spec
+describes. The pinned revision (the default) is the spec as stored in
+``events/``, ``schemas/``, ``constants.json`` and ``requirements.json``. A later
+revision names its parent and a directory holding only what it changes
+(``changes.json`` plus ``events/`` and ``schemas/`` for what it adds), so a rule
+or schema equal in both revisions is written once. Like JSON Schema drafts, a
+revision is chosen explicitly; the loader resolves the chain.
+
+``changes.json`` (checked against ``schemas/meta/revision-changes.json``):
+
+* ``constants``: an RFC 7396 merge patch on ``constants.json``;
+* ``schemas``: ``{$id: merge patch}`` for schemas that change (new ``$id``\\ s are
+  files under the revision's ``schemas/``);
+* ``events``: ``removed`` (type -> why), ``renamed`` (old type -> ``{to, patch}``),
+  ``changed`` (type -> merge patch on the registry entry); added types are
+  registry files under the revision's ``events/``;
+* ``requirements`` / ``decisions``: ``retired`` (id -> why), ``changed``
+  (id -> merge patch), ``added`` (full entries).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+__all__ = [
+    "DEFAULT_REVISION",
+    "Revision",
+    "UnknownRevision",
+    "known_revisions",
+    "merge_patch",
+    "resolve_revision",
+    "revision_chain",
+]
+
+
+class UnknownRevision(KeyError):
+    """A revision id (or release) the spec does not describe; the message lists the known ones."""
+
+    def __init__(self, name: object) -> None:
+        self.name = name
+        known = ", ".join(known_revisions())
+        releases = ", ".join(sorted(_release_index()))
+        super().__init__(f"unknown spec revision {name!r}; known revisions: {known} (releases: {releases})")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One described revision of the format (an entry of ``spec/revisions.json``)."""
+
+    id: str
+    title: str
+    date: str
+    parent: str | None
+    source: str
+    releases: tuple[str, ...] = ()
+    notes: str = ""
+    changes: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def is_default(self) -> bool:
+        return self.id == DEFAULT_REVISION
+
+    def root(self) -> Traversable | None:
+        """The directory with this revision's added events and schemas (``None`` for the base)."""
+        if self.parent is None:
+            return None
+        return _spec_root().joinpath("revisions", self.id)
+
+
+def _spec_root() -> Traversable:
+    return resources.files("sessionspec.spec")
+
+
+@functools.cache
+def _index() -> dict[str, Any]:
+    return json.loads(_spec_root().joinpath("revisions.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _revisions() -> dict[str, Revision]:
+    out: dict[str, Revision] = {}
+    for rid, entry in _index()["revisions"].items():
+        changes: dict[str, Any] = {}
+        if entry.get("parent") is not None:
+            text = _spec_root().joinpath("revisions", rid, "changes.json").read_text(encoding="utf-8")
+            changes = json.loads(text)
+        out[rid] = Revision(
+            id=rid,
+            title=entry["title"],
+            date=entry["date"],
+            parent=entry.get("parent"),
+            source=entry["source"],
+            releases=tuple(entry.get("releases", ())),
+            notes=entry.get("notes", ""),
+            changes=changes,
+        )
+    return out
+
+
+@functools.cache
+def _release_index() -> dict[str, str]:
+    return {release: rid for rid, rev in _revisions().items() for release in rev.releases}
+
+
+DEFAULT_REVISION: str = _index()["default"]
+
+
+def known_revisions() -> tuple[str, ...]:
+    """Revision ids, the default first, then in declaration order."""
+    ids = list(_revisions())
+    ids.remove(DEFAULT_REVISION)
+    return (DEFAULT_REVISION, *ids)
+
+
+def resolve_revision(name: str | Revision | None = None) -> Revision:
+    """The revision named by an id, an id prefix of at least 7 hex digits, or a published release.
+
+    ``None`` is the default (pinned) revision. Raises `UnknownRevision`.
+    """
+    if isinstance(name, Revision):
+        return name
+    revisions = _revisions()
+    if name is None:
+        return revisions[DEFAULT_REVISION]
+    if not isinstance(name, str):
+        raise UnknownRevision(name)
+    key = name.strip()
+    if key in revisions:
+        return revisions[key]
+    release = _release_index().get(key.removeprefix("@deepseek-ai/dsh-session@"))
+    if release is not None:
+        return revisions[release]
+    if len(key) >= 7:
+        matches = [r for rid, r in revisions.items() if rid.startswith(key) or key.startswith(rid)]
+        if len(matches) == 1:
+            return matches[0]
+    raise UnknownRevision(name)
+
+
+def revision_chain(name: str | Revision | None = None) -> tuple[Revision, ...]:
+    """The base revision first, then each child down to ``name``."""
+    chain = [resolve_revision(name)]
+    while chain[-1].parent is not None:
+        chain.append(resolve_revision(chain[-1].parent))
+    return tuple(reversed(chain))
+
+
+# ---------------------------------------------------------------- resolution helpers
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON merge patch: a new value, neither argument modified."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def apply_id_changes(
+    entries: Mapping[str, dict[str, Any]],
+    changes: Mapping[str, Any],
+    *,
+    where: str,
+    error: Any,
+    key: str = "id",
+) -> dict[str, dict[str, Any]]:
+    """Apply ``retired`` / ``changed`` / ``added`` to entries keyed by ``key`` (requirements, decisions, codes)."""
+    out = dict(entries)
+    for rid in changes.get("retired", {}):
+        if rid not in out:
+            raise error(f"{where}: retires {rid!r}, which the parent revision does not have")
+        del out[rid]
+    for rid, patch in changes.get("changed", {}).items():
+        if rid not in out:
+            raise error(f"{where}: changes {rid!r}, which the parent revision does not have")
+        out[rid] = merge_patch(out[rid], patch)
+    for entry in changes.get("added", ()):
+        if entry[key] in out:
+            raise error(f"{where}: adds {entry[key]!r}, which the parent revision already has")
+        out[entry[key]] = entry
+    return out
+
+
+@functools.cache
+def requirement_revisions() -> dict[str, tuple[str, ...]]:
+    """Requirement id -> the revisions that have it, default first (from the data alone)."""
+    doc = json.loads(_spec_root().joinpath("requirements.json").read_text(encoding="utf-8"))
+    base = {r["id"] for r in doc["requirements"]}
+    out: dict[str, list[str]] = {}
+    for rid in known_revisions():
+        ids = set(base)
+        for rev in revision_chain(rid)[1:]:
+            changes = rev.changes.get("requirements", {})
+            ids -= set(changes.get("retired", {}))
+            ids |= {e["id"] for e in changes.get("added", ())}
+        for req in ids:
+            out.setdefault(req, []).append(rid)
+    return {k: tuple(v) for k, v in out.items()}

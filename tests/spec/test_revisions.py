@@ -1,0 +1,160 @@
+"""Format revisions: resolution of a child onto its parent, nothing stated twice, per-revision facts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sessionspec.spec import load_spec
+from sessionspec.spec import revisions as rv
+from sessionspec.spec.loader import REGISTRY_META_ID, SCHEMA_BASE, json_pointer
+
+from spec_data import load_spec_json
+
+PINNED, PUBLISHED = "2f74ac98ba", "b150a551b8"
+CHILDREN = [r for r in rv.known_revisions() if rv.resolve_revision(r).parent is not None]
+
+
+def test_the_pinned_revision_is_the_default_and_releases_resolve_to_theirs() -> None:
+    assert rv.DEFAULT_REVISION == PINNED
+    assert load_spec() is load_spec(revision=PINNED)
+    assert load_spec().revision.id == PINNED
+    for release in ("0.1.0-rc.6", "0.1.0-rc.7", "0.1.0-rc.8", "0.1.1-rc.2", "@deepseek-ai/dsh-session@0.1.1-rc.2"):
+        assert rv.resolve_revision(release).id == PUBLISHED
+    assert rv.resolve_revision("b150a551b8d465e31e418e1b2eaf5e79bbb7d28e").id == PUBLISHED
+
+
+@pytest.mark.parametrize("name", ["0.0.1-rc.1", "deadbeef00", "", "b15"])
+def test_an_unknown_revision_names_every_known_one(name: str) -> None:
+    with pytest.raises(rv.UnknownRevision) as info:
+        load_spec(revision=name)
+    message = str(info.value)
+    assert PINNED in message and PUBLISHED in message and "0.1.1-rc.2" in message
+
+
+def test_revision_files_match_their_meta_schemas() -> None:
+    spec = load_spec()
+    assert list(spec.validator(SCHEMA_BASE + "meta/revisions.json").iter_errors(load_spec_json("revisions.json"))) == []
+    for rid in CHILDREN:
+        doc = load_spec_json("revisions", rid, "changes.json")
+        assert list(spec.validator(SCHEMA_BASE + "meta/revision-changes.json").iter_errors(doc)) == [], rid
+        for name, events in _added_registry_files(rid):
+            assert list(spec.validator(REGISTRY_META_ID).iter_errors(events)) == [], name
+
+
+def _added_registry_files(rid: str) -> list[tuple[str, Any]]:
+    root = rv.resolve_revision(rid).root()
+    assert root is not None
+    events = root.joinpath("events")
+    return [(f.name, json.loads(f.read_text(encoding="utf-8"))) for f in events.iterdir() if f.name.endswith(".json")]
+
+
+# ------------------------------------------------------------------ nothing stated twice
+
+
+def _changed_keys(parent: Any, patch: Any, path: tuple[str, ...] = ()) -> list[str]:
+    """Pointers of patch members that restate the parent's value (an empty list = every member changes something)."""
+    same: list[str] = []
+    if not isinstance(patch, dict) or not isinstance(parent, dict):
+        return [json_pointer(path)] if patch == parent else []
+    for key, value in patch.items():
+        if value is None:
+            if key not in parent:
+                same.append(json_pointer((*path, key)) + " (removes an absent key)")
+            continue
+        same += _changed_keys(parent.get(key), value, (*path, key)) if key in parent else []
+    return same
+
+
+@pytest.mark.parametrize("rid", CHILDREN)
+def test_a_child_revision_restates_nothing_its_parent_already_says(rid: str) -> None:
+    rev = rv.resolve_revision(rid)
+    parent = load_spec(revision=rev.parent)
+    child = load_spec(revision=rid)
+    changes = rev.changes
+    restated: list[str] = []
+    restated += [f"constants{p}" for p in _changed_keys(dict(parent.constants), changes.get("constants", {}))]
+    for schema_id, patch in changes.get("schemas", {}).items():
+        restated += [f"{schema_id}#{p}" for p in _changed_keys(parent.schemas[schema_id], patch)]
+    for event_type, patch in changes.get("events", {}).get("changed", {}).items():
+        restated += [f"event {event_type}{p}" for p in _changed_keys(parent.events[event_type], patch)]
+    for event_type, rename in changes.get("events", {}).get("renamed", {}).items():
+        restated += [f"event {event_type}{p}" for p in _changed_keys(parent.events[event_type], rename.get("patch", {}))]
+    for section, table in (("requirements", parent.requirements), ("decisions", parent.decisions),
+                           ("errors", parent.error_codes)):
+        for key, patch in changes.get(section, {}).get("changed", {}).items():
+            restated += [f"{section} {key}{p}" for p in _changed_keys(table[key], patch)]
+    assert restated == []
+    # Files the revision adds hold only what the parent lacks, and none is a renamed copy of a parent schema.
+    parent_bodies = {json.dumps({k: v for k, v in d.items() if k != "$id"}, sort_keys=True) for d in parent.schemas.values()}
+    for schema_id, where in child.schema_files.items():
+        if where.startswith(f"revision {rid}/"):
+            assert schema_id not in parent.schemas, schema_id
+            body = {k: v for k, v in child.schemas[schema_id].items() if k != "$id"}
+            assert json.dumps(body, sort_keys=True) not in parent_bodies, schema_id
+    for _name, doc in _added_registry_files(rid):
+        for entry in doc["events"]:
+            assert entry["type"] not in parent.events
+
+
+# ------------------------------------------------------------------ one change, every consumer
+
+
+def test_a_declared_change_reaches_schemas_registry_requirements_and_constants() -> None:
+    pinned, published = load_spec(), load_spec(revision=PUBLISHED)
+    steering = {"type": "steering/message", "seq": 0, "time": 0, "surfaceOp": "append",
+                "data": {"content": [], "source": {"kind": "user"}, "turn": 1}}
+    assert list(pinned.event_validator().iter_errors(steering)) == []
+    assert [e.message for e in published.event_validator().iter_errors(steering)] != []  # no longer a surface type
+    assert "steering/message" not in published.events and "steering/message" in pinned.events
+    assert published.surface_types == {"user/message", "assistant/message", "tool/result"}
+    assert list(published.constants["surfaceTypes"]) == sorted(published.surface_types, key=list(published.constants["surfaceTypes"]).index)
+    assert "compaction/start" in published.events and "compact/start" not in published.events
+    assert published.events["compaction/start"]["renamedFrom"] == "compact/start"
+    assert "OOB-1" not in published.requirements and "OOB-1" in pinned.requirements
+    assert all("OOB-1" not in e["requirements"] for e in published.events.values())
+    assert published.requirements["SEED-17"]["revisions"] == [PUBLISHED]
+    assert pinned.requirements["SEED-3"]["revisions"] == [PINNED, PUBLISHED]
+    assert published.requirements["SEED-3"]["text"] != pinned.requirements["SEED-3"]["text"]
+    negative_time = {"type": "x/y", "seq": 0, "time": -5, "data": None, "ignorable": True}
+    assert list(published.event_validator().iter_errors(negative_time)) == []
+    assert len(list(pinned.event_validator().iter_errors(negative_time))) == 2
+
+
+@pytest.mark.parametrize("rid", rv.known_revisions())
+def test_every_example_of_every_revision_is_judged_by_that_revisions_schemas(rid: str) -> None:
+    spec = load_spec(revision=rid)
+    validator = spec.event_validator()
+    wrong: list[str] = []
+    for event_type, entry in spec.events.items():
+        for example in entry["examples"]["valid"]:
+            if example["event"]["type"] != event_type or list(validator.iter_errors(example["event"])):
+                wrong.append(f"{event_type}: valid example {example['description']!r} is rejected")
+        for example in entry["examples"]["invalid"]:
+            paths = [json_pointer(e.absolute_path) for e in validator.iter_errors(example["event"])]
+            if example["event"]["type"] != event_type or example["path"] not in paths:
+                wrong.append(f"{event_type}: invalid example {example['reason']!r} not rejected at {example['path']} ({paths})")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("rid", rv.known_revisions())
+def test_requirement_order_and_references_hold_per_revision(rid: str) -> None:
+    spec = load_spec(revision=rid)
+    ids = list(spec.requirements)
+    assert len(ids) == len(set(ids))
+    for entry in spec.events.values():
+        assert set(entry["requirements"]) <= set(ids), entry["type"]
+    for code in spec.error_codes.values():
+        assert set(code["requirements"]) <= set(ids), code["code"]
+    for req in spec.requirements.values():
+        assert rid in req["revisions"]
+        assert set(req.get("codes") or ()) <= set(spec.error_codes), req["id"]
+
+
+def test_merge_patch_follows_rfc_7396() -> None:
+    target = {"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]}
+    assert rv.merge_patch(target, {"a": "z", "c": {"f": None}, "l": [3]}) == {"a": "z", "c": {"d": "e"}, "l": [3]}
+    assert target == {"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]}
+    assert rv.merge_patch({"a": 1}, ["x"]) == ["x"]
