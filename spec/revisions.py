@@ -31,6 +31,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
+from sessionspec.spec.errors import SessionSpecError
+
 __all__ = [
     "DEFAULT_REVISION",
     "Revision",
@@ -42,17 +44,16 @@ __all__ = [
 ]
 
 
-class UnknownRevision(KeyError):
+class UnknownRevision(SessionSpecError):
     """A revision id (or release) the spec does not describe; the message lists the known ones."""
+
+    default_code = "SPEC_UNKNOWN_REVISION"
 
     def __init__(self, name: object) -> None:
         self.name = name
         known = ", ".join(known_revisions())
         releases = ", ".join(sorted(_release_index()))
         super().__init__(f"unknown spec revision {name!r}; known revisions: {known} (releases: {releases})")
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 @dataclass(frozen=True)

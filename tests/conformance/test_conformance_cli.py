@@ -120,12 +120,12 @@ def test_requirements_lists_coverage_and_check_fails_on_uncovered_must(monkeypat
     rows = {r["id"]: r for r in json.loads(out)}
     assert code == 0 and rows["SURF-5"]["vectors"] and "requirements covered" in err
     covered = [r for r in load_requirements() if rows[r["id"]]["vectors"]]
-    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: covered)
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda revision=None: covered)
     code, _, err = run("requirements", "--check")
     assert code == 0, err
     extra = [*covered, {"id": "ZZZ-1", "level": "MUST", "title": "nothing checks this"},
              {"id": "ZZZ-2", "level": "SHOULD", "title": "optional"}]
-    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: extra)
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda revision=None: extra)
     code, out, err = run("requirements", "--check", "--uncovered")
     assert code == 1 and "uncovered MUST requirements: ZZZ-1\n" in err
     assert out.splitlines()[0].startswith("ZZZ-1") and "NOT COVERED" in out

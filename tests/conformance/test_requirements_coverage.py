@@ -165,7 +165,7 @@ def test_check_fails_on_a_gap_and_on_a_misclassification(monkeypatch: pytest.Mon
     requirements = load_requirements()
 
     def serve(reqs: list[dict[str, Any]]) -> None:
-        monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: reqs)
+        monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda revision=None: reqs)
 
     # a MUST requirement with nothing at all fails; a SHOULD one does not
     serve([*requirements, {"id": "ZZZ-1", "level": "MUST", "title": "nothing"},
@@ -200,6 +200,6 @@ def test_the_meta_schema_allows_only_the_two_kinds_with_a_reason() -> None:
 
 def test_a_case_naming_an_unknown_requirement_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     fewer = [r for r in load_requirements() if r["id"] != "SURF-5"]
-    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda: fewer)
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_requirements", lambda revision=None: fewer)
     code, _, err = _run("--check")
     assert code == 2 and "names unknown requirement SURF-5" in err
