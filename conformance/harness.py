@@ -12,15 +12,16 @@ never takes the rest of the run down with it.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
-import queue
+import select
 import shlex
 import signal
 import subprocess
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +29,8 @@ from . import protocol, wire
 
 __all__ = [
     "AdapterFailure",
+    "adapters_end_on_signals",
+    "end_all_adapters",
     "Connection",
     "Implementation",
     "InProcessConnection",
@@ -38,7 +41,11 @@ __all__ = [
 
 
 class AdapterFailure(Exception):
-    """The adapter broke the protocol while serving one request."""
+    """The adapter broke the protocol while serving one request (``hang``: it did not answer in time)."""
+
+    def __init__(self, message: str, *, hang: bool = False) -> None:
+        super().__init__(message)
+        self.hang = hang
 
 
 class StartupFailed(Exception):
@@ -79,11 +86,71 @@ class InProcessConnection:
         return None
 
 
-class SubprocessConnection:
-    """An adapter program speaking the protocol on stdin/stdout."""
+#: The longest reply line read from an adapter (bytes); a longer one is a protocol violation.
+MAX_REPLY_BYTES = 16 << 20
+#: How much of an adapter's stderr is kept for diagnostics (the last bytes written).
+STDERR_TAIL_BYTES = 8 << 10
+_CHUNK = 1 << 16
+_EXIT_CHECK = 0.1  # seconds between looks at whether a silent adapter has exited
 
-    def __init__(self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None) -> None:
+# Every live adapter process group, so a signal or an exit of the harness can end them all.
+_LIVE: set[SubprocessConnection] = set()
+_LIVE_LOCK = threading.Lock()
+_SHUTTING_DOWN = threading.Event()
+
+
+def end_all_adapters() -> None:
+    """Kill every adapter process group still running and refuse to start new ones."""
+    _SHUTTING_DOWN.set()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for conn in live:
+        conn.kill()
+
+
+atexit.register(end_all_adapters)
+
+
+@contextlib.contextmanager
+def adapters_end_on_signals() -> Iterator[None]:
+    """SIGTERM or SIGHUP to the harness ends every adapter group, then exits with 128 + the signal.
+
+    Adapters run in sessions of their own, so a signal to the harness does not reach them; without
+    this they would outlive it. A no-op outside the main thread (signals are delivered there only).
+    """
+    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
+        yield
+        return
+
+    def ended(signum: int, _frame: object) -> None:
+        end_all_adapters()
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, ended) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class SubprocessConnection:
+    """An adapter program speaking the protocol on stdin/stdout.
+
+    The adapter runs in a process group of its own; closing the connection
+    kills the whole group, so a grandchild holding the pipes open cannot keep
+    the harness waiting. There are no reader threads: one ``poll`` loop
+    writes the request, reads the reply and drains stderr, always against the
+    request's deadline, and keeps at most ``max_reply`` bytes of a reply line
+    and the last ``STDERR_TAIL_BYTES`` of stderr.
+    """
+
+    def __init__(self, argv: list[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 max_reply: int | None = None) -> None:
         self.argv = argv
+        self.max_reply = MAX_REPLY_BYTES if max_reply is None else max_reply
+        if _SHUTTING_DOWN.is_set():
+            raise StartupFailed("the harness is shutting down")
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -96,66 +163,142 @@ class SubprocessConnection:
             )
         except OSError as exc:
             raise StartupFailed(f"cannot run {shlex.join(argv)}: {exc.strerror or exc}") from exc
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
-        self._stderr: deque[str] = deque(maxlen=20)
-        threading.Thread(target=self._pump_stdout, daemon=True).start()
-        threading.Thread(target=self._pump_stderr, daemon=True).start()
-
-    def _pump_stdout(self) -> None:
-        assert self._proc.stdout is not None
-        for raw in self._proc.stdout:
-            self._lines.put(raw)
-        self._lines.put(None)
-
-    def _pump_stderr(self) -> None:
-        assert self._proc.stderr is not None
-        for raw in self._proc.stderr:
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        self._in, self._out, self._err = self._proc.stdin.fileno(), self._proc.stdout.fileno(), self._proc.stderr.fileno()
+        for fd in (self._in, self._out, self._err):
+            os.set_blocking(fd, False)
+        self._pending = bytearray()  # stdout read past the last reply line
+        self._stderr = bytearray()
+        self._stdout_open = True
+        self._stderr_open = True
 
     def stderr_tail(self) -> str:
         """The last lines the adapter wrote to stderr (for diagnostics)."""
-        return "\n".join(self._stderr)
+        text = bytes(self._stderr).decode("utf-8", "replace").rstrip("\n")
+        lines = text.split("\n")
+        return "\n".join(lines[1:] if len(self._stderr) >= STDERR_TAIL_BYTES and len(lines) > 1 else lines)
+
+    def _drain_stderr(self) -> None:
+        try:
+            chunk = os.read(self._err, _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._stderr_open = False
+            return
+        self._stderr += chunk
+        del self._stderr[:-STDERR_TAIL_BYTES]
 
     def _died(self, what: str) -> AdapterFailure:
         try:
             code = self._proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             code = None
+        self._drain_stderr()
         tail = self.stderr_tail()
         status = f"exit code {code}" if code is not None else "still running"
         return AdapterFailure(f"{what} ({status})" + (f"; stderr:\n{tail}" if tail else ""))
 
+    def _fail(self, message: str, *, hang: bool = False) -> AdapterFailure:
+        self.close()
+        return AdapterFailure(message, hang=hang)
+
     def exchange(self, line: str, timeout: float) -> str:
-        assert self._proc.stdin is not None
+        data = memoryview(line.encode("utf-8", "surrogatepass") + b"\n")
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(self._in, select.POLLOUT)
+        if self._stdout_open:
+            poller.register(self._out, select.POLLIN)
+        if self._stderr_open:
+            poller.register(self._err, select.POLLIN)
+        while True:
+            end = -1 if data else self._pending.find(b"\n")  # a reply counts once the request is sent
+            if end >= 0:
+                raw = bytes(self._pending[:end])
+                del self._pending[: end + 1]
+                try:
+                    return raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise AdapterFailure(f"reply is not UTF-8: {exc}") from None
+            if len(self._pending) > self.max_reply:
+                raise self._fail(f"reply longer than {self.max_reply} bytes without a line end (the limit); "
+                                 "adapter killed")
+            if not self._stdout_open:
+                raise self._died("adapter exited without replying (crash)" if not data
+                                 else "adapter closed its stdout / exited before the request was sent")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail(f"no reply within {timeout:g} s (hang); adapter killed", hang=True)
+            ready = poller.poll(max(1, int(min(left, _EXIT_CHECK) * 1000)))
+            if not ready and self._proc.poll() is not None:
+                # The adapter is gone; what it wrote is read, and a grandchild holding the pipe
+                # open must not make the harness wait for an end of file that never comes.
+                self._stdout_open = False
+                self._read_rest()
+                continue
+            for fd, events in ready:
+                if fd == self._in:
+                    if events & (select.POLLERR | select.POLLHUP):
+                        raise self._died("adapter closed its stdin / exited before the request was sent")
+                    try:
+                        sent = os.write(self._in, data[:_CHUNK])
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        raise self._died("adapter closed its stdin / exited before the request was sent") from None
+                    data = data[sent:]
+                    if not data:
+                        poller.unregister(self._in)
+                elif fd == self._out:
+                    try:
+                        chunk = os.read(self._out, _CHUNK)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
+                    if chunk:
+                        self._pending += chunk
+                    else:
+                        self._stdout_open = False
+                        poller.unregister(self._out)
+                elif fd == self._err:
+                    self._drain_stderr()
+                    if not self._stderr_open:
+                        poller.unregister(self._err)
+
+    def _read_rest(self) -> None:
+        while len(self._pending) <= self.max_reply:
+            try:
+                chunk = os.read(self._out, _CHUNK)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._pending += chunk
+
+    def kill(self) -> None:
+        """End the adapter's whole process group (the adapter and anything it started)."""
         try:
-            self._proc.stdin.write(line.encode("utf-8", "surrogatepass") + b"\n")
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise self._died("adapter closed its stdin / exited before the request was sent") from None
-        try:
-            raw = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            self.close()
-            raise AdapterFailure(f"no reply within {timeout:g} s (hang); adapter killed") from None
-        if raw is None:
-            raise self._died("adapter exited without replying (crash)")
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise AdapterFailure(f"reply is not UTF-8: {exc}") from None
+            if os.name == "posix":
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            else:  # pragma: no cover
+                self._proc.kill()
+        except (ProcessLookupError, PermissionError):
+            try:
+                self._proc.kill()
+            except OSError:
+                pass
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self._proc.pid, signal.SIGKILL)
-                else:  # pragma: no cover
-                    self._proc.kill()
-            except (ProcessLookupError, PermissionError):
-                self._proc.kill()
+        self.kill()  # even when the adapter has exited: a grandchild may live on in its group
         try:
             self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
             pass
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             try:
@@ -163,6 +306,8 @@ class SubprocessConnection:
                     stream.close()
             except OSError:
                 pass
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
 
 
 def connector_for(impl: str | None) -> Callable[[], Connection]:
@@ -176,7 +321,27 @@ def connector_for(impl: str | None) -> Callable[[], Connection]:
     return lambda: SubprocessConnection(argv)
 
 
+#: Python refuses to print integers of more than 4,300 digits; a reply holding one cannot be judged.
+_MAX_INT_BITS = 14_000
+
+
+def _oversized_int(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > _MAX_INT_BITS:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def _reply_problem(reply: Any, seq: int, op: str, check_schema: bool) -> str | None:
+    if _oversized_int(reply):
+        return "reply holds an integer of more than 4,000 digits (beyond what the harness can compare)"
     if not isinstance(reply, dict):
         return f"reply is not a JSON object: {wire.dumps(reply)[:100]}"
     if reply.get("seq") != seq and not (reply.get("kind") == "errored" and reply.get("seq") is None):
@@ -206,7 +371,13 @@ class Implementation:
     info: dict[str, Any] = field(default_factory=dict)
     restarts: int = 0
     max_failed_restarts: int = 3
+    #: Consecutive requests that time out before the rest are answered ``errored`` unsent (circuit breaker):
+    #: an adapter that hangs on everything would otherwise cost ``timeout`` per case, for hours.
+    max_consecutive_hangs: int = 3
     last_duration: float = 0.0
+    last_reply_bytes: int = 0
+    _hangs: int = 0
+    _hung: bool = False
     _conn: Connection | None = None
     _seq: int = 0
     _failed_restarts: int = 0
@@ -254,10 +425,12 @@ class Implementation:
         try:
             line = self._conn.exchange(wire.dumps(message), self.timeout)
         except AdapterFailure as exc:
+            self._hung = exc.hang
             self._drop()
             return protocol.errored(seq, str(exc))
         except wire.WireError as exc:
             return protocol.errored(seq, f"request cannot be encoded: {exc}")
+        self.last_reply_bytes = len(line)
         try:
             reply = wire.loads(line)
         except wire.WireError as exc:
@@ -279,6 +452,9 @@ class Implementation:
 
     def request(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """One request; any adapter failure comes back as an ``errored`` reply."""
+        if self._hangs >= self.max_consecutive_hangs:
+            return protocol.errored(None, f"not sent: the adapter hung on {self._hangs} requests in a row "
+                                          f"(timeout {self.timeout:g} s each); circuit breaker open")
         if self._conn is None:
             if self._failed_restarts >= self.max_failed_restarts:
                 return protocol.errored(
@@ -292,7 +468,9 @@ class Implementation:
                 return protocol.errored(None, f"adapter restart failed: {exc}")
             self._failed_restarts = 0
         started = time.perf_counter()
+        self._hung = False
         reply = self._exchange(op, args)
+        self._hangs = self._hangs + 1 if self._hung else 0
         reply.setdefault("seq", None)
         self.last_duration = time.perf_counter() - started
         return reply

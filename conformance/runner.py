@@ -12,11 +12,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .cases import Case
-from .compare import judge
+from .compare import judge, render_value
 from .expectations import Expectations
 from .harness import Connection, Implementation, StartupFailed
 from .results import CaseResult
@@ -24,6 +24,12 @@ from .results import CaseResult
 __all__ = ["RunResult", "apply_stale", "run_case", "run_cases", "start_implementation"]
 
 Progress = Callable[[int, int, CaseResult], None]
+
+#: What a result keeps of a reply: a longer reply is judged in full, then kept as its kind and size only
+#: (a run of large replies must not hold them all); messages and differences are cut the same way.
+KEEP_REPLY_CHARS = 64 << 10
+KEEP_MESSAGE_CHARS = 4 << 10
+KEEP_DIFFERENCES = 50
 
 
 @dataclass
@@ -60,7 +66,17 @@ def run_case(impl: Implementation, case: Case, expectations: Expectations | None
         reply = impl.request(case.op, case.args)
         duration = time.perf_counter() - started
         verdict = judge(case.op, case.args, case.expect, reply, ignore=case.ignore, code_map=impl.code_map)
-        result = CaseResult(case, verdict.outcome, verdict.message, verdict.differences, reply, duration=duration)
+        message, differences = verdict.message, verdict.differences
+        if len(message) > KEEP_MESSAGE_CHARS:
+            message = message[:KEEP_MESSAGE_CHARS] + f"… ({len(message) - KEEP_MESSAGE_CHARS} more characters)"
+        if len(differences) > KEEP_DIFFERENCES:
+            message += f" ({len(differences) - KEEP_DIFFERENCES} more differences not kept)"
+            differences = differences[:KEEP_DIFFERENCES]
+        if impl.last_reply_bytes > KEEP_REPLY_CHARS:
+            reply = {"seq": reply.get("seq"), "kind": reply.get("kind"),
+                     "notKept": f"a reply of {impl.last_reply_bytes} characters (more than {KEEP_REPLY_CHARS} are not kept)"}
+            differences = tuple(replace(d, actual=render_value(d.actual, 200)) for d in differences)
+        result = CaseResult(case, verdict.outcome, message, differences, reply, duration=duration)
     reason = expectations.reasons.get(case.id) if expectations else None
     if reason is None:
         return result
@@ -135,7 +151,13 @@ def run_cases(
     if errors:
         raise errors[0]
     final = [r for r in results if r is not None]
-    return RunResult(dict(impl0.info), final, time.perf_counter() - started)
+    run = RunResult(dict(impl0.info), final, time.perf_counter() - started)
+    if final and all(r.outcome == "skipped" for r in final) and any(r.reply is not None for r in final):
+        # An adapter may skip a case it cannot set up; one that claims capabilities and then skips
+        # every case proves nothing, and must not read as a pass.
+        run.problems.append(f"no case was attempted: the adapter skipped all {len(final)} selected cases, "
+                            "including cases of capabilities it claims")
+    return run
 
 
 def apply_stale(run: RunResult, expectations: Expectations | None, corpus_ids: set[str]) -> None:

@@ -22,7 +22,7 @@ from typing import TextIO
 
 from sessionspec.conformance import cases as cases_mod
 from sessionspec.conformance.expectations import ExpectationsError, load_expectations
-from sessionspec.conformance.harness import StartupFailed, connector_for
+from sessionspec.conformance.harness import StartupFailed, adapters_end_on_signals, connector_for
 from sessionspec.conformance.report import (
     atomic_write_text,
     junit_xml,
@@ -56,6 +56,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with adapters_end_on_signals():
+        return _run(args, out, err)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs < 1 or args.fuzz < 0 or args.timeout <= 0:
         err.write("sessionspec conformance: -j must be >= 1, --fuzz >= 0 and --timeout > 0\n")
         return 2
@@ -64,6 +69,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         selected = cases_mod.select(corpus, args.only)
     except (cases_mod.CaseFileError, ValueError, OSError) as exc:
         err.write(f"sessionspec conformance: {exc}\n")
+        return 2
+    if not selected:
+        where = args.vectors or "the packaged corpus"
+        err.write(f"sessionspec conformance: no case to run: {where} holds no case (no *.json vector file with cases)\n")
         return 2
     expectations = None
     if args.expect:

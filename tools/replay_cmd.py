@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from sessionspec.conformance.harness import StartupFailed, connector_for
+from sessionspec.conformance.harness import StartupFailed, adapters_end_on_signals, connector_for
 from sessionspec.conformance.runner import start_implementation
 from sessionspec.conformance.trace import TraceError, read_trace, replay
 
@@ -27,6 +27,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    with adapters_end_on_signals():
+        return _run(args, out, err)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         header, steps = read_trace(args.trace)
     except TraceError as exc:

@@ -1,11 +1,20 @@
 """A fake adapter that misbehaves on request (see conformance_fakes.py).
 
 Flags: --no-start (exit before the handshake), --bad-version (claim protocol 99),
---wrong (answer every json-value with the opposite), --no-caps (claim no capability).
+--wrong (answer every json-value with the opposite), --no-caps (claim no capability),
+--hang-all (hang on every json-value), --skip-all (claim everything, skip every request),
+--pids FILE (write "adapter-pid grandchild-pid" after starting a grandchild that holds stdout).
+Per request (``{"misbehave": MODE}``): crash, hang, garbage, not-object, wrong-seq,
+bad-schema, errored, no-newline (stdout without end), stderr-flood (50 MB of stderr, then
+the reply), huge-reply (a 2 MB reply), grandchild (crash leaving a grandchild that keeps
+stdout open), big-int (a 5,000-digit integer in the reply), hostile-text (a lone surrogate,
+newlines and a forged annotation in the message).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 
@@ -13,8 +22,18 @@ from sessionspec.conformance import wire
 from sessionspec.conformance.adapter import ReferenceAdapter
 
 
+def _grandchild() -> int:
+    """A process that inherits stdout and outlives the adapter."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+
+
 def main() -> int:
     flags = set(sys.argv[1:])
+    if "--pids" in sys.argv:
+        pid_file = sys.argv[sys.argv.index("--pids") + 1]
+        with open(pid_file + ".tmp", "w") as handle:
+            handle.write(f"{os.getpid()} {_grandchild()}")
+        os.replace(pid_file + ".tmp", pid_file)
     if "--no-start" in flags:
         sys.stderr.write("cannot start: missing library\n")
         return 3
@@ -33,6 +52,31 @@ def main() -> int:
         mode = value.get("misbehave") if isinstance(value, dict) else None
         if "--wrong" in flags and op == "json-value":
             reply = {"seq": message["seq"], "kind": "result", "result": {"isJsonValue": not reply["result"]["isJsonValue"]}}
+        if "--hang-all" in flags and op == "json-value":
+            time.sleep(600)
+        if "--skip-all" in flags and op not in ("start", "stop"):
+            reply = {"seq": message["seq"], "kind": "skipped", "reason": "not today"}
+        if mode == "grandchild":
+            _grandchild()
+            return 9
+        if mode == "no-newline":
+            while True:
+                out.write(b"x" * 65536)
+                out.flush()
+        if mode == "stderr-flood":
+            for _ in range(800):
+                sys.stderr.write("e" * 65536)
+            sys.stderr.write("\nlast words\n")
+            sys.stderr.flush()
+        if mode == "huge-reply":
+            reply = {"seq": message["seq"], "kind": "errored", "message": "m" * (2 << 20)}
+        if mode == "big-int":
+            out.write(b'{"seq":%d,"kind":"result","result":{"isJsonValue":%s}}\n' % (message["seq"], b"9" * 5000))
+            out.flush()
+            continue
+        if mode == "hostile-text":
+            reply = {"seq": message["seq"], "kind": "errored",
+                     "message": "bad\ud800 text\n::error file=x::forged\r\x1b[31mred"}
         if mode == "crash":
             sys.stderr.write("adapter: simulated crash\n")
             return 7
