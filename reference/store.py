@@ -25,12 +25,14 @@ unwinds (STORE-10, OOB-9).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with every reader of the package
+    import asyncio
 
 from sessionspec.spec import SURFACE_TYPES, constants
 
@@ -270,6 +272,8 @@ class SessionStore:
         """Observe an awaitable a contained listener returned; log its failure (APPEND-11, STORE-8)."""
         if not inspect.isawaitable(result):
             return
+        import asyncio
+
         try:
             future = asyncio.ensure_future(result)
         except RuntimeError:  # no running event loop: it can never run
@@ -490,6 +494,8 @@ class SessionStore:
         before any is awaited; all settle; then the failure of the
         earliest-registered failing listener is raised.
         """
+        import asyncio
+
         entry = self._require_live(session, "STORE-13")
         outcomes: list[Any] = []
         pending: list[asyncio.Future[Any]] = []

@@ -32,12 +32,11 @@ import itertools
 import numbers
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import _utils as _js_utils
-from jsonschema.exceptions import ValidationError, best_match
-from referencing._core import Resolver
-from referencing.jsonschema import DRAFT202012
+if TYPE_CHECKING:  # jsonschema and referencing load only when a schema is compiled or an error located
+    from jsonschema.exceptions import ValidationError
+    from referencing._core import Resolver
 
 __all__ = ["CompiledSchema", "compile_schema", "schema_errors"]
 
@@ -67,7 +66,16 @@ def _unique(x: list[Any]) -> bool:
     """``uniqueItems``: a set when every item is a hashable non-bool scalar (same equality as the oracle)."""
     if set(map(type, x)) <= _SCALAR_TYPES:
         return len(set(x)) == len(x)
-    return bool(_js_utils.uniq(x))
+    from jsonschema import _utils
+
+    return bool(_utils.uniq(x))
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """The oracle's JSON equality (``const``/``enum`` of non-strings), imported on first use."""
+    from jsonschema import _utils
+
+    return bool(_utils.equal(one, two))
 
 
 def _is_integer(x: Any) -> bool:
@@ -127,7 +135,7 @@ class _Compiler:
             "_M": _MISSING,
             "_is_integer": _is_integer,
             "_is_number": _is_number,
-            "_equal": _js_utils.equal,
+            "_equal": _equal,
             "_uniq": _unique,
             "_INT": frozenset({int}),
             "_NUM": frozenset({int, float}),
@@ -157,6 +165,8 @@ class _Compiler:
     @staticmethod
     def sub_resolver(schema: Any, resolver: Resolver) -> Resolver:
         if isinstance(schema, dict) and "$id" in schema:
+            from referencing.jsonschema import DRAFT202012
+
             return resolver.in_subresource(DRAFT202012.create_resource(schema))
         return resolver
 
@@ -846,6 +856,8 @@ def _root_tags(compiler: _Compiler, schema: Any) -> tuple[str | None, list[str]]
 
 
 def schema_errors(oracle: Any, instance: Any, limit: int = 20) -> list[ValidationError]:
+    from jsonschema.exceptions import best_match
+
     out: list[ValidationError] = []
     try:
         for error in _iter_sorted(oracle, instance):

@@ -78,8 +78,12 @@ class SchemaSet:
 @functools.cache
 def _core_schemas() -> SchemaSet:
     from sessionspec.spec.loader import load_spec
+    from sessionspec.validator.pregen import core_schema_set
 
-    return SchemaSet(load_spec())
+    spec = load_spec()
+    # Built ahead of time when the generated module matches this spec (no compiling at start-up).
+    generated: SchemaSet | None = core_schema_set(spec)
+    return generated if generated is not None else SchemaSet(spec)
 
 
 def schema_set(registry_dirs: tuple[str, ...] = ()) -> SchemaSet:

@@ -533,6 +533,7 @@ def _post_init(unique: list[str], universal: list[str]) -> Callable[[Any], None]
             if value is not unset and not _any_ok(value):
                 raise ValueError(f"{name}: an integer beyond the safe range")
 
+    __post_init__.checks = (tuple(unique), tuple(universal))  # type: ignore[attr-defined]  # for pregen
     return __post_init__
 
 

@@ -26,11 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-from referencing._core import Resolver
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.validator.fastschema import _PASSIVE, CompiledSchema
+
+if TYPE_CHECKING:
+    from referencing._core import Resolver
 
 __all__ = ["ScalarBounds", "Unsupported", "varying_constraints"]
 

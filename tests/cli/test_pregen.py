@@ -1,0 +1,74 @@
+"""The generated fast-path module (`sessionspec.validator.core_fast`): fresh, used, and equal to run-time compiling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from sessionspec.spec.loader import load_spec
+from sessionspec.validator import pregen
+from sessionspec.validator.lint import SchemaSet, schema_set
+
+PLUGIN_REGISTRY = Path(__file__).parents[1] / "spec" / "plugin_registry"
+
+
+@pytest.fixture(scope="module")
+def runtime() -> SchemaSet:
+    return SchemaSet(load_spec())
+
+
+def test_generated_module_is_fresh(runtime: SchemaSet) -> None:
+    assert pregen.TARGET.read_text(encoding="utf-8") == pregen.render(runtime), (
+        "tools/validator/core_fast.py is stale: run `python -m sessionspec.validator.pregen`"
+    )
+    assert pregen.main(["--check"]) == 0
+
+
+def test_core_schema_set_comes_from_the_generated_module() -> None:
+    schemas = schema_set()
+    assert isinstance(schemas.event, pregen.Pregenerated)
+    assert isinstance(schemas.row, pregen.Pregenerated)
+
+
+def test_a_different_spec_is_never_given_the_generated_module() -> None:
+    spec = load_spec([PLUGIN_REGISTRY])
+    assert pregen.fingerprint(spec) != pregen.fingerprint(load_spec())
+    assert pregen.core_schema_set(spec) is None
+
+
+def test_generated_predicates_and_types_agree_with_run_time_compiling(runtime: SchemaSet) -> None:
+    generated = pregen.core_schema_set(load_spec())
+    assert generated is not None
+    assert set(generated.event.by_tag) == set(runtime.event.by_tag)
+    assert generated.event.tag_key == runtime.event.tag_key
+    fast, slow = generated.fast_types, runtime.fast_types
+    assert sorted(fast.tags.values()) == sorted(slow.tags.values())
+    assert (fast.events, fast.rows, fast.skipped) == (slow.events, slow.rows, slow.skipped)
+    for cls, tag in fast.tags.items():
+        other = next(c for c, t in slow.tags.items() if t == tag)
+        # Same fields, names, types, bounds and options (msgspec's own description of each struct) ...
+        assert msgspec.json.schema(cls) == msgspec.json.schema(other), tag
+        # ... and the same checks after decoding (uniqueItems, safe integers inside JsonValue parts).
+        assert _post_checks(cls) == _post_checks(other), tag
+
+
+def _post_checks(cls: type) -> list[tuple[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
+    seen, out, todo = set(), [], [cls]
+    while todo:
+        struct = todo.pop()
+        if struct in seen:
+            continue
+        seen.add(struct)
+        post = getattr(struct, "__post_init__", None)
+        out.append((struct.__name__, post.checks if post else ((), ())))
+        for field in msgspec.structs.fields(struct):
+            todo.extend(_structs_in(field.type))
+    return sorted(out)
+
+
+def _structs_in(kind: object) -> list[type]:
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return [kind]
+    return [s for arg in getattr(kind, "__args__", ()) for s in _structs_in(arg)]

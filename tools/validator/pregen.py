@@ -1,0 +1,309 @@
+"""The core spec's fast-path predicates and msgspec types, generated ahead of time.
+
+Compiling the schemas (`sessionspec.validator.fastschema`) and translating them
+into msgspec types (`sessionspec.validator.mstypes`) takes a fraction of a
+second per process: more than validating a small log. For the core spec (no
+plugin registry) this module writes both once, as ordinary Python source, into
+`sessionspec.validator.core_fast` (a generated file, like the catalogs: never
+edited by hand, checked fresh by `tests/cli/test_pregen.py` and by
+``python -m sessionspec.validator.pregen --check``). Python caches its bytecode,
+so a process imports the result instead of building it.
+
+The generated module carries the fingerprint of the schemas it was built from
+(`fingerprint`); a spec whose schemas differ (a plugin registry, another
+revision, an edited but not regenerated spec) never uses it and compiles at run
+time as before, so the generated file can be stale but never wrong.
+
+Nothing in the module is new logic: the predicate source is the compiler's own
+output with its constants written as literals, and each struct is the class
+`mstypes` builds, written as a ``class`` statement.
+
+    python -m sessionspec.validator.pregen          # rewrite tools/validator/core_fast.py
+    python -m sessionspec.validator.pregen --check  # exit 1 when it is stale
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import re
+import sys
+import tokenize
+import typing
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessionspec.validator.fastschema import CompiledSchema, _Compiler
+
+__all__ = ["fingerprint", "render", "core_schema_set", "TARGET"]
+
+#: The generated module (inside the package, so it ships in the wheel).
+TARGET = Path(__file__).with_name("core_fast.py")
+_MODULE = "sessionspec.validator.core_fast"
+_HEADER_SCHEMA_ID = "https://sessionspec.dev/schema/storage/jsonl-header.json"
+_ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
+
+
+def fingerprint(spec: Any) -> str:
+    """A digest of everything the generated code depends on in `spec`: the schemas and the event dispatch."""
+    digest = hashlib.sha256(orjson.dumps([spec.event_schema, dict(spec.schemas)], option=orjson.OPT_SORT_KEYS))
+    return digest.hexdigest()
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+
+def _literal(value: Any) -> str:
+    """Python source for a compiler constant (deterministic: sets are written sorted)."""
+    if isinstance(value, frozenset):
+        items = sorted((_literal(v) for v in value))
+        return f"frozenset(({''.join(i + ', ' for i in items)}))"
+    if isinstance(value, tuple):
+        return f"({''.join(_literal(v) + ', ' for v in value)})"
+    if isinstance(value, list):
+        return f"[{', '.join(_literal(v) for v in value)}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, re.Pattern):
+        return f"_re.compile({value.pattern!r})"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    raise ValueError(f"cannot write a constant of type {type(value).__name__}")
+
+
+def _renamed(source: str, prefix: str) -> str:
+    """`source` with every generated name (``_v12``, ``_c3`` ...) prefixed, so three schemas share a module.
+
+    Only NAME tokens are touched (never text inside string literals).
+    """
+    pattern = re.compile(r"_(?:v|s|c|tab|free|re|fb)\d+")
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and pattern.fullmatch(tok.string):
+            tok = tok._replace(string=f"_{prefix}{tok.string}")
+        out.append(tok)
+    return tokenize.untokenize(out)
+
+
+def _predicates(compiled: CompiledSchema, prefix: str) -> tuple[list[str], str, dict[str, str]]:
+    """(module lines, root predicate name, tag -> specialised predicate name) for one compiled schema."""
+    if compiled.fallbacks:
+        raise ValueError(f"{prefix}: keywords delegated to the oracle cannot be generated: {compiled.fallbacks}")
+    env = compiled._compiler.env
+    names = {id(fn): name for name, fn in env.items() if re.fullmatch(r"_[vs]\d+", name)}
+    lines = []
+    for name, value in env.items():
+        if re.fullmatch(r"_fb\d+", name):
+            raise ValueError(f"{prefix}: a subschema delegated to the oracle cannot be generated")
+        if re.fullmatch(r"_(?:c|re)\d+", name):
+            lines.append(f"_{prefix}{name} = {_literal(value)}")
+    body = _renamed(compiled.source, prefix)
+    by_tag = {tag: f"_{prefix}{names[id(fn)]}" for tag, fn in compiled.by_tag.items()}
+    return [*lines, "", body], f"_{prefix}{names[id(compiled._predicate)]}", by_tag
+
+
+class _TypeWriter:
+    """Writes the msgspec types of a `FastTypes` as class statements and type expressions."""
+
+    def __init__(self) -> None:
+        self.classes: dict[type, str] = {}
+        self.lines: list[str] = []
+
+    def expr(self, kind: Any) -> str:
+        import msgspec
+
+        if kind is Any:
+            return "Any"
+        if kind is None or kind is type(None):
+            return "None"
+        if kind in (int, str, bool, float):
+            return kind.__name__
+        if kind is msgspec.UnsetType:
+            return "UnsetType"
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            return self.struct(kind)
+        origin = typing.get_origin(kind)
+        args = typing.get_args(kind)
+        if origin is typing.Annotated:
+            marks = [self.mark(m) for m in kind.__metadata__]
+            return f"Annotated[{self.expr(args[0])}, {', '.join(marks)}]"
+        if origin is typing.Union:
+            return f"Union[{', '.join(self.expr(a) for a in args)}]"
+        if origin is typing.Literal:
+            return f"Literal[{', '.join(repr(a) for a in args)}]"
+        if origin is list:
+            return f"list[{self.expr(args[0])}]"
+        if origin is dict:
+            return f"dict[{self.expr(args[0])}, {self.expr(args[1])}]"
+        raise ValueError(f"cannot write the type {kind!r}")
+
+    @staticmethod
+    def mark(meta: Any) -> str:
+        import msgspec
+
+        from sessionspec.validator import mstypes
+
+        if meta is mstypes._UNIQUE:
+            return "_UNIQUE"
+        if isinstance(meta, msgspec.Meta):
+            words = ("gt", "ge", "lt", "le", "min_length", "max_length", "pattern")
+            given = {w: getattr(meta, w) for w in words if getattr(meta, w) is not None}
+            return f"Meta({', '.join(f'{w}={v!r}' for w, v in given.items())})"
+        raise ValueError(f"cannot write the type annotation {meta!r}")
+
+    def struct(self, cls: type) -> str:
+        import msgspec
+
+        if cls in self.classes:
+            return self.classes[cls]
+        name = cls.__name__
+        if name in self.classes.values() or not name.isidentifier():
+            raise ValueError(f"two generated structs named {name!r}")
+        config = cls.__struct_config__  # type: ignore[attr-defined]
+        fields = msgspec.structs.fields(cls)
+        written = [(f, self.expr(f.type)) for f in fields]  # nested structs are written first
+        options = ["kw_only=True"]
+        if config.forbid_unknown_fields:
+            options.append("forbid_unknown_fields=True")
+        if config.tag_field is not None:
+            options.append(f"tag_field={config.tag_field!r}, tag={config.tag!r}")
+        rename = {f.name: f.encode_name for f in fields if f.name != f.encode_name}
+        if rename:
+            options.append(f"rename={rename!r}")
+        self.lines.append(f"class {name}(Struct, {', '.join(options)}):")
+        for f, kind in written:
+            default = "" if f.required else " = UNSET"
+            if f.default is not msgspec.UNSET and not f.required:
+                raise ValueError(f"{name}.{f.name}: a default other than UNSET")
+            self.lines.append(f"    {f.name}: {kind}{default}")
+        post = getattr(cls, "__post_init__", None)
+        if post is not None:
+            unique, universal = post.checks
+            self.lines.append(f"    __post_init__ = _post_init({list(unique)!r}, {list(universal)!r})")
+        if not written and post is None:
+            self.lines.append("    pass")
+        self.lines.append("")
+        self.classes[cls] = name
+        return name
+
+
+def render(schemas: Any) -> str:
+    """The source of the generated module for `schemas` (a `SchemaSet` compiled at run time)."""
+    fast = schemas.fast_types
+    parts = [
+        '"""GENERATED by `python -m sessionspec.validator.pregen` from spec/: do not edit by hand.',
+        "",
+        "The core spec's fast-path predicates (sessionspec.validator.fastschema) and msgspec types",
+        "(sessionspec.validator.mstypes), built ahead of time; see sessionspec.validator.pregen.",
+        '"""',
+        "# ruff: noqa",
+        "# mypy: ignore-errors",
+        "# fmt: off",
+        "import re as _re",
+        "from typing import Annotated, Any, Literal, Union",
+        "",
+        "from msgspec import UNSET, Meta, Struct, UnsetType",
+        "",
+        "from sessionspec.validator.fastschema import _MISSING as _M, _equal, _is_integer, _is_number, _unique as _uniq",
+        "from sessionspec.validator.mstypes import _UNIQUE, _post_init",
+        "",
+        "_len = len",
+        "_INT = frozenset((int,))",
+        "_NUM = frozenset((int, float))",
+        "_STR = frozenset((str,))",
+        f"FINGERPRINT = {fingerprint(schemas.spec)!r}",
+        "",
+    ]
+    compiled = {"event": schemas.event, "header": schemas.header, "row": schemas.row}
+    roots: dict[str, tuple[str, dict[str, str], str | None]] = {}
+    for prefix, schema in compiled.items():
+        lines, root, by_tag = _predicates(schema, prefix)
+        parts.extend(lines)
+        roots[prefix] = (root, by_tag, schema.tag_key)
+    for prefix, (root, by_tag, tag_key) in roots.items():
+        table = ", ".join(f"{tag!r}: {fn}" for tag, fn in by_tag.items())
+        parts.append(f"{prefix.upper()} = ({root}, {{{table}}}, {tag_key!r})")
+    parts.append("")
+    writer = _TypeWriter()
+    members = [writer.struct(cls) for cls in fast.tags]
+    parts.extend(writer.lines)
+    parts.append(f"STRUCTS = ({''.join(m + ', ' for m in members)})")
+    parts.append(f"EVENTS = {_literal(fast.events)}")
+    parts.append(f"ROWS = {_literal(fast.rows)}")
+    parts.append(f"SKIPPED = {dict(sorted(fast.skipped.items()))!r}")
+    return "\n".join(parts) + "\n"
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+class Pregenerated(CompiledSchema):
+    """A `CompiledSchema` whose predicates come from the generated module.
+
+    The oracle (python-jsonschema) and the compiler's schema analyses are built only
+    when something asks for them: an error to locate, a packed row's plan.
+    """
+
+    def __init__(self, schema: Any, make_oracle: Any, entry: tuple[Any, dict[str, Any], str | None]) -> None:
+        self.schema = schema
+        self._make_oracle = make_oracle
+        self._predicate, self.by_tag, self.tag_key = entry
+        self.fallbacks = ()
+
+    @functools.cached_property
+    def oracle(self) -> Any:  # type: ignore[override]
+        return self._make_oracle()
+
+    @functools.cached_property
+    def _compiler(self) -> _Compiler:  # type: ignore[override]
+        return _Compiler(self.oracle, frozenset())
+
+
+def core_schema_set(spec: Any) -> Any:
+    """A `SchemaSet` for `spec` built from the generated module, or None when it does not match `spec`."""
+    import msgspec
+
+    from sessionspec.validator.lint import SchemaSet
+    from sessionspec.validator.mstypes import FastTypes
+
+    try:
+        module: Any = __import__(_MODULE, fromlist=["FINGERPRINT"])
+    except ImportError:
+        return None
+    if module.FINGERPRINT != fingerprint(spec):
+        return None
+    schemas = SchemaSet.__new__(SchemaSet)
+    schemas.spec = spec
+    schemas.event = Pregenerated(spec.event_schema, spec.event_validator, module.EVENT)
+    schemas.header = Pregenerated(spec.schemas[_HEADER_SCHEMA_ID], lambda: spec.validator(_HEADER_SCHEMA_ID), module.HEADER)
+    schemas.__dict__["row"] = Pregenerated(spec.schemas[_ROW_SCHEMA_ID], lambda: spec.validator(_ROW_SCHEMA_ID), module.ROW)
+    tags = {cls: cls.__struct_config__.tag for cls in module.STRUCTS}
+    schemas.__dict__["fast_types"] = FastTypes(
+        msgspec.json.Decoder(typing.Union[module.STRUCTS]), msgspec.json.Encoder(), tags,
+        module.EVENTS, module.ROWS, dict(module.SKIPPED))
+    return schemas
+
+
+def main(argv: list[str] | None = None) -> int:
+    from sessionspec.spec.loader import load_spec
+    from sessionspec.validator.lint import SchemaSet
+
+    argv = sys.argv[1:] if argv is None else argv
+    text = render(SchemaSet(load_spec()))
+    if "--check" in argv:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            sys.stderr.write(f"{TARGET}: stale; regenerate with `python -m sessionspec.validator.pregen`\n")
+            return 1
+        return 0
+    from sessionspec.reference.atomic import write_atomic
+
+    write_atomic(TARGET, text.encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
