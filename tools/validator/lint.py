@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
 from sessionspec.reference import session as _session
 from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
@@ -41,9 +42,7 @@ _LEGACY_TYPES = tuple(_CONST["legacyRejectedTypes"])
 _REJECTED_REASONS = frozenset(_CONST["rejectedRequestHeaderReasons"])
 _FORMAT_VERSION = _CONST["sessionFormatVersion"]
 _MAX_SAFE = _CONST["maxSafeInteger"]
-_HEADER_SCHEMA_ID = "https://sessionspec.dev/schema/storage/jsonl-header.json"
 _SCHEMA_BASE = "https://sessionspec.dev/schema/"
-_ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
 # Types whose seed rules look into `data` (SEED-5 … SEED-8): never pre-checked.
 _DATA_CHECKED = frozenset({"request/header", "assistant/message", "turn/end", "request/header-delta"})
 
@@ -51,15 +50,20 @@ _DATA_CHECKED = frozenset({"request/header", "assistant/message", "turn/end", "r
 class SchemaSet:
     """The compiled schemas of one loaded spec (compiled once per process and registry)."""
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: Any, parts: Parts | None = None) -> None:
+        """Compile `spec`'s schemas, or take `parts` already built for it (`sessionspec.validator.pregen`)."""
         self.spec = spec
+        if parts is not None:
+            self.event, self.header = parts.event, parts.header
+            self.__dict__["row"], self.__dict__["fast_types"] = parts.row, parts.fast_types
+            return
         self.event = CompiledSchema(spec.event_schema, spec.event_validator())
-        self.header = CompiledSchema(spec.schemas[_HEADER_SCHEMA_ID], spec.validator(_HEADER_SCHEMA_ID))
+        self.header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID))
 
     @functools.cached_property
     def row(self) -> CompiledSchema:
         """A stored chunk row (a dispatch over the row tags): the source of the msgspec row types."""
-        return CompiledSchema(self.spec.schemas[_ROW_SCHEMA_ID], self.spec.validator(_ROW_SCHEMA_ID))
+        return CompiledSchema(self.spec.schemas[ROW_SCHEMA_ID], self.spec.validator(ROW_SCHEMA_ID))
 
     @functools.cached_property
     def fast_types(self) -> Any:
@@ -78,12 +82,10 @@ class SchemaSet:
 @functools.cache
 def _core_schemas() -> SchemaSet:
     from sessionspec.spec.loader import load_spec
-    from sessionspec.validator.pregen import core_schema_set
 
     spec = load_spec()
     # Built ahead of time when the generated module matches this spec (no compiling at start-up).
-    generated: SchemaSet | None = core_schema_set(spec)
-    return generated if generated is not None else SchemaSet(spec)
+    return SchemaSet(spec, generated_parts(spec))
 
 
 def schema_set(registry_dirs: tuple[str, ...] = ()) -> SchemaSet:
