@@ -3,8 +3,10 @@
 :class:`ReferenceAdapter` maps each protocol request onto the public API of
 ``sessionspec.reference`` and each outcome onto a reply: a value becomes
 ``result``, an error of the reference's own hierarchy (a deliberate
-rejection with a stable ``code``) becomes ``rejected``, anything else
-becomes ``errored`` (an adapter or implementation bug, never a verdict).
+rejection with a stable ``code``) becomes ``rejected``, any other exception
+raised inside ``sessionspec.reference`` becomes ``crashed`` (the
+implementation failed the case), and anything else becomes ``errored`` (an
+adapter bug, never a verdict).
 
 The same object serves the in-process fast path and the subprocess adapter
 (``python -m sessionspec.conformance.reference_adapter``); both see exactly
@@ -451,8 +453,22 @@ class ReferenceAdapter:
             return protocol.rejected(
                 seq, r.code, r.message, index=r.index, phase=r.phase, state=r.state, has_state=r.has_state
             )
-        except Exception as exc:  # noqa: BLE001 - anything unexpected is "errored", never a verdict
-            return protocol.errored(
-                seq, f"{type(exc).__name__}: {exc}", detail="".join(traceback.format_exception(exc))[-4000:]
-            )
+        except Exception as exc:  # noqa: BLE001 - a crash of the implementation, or of the adapter
+            detail = "".join(traceback.format_exception(exc))[-4000:]
+            if _raised_by_implementation(exc):
+                return protocol.crashed(seq, type(exc).__name__, str(exc), detail=detail)
+            return protocol.errored(seq, f"{type(exc).__name__}: {exc}", detail=detail)
         return protocol.result(seq, value)
+
+
+def _raised_by_implementation(exc: BaseException) -> bool:
+    """Whether the innermost Python frame of ``exc`` is reference code (a crash, not an adapter bug)."""
+    import sessionspec.reference
+
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    home = os.path.dirname(os.path.abspath(sessionspec.reference.__file__))
+    return os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == home

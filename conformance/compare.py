@@ -403,11 +403,13 @@ def diff(expected: Any, actual: Any, ignore: Sequence[str] = (), limit: int = _M
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """How one reply measured up: ``outcome`` is passed/failed/errored/skipped."""
+    """How one reply measured up: ``outcome`` is passed/failed/crashed/errored/skipped."""
 
     outcome: str
     message: str = ""
     differences: tuple[Difference, ...] = ()
+    crash: Mapping[str, str] | None = None
+    """``{"class", "message"}`` of an implementation crash (outcome ``crashed``)."""
 
 
 def _describe_rejection(expected: Mapping[str, Any]) -> str:
@@ -458,6 +460,11 @@ def judge(
     kind = reply.get("kind")
     if kind == "errored":
         return Verdict("errored", str(reply.get("message", "errored")))
+    if kind == "crashed":
+        crash = {"class": str(reply.get("class", "")), "message": str(reply.get("message", ""))}
+        wanted = "a result" if "result" in expect else _describe_rejection(expect.get("rejected") or {})
+        return Verdict("crashed", f"expected {wanted}, the implementation crashed: {crash['class']}: {crash['message']}",
+                       crash=crash)
     if kind == "skipped":
         return Verdict("skipped", str(reply.get("reason", "skipped by the adapter")))
     code = reply.get("code")

@@ -205,7 +205,7 @@ class Differential(RuleBasedStateMachine):
         shared.requests += 1
         verdict = judge(op, args, expected, actual, code_map=shared.impl.code_map)
         self.trace.append(TraceStep(op, args, expected, actual, note=label))  # args are never mutated later
-        if verdict.outcome in ("failed", "errored"):
+        if verdict.outcome in ("failed", "crashed", "errored"):
             details = "".join(f"\n    {d.render()}" for d in verdict.differences[:8])
             message = f"{verdict.outcome}: {verdict.message}{details}"
             shared.failure = _Failure(self.name, label, message, list(self.trace))

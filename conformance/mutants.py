@@ -733,7 +733,7 @@ def check(name: str, *, examples: int = 30, steps: int = 12, vectors: bool = Tru
                 selected = []
             for case in selected:
                 result = run_case(impl, case)
-                if result.outcome in ("failed", "errored"):
+                if result.outcome in ("failed", "crashed", "errored"):
                     catch.catchers.append((f"vector {case.id}", tuple(case.requirements)))
         if machines and mutant_.probe:
             with tempfile.TemporaryDirectory(prefix="sessionspec-mutant-") as tmp:

@@ -31,6 +31,7 @@ __all__ = [
     "SCHEMA_BASE",
     "Op",
     "ProtocolViolation",
+    "crashed",
     "errored",
     "rejected",
     "request",
@@ -96,9 +97,9 @@ def needs_big_integers(value: Any) -> bool:
             stack.extend(v)
     return False
 
-REPLY_KINDS: tuple[str, ...] = ("result", "rejected", "errored", "skipped")
+REPLY_KINDS: tuple[str, ...] = ("result", "rejected", "crashed", "errored", "skipped")
 
-ReplyKind = Literal["result", "rejected", "errored", "skipped"]
+ReplyKind = Literal["result", "rejected", "crashed", "errored", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +186,16 @@ def rejected(
     return reply
 
 
+def crashed(seq: int, error_class: str, message: str, *, detail: str | None = None) -> dict[str, Any]:
+    """The implementation threw an error it does not define: a failure of the case, not a rejection."""
+    reply: dict[str, Any] = {"seq": seq, "kind": "crashed", "class": error_class, "message": message}
+    if detail:
+        reply["detail"] = detail
+    return reply
+
+
 def errored(seq: int | None, message: str, *, detail: str | None = None) -> dict[str, Any]:
-    """The adapter caught something it did not expect (a bug, not a verdict)."""
+    """The adapter broke: it could not run the request (a bug in the adapter, never a verdict)."""
     reply: dict[str, Any] = {"seq": seq, "kind": "errored", "message": message}
     if detail:
         reply["detail"] = detail

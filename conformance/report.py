@@ -201,6 +201,11 @@ def junit_xml(lines: Sequence[Mapping[str, Any]]) -> str:
             if outcome == "failed":
                 counts["failures"] += 1
                 ET.SubElement(tc, "failure", message=_xml_safe(case.get("message", "failed")[:500])).text = _case_text(case)
+            elif outcome == "crashed":  # a failure of the case, not a harness error
+                counts["failures"] += 1
+                crash = case.get("crash") or {}
+                ET.SubElement(tc, "failure", message=_xml_safe(case.get("message", "crashed")[:500]),
+                              type=_xml_safe(f"crash: {crash.get('class', '')}")).text = _case_text(case)
             elif outcome == "xpass":
                 counts["failures"] += 1
                 failure = ET.SubElement(tc, "failure", message=_xml_safe("unexpected pass: " + case.get("reason", "")))

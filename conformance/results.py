@@ -1,13 +1,17 @@
 """Per-case outcomes and their tallies.
 
-Outcomes keep "wrong answer", "broke" and "declined" apart, at every level:
-``passed``; ``failed`` (a reply that contradicts the spec); ``errored`` (the
-adapter crashed, hung, garbled its output or reported an unexpected error:
-a broken adapter, not a verdict on the implementation); ``skipped`` (a
-capability the implementation does not claim, or the adapter declined);
-``xfail`` (failed or errored, but listed as a known failure) and ``xpass``
-(listed as a known failure, yet passed: the list is stale, which fails the
-run).
+Outcomes keep "wrong answer", "crashed", "broke" and "declined" apart, at
+every level: ``passed``; ``failed`` (a reply that contradicts the spec);
+``crashed`` (the implementation threw an error it does not define, reported
+by the adapter as a ``crashed`` reply: a failure of the case, counted
+against its requirements like ``failed``, as protobuf's conformance runner
+and Bowtie count a crash); ``errored`` (protocol breakage only: the adapter
+exited, hung, garbled its output, answered another ``seq`` or reported that
+it could not run the request: a broken adapter, not a verdict);
+``skipped`` (a capability the implementation does not claim, or the adapter
+declined); ``xfail`` (failed, crashed or errored, but listed as a known
+failure) and ``xpass`` (listed as a known failure, yet passed: the list is
+stale, which fails the run).
 """
 
 from __future__ import annotations
@@ -20,11 +24,15 @@ from typing import Any
 from .cases import Case
 from .compare import Difference
 
-__all__ = ["OUTCOMES", "PROBLEM_OUTCOMES", "CaseResult", "tally"]
+__all__ = ["FAILING_OUTCOMES", "KNOWN_FAILURE_OUTCOMES", "OUTCOMES", "PROBLEM_OUTCOMES", "CaseResult", "tally"]
 
-OUTCOMES: tuple[str, ...] = ("passed", "failed", "errored", "skipped", "xfail", "xpass")
-PROBLEM_OUTCOMES = frozenset({"failed", "errored", "xpass"})
+OUTCOMES: tuple[str, ...] = ("passed", "failed", "crashed", "errored", "skipped", "xfail", "xpass")
+PROBLEM_OUTCOMES = frozenset({"failed", "crashed", "errored", "xpass"})
 """Outcomes that make ``sessionspec conformance`` exit 1."""
+FAILING_OUTCOMES = frozenset({"failed", "crashed"})
+"""Verdicts against the implementation: a ``crashed`` case has failed its requirements."""
+KNOWN_FAILURE_OUTCOMES = frozenset({"failed", "crashed", "errored"})
+"""Outcomes an expectation file entry turns into ``xfail``."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,7 @@ class CaseResult:
     reply: Mapping[str, Any] | None = None
     reason: str | None = None  # the expectation file's reason, for xfail/xpass
     duration: float = 0.0
+    crash: Mapping[str, str] | None = None  # {"class", "message"} when the implementation crashed
 
     @property
     def problem(self) -> bool:
@@ -59,6 +68,8 @@ class CaseResult:
             line["message"] = self.message
         if self.differences:
             line["diff"] = [d.to_json() for d in self.differences]
+        if self.crash is not None:
+            line["crash"] = {"class": self.crash["class"], "message": self.crash["message"]}
         if full if full is not None else self.outcome not in ("passed", "skipped"):
             line["request"] = {"op": c.op, "args": c.args}
             line["expected"] = dict(c.expect)

@@ -19,7 +19,7 @@ from .cases import Case
 from .compare import judge, render_value
 from .expectations import Expectations
 from .harness import Connection, Implementation, StartupFailed
-from .results import CaseResult
+from .results import KNOWN_FAILURE_OUTCOMES, CaseResult
 
 __all__ = ["RunResult", "apply_stale", "run_case", "run_cases", "start_implementation"]
 
@@ -76,12 +76,13 @@ def run_case(impl: Implementation, case: Case, expectations: Expectations | None
             reply = {"seq": reply.get("seq"), "kind": reply.get("kind"),
                      "notKept": f"a reply of {impl.last_reply_bytes} characters (more than {KEEP_REPLY_CHARS} are not kept)"}
             differences = tuple(replace(d, actual=render_value(d.actual, 200)) for d in differences)
-        result = CaseResult(case, verdict.outcome, message, differences, reply, duration=duration)
+        result = CaseResult(case, verdict.outcome, message, differences, reply, duration=duration, crash=verdict.crash)
     reason = expectations.reasons.get(case.id) if expectations else None
     if reason is None:
         return result
-    if result.outcome in ("failed", "errored"):
-        return CaseResult(case, "xfail", result.message, result.differences, result.reply, reason, result.duration)
+    if result.outcome in KNOWN_FAILURE_OUTCOMES:
+        return CaseResult(case, "xfail", result.message, result.differences, result.reply, reason, result.duration,
+                          crash=result.crash)
     if result.outcome == "passed":
         return CaseResult(
             case, "xpass", "listed as a known failure but passed: remove it from the expectation file",

@@ -6,11 +6,19 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from .results import OUTCOMES, CaseResult, Tally
+from .results import FAILING_OUTCOMES, PROBLEM_OUTCOMES, CaseResult, Tally
 
 __all__ = ["broken_adapter_hint", "render_summary"]
 
-_COLUMNS = ("passed", "failed", "errored", "skipped", "xfail", "xpass")
+_COLUMNS = ("passed", "failed", "crashed", "errored", "skipped", "xfail", "xpass")
+"""Table columns: ``failed`` counts every failing case, crashes included; ``crashed`` says how many of them crashed."""
+_HEADINGS = {"crashed": "(crashed)"}
+
+
+def _count(t: Tally, column: str) -> int:
+    if column == "failed":
+        return sum(t.counts.get(o, 0) for o in FAILING_OUTCOMES)
+    return t.counts.get(column, 0)
 
 
 def _impl_line(info: Mapping[str, Any]) -> str:
@@ -22,19 +30,19 @@ def _impl_line(info: Mapping[str, Any]) -> str:
 
 def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:
     width = max([len(label), *(len(name) for name, _ in rows)])
-    head = f"  {label:<{width}}  " + "  ".join(f"{c:>7}" for c in _COLUMNS)
+    head = f"  {label:<{width}}  " + "  ".join(f"{_HEADINGS.get(c, c):>9}" for c in _COLUMNS)
     out = [head]
     for name, t in rows:
-        out.append(f"  {name:<{width}}  " + "  ".join(f"{t.counts.get(c, 0):>7}" for c in _COLUMNS))
+        out.append(f"  {name:<{width}}  " + "  ".join(f"{_count(t, c):>9}" for c in _COLUMNS))
     return out
 
 
 def broken_adapter_hint(results: Sequence[CaseResult]) -> str | None:
-    """A short diagnosis when every attempted case failed or errored."""
+    """A short diagnosis when every attempted case failed, crashed or errored."""
     attempted = [r for r in results if r.outcome not in ("skipped",)]
     if len(attempted) < 2 or any(r.outcome in ("passed", "xpass") for r in attempted):
         return None
-    if not all(r.outcome in ("failed", "errored", "xfail") for r in attempted):
+    if not all(r.outcome in ("failed", "crashed", "errored", "xfail") for r in attempted):
         return None
     first = attempted[0]
     return (
@@ -85,12 +93,12 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
         total.add(r.outcome)
 
     area_rows = [(a, t) for a, t in sorted(by_area.items())
-                 if not failures_only or any(t.counts.get(o) for o in ("failed", "errored", "xpass"))]
+                 if not failures_only or any(t.counts.get(o) for o in PROBLEM_OUTCOMES)]
     out.write("\nby area\n")
     out.write("\n".join(_table([*area_rows, ("total", total)], "area")) + "\n")
 
     def clean(t: Tally) -> bool:
-        return all(t.counts.get(o, 0) == 0 for o in ("failed", "errored", "xpass", "xfail"))
+        return all(t.counts.get(o, 0) == 0 for o in (*PROBLEM_OUTCOMES, "xfail"))
 
     req_rows = [(f"{r} {level[r]}", t) for r, t in sorted(by_req.items(), key=lambda kv: _req_key(kv[0]))
                 if verbose or not clean(t)]
@@ -125,7 +133,11 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
     hint = broken_adapter_hint(results)
     if hint:
         out.write("\n" + hint + "\n")
-    counts = ", ".join(f"{total.counts.get(o, 0)} {o}" for o in OUTCOMES if total.counts.get(o, 0))
+    parts = [f"{_count(total, c)} {c}" for c in _COLUMNS if c != "crashed" and _count(total, c)]
+    crashed = total.counts.get("crashed", 0)
+    if crashed:
+        parts = [f"{p} (of which {crashed} crashed)" if p.endswith(" failed") else p for p in parts]
+    counts = ", ".join(parts)
     verdict = "FAILED" if run.exit_code else "OK"
     out.write(f"\n{verdict}: {len(results)} cases in {run.duration:.1f} s ({counts or 'nothing ran'})\n")
 

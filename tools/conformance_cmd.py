@@ -3,9 +3,10 @@
 Without --impl the embedded reference implementation runs in-process. With
 --impl, COMMAND (split like a shell would) starts an adapter that speaks the
 line protocol of conformance/PROTOCOL.md on stdin/stdout. Cases needing a
-capability the adapter does not claim are skipped; an adapter that crashes,
-hangs or garbles a reply gets that case marked errored, is restarted, and the
-run goes on. Exit status: 0 when every attempted case passed (or is a listed
+capability the adapter does not claim are skipped; an implementation that
+throws an error it does not define (the adapter replies "crashed") has failed
+that case; an adapter that exits, hangs or garbles a reply gets that case
+marked errored, is restarted, and the run goes on. Exit status: 0 when every attempted case passed (or is a listed
 known failure), 1 otherwise, 2 when the corpus, the expectation file or the
 adapter cannot be used.
 
@@ -124,7 +125,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
             steps = [TraceStep(r.case.op, r.case.args, r.case.expect, r.reply, r.case.ignore,
                                f"{r.case.id}: {r.case.description}")
-                     for r in result.results if r.outcome in ("failed", "errored", "xfail")]
+                     for r in result.results if r.outcome in ("failed", "crashed", "errored", "xfail")]
             write_trace(args.trace, steps, description="failing conformance cases",
                         origin="sessionspec conformance", implementation=result.implementation)
     except OSError as exc:

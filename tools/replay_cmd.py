@@ -51,7 +51,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         note = f"  ({step.note})" if step.note else ""
         out.write(f"step {number} {step.op}: {verdict.outcome}{note}\n")
         if verdict.outcome != "passed":
-            bad += verdict.outcome in ("failed", "errored")
+            bad += verdict.outcome in ("failed", "crashed", "errored")
             if verdict.message:
                 out.write(f"  {verdict.message}\n")
             for d in verdict.differences:

@@ -235,7 +235,7 @@ class ImplementationFailure extends Error {
   }
 }
 
-/** Something the package threw by accident (a crash on its input): reported as `errored`. */
+/** Something the package threw by accident (a crash on its input): reported as `crashed`. */
 class ImplementationCrash extends Error {
   constructor(cause) {
     super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause))
@@ -259,7 +259,8 @@ class ScriptError extends Error {}
  * Whether the package threw on purpose. It rejects with a plain `Error` (or
  * its SessionForkError / the registry's InvariantError); anything else
  * (TypeError, RangeError, ...) is the implementation crashing on its input,
- * which the protocol reports as `errored`, never as a rejection.
+ * which the protocol reports as `crashed` (a failure of the case), never as a
+ * rejection.
  */
 function deliberate(error) {
   if (!(error instanceof Error)) return false
@@ -1047,7 +1048,14 @@ async function handle(message) {
     if (error instanceof Rejection) return rejectedReply(seq, error, error.extra)
     if (error instanceof ImplementationFailure) return rejectedReply(seq, error)
     if (error instanceof ImplementationCrash) {
-      return { seq, kind: 'errored', message: `${PACKAGE} crashed: ${error.message}`, detail: String(error.cause?.stack ?? '').slice(-4000) }
+      const cause = error.cause
+      return {
+        seq,
+        kind: 'crashed',
+        class: cause instanceof Error ? cause.name : typeof cause,
+        message: cause instanceof Error ? cause.message : String(cause),
+        detail: String(cause?.stack ?? '').slice(-4000),
+      }
     }
     const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
     return { seq, kind: 'errored', message: text, detail: String(error?.stack ?? '').slice(-4000) }
