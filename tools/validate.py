@@ -43,7 +43,7 @@ import os
 import select
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from sessionspec.validator.fastlog import CleanLog, check_clean
@@ -68,8 +68,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
 
 
-#: The largest input read (bytes): a stream without end (``-`` from /dev/zero) stops here, not at the
-#: memory limit. Stored session logs are far smaller; docs/security.md lists every such bound.
+#: The largest input read whole (bytes): a stream without end (``-`` from /dev/zero) stops here, not at
+#: the memory limit. Stored session logs are far smaller; docs/security.md lists every such bound. A
+#: regular file that the streaming pass proves clean is read in blocks and never held whole, so this
+#: bound applies to it only when it has findings (the exact path reads it whole to locate them).
 MAX_INPUT_BYTES = 1 << 30
 #: How long a FIFO named as FILE may go without a writer before it is reported (seconds).
 FIFO_WAIT = 10.0
@@ -326,6 +328,43 @@ def _fraction(progress: Progress) -> Callable[[int, int], None]:
     return update
 
 
+#: Bytes read at a time by the streaming pass.
+BLOCK_SIZE = 8 << 20
+
+
+def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
+                          progress: Progress) -> tuple[bool, CleanLog | None]:
+    """(ran, result) of the accept-fast pass over a regular file read in blocks.
+
+    ``ran`` is False when `path` is not a regular file that could be opened; ``result`` is None when
+    the file is not provably clean. Either way the caller reads it whole and reports why.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False, None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False, None
+        os.set_blocking(fd, True)
+
+        def blocks() -> Iterator[bytes]:
+            while block := os.read(fd, BLOCK_SIZE):
+                yield block
+
+        progress.start(f"checking {path}", 1)
+        clean = check_clean(blocks(), path, level, schemas, size=info.st_size,
+                            progress=_fraction(progress) if progress.enabled else None)
+        progress.clear()
+        return True, clean
+    except OSError:
+        progress.clear()
+        return True, None
+    finally:
+        os.close(fd)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.max_findings < 0:
         err.write("sessionspec validate: error: --max-findings must be >= 0\n")
@@ -343,13 +382,21 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     checker = Checker(args.level, schemas)
     progress = Progress.for_stream(err, args.quiet)
     for path in paths:
+        streamed = False
+        if not args.exact and path != "-":
+            # A regular file is proved clean block by block (memory: one block, the surface and the open
+            # turn); anything else, and a file with findings, is read whole below.
+            streamed, clean = _check_file_streaming(path, args.level, schemas, progress)
+            if clean is not None:
+                report.add(clean)
+                continue
         data, problem = read_input(path)
         if problem is not None:
             report.input_errors.append(problem)
             continue
         assert data is not None
         name = "<stdin>" if path == "-" else path
-        if not args.exact:
+        if not args.exact and not streamed:
             # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
             # which locates and explains every finding (`sessionspec.validator.fastlog`).
             progress.start(f"checking {name}", 1)

@@ -63,14 +63,56 @@ def _fast(data: bytes, level: str) -> Any:
     return check_clean(data, "x.jsonl", level, SCHEMAS if level != "load" else None)
 
 
-def _never_looser(data: bytes) -> None:
-    """Whatever the fast pass proves is the exact path's whole report (nothing, or crash-tail warnings)."""
+def _streamed(data: bytes, level: str, size: int) -> Any:
+    """The fast pass fed `data` in blocks of `size` bytes (a file read piece by piece)."""
+    blocks = (data[i:i + size] for i in range(0, len(data), size))
+    return check_clean(blocks, "x.jsonl", level, SCHEMAS if level != "load" else None, size=len(data))
+
+
+def _same(one: Any, two: Any) -> bool:
+    if one is None or two is None:
+        return one is two
+    return (one.events, one.lines, one.rows, [f.to_json() for f in one.findings]) == (
+        two.events, two.lines, two.rows, [f.to_json() for f in two.findings])
+
+
+def _never_looser(data: bytes, block: int = 97) -> None:
+    """Whatever the fast pass proves is the exact path's whole report (nothing, or crash-tail warnings);
+    fed in blocks, it proves exactly the same."""
     for level in LEVELS:
         exact = _exact(data, level)  # also: the exact path never raises on a damaged log
         fast = _fast(data, level)
+        assert _same(_streamed(data, level, block), fast), level
         if fast is not None:
             assert [f.to_json() for f in fast.findings] == [f.to_json() for f in exact], level
             assert all(f.severity == "warning" for f in fast.findings)
+
+
+@pytest.mark.parametrize("size", [1, 2, 64, 4096, 1 << 20])
+@pytest.mark.parametrize("layout", ["packed", "unpacked"])
+def test_the_pass_reads_blocks_of_any_size_with_the_same_verdict(layout, size):
+    data = LOGS[layout]
+    lines = _lines(data)
+    cut = next(i for i in range(len(lines) - 2, 0, -1) if b'"type":"step/end"' in lines[i])
+    crashed = b"\n".join(lines[:cut]) + b"\n" + lines[cut][:25]
+    for log in (data, crashed, data.replace(b"\n", b"\r\n", 3)):
+        for level in LEVELS:
+            whole = _fast(log, level)
+            assert _same(_streamed(log, level, size), whole), (level, size)
+    assert _streamed(crashed, "strict", size).findings
+
+
+def test_an_open_turn_longer_than_the_tail_limit_goes_to_the_exact_path(monkeypatch):
+    from sessionspec.validator import fastlog
+
+    lines = _lines(LOGS["unpacked"])
+    cut = next(i for i in range(len(lines) - 2, 0, -1) if b'"type":"step/end"' in lines[i])
+    crashed = b"\n".join(lines[: cut + 1]) + b"\n"
+    assert _streamed(crashed, "schema", 256) is not None
+    monkeypatch.setattr(fastlog, "TAIL_LIMIT", 0)
+    monkeypatch.setattr(fastlog, "_TAIL_CHECK_LINES", 0)
+    assert _streamed(crashed, "schema", 256) is None  # the exact path reports it, with the whole log in hand
+    assert _streamed(LOGS["unpacked"], "schema", 256) is not None  # a closed turn needs no tail
 
 
 @pytest.mark.parametrize("layout", ["packed", "unpacked"])

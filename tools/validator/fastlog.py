@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,23 +302,32 @@ def _trusted(raw: bytes, number: int) -> Any:
     return value
 
 
-def check_clean(data: bytes, name: str, level: str, schemas: SchemaSet | None,
-                progress: Callable[[int, int], None] | None = None) -> CleanLog | None:
-    """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None."""
-    if not data or data.startswith(_BOM) or b"\r" in data:
-        return None
-    if data.lstrip(b" \t\n")[:1] == b"[":
-        return None  # a JSON array of events: the exact path
+def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: SchemaSet | None,
+                progress: Callable[[int, int], None] | None = None, size: int | None = None) -> CleanLog | None:
+    """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None.
+
+    `data` is the whole artifact or its bytes in consecutive blocks (a file read piece by piece):
+    the pass keeps one block, the surface and the open turn, never the log. `size` (the total, when
+    known) scales `progress`, which is called with bytes done and bytes in all.
+    """
+    blocks = (data,) if isinstance(data, bytes) else data
     if not hasattr(SurfaceState(), "_length"):
         return None
     try:
         with gc_paused():
-            return _check(data, name, level, schemas, progress)
+            return _check(iter(blocks), name, level, schemas, progress,
+                          len(data) if isinstance(data, bytes) else size)
     except (_GiveUp, SessionSpecError, RecursionError):
         return None
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError):  # pragma: no cover - defensive
         # Hostile values can reach corners no check anticipated; the exact path explains them.
         return None
+
+
+#: Bytes of the open turn's lines kept for the crash-tail check; a longer open turn gives the log to the
+#: exact path instead of growing the pass's memory without bound.
+TAIL_LIMIT = 64 << 20
+_TAIL_CHECK_LINES = 4096  # measure the tail only when it has this many lines
 
 
 def _appends(event: dict[str, Any], tag: str, seq: int) -> bool:
@@ -433,18 +442,25 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     return kinds
 
 
-def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
-           progress: Callable[[int, int], None] | None) -> CleanLog:
-    lines = data.split(b"\n")
-    fragment = lines.pop()  # b"" after a final newline; else a torn final fragment (JSONL-4)
-    if not lines:
+def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,
+           progress: Callable[[int, int], None] | None, total: int | None) -> CleanLog:
+    first = b""
+    for block in blocks:  # up to the end of the header line
+        first += block
+        if b"\n" in block:
+            break
+    if not first or first.startswith(_BOM) or first.lstrip(b" \t\n")[:1] == b"[":
+        raise _GiveUp  # empty, a BOM, or a JSON array of events: the exact path
+    header_raw, newline, rest = first.partition(b"\n")
+    if not newline or b"\r" in header_raw:
         raise _GiveUp
+    del first
     loads, dumps = orjson.loads, orjson.dumps
     # Header line: the exact path's own checks on a one-line log.
-    header = _trusted(lines[0], 1)
+    header = _trusted(header_raw, 1)
     if type(header) is not dict or _header_problem(header) is not None:
         raise _GiveUp
-    probe = LoadedLog(name=name, kind="jsonl", size=len(data), header_line=header, header_ok=True)
+    probe = LoadedLog(name=name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
     Checker(level, schemas)._check_header(probe)
     if probe.findings:
         raise _GiveUp
@@ -472,16 +488,24 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
 
     state = SurfaceState(lookup)
     check_surface, apply_surface = state.check, state.apply
+
+    def replace(plan: SurfacePlan) -> None:
+        """Apply a checked plan; a node it shadows is never current again, so SURF-10 never looks it up."""
+        apply_surface(plan)
+        for gone in plan.shadowed or ():
+            kept.pop(gone, None)
     inv_fold = InvariantFold()  # INV-*: a mutable fold, advanced in place
     inv_step, inv_in_step = inv_fold.step, inv_fold.in_step
     in_step_classes = _in_step_classes(fast) if fast is not None and strict else frozenset()
     has_provider_model = _session._has_provider_model
     check_entry = _session._check_seed_entry
-    neg_zero = _NEG_ZERO.search(data) is not None
+    neg_zero = False
     expected = 0
     open_turn: Any = None
-    turn_line = 0  # index in `lines` of the last turn/start: where a crash-tail check starts
+    turn_line = 0  # index (0 = header) of the last turn/start's line: where a crash-tail check starts
     current = 0
+    tail: list[bytes] = []  # the lines from the last turn/start on (the crash-tail check reads them)
+    tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
     rows = 0
     row_specs = _ROW_SPECS
     surface_types, envelope, legacy, data_checked = _SURFACE, _ENVELOPE, _LEGACY, _DATA_CHECKED
@@ -495,7 +519,7 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
 
         `checked`: the schema is already known to hold (a generated struct accepted it).
         """
-        nonlocal expected, open_turn, turn_line
+        nonlocal expected, open_turn, turn_line, tail_lost
         if type(value) is not dict:
             raise _GiveUp
         seq = value.get("seq")
@@ -523,6 +547,8 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
             payload = value["data"]
             open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
             turn_line = current
+            del tail[:-1]  # keep this turn/start's own line, the last one read
+            tail_lost = False
         if not checked and generic is not None and not by_tag.get(tag, generic)(value):
             raise _GiveUp  # schema
         if tag in surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
@@ -530,7 +556,7 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
             if appends(value, tag, seq):
                 apply_surface(SurfacePlan("append", seq, state._version))
             else:
-                apply_surface(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
+                replace(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
             if tag == "tool/result":
                 kept[seq] = value
         if strict and inv_step(value, seq):
@@ -567,96 +593,125 @@ def _check(data: bytes, name: str, level: str, schemas: SchemaSet | None,
                     raise _GiveUp
         expected = seq0 + len(members)
 
-    block = max(1, len(lines) // 100) if progress is not None else len(lines)
-    for start in range(1, len(lines), block):
-        if progress is not None:
-            progress(start, len(lines))
-        for number, raw in enumerate(lines[start:start + block], start + 1):
-            current = number - 1
-            if decode is not None:
-                try:
-                    obj = decode(raw)
-                except struct_errors:
-                    obj = None
-                if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):
-                    # Accepted by the generated types and canonical: schema-valid, lossless JSON.
-                    kind = kinds[obj.__class__]
-                    if kind is log_only:
-                        if obj.seq != expected:
-                            raise _GiveUp
-                        if strict and not (obj.__class__ in in_step_classes
-                                           and inv_in_step(expected, obj.data.turn, obj.data.step)):
-                            if inv_step(to_builtins(obj), expected):
+    def pieces() -> Iterator[bytes]:
+        yield rest
+        yield from blocks
+
+    carry = b""  # a line cut by the end of a block
+    base = 1  # lines before this block (the header is line 1)
+    done = len(header_raw) + 1
+    for piece in pieces():
+        if carry:
+            piece = carry + piece
+        if b"\r" in piece:
+            raise _GiveUp  # CRLF: the exact path reports it
+        lines = piece.split(b"\n")
+        carry = lines.pop()  # b"" after a newline; at the end, a torn final fragment (JSONL-4)
+        neg_zero = _NEG_ZERO.search(piece) is not None
+        length = len(piece) - len(carry)
+        del piece
+        if len(tail) > _TAIL_CHECK_LINES and sum(map(len, tail)) > TAIL_LIMIT:
+            tail.clear()
+            tail_lost = True
+        tail_append = tail.append
+        step = max(1, len(lines) // 100) if progress is not None and total else len(lines) or 1
+        for start in range(0, len(lines), step):
+            if progress is not None and total:
+                progress(done + length * start // len(lines), total)
+            for number, raw in enumerate(lines[start:start + step] if step < len(lines) else lines, base + start + 1):
+                current = number - 1
+                tail_append(raw)
+                if decode is not None:
+                    try:
+                        obj = decode(raw)
+                    except struct_errors:
+                        obj = None
+                    if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):
+                        # Accepted by the generated types and canonical: schema-valid, lossless JSON.
+                        kind = kinds[obj.__class__]
+                        if kind is log_only:
+                            if obj.seq != expected:
                                 raise _GiveUp
-                        expected += 1
-                        continue
-                    if kind is surface_event:
-                        seq = obj.seq
-                        if seq != expected:
-                            raise _GiveUp
-                        state._length = seq
-                        sources = obj.sourceEventSeqs
-                        if obj.surfaceOp == "append" and (sources is unset or (
-                            sources and set(map(type, sources)) == int_only and min(sources) >= 0
-                            and max(sources) < seq and len(set(sources)) == len(sources)
-                        ) or (not sources and fast.tags[obj.__class__] == "assistant/message")):
-                            apply_surface(SurfacePlan("append", seq, state._version))
+                            if strict and not (obj.__class__ in in_step_classes
+                                               and inv_in_step(expected, obj.data.turn, obj.data.step)):
+                                if inv_step(to_builtins(obj), expected):
+                                    raise _GiveUp
+                            expected += 1
+                            continue
+                        if kind is surface_event:
+                            seq = obj.seq
+                            if seq != expected:
+                                raise _GiveUp
+                            state._length = seq
+                            sources = obj.sourceEventSeqs
+                            if obj.surfaceOp == "append" and (sources is unset or (
+                                sources and set(map(type, sources)) == int_only and min(sources) >= 0
+                                and max(sources) < seq and len(set(sources)) == len(sources)
+                            ) or (not sources and fast.tags[obj.__class__] == "assistant/message")):
+                                apply_surface(SurfacePlan("append", seq, state._version))
+                            else:
+                                replace(check_surface(to_builtins(obj), seq))
+                            if fast.tags[obj.__class__] == "tool/result":
+                                kept[seq] = obj
+                            if strict and inv_step(to_builtins(obj), seq):
+                                raise _GiveUp
+                            expected = seq + 1
+                            continue
+                        if kind is row_typed or kind is row_kind:
+                            d = obj.data
+                            row_data = {k: v for k, v in zip(d.__struct_fields__, astuple(d)) if v is not unset}
+                            row(fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda o=obj: to_builtins(o),
+                                kind is row_typed)
+                            continue
+                        value = to_builtins(obj)
+                        spec = row_specs.get(value.get("type"))
+                        if spec is not None:
+                            if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+                                raise _GiveUp
+                            row(spec.tag, value["seq0"], value["time0"], value["data"], value)
                         else:
-                            apply_surface(check_surface(to_builtins(obj), seq))
-                        if fast.tags[obj.__class__] == "tool/result":
-                            kept[seq] = obj
-                        if strict and inv_step(to_builtins(obj), seq):
-                            raise _GiveUp
-                        expected = seq + 1
+                            event(value, checked=True)
                         continue
-                    if kind is row_typed or kind is row_kind:
-                        d = obj.data
-                        row_data = {k: v for k, v in zip(d.__struct_fields__, astuple(d)) if v is not unset}
-                        row(fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda o=obj: to_builtins(o),
-                            kind is row_typed)
-                        continue
-                    value = to_builtins(obj)
-                    spec = row_specs.get(value.get("type"))
-                    if spec is not None:
-                        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-                            raise _GiveUp
-                        row(spec.tag, value["seq0"], value["time0"], value["data"], value)
-                    else:
-                        event(value, checked=True)
-                    continue
-            try:
-                value = loads(raw)
-                if dumps(value, option=_STRICT) != raw or (neg_zero and b"-0.0" in raw):
+                try:
+                    value = loads(raw)
+                    if dumps(value, option=_STRICT) != raw or (neg_zero and b"-0.0" in raw):
+                        value = _trusted(raw, number)
+                except (orjson.JSONDecodeError, orjson.JSONEncodeError):
                     value = _trusted(raw, number)
-            except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-                value = _trusted(raw, number)
-            if type(value) is not dict:
-                raise _GiveUp
-            tag = value.get("type")
-            spec = row_specs.get(tag) if type(tag) is str else None
-            if spec is None:
-                event(value)
-                continue
-            if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-                raise _GiveUp  # CHUNK-9
-            row(spec.tag, value["seq0"], value["time0"], value["data"], value)
+                if type(value) is not dict:
+                    raise _GiveUp
+                tag = value.get("type")
+                spec = row_specs.get(tag) if type(tag) is str else None
+                if spec is None:
+                    event(value)
+                    continue
+                if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+                    raise _GiveUp  # CHUNK-9
+                row(spec.tag, value["seq0"], value["time0"], value["data"], value)
+        base += len(lines)
+        done += length
+        del lines
+    fragment = carry
+    size = done + len(fragment)
     findings: list[Finding] = []
     if open_turn is not None and expected:
         # REPAIR-6: the log ends inside a turn. The closers depend only on the events from the last
         # turn/start on (it resets the scan), so the exact path's check runs on that suffix alone.
-        suffix = LoadedLog(name=name, kind="jsonl", size=len(data))
-        for number, raw in enumerate(lines[turn_line:], turn_line + 1):
+        if tail_lost:
+            raise _GiveUp
+        suffix = LoadedLog(name=name, kind="jsonl", size=size)
+        for number, raw in enumerate(tail, turn_line + 1):
             for member in decode_storage_record(loads(raw)):
                 suffix.events.append(member)
                 suffix.event_lines.append(number)
         Checker(level, schemas)._check_crash_tail(suffix)
         findings += suffix.findings
     if fragment:
-        findings.append(fragment_finding(fragment, len(lines) + 1))
+        findings.append(fragment_finding(fragment, base + 1))
     for finding in findings:
         finding.file = name
     findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
-    return CleanLog(name=name, events=expected, lines=len(lines) + (1 if fragment else 0), rows=rows, findings=findings)
+    return CleanLog(name=name, events=expected, lines=base + (1 if fragment else 0), rows=rows, findings=findings)
 
 
 _PLANS: dict[int, tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
