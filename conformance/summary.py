@@ -6,6 +6,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from sessionspec.reference.json_text import display
+
 from .results import FAILING_OUTCOMES, PROBLEM_OUTCOMES, CaseResult, Tally
 
 __all__ = ["broken_adapter_hint", "render_summary"]
@@ -24,8 +26,8 @@ def _count(t: Tally, column: str) -> int:
 def _impl_line(info: Mapping[str, Any]) -> str:
     impl = info.get("implementation") or {}
     caps = info.get("capabilities") or []
-    return (f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}), "
-            f"spec revision {info.get('specRevision', '?')}, {len(caps)} capabilities")
+    return display(f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}), "
+                   f"spec revision {info.get('specRevision', '?')}, {len(caps)} capabilities")
 
 
 def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:
@@ -49,21 +51,22 @@ def broken_adapter_hint(results: Sequence[CaseResult]) -> str | None:
         f"Every one of the {len(attempted)} attempted cases failed or errored. That is almost always a broken "
         "adapter, not a non-conformant implementation: run the adapter by hand, feed it one request line, and "
         "compare with conformance/PROTOCOL.md.\n"
-        f"  first problem ({first.case.description} [{first.case.id}]): {first.message}"
+        f"  first problem ({display(first.case.description)} [{first.case.id}]): {display(first.message)}"
     )
 
 
 def _render_case(r: CaseResult, indent: str = "    ") -> list[str]:
     c = r.case
-    lines = [f"{indent}{r.outcome.upper()}: {c.description} [{c.id}]",
+    lines = [f"{indent}{r.outcome.upper()}: {display(c.description)} [{c.id}]",
              f"{indent}  {c.source}  requirements: {', '.join(c.requirements)}  op: {c.op}"]
     if r.reason:
-        lines.append(f"{indent}  known failure: {r.reason}")
-    if r.message:
-        for part in r.message.splitlines() or [""]:
-            lines.append(f"{indent}  {part}")
+        lines.append(f"{indent}  known failure: {display(r.reason)}")
+    if r.message:  # an adapter's message (with its stderr tail) may span lines: each continues behind "| "
+        first, *rest = r.message.split("\n")
+        lines.append(f"{indent}  {display(first)}")
+        lines.extend(f"{indent}  | {display(part)}" for part in rest)
     for d in r.differences:
-        lines.append(f"{indent}    {d.render()}")
+        lines.append(f"{indent}    {display(d.render())}")
     return lines
 
 
@@ -75,7 +78,8 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
     out.write(f"sessionspec conformance: {_impl_line(run.implementation)}\n")
     revision = run.implementation.get("specRevision")
     if revision and revision != SPEC_REVISION:
-        out.write(f"  note: the implementation follows spec revision {revision}; the suite checks {SPEC_REVISION}\n")
+        out.write(f"  note: the implementation follows spec revision {display(str(revision))}; "
+                  f"the suite checks {SPEC_REVISION}\n")
 
     by_area: dict[str, Tally] = defaultdict(Tally)
     by_req: dict[str, Tally] = defaultdict(Tally)
@@ -125,9 +129,9 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
         for case_id in run.stale_expectations:
             out.write(f"  {case_id}\n")
     for problem in getattr(run, "problems", ()):
-        out.write(f"\nproblem: {problem}\n")
+        out.write(f"\nproblem: {display(problem)}\n")
     for failure in getattr(run, "fuzz_failures", ()):
-        out.write(f"\nfuzz failure in {failure.get('machine', '?')}: {failure.get('message', '')}\n")
+        out.write(f"\nfuzz failure in {failure.get('machine', '?')}: {display(str(failure.get('message', '')))}\n")
         if failure.get("trace"):
             out.write(f"  replay with: sessionspec replay {failure['trace']} --impl ...\n")
     hint = broken_adapter_hint(results)

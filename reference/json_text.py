@@ -39,7 +39,7 @@ import orjson
 from sessionspec.spec.errors import JsonTextError
 from .json_value import FrozenDict, FrozenList, is_json_value, json_pointer
 
-__all__ = ["loads", "loads_with_duplicates", "dumps", "dumps_bytes"]
+__all__ = ["loads", "loads_with_duplicates", "dumps", "dumps_bytes", "display", "escape_surrogates"]
 
 # An integer literal of 19+ digits may lie outside [-2**63, 2**64 - 1], which
 # orjson would read as a float. Finding such a digit run anywhere (even inside
@@ -394,3 +394,30 @@ if hasattr(sys, "get_int_max_str_digits"):
     _limit = sys.get_int_max_str_digits()
     if _limit and _limit <= _INT_DIGITS_LIMIT:
         _INT_DIGITS_LIMIT = max(_limit - 1, 1)
+
+
+# ------------------------------------------------------------------- display
+# Control characters (C0, DEL, C1), Unicode line and paragraph separators, and lone surrogates.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or "\\u%04x" % ord(char)
+
+
+def display(text: str) -> str:
+    """``text`` safe to print as part of one line of a terminal, a CI log or a report.
+
+    Text from a log or an adapter can hold newlines (which could forge report
+    lines or ``::error`` annotations), terminal escapes, and lone surrogates
+    (which no UTF-8 stream can write). Those become JSON-style escapes
+    (``\\n``, ``\\u001b``, ``\\ud800``); all other characters are kept.
+    """
+    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) is not None else text
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with its lone surrogates written as ``\\uXXXX`` escapes (writable as UTF-8)."""
+    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if _SURROGATE.search(text) else text

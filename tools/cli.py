@@ -10,7 +10,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from sessionspec import SPEC_REVISION, __version__
 
@@ -63,10 +63,42 @@ def command_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
     return parser, module
 
 
+class EscapingStream:
+    """A text stream that escapes what no report line may carry, whatever a command writes.
+
+    Every command prints text that comes from input (event types, keys, file names, adapter
+    messages). Written through this stream, lone surrogates (which no UTF-8 stream can encode)
+    and control characters other than the line end (terminal escapes, CR) come out as JSON-style
+    escapes (`sessionspec.reference.json_text.display`); JSON output stays valid JSON, because an
+    escape is what JSON itself would write. Text that could hold a line end of its own is escaped
+    where it is formatted, so it cannot forge a line. ``write_control`` is for the progress bar.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if not text.isprintable():
+            from sessionspec.reference.json_text import display  # not at import: `--help` stays fast
+
+            text = "\n".join(display(part) for part in text.split("\n"))
+        return self._stream.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def write_control(self, text: str) -> int:
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def run(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the CLI in-process; returns the exit code (0 ok, 1 findings, 2 usage or input error)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = EscapingStream(out or sys.stdout)  # type: ignore[assignment]
+    err = EscapingStream(err or sys.stderr)  # type: ignore[assignment]
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if not argv or argv[0] not in COMMANDS:

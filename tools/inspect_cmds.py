@@ -17,6 +17,7 @@ import os
 from collections import Counter
 from typing import Any, TextIO
 
+from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, LoadedLog, load_log
 from sessionspec.reference import json_text
 from sessionspec.reference.atomic import OutputError, write_atomic
@@ -43,12 +44,19 @@ def _load(path: str) -> tuple[bytes, LoadedLog]:
     return data, load_log(data, "<stdin>" if path == "-" else path)
 
 
+def _json(value: Any) -> str:
+    try:
+        return json_text.dumps(value)
+    except SessionSpecError as error:  # e.g. a number like 1e400 read as infinity: JSON cannot carry it
+        raise _Failure(f"cannot print the value as JSON: {error}") from error
+
+
 def _dump(value: Any, out: TextIO, pretty: bool = True) -> None:
-    text = json_text.dumps(value)
+    text = _json(value)
     if pretty:
         try:
-            text = json.dumps(json.loads(text), ensure_ascii=False, indent=2)
-        except RecursionError:  # very deep payloads: keep the compact (iterative) form
+            text = json_text.escape_surrogates(json.dumps(json.loads(text), ensure_ascii=False, indent=2))
+        except (RecursionError, ValueError):  # very deep payloads, integers of 4,300+ digits: keep the compact form
             pass
     out.write(text + "\n")
 
@@ -94,6 +102,9 @@ def _command(fn: Any) -> Any:
         except OutputError as failure:
             err.write(f"sessionspec {args._name}: error: {failure.message}\n")
             return 2
+        except SessionSpecError as error:  # the reference rejects what the log holds (run `validate`)
+            err.write(f"sessionspec {args._name}: error: the log cannot be processed: {error}\n")
+            return 1
 
     return staticmethod(run)
 
@@ -109,7 +120,18 @@ def _out_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str) -> None:
-    """Write OUT atomically, or to stdout for '-'; the one-line summary goes where the log does not."""
+    """Write OUT atomically, or to stdout for '-'; the one-line summary goes where the log does not.
+
+    A rewritten log is written only if a loader accepts it (what `validate --level load` checks):
+    a command that exits 0 promises a loadable log, so it refuses, saying what remains wrong.
+    """
+    result = load_log(content, "<stdout>" if path == "-" else path)
+    Checker("load").check(result)
+    errors = [f for f in result.findings if f.severity == ERROR]
+    if errors:
+        shown = "\n  ".join(format_text(f) for f in errors[:5]) + (
+            f"\n  … {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise _Failure(f"not written: a loader would still reject the result (`validate --level load`):\n  {shown}")
     if path == "-":
         buffer = getattr(out, "buffer", None)
         if buffer is not None:
@@ -258,6 +280,14 @@ class Unpack:
     run = _command(lambda args, out, err: _rewrite(args, out, err, False))
 
 
+def _type_label(event: Any) -> str:
+    """An event's type for counting; a type that is not a string (or no event object) is named by its kind."""
+    if not isinstance(event, dict):
+        return f"<{type(event).__name__}, not an event object>"
+    etype = event.get("type")
+    return etype if isinstance(etype, str) else f"<type is {type(etype).__name__}>" if "type" in event else "<no type>"
+
+
 class Stats:
     """Count a log's events per type, turns, steps, surface size, replaces and how much is packed.
 
@@ -273,7 +303,7 @@ class Stats:
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file)
-        types = Counter(e.get("type") if isinstance(e, dict) else f"<{type(e).__name__}>" for e in log.events)
+        types = Counter(map(_type_label, log.events))
         try:
             fold: dict[str, Any] | None = fold_surface(log.events)
         except (SessionSpecError, AttributeError, TypeError):
@@ -281,7 +311,7 @@ class Stats:
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats = {
             "file": log.name, "kind": log.kind, "bytes": log.size, "lines": log.lines, "events": len(log.events),
-            "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], str(kv[0])))),
+            "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "turns": types.get("turn/start", 0), "steps": types.get("step/start", 0),
             "surfaceSize": len(fold["nodes"]) if fold else None,
             "replaces": len(fold["replacements"]) if fold else None,
@@ -295,13 +325,15 @@ class Stats:
             _dump(stats, out)
             return 0
         out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes, {log.kind})\n")
-        out.write(f"turns {stats['turns']}, steps {stats['steps']}, surface size {stats['surfaceSize']}, "
-                  f"replaces {stats['replaces']}\n")
+        unknown = "unknown (the surface fold fails: run `sessionspec validate`)"
+        surface = unknown if fold is None else f"surface size {stats['surfaceSize']}, replaces {stats['replaces']}"
+        out.write(f"turns {stats['turns']}, steps {stats['steps']}, {surface}\n")
         out.write(f"packed: {stats['packedRows']} rows holding {stats['packedEvents']} events "
                   f"({100 * stats['packedRatio']:.1f}% of events)\n")
-        width = max((len(str(t)) for t in types), default=0)
-        for etype, count in stats["types"].items():
-            out.write(f"  {str(etype):<{width}}  {count}\n")
+        shown = {json_text.display(t): count for t, count in stats["types"].items()}
+        width = max(map(len, shown), default=0)
+        for etype, count in shown.items():
+            out.write(f"  {etype:<{width}}  {count}\n")
         if stats["errors"] or stats["warnings"]:
             out.write(f"{stats['errors']} error(s), {stats['warnings']} warning(s): run `sessionspec validate`\n")
         return 0
@@ -330,8 +362,8 @@ class Header:
         if args.format == "json":
             _dump(log.header_line, out)
         else:
-            for key, value in log.header_line.items():
-                out.write(f"{key}: {json_text.dumps(value)}\n")
+            lines = [f"{json_text.display(key)}: {_json(value)}\n" for key, value in log.header_line.items()]
+            out.writelines(lines)
         return 0 if log.header_ok else 1
 
     run = _command(_run.__func__)

@@ -10,6 +10,8 @@ import os
 import time
 from typing import TextIO
 
+from sessionspec.reference.json_text import display
+
 
 class Progress:
     """Redraws one stderr line at most ~10 times a second; a no-op when disabled."""
@@ -40,13 +42,14 @@ class Progress:
         self._last = now
         width = 30
         filled = int(width * min(done, self.total) / self.total)
-        label = self.label if len(self.label) <= 40 else "…" + self.label[-39:]
-        self.stream.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {100 * done // self.total:3d}%")
+        label = display(self.label if len(self.label) <= 40 else "…" + self.label[-39:])
+        write = getattr(self.stream, "write_control", self.stream.write)  # the CLI's escaping stream
+        write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {100 * done // self.total:3d}%")
         self.stream.flush()
         self._drawn = True
 
     def clear(self) -> None:
         if self.enabled and self._drawn:
-            self.stream.write("\r\x1b[K")
+            getattr(self.stream, "write_control", self.stream.write)("\r\x1b[K")
             self.stream.flush()
             self._drawn = False

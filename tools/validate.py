@@ -50,6 +50,7 @@ from sessionspec.validator.fastlog import CleanLog, check_clean
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
 from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log
 from sessionspec.progress import Progress
+from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
 
 
@@ -251,17 +252,18 @@ class Report:
     def _render_text(self, out: TextIO) -> None:
         for entry in self.files:
             findings = entry["findings"]
+            name = display(entry["file"])
             for f in self.shown(findings):
                 out.write(format_text(f) + "\n")
             hidden = len(findings) - len(self.shown(findings))
             if hidden:
-                out.write(f"{entry['file']}: … {hidden} more finding(s) not shown (--max-findings)\n")
+                out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
             status = "ok" if entry["valid"] else "INVALID"
             extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
-            out.write(f"{entry['file']}: {status}: {entry['events']} events, {entry['errors']} error(s), "
+            out.write(f"{name}: {status}: {entry['events']} events, {entry['errors']} error(s), "
                       f"{entry['warnings']} warning(s){extra}\n")
         for problem in self.input_errors:
-            out.write(f"error: {problem}\n")
+            out.write(f"error: {display(problem)}\n")
         s = self._summary()
         out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
                   f"{s['warnings']} warning(s)" + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
@@ -275,7 +277,7 @@ class Report:
             item["truncated"] = len(shown) < len(entry["findings"])
             files.append(item)
         doc = {"files": files, "inputErrors": self.input_errors, "summary": self._summary()}
-        out.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        out.write(escape_surrogates(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
 
     def _render_github(self, out: TextIO) -> None:
         for entry in self.files:
@@ -304,17 +306,20 @@ def describe(f: Finding) -> str:
 
 
 def format_text(f: Finding) -> str:
+    """One finding as one line; text from the log is escaped (no newline or control character survives)."""
     loc = f.file
     if f.line is not None:
         loc += f":{f.line}"
         if f.column is not None:
             loc += f":{f.column}"
     tag = f"[{f.code}" + (f" {f.requirement}" if f.requirement else "") + "]"
-    return f"{loc}: {f.severity} {tag} {describe(f)}"
+    return display(f"{loc}: {f.severity} {tag} {describe(f)}")
 
 
 def _gh_escape(text: str, prop: bool) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow-command value: ``%``, CR and LF percent-encoded (so no text can start an annotation of
+    its own), other control characters and lone surrogates escaped."""
+    text = display(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

@@ -138,7 +138,13 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
                 raise JsonSyntaxError(f"unexpected character {text[i]!r}", i)
             token = m.group(0)
             i = m.end()
-            if m.group(1) is None and m.group(2) is None:
+            if m.group(1) is None and m.group(2) is None and len(token) > _MAX_INT_DIGITS:
+                # Beyond what Python converts (4,300 digits) and far beyond a double: JavaScript's
+                # JSON.parse reads Infinity, so the number is not lossless (JSON-2), like 1e400.
+                value = float("-inf") if token.startswith("-") else float("inf")
+                anomalies.append(Anomaly("infinite-number", pointer(_path(stack)),
+                                         f"integer of {len(token.lstrip('-'))} digits overflows to infinity"))
+            elif m.group(1) is None and m.group(2) is None:
                 value = int(token)
                 if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
                     anomalies.append(
@@ -181,6 +187,9 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
                 i += 1
                 continue
             raise JsonSyntaxError(f"expected ',' or {'}' if frame.is_object else ']'!r}", i)
+
+
+_MAX_INT_DIGITS = 4000  # below CPython's int<->str conversion limit (4,300 digits)
 
 
 def _short(token: str) -> str:
