@@ -295,10 +295,15 @@ class SurfaceState:
         shadowed = [start]
         slot = slot_s
         find = self._find
-        while slot != slot_e:
+        # A valid replace lists every shadowed node in sourceEventSeqs, so enumerating more nodes than
+        # it lists (or than a message shows) only proves it invalid: stopping there keeps a log of
+        # rejected replaces linear.
+        raw = event.get("sourceEventSeqs")
+        limit = max(len(raw) if type(raw) in _LISTS else 0, _SHOWN_SEQS)
+        while slot != slot_e and len(shadowed) <= limit:
             slot = find(slot + 1)
             shadowed.append(slot_seq[slot])
-        self._check_sources(event, etype, seq, shadowed, index)
+        self._check_sources(event, etype, seq, shadowed, index, complete=slot == slot_e)
         if etype == "tool/result":
             self._check_tool_result_rewrite(event, shadowed, index)
         return SurfacePlan("replace", seq, self._version, start, end, shadowed)
@@ -317,13 +322,17 @@ class SurfaceState:
         return slot
 
     def _check_sources(
-        self, event: Mapping[str, Any], etype: str, seq: int, shadowed: Sequence[int], index: int
+        self, event: Mapping[str, Any], etype: str, seq: int, shadowed: Sequence[int], index: int,
+        complete: bool = True,
     ) -> None:
-        """SURF-7 (shape of sourceEventSeqs) then SURF-9 (replace coverage)."""
+        """SURF-7 (shape of sourceEventSeqs) then SURF-9 (replace coverage).
+
+        ``shadowed`` is the first nodes of the range, all of them when ``complete``.
+        """
         raw = event.get("sourceEventSeqs", _MISSING)
         if raw is _MISSING:
             if shadowed:
-                missing = ", ".join(str(s) for s in shadowed)
+                missing = _seq_list(shadowed, complete)
                 raise self._error(
                     f"surface replace: sourceEventSeqs must include every shadowed surface node; missing {missing}",
                     "SURFACE_SOURCES_COVERAGE",
@@ -381,7 +390,7 @@ class SurfaceState:
         if missing_seqs:
             raise self._error(
                 "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
-                + ", ".join(str(s) for s in missing_seqs),
+                + _seq_list(missing_seqs, complete),
                 "SURFACE_SOURCES_COVERAGE",
                 "SURF-9",
                 event,
@@ -454,6 +463,17 @@ class SurfaceState:
         plan = self.check(event, index)
         self.apply(plan)
         return plan
+
+
+_SHOWN_SEQS = 20
+
+
+def _seq_list(seqs: Sequence[int], complete: bool) -> str:
+    """Seqs for a message, at most ``_SHOWN_SEQS`` of them (a message never grows with the surface)."""
+    text = ", ".join(str(s) for s in seqs[:_SHOWN_SEQS])
+    if len(seqs) > _SHOWN_SEQS:
+        text += f" and {len(seqs) - _SHOWN_SEQS} more"
+    return text if complete else text + " (and possibly more: the range holds more nodes than are listed)"
 
 
 def _rest_without_content(data: Any) -> dict[str, Any]:

@@ -103,6 +103,9 @@ class _Hole:
         self.column = column
 
 
+_EMPTY = _Hole("empty line")  # shared: a file of blank lines holds one object, not one per line
+
+
 def _excerpt(raw: bytes) -> str:
     text = raw[:_EXCERPT].decode("utf-8", errors="replace")
     return repr(text) + ("…" if len(raw) > _EXCERPT else "")
@@ -150,7 +153,7 @@ def _parse_slow(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
         value, anomalies, depth = jsondiag.parse(text)
     except jsondiag.JsonSyntaxError as exc:
         if exc.kind == "empty":
-            return _Hole("empty line")
+            return _EMPTY
         col = exc.offset + 1
         where = f"column {col}"
         if exc.kind == "syntax" and exc.offset >= len(text.rstrip()):
@@ -359,7 +362,7 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
         if progress is not None and i % tick == 0:
             progress(i)
         if not raw or raw == b"\r":
-            decoded[i - start] = _Hole("empty line")
+            decoded[i - start] = _EMPTY
             continue
         before = len(findings)
         value = parse_line(raw, number, findings)
@@ -411,22 +414,29 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
     committed_line = last_turn_end + start + 1 if last_turn_end >= 0 else None
     events, event_lines = log.events, log.event_lines
     expected = 0
+    run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
     for i, records in enumerate(decoded):
         number = i + start + 1
         if isinstance(records, _Hole):
             if number in log.bad_event_lines and i <= last_turn_end:
                 continue  # already reported with its own finding
             if i <= last_turn_end:
-                log.add(
-                    Finding(
-                        "JSONL_CORRUPT",
-                        "JSONL-7",
-                        f"unreadable line inside the committed region (which ends at the turn/end on line "
-                        f"{committed_line}): {records.reason}; a loader rejects the whole file",
-                        line=number,
-                        column=records.column,
-                    )
+                if run and run[2] == number - 1 and run[3] == records.reason:
+                    run[2] = number  # one finding per run (a megabyte of blank lines is one defect)
+                    run[0].message = (f"{number - run[1] + 1} unreadable lines (lines {run[1]}-{number}) inside the "
+                                      f"committed region (which ends at the turn/end on line {committed_line}): "
+                                      f"{records.reason}; a loader rejects the whole file")
+                    continue
+                finding = Finding(
+                    "JSONL_CORRUPT",
+                    "JSONL-7",
+                    f"unreadable line inside the committed region (which ends at the turn/end on line "
+                    f"{committed_line}): {records.reason}; a loader rejects the whole file",
+                    line=number,
+                    column=records.column,
                 )
+                log.add(finding)
+                run = [finding, number, number, records.reason]
                 continue
             dropped = len(decoded) - i - 1
             log.add(

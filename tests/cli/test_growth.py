@@ -1,0 +1,98 @@
+"""Validation stays linear on crafted logs: the cost of a 4x log is at most ~4x (with slack for noise),
+never the square. Measured as interpreter work (tracemalloc peak, and time with a generous bound),
+at every level, on the shapes that used to blow up: rejected replaces that shadow the whole surface,
+long sourceEventSeqs, a schema-invalid event on every line, and runs of blank lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import tracemalloc
+
+import pytest
+from cli_helpers import HEADER
+from sessionspec.cli import run
+
+T = 1767225600000
+
+
+def _line(event: dict) -> str:
+    return json.dumps(event, separators=(",", ":"))
+
+
+def _user(seq: int, **extra) -> dict:
+    return {"type": "user/message", "seq": seq, "time": T,
+            "data": {"content": [{"type": "text", "text": "m"}], "source": {"kind": "user"}}, **extra}
+
+
+def _log(body: list[dict], blank: int = 0) -> bytes:
+    seq = len(body) + 1
+    lines = [_line(HEADER), _line({"type": "turn/start", "seq": 0, "time": T,
+                                   "data": {"turn": 1, "trigger": {"kind": "message", "source": {"kind": "user"}}}})]
+    lines += [_line(e) for e in body]
+    lines += [""] * blank
+    lines.append(_line({"type": "turn/end", "seq": seq, "time": T, "data": {"turn": 1, "reason": {"kind": "completed"}}}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def rejected_replaces(n: int) -> bytes:
+    """Appends, each followed by a replace of the whole surface without sourceEventSeqs (SURF-9)."""
+    body, first = [], 1
+    for k in range(n):
+        body.append(_user(2 * k + 1, surfaceOp="append"))
+        body.append(_user(2 * k + 2, surfaceOp={"op": "replace", "start": first, "end": 2 * k + 1}))
+    return _log(body)
+
+
+def long_sources(n: int) -> bytes:
+    """Appends, then one message whose sourceEventSeqs names every one of them, twice over (SURF-7)."""
+    body = [_user(k + 1, surfaceOp="append") for k in range(n)]
+    body.append(_user(n + 1, surfaceOp="append", sourceEventSeqs=list(range(1, n + 1)) * 2))
+    return _log(body)
+
+
+def schema_invalid(n: int) -> bytes:
+    """Every event carries an unknown payload key and a wrong-typed field."""
+    body = []
+    for k in range(n):
+        event = _user(k + 1, surfaceOp="append")
+        event["data"]["unknown"] = k
+        event["data"]["content"][0]["text"] = k
+        body.append(event)
+    return _log(body)
+
+
+def blank_lines(n: int) -> bytes:
+    return _log([_user(1, surfaceOp="append")], blank=50 * n)
+
+
+def _cost(data: bytes, level: str, tmp_path) -> tuple[float, int]:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    tracemalloc.start()
+    started = time.process_time()
+    code = run(["validate", "--level", level, "--quiet", str(path)], io.StringIO(), io.StringIO())
+    elapsed = time.process_time() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code in (0, 1)  # schema-invalid events are fine at level load
+    return elapsed, peak
+
+
+# events per shape at 1x: small enough for the CI profile (tracemalloc slows the checker ~10x)
+SIZES = {rejected_replaces: 150, long_sources: 150, schema_invalid: 50, blank_lines: 60}
+
+
+@pytest.mark.parametrize("shape", list(SIZES), ids=lambda f: f.__name__)
+@pytest.mark.parametrize("level", ["load", "strict"])
+def test_cost_grows_linearly(shape, level, tmp_path):
+    n = SIZES[shape]
+    small, large = shape(n), shape(4 * n)
+    assert 3 < len(large) / len(small) < 5.5
+    _cost(small, level, tmp_path)  # warm caches (schemas, generated types)
+    t1, m1 = _cost(small, level, tmp_path)
+    t4, m4 = _cost(large, level, tmp_path)
+    size_ratio = len(large) / len(small)
+    assert m4 / m1 < 1.6 * size_ratio, (m1, m4)  # quadratic would be ~16x
+    assert t4 < 2.5 * size_ratio * t1 + 0.5, (t1, t4)
