@@ -43,7 +43,7 @@ import os
 import select
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from sessionspec.validator.fastlog import CleanLog, check_clean
@@ -67,6 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="lowest severity that makes the exit status 1 (default: warning)")
     parser.add_argument("--exact", action="store_true",
                         help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                        help="check files in N processes (default 0: one per CPU); output order stays the order of FILE")
+    parser.add_argument("--dask", metavar="ADDRESS",
+                        help="check files on a Dask cluster (scheduler address; needs `sessionspec[dask]`; "
+                             "the workers must see the same paths)")
 
 
 #: The largest input read whole (bytes): a stream without end (``-`` from /dev/zero) stops here, not at
@@ -219,17 +224,14 @@ class Report:
         self.files: list[dict[str, Any]] = []
         self.input_errors: list[str] = []
 
-    def add(self, log: LoadedLog | CleanLog, suppressed: int = 0) -> None:
-        findings = log.findings
-        errors = sum(1 for f in findings if f.severity == ERROR)
-        warnings = len(findings) - errors
+    def add(self, report: dict[str, Any]) -> None:
+        """Add one `check_file` report (an unreadable file becomes an input error)."""
+        if "inputError" in report:
+            self.input_errors.append(report["inputError"])
+            return
+        findings = [_finding(f) for f in report["findings"]]
         failing = any(is_failure(f, self.fail_on) for f in findings)
-        events = len(log.events) if isinstance(log, LoadedLog) else log.events
-        self.files.append({
-            "file": log.name, "kind": log.kind, "valid": not failing, "events": events,
-            "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
-            "findings": findings,
-        })
+        self.files.append({**report, "valid": not failing, "findings": findings})
 
     def shown(self, findings: list[Finding]) -> list[Finding]:
         return findings if self.max_findings <= 0 else findings[: self.max_findings]
@@ -370,56 +372,133 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
         os.close(fd)
 
 
+def _plain(log: LoadedLog | CleanLog, suppressed: int) -> dict[str, Any]:
+    findings = log.findings
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    return {
+        "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
+        "lines": log.lines, "errors": errors, "warnings": len(findings) - errors, "knockOnSuppressed": suppressed,
+        "findings": [f.to_json() for f in findings],
+    }
+
+
+def _finding(plain: dict[str, Any]) -> Finding:
+    return Finding(**{"requirement": None, **plain})
+
+
+def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (), exact: bool = False,
+               progress: Progress | None = None) -> dict[str, Any]:
+    """Check one log file (``-`` is stdin) and return a plain report: JSON values only, so it pickles.
+
+    The report has ``file``, ``kind``, ``events``, ``lines``, ``errors``, ``warnings``,
+    ``knockOnSuppressed`` and ``findings`` (each as in ``--format json``); or only ``file`` and
+    ``inputError`` when the file cannot be read. This is what every ``-j`` worker and a Dask
+    cluster (``--dask``) run; the compiled schemas are built once per process.
+    """
+    progress = progress or Progress.for_stream(sys.stderr, True)
+    schemas = schema_set(tuple(registry)) if level != "load" else None
+    streamed = False
+    if not exact and path != "-":
+        # A regular file is proved clean block by block (memory: one block, the surface and the open
+        # turn); anything else, and a file with findings, is read whole below.
+        streamed, clean = _check_file_streaming(path, level, schemas, progress)
+        if clean is not None:
+            return _plain(clean, 0)
+    data, problem = read_input(path)
+    if problem is not None:
+        return {"file": path, "inputError": problem}
+    assert data is not None
+    name = "<stdin>" if path == "-" else path
+    if not exact and not streamed:
+        # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
+        # which locates and explains every finding (`sessionspec.validator.fastlog`).
+        progress.start(f"checking {name}", 1)
+        clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
+        progress.clear()
+        if clean is not None:
+            return _plain(clean, 0)
+    checker = Checker(level, schemas)
+    with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
+        progress.start(f"reading {name}", data.count(b"\n") + 1)
+        log = load_log(data, name, progress=progress.update if progress.enabled else None)
+        progress.start(f"checking {name}", len(log.events))
+        checker.check(log, progress.update if progress.enabled else None)
+        progress.clear()
+    for finding in log.findings:
+        finding.file = name
+    return _plain(log, checker.suppressed)
+
+
+def _jobs(requested: int, files: int) -> int:
+    if requested <= 0:
+        try:
+            requested = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # pragma: no cover - not Linux
+            requested = os.cpu_count() or 1
+    return max(1, min(requested, files))
+
+
+def _in_processes(paths: list[str], args: argparse.Namespace, jobs: int,
+                  progress: Progress) -> Iterator[dict[str, Any]]:
+    """`check_file` over `paths` in `jobs` processes, in the order of `paths` (whatever finishes first)."""
+    import concurrent.futures
+    import functools
+    import multiprocessing
+
+    task = functools.partial(check_file, level=args.level, registry=tuple(args.registry), exact=args.exact)
+    # fork (where there is one) shares the compiled schemas the parent already built
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        progress.start(f"checking {len(paths)} files in {jobs} processes", len(paths))
+        for done, report in enumerate(pool.map(task, paths, chunksize=max(1, min(64, len(paths) // (jobs * 8)))), 1):
+            progress.update(done)
+            yield report
+        progress.clear()
+
+
+def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """`check_file` over `paths` on the Dask cluster at ``--dask`` (results in the order of `paths`)."""
+    from distributed import Client
+
+    with Client(args.dask) as client:
+        futures = client.map(check_file, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
+                             pure=False)
+        yield from client.gather(futures)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.max_findings < 0:
         err.write("sessionspec validate: error: --max-findings must be >= 0\n")
         return 2
+    if args.jobs < 0:
+        err.write("sessionspec validate: error: --jobs must be >= 0\n")
+        return 2
+    if args.dask and "-" in args.files:
+        err.write("sessionspec validate: error: --dask cannot read standard input ('-')\n")
+        return 2
     paths, problems = expand_inputs(args.files)
     report = Report(args.format, args.max_findings, args.fail_on, args.level)
     report.input_errors.extend(problems)
-    schemas: SchemaSet | None = None
     if args.level != "load":
         try:
-            schemas = schema_set(tuple(args.registry))
+            schema_set(tuple(args.registry))
         except Exception as exc:  # noqa: BLE001 - a broken plugin registry is a usage error, reported plainly
             err.write(f"sessionspec validate: error: cannot load the registry: {exc}\n")
             return 2
-    checker = Checker(args.level, schemas)
     progress = Progress.for_stream(err, args.quiet)
-    for path in paths:
-        streamed = False
-        if not args.exact and path != "-":
-            # A regular file is proved clean block by block (memory: one block, the surface and the open
-            # turn); anything else, and a file with findings, is read whole below.
-            streamed, clean = _check_file_streaming(path, args.level, schemas, progress)
-            if clean is not None:
-                report.add(clean)
-                continue
-        data, problem = read_input(path)
-        if problem is not None:
-            report.input_errors.append(problem)
-            continue
-        assert data is not None
-        name = "<stdin>" if path == "-" else path
-        if not args.exact and not streamed:
-            # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
-            # which locates and explains every finding (`sessionspec.validator.fastlog`).
-            progress.start(f"checking {name}", 1)
-            clean = check_clean(data, name, args.level, schemas,
-                                progress=_fraction(progress) if progress.enabled else None)
-            if clean is not None:
-                progress.clear()
-                report.add(clean)
-                continue
-        with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
-            progress.start(f"reading {name}", data.count(b"\n") + 1)
-            log = load_log(data, name, progress=progress.update if progress.enabled else None)
-            progress.start(f"checking {name}", len(log.events))
-            checker.check(log, progress.update if progress.enabled else None)
-            progress.clear()
-        for finding in log.findings:
-            finding.file = name
-        report.add(log, checker.suppressed)
+    jobs = _jobs(args.jobs, len(paths))
+    if args.dask:
+        try:
+            reports: Iterable[dict[str, Any]] = list(_on_dask(paths, args))
+        except ImportError:
+            err.write("sessionspec validate: error: --dask needs the optional extra: pip install 'sessionspec[dask]'\n")
+            return 2
+    elif jobs > 1 and "-" not in paths:
+        reports = _in_processes(paths, args, jobs, progress)
+    else:
+        reports = (check_file(path, args.level, tuple(args.registry), args.exact, progress) for path in paths)
+    for one in reports:
+        report.add(one)
     if not args.quiet:
         report.render(out)
     elif report.input_errors:
