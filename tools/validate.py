@@ -347,6 +347,9 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
     the file is not provably clean. Either way the caller reads it whole and reports why.
     """
     try:
+        # Look before opening: opening a FIFO would take its writer's data from the whole read below.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False, None
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False, None
