@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 from sessionspec.spec.loader import json_pointer
 
 from . import wire
@@ -44,7 +44,7 @@ __all__ = [
 NOW = "<now>"
 """Placeholder for a clock reading that is well-formed but not reproducible."""
 
-_MAX_SAFE: int = constants()["maxSafeInteger"]
+_MAX_SAFE: int = FORMAT.max_safe_integer
 _MAX_DIFFS = 20
 _ALIGN_LIMIT = 400  # longer lists compare position by position
 

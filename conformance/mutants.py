@@ -219,7 +219,7 @@ def _seed11() -> None:
     from sessionspec.reference import session as mod
     from sessionspec.spec.errors import SeedError
 
-    original = mod._check_seed_entry
+    original = mod.check_seed_entry
     later = {"SEED_REQUEST_HEADER_CONFIG", "SEED_PROVENANCE", "SEED_ABORTED_REASON", "SEED_LEGACY_FALLBACK"}
 
     def check(entry: Any, index: int) -> Any:
@@ -231,7 +231,7 @@ def _seed11() -> None:
                                 requirement="SEED-9", index=index) from error
             raise
 
-    mod._check_seed_entry = check
+    replace_everywhere(original, check)
 
 
 @mutant("hdr6-accepts-relative-cwd", "HDR-6", "accepts a header whose cwd is a relative path",
@@ -550,7 +550,7 @@ def _chunk9() -> None:
     original = chunk_rows._validate_row
 
     def validate_row(value: Mapping[str, Any], row: Any) -> Any:
-        value = {k: v for k, v in value.items() if k in chunk_rows._ENVELOPE_KEYS}
+        value = {k: v for k, v in value.items() if k in chunk_rows.ROW_ENVELOPE_KEYS}
         if isinstance(value.get("data"), dict):
             value["data"] = {k: v for k, v in value["data"].items() if k in row.data_keys}
         return original(value, row)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionspec.spec.errors import (  # noqa: F401
+from sessionspec.spec.errors import (
     AppendError,
     ChunkRowError,
     HeaderError,
@@ -17,7 +17,7 @@ from sessionspec.spec.errors import (  # noqa: F401
     StoreError,
     SurfaceError,
 )
-from .json_value import (  # noqa: F401
+from .json_value import (
     MAX_SAFE_INTEGER,
     FrozenDict,
     FrozenList,
@@ -30,30 +30,53 @@ from .json_value import (  # noqa: F401
     snapshot_json_value,
     thaw_json_value,
 )
-from .surface import (  # noqa: F401
+from sessionspec.spec import FORMAT, FormatConstants
+from .surface import (
     SurfacePlan,
     SurfaceState,
     SurfaceView,
     fold_surface,
     is_surface_eligible_type,
     is_surface_event,
+    plain_append_sources,
 )
-from .json_text import dumps, dumps_bytes, loads, loads_with_duplicates  # noqa: F401
-from .derive import MessageLog, derive_event_message, derive_messages  # noqa: F401
-from .request_header import (  # noqa: F401
+from .json_text import dumps, dumps_bytes, loads, loads_with_duplicates
+from .derive import MessageLog, derive_event_message, derive_messages
+from .request_header import (
     RequestHeaderFold,
     call_config_equals,
     canonical_header,
     fold_request_header,
     header_equals,
 )
-from .find import find_last_message_turn_end  # noqa: F401
-from .chunk_rows import MIN_RUN, ROW_TYPES, decode_storage_record, decode_storage_records, pack_chunk_runs  # noqa: F401
-from .repair import interrupted_turn_closers  # noqa: F401
-from .session import NO_HEADER, SESSION_FORMAT_VERSION, Session, validate_header, validate_seed  # noqa: F401
-from .store import Scope, SessionStore  # noqa: F401
-from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants  # noqa: F401
-from .jsonl import (  # noqa: F401
+from .find import find_last_message_turn_end
+from .chunk_rows import (
+    MIN_RUN,
+    NUMBER_KEYS,
+    ROW_ENVELOPE_KEYS,
+    ROW_SPECS,
+    ROW_TYPES,
+    RowSpec,
+    decode_storage_record,
+    decode_storage_records,
+    pack_chunk_runs,
+)
+from .repair import interrupted_turn_closers
+from .session import (
+    NO_HEADER,
+    SEED_DATA_RULE_TYPES,
+    SESSION_FORMAT_VERSION,
+    Session,
+    check_seed_entry,
+    envelope_defects,
+    has_provider_model,
+    is_event_envelope,
+    validate_header,
+    validate_seed,
+)
+from .store import Scope, SessionStore
+from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants
+from .jsonl import (
     Artifact,
     LoadedArtifact,
     append_batch,
@@ -66,3 +89,89 @@ from .jsonl import (  # noqa: F401
     session_log_path,
     write_artifact,
 )
+
+__all__ = [
+    "AppendError",
+    "Artifact",
+    "ChunkRowError",
+    "FORMAT",
+    "FormatConstants",
+    "FrozenDict",
+    "FrozenList",
+    "HeaderError",
+    "InvariantChecker",
+    "InvariantError",
+    "InvariantFold",
+    "InvariantTrace",
+    "JsonTextError",
+    "JsonValueError",
+    "JsonlError",
+    "LoadedArtifact",
+    "MAX_SAFE_INTEGER",
+    "MIN_RUN",
+    "NO_HEADER",
+    "MessageLog",
+    "NUMBER_KEYS",
+    "OutOfBandError",
+    "ROW_ENVELOPE_KEYS",
+    "ROW_SPECS",
+    "ROW_TYPES",
+    "RequestHeaderFold",
+    "RowSpec",
+    "SEED_DATA_RULE_TYPES",
+    "SESSION_FORMAT_VERSION",
+    "Scope",
+    "SeedError",
+    "Session",
+    "SessionForkError",
+    "SessionSpecError",
+    "SessionStore",
+    "StoreError",
+    "SurfaceError",
+    "SurfacePlan",
+    "SurfaceState",
+    "SurfaceView",
+    "append_batch",
+    "call_config_equals",
+    "canonical_header",
+    "check_invariants",
+    "check_seed_entry",
+    "decode_storage_record",
+    "decode_storage_records",
+    "derive_event_message",
+    "derive_messages",
+    "dumps",
+    "dumps_bytes",
+    "encode_path_segment",
+    "encode_records",
+    "envelope_defects",
+    "find_last_message_turn_end",
+    "fold_request_header",
+    "fold_surface",
+    "freeze_json_value",
+    "gc_paused",
+    "has_provider_model",
+    "header_equals",
+    "header_line",
+    "interrupted_turn_closers",
+    "is_event_envelope",
+    "is_json_value",
+    "is_nonneg_safe_int",
+    "is_safe_int",
+    "is_surface_eligible_type",
+    "is_surface_event",
+    "json_equal",
+    "load_artifact",
+    "loads",
+    "loads_with_duplicates",
+    "pack_chunk_runs",
+    "plain_append_sources",
+    "project_dir_key",
+    "read_artifact",
+    "session_log_path",
+    "snapshot_json_value",
+    "thaw_json_value",
+    "validate_header",
+    "validate_seed",
+    "write_artifact",
+]

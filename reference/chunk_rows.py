@@ -18,32 +18,45 @@ The row tags, member keys and ``MIN_RUN`` come from the spec constants.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT, RowLayout
 
 from sessionspec.spec.errors import ChunkRowError
 from .json_value import MAX_SAFE_INTEGER, gc_paused
 from .json_value import is_safe_int as _is_safe
 
-__all__ = ["MIN_RUN", "ROW_TYPES", "pack_chunk_runs", "decode_storage_record", "decode_storage_records"]
+__all__ = [
+    "MIN_RUN",
+    "NUMBER_KEYS",
+    "ROW_ENVELOPE_KEYS",
+    "ROW_SPECS",
+    "ROW_TYPES",
+    "RowSpec",
+    "decode_storage_record",
+    "decode_storage_records",
+    "pack_chunk_runs",
+]
 
-_SPEC = constants()["chunkRows"]
-MIN_RUN: int = _SPEC["minRun"]
+MIN_RUN: int = FORMAT.chunk_min_run
 """Minimum run length that packs (a format constant: CHUNK-4)."""
 
-ROW_TYPES: tuple[str, ...] = tuple(_SPEC["rows"])
+ROW_TYPES: tuple[str, ...] = tuple(FORMAT.chunk_rows)
 """The three row tags."""
 
 _CHUNK_EVENT_TYPE = "assistant/chunk"
-_BASE_KEYS = ("turn", "step", "index", "dt")
-_ENVELOPE_KEYS = frozenset({"type", "seq0", "time0", "data"})
+NUMBER_KEYS: tuple[str, ...] = ("turn", "step", "index")
+"""Row data keys holding JSON numbers (CHUNK-9)."""
+_BASE_KEYS = (*NUMBER_KEYS, "dt")
+ROW_ENVELOPE_KEYS: frozenset[str] = frozenset({"type", "seq0", "time0", "data"})
+"""The keys of a stored row, exactly (CHUNK-9)."""
 _EVENT_KEYS = frozenset({"type", "seq", "time", "data"})
 _EVENT_DATA_KEYS = frozenset({"turn", "step", "chunk"})
 
 
-class _RowSpec:
-    """One row tag's layout, derived from the spec constants."""
+class RowSpec:
+    """One row tag's layout, derived from the spec constants (the decoder's own view of it)."""
 
     __slots__ = (
         "tag",
@@ -58,13 +71,13 @@ class _RowSpec:
         "chunk_keys_min",
     )
 
-    def __init__(self, tag: str, spec: Mapping[str, Any]) -> None:
-        self.tag = tag
-        self.chunk_type: str = spec["chunkType"]
-        self.member_key: str = spec["memberKey"]
-        self.list_key: str = spec["listKey"]
-        data_keys: list[str] = spec["dataKeys"]
-        self.optional: tuple[str, ...] = tuple(spec.get("optionalDataKeys", ()))
+    def __init__(self, layout: RowLayout) -> None:
+        self.tag = layout.tag
+        self.chunk_type: str = layout.chunk_type
+        self.member_key: str = layout.member_key
+        self.list_key: str = layout.list_key
+        data_keys = layout.data_keys
+        self.optional: tuple[str, ...] = layout.optional_data_keys
         # Run-constant chunk fields (tool call id and name): string-valued by the format.
         self.fixed: tuple[str, ...] = tuple(k for k in data_keys if k not in _BASE_KEYS and k != self.list_key)
         self.data_keys = frozenset(data_keys)
@@ -73,8 +86,10 @@ class _RowSpec:
         self.chunk_keys_min = frozenset(k for k in self.chunk_keys if k not in self.optional)
 
 
-_ROWS: dict[str, _RowSpec] = {tag: _RowSpec(tag, spec) for tag, spec in _SPEC["rows"].items()}
-_BY_CHUNK_TYPE: dict[str, _RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
+_ROWS: dict[str, RowSpec] = {tag: RowSpec(layout) for tag, layout in FORMAT.chunk_rows.items()}
+ROW_SPECS: Mapping[str, RowSpec] = MappingProxyType(_ROWS)
+"""Row tag -> its layout (read-only)."""
+_BY_CHUNK_TYPE: dict[str, RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
 
 
 def _keys_are(value: Mapping[str, Any], exact: frozenset[str]) -> bool:
@@ -82,7 +97,7 @@ def _keys_are(value: Mapping[str, Any], exact: frozenset[str]) -> bool:
     return len(value) == len(exact) and value.keys() >= exact
 
 
-def _classify(event: Any) -> _RowSpec | None:
+def _classify(event: Any) -> RowSpec | None:
     """The row layout an event packs into, or None to store it verbatim (CHUNK-2, DEC-13)."""
     if not isinstance(event, dict) or event.get("type") != _CHUNK_EVENT_TYPE or not _keys_are(event, _EVENT_KEYS):
         return None
@@ -111,7 +126,7 @@ def _classify(event: Any) -> _RowSpec | None:
     return row
 
 
-def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: _RowSpec) -> bool:
+def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: RowSpec) -> bool:
     """Whether ``nxt`` extends a run ending in ``prev`` (CHUNK-3)."""
     if nxt["seq"] != prev["seq"] + 1:
         return False
@@ -131,7 +146,7 @@ def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: _RowSpec) -
     return True
 
 
-def _build_row(row: _RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _build_row(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     first = run[0]
     fdata = first["data"]
     fchunk = fdata["chunk"]
@@ -156,7 +171,7 @@ def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
     """
     out: list[Any] = []
     run: list[Mapping[str, Any]] = []
-    kind: _RowSpec | None = None
+    kind: RowSpec | None = None
 
     def flush() -> None:
         if kind is not None and len(run) >= MIN_RUN:
@@ -192,9 +207,9 @@ def _is_number(value: object) -> bool:
     return t is int or (t is float and value - value == 0)  # type: ignore[operator]
 
 
-def _validate_row(value: Mapping[str, Any], row: _RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
+def _validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
     tag = row.tag
-    if not _keys_are(value, _ENVELOPE_KEYS):
+    if not _keys_are(value, ROW_ENVELOPE_KEYS):
         raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}")
     seq0 = value["seq0"]
     if type(seq0) is not int or not 0 <= seq0 <= MAX_SAFE_INTEGER:
@@ -205,7 +220,7 @@ def _validate_row(value: Mapping[str, Any], row: _RowSpec) -> tuple[Mapping[str,
     if not isinstance(data, dict):
         raise _malformed(tag, "data must be an object")
     if not (_keys_are(data, row.data_keys) or (row.optional and _keys_are(data, row.data_keys_min))):
-        shown = ", ".join(k + ("?" if k in row.optional else "") for k in _SPEC["rows"][tag]["dataKeys"])
+        shown = ", ".join(k + ("?" if k in row.optional else "") for k in FORMAT.chunk_rows[tag].data_keys)
         raise _malformed(tag, f"data must be exactly {{{shown}}}")
     for key in row.fixed:
         if key in data and type(data[key]) is not str:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
 from sessionspec.spec.errors import InvariantError
 
@@ -46,7 +46,7 @@ __all__ = [
     "replay",
 ]
 
-TOOL_NOT_STARTED: str = constants()["repair"]["notStarted"]["code"]
+TOOL_NOT_STARTED: str = FORMAT.repair["notStarted"]["code"]
 
 #: The stable codes (``spec/errors.json``): one per rejection condition.
 INV_CODES: frozenset[str] = frozenset(

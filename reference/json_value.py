@@ -35,7 +35,7 @@ import math
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 from sessionspec.spec.loader import json_pointer
 
 from sessionspec.spec.errors import JsonValueError
@@ -56,7 +56,7 @@ __all__ = [
     "gc_paused",
 ]
 
-MAX_SAFE_INTEGER: int = constants()["maxSafeInteger"]
+MAX_SAFE_INTEGER: int = FORMAT.max_safe_integer
 """2**53 - 1, the largest integer a JavaScript number holds exactly."""
 
 JsonValue = Any

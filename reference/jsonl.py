@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
 from . import json_text
 from .atomic import write_atomic
@@ -55,7 +55,7 @@ __all__ = [
     "write_artifact",
 ]
 
-_JSONL = constants()["jsonl"]
+_JSONL = FORMAT.jsonl
 _HEADER_TYPE: str = _JSONL["headerLineType"]
 _HEADER_KEYS: list[str] = _JSONL["headerKeyOrder"]
 _OPTIONAL_KEYS = ("cwd", "parentSession", "seedLength")
@@ -63,8 +63,8 @@ _PLAIN_NAME: str = _JSONL["plainFileName"]
 _COMPRESSED_NAME: str = _JSONL["compressedFileName"]
 _NO_CWD: str = _JSONL["noCwdDirectory"]
 _KEY_MAX: int = _JSONL["projectKeyMaxLength"]
-_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
-_LEGACY_TYPES: list[str] = list(constants()["legacyRejectedTypes"])  # delta first, then mode/set
+_FORMAT_VERSION: int = FORMAT.session_format_version
+_LEGACY_TYPES: list[str] = list(FORMAT.legacy_rejected_types)  # delta first, then mode/set
 
 Compression = Literal["zstd", "none"]
 

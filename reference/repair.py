@@ -8,7 +8,7 @@ that seeds cleanly (the results are valid surface appends whose provenance
 points at earlier ``tool/call`` events). Nothing already written is removed.
 
 Texts, codes, error names and the turn-end reason come from the spec
-constants (``constants()["repair"]``) and are compared byte for byte.
+constants (``FORMAT.repair``) and are compared byte for byte.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
 __all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
 
-_REPAIR = constants()["repair"]
+_REPAIR = FORMAT.repair
 TOOL_NOT_STARTED: str = _REPAIR["notStarted"]["code"]
 TOOL_OUTCOME_UNKNOWN: str = _REPAIR["outcomeUnknown"]["code"]
 

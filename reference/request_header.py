@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 REQUEST_HEADER_TYPE = "request/header"
-_REJECTED_REASONS = frozenset(constants()["rejectedRequestHeaderReasons"])
+_REJECTED_REASONS = FORMAT.rejected_request_header_reasons
 _MISSING: Any = object()
 
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
 from .derive import MessageLog, derive_event_message
 from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
@@ -40,15 +40,23 @@ from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 __all__ = [
     "NO_HEADER",
+    "SEED_DATA_RULE_TYPES",
     "SESSION_FORMAT_VERSION",
     "Session",
+    "check_seed_entry",
+    "envelope_defects",
+    "has_provider_model",
+    "is_event_envelope",
     "validate_header",
     "validate_seed",
 ]
 
-SESSION_FORMAT_VERSION: int = constants()["sessionFormatVersion"]
-_ENVELOPE_KEYS = frozenset(constants()["envelopeKeys"])
+SESSION_FORMAT_VERSION: int = FORMAT.session_format_version
+_ENVELOPE_KEYS = FORMAT.envelope_keys
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
+SEED_DATA_RULE_TYPES: frozenset[str] = frozenset({_DELTA_TYPE, "request/header", "assistant/message", "turn/end"})
+"""The event types whose seed rules look beyond the envelope (SEED-4 … SEED-8); for any other
+type, :func:`check_seed_entry` is SEED-2, SEED-3 (:func:`is_event_envelope`) and SEED-9."""
 _INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
 _time_ns = time.time_ns
 _new_dict = dict.__new__  # FrozenDict's own __new__ is Python code; the C constructor is enough here
@@ -87,8 +95,8 @@ class Attachment(Protocol):
 # ---------------------------------------------------------------- validation
 
 
-def _has_provider_model(value: Any) -> bool:
-    """Whether an object carries non-empty string ``provider`` and ``model``."""
+def has_provider_model(value: Any) -> bool:
+    """Whether an object carries non-empty string ``provider`` and ``model`` (SEED-5, SEED-6)."""
     if not isinstance(value, dict):
         return False
     provider = value.get("provider")
@@ -106,7 +114,36 @@ def _seed_error(index: int, message: str, code: str, requirement: str, seq: Any 
     )
 
 
-def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
+def is_event_envelope(event: Mapping[str, Any]) -> bool:
+    """SEED-3: a string ``type``, non-negative safe integer ``seq`` and ``time``, a ``data``
+    member, and no key outside the envelope keys (``FORMAT.envelope_keys``)."""
+    return (
+        type(event.get("type")) is str
+        and _nonneg_safe(event.get("seq"))
+        and _nonneg_safe(event.get("time"))
+        and "data" in event
+        and _ENVELOPE_KEYS.issuperset(event)
+    )
+
+
+def envelope_defects(event: Mapping[str, Any]) -> set[str]:
+    """The members that make :func:`is_event_envelope` false, as JSON pointers (``/key``).
+
+    For diagnostics; ``tests/reference/test_public_seams.py`` checks that it is empty exactly
+    when the envelope is valid.
+    """
+    out = {"/" + str(k).replace("~", "~0").replace("/", "~1") for k in event if k not in _ENVELOPE_KEYS}
+    if type(event.get("type")) is not str:
+        out.add("/type")
+    for key in ("seq", "time"):
+        if not _nonneg_safe(event.get(key)):
+            out.add("/" + key)
+    if "data" not in event:
+        out.add("/data")
+    return out
+
+
+def check_seed_entry(entry: Any, index: int) -> FrozenDict:
     """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
     try:
         event = freeze_json_value(entry)  # SEED-2 (one pass: validate, detach, freeze)
@@ -126,13 +163,7 @@ def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
         raise _seed_error(index, "uses unsupported legacy request/header-delta format",
                           "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
     seq = event.get("seq")
-    if (
-        type(etype) is not str
-        or not _nonneg_safe(seq)
-        or not _nonneg_safe(event.get("time"))
-        or "data" not in event
-        or not _ENVELOPE_KEYS.issuperset(event)
-    ):
+    if not is_event_envelope(event):
         extra = sorted(set(event) - _ENVELOPE_KEYS)
         detail = f" (unknown keys {extra})" if extra else ""
         raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq)
@@ -142,12 +173,12 @@ def _check_seed_entry(entry: Any, index: int) -> FrozenDict:
         if etype == "request/header":
             header = data.get("header") if isinstance(data, dict) else None
             config = header.get("config") if isinstance(header, dict) else None
-            if not _has_provider_model(config):
+            if not has_provider_model(config):
                 raise _seed_error(index, "is a request/header that lacks provider/model",
                                   "SEED_REQUEST_HEADER_CONFIG", "SEED-5", seq)
         elif etype == "assistant/message":
             provenance = data.get("provenance") if isinstance(data, dict) else None
-            if not _has_provider_model(provenance):
+            if not has_provider_model(provenance):
                 raise _seed_error(index, "is an assistant/message that lacks provider/model provenance",
                                   "SEED_PROVENANCE", "SEED-6", seq)
         elif etype == "turn/end" and isinstance(data, dict):
@@ -234,7 +265,7 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
     append = log.append
     project = messages.project if messages is not None else None
     for index, entry in enumerate(seed):
-        event = _check_seed_entry(entry, index)
+        event = check_seed_entry(entry, index)
         try:
             plan = check(event, index)  # SEED-10: the same transition as a live append
         except SurfaceError as error:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with every reader of the package
     import asyncio
 
-from sessionspec.spec import SURFACE_TYPES, constants
+from sessionspec.spec import FORMAT, SURFACE_TYPES
 
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 from .json_value import FrozenDict, is_nonneg_safe_int
@@ -47,7 +47,7 @@ logger = logging.getLogger("sessionspec.reference.store")
 
 LISTENER_NAMES = ("session/created", "session/disposed", "session/event", "session/flush")
 _META_KEYS = frozenset(("createdAt", "cwd", "parentSession", "seedLength", "delegationDepth"))
-_MINT_PREFIX: str = constants()["mintedSessionIdPrefix"]
+_MINT_PREFIX: str = FORMAT.minted_session_id_prefix
 _INADMISSIBLE_PREFIXES = ("turn/", "step/")
 
 Listener = Callable[..., Any]
@@ -335,7 +335,7 @@ class SessionStore:
             raise TypeError(f"unknown meta keys {sorted(map(str, unknown))}; expected {sorted(_META_KEYS)}")
         created_at = meta.get("createdAt")
         header: dict[str, Any] = {
-            "version": constants()["sessionFormatVersion"],
+            "version": FORMAT.session_format_version,
             "id": session_id,
             "createdAt": created_at if created_at is not None else now_ms(),
         }

@@ -40,6 +40,7 @@ __all__ = [
     "fold_surface",
     "is_surface_eligible_type",
     "is_surface_event",
+    "plain_append_sources",
 ]
 
 _MISSING: Any = object()
@@ -54,6 +55,25 @@ def is_surface_eligible_type(event_type: object) -> bool:
 def is_surface_event(event: Mapping[str, Any]) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
     return is_surface_eligible_type(event.get("type")) and "surfaceOp" in event
+
+
+def plain_append_sources(sources: Any, seq: int, etype: str) -> bool:
+    """SURF-7 for the ``sourceEventSeqs`` of an append at ``seq``: a list of distinct earlier seqs,
+    non-empty except on ``assistant/message``.
+
+    The vectorised form used by :meth:`SurfaceState.check` itself (and the validator's fast
+    path through :meth:`SurfaceState.try_append`); ``_check_sources`` locates the defect when it
+    answers False (``tests/reference/test_public_seams.py`` keeps both in agreement).
+    """
+    if type(sources) not in _LISTS:
+        return False
+    if not sources:
+        return etype == "assistant/message"
+    return (set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and max(sources) < seq
+            and len(set(sources)) == len(sources))
+
+
+_INT_ONLY = {int}
 
 
 class SurfacePlan:
@@ -203,6 +223,43 @@ class SurfaceState:
             seq=seq if type(seq) is int else None,
         )
 
+    def skip(self, count: int = 1) -> None:
+        """Advance past ``count`` log-only events without surface markers.
+
+        The same effect as ``apply(check(e))`` for each of them (nothing changes but the count),
+        without building them: for readers that already know they are log-only.
+        """
+        if count < 0:
+            raise ValueError("cannot skip a negative number of events")
+        if count:
+            self._length += count
+            self._version += 1
+
+    def try_append(self, etype: Any, op: Any, sources: Any = _MISSING) -> bool:
+        """Commit the next event (seq :attr:`length`) if it is a valid plain surface append.
+
+        ``etype``, ``op`` and ``sources`` are its ``type``, ``surfaceOp`` and
+        ``sourceEventSeqs`` (omit ``sources`` when the key is absent). Returns False and
+        changes nothing for anything else; then :meth:`check` decides (and locates the error).
+        """
+        if not (op == "append" and type(op) is str and etype.__class__ is str and etype in SURFACE_TYPES):
+            return False
+        seq = self._length
+        if sources is not _MISSING and not plain_append_sources(sources, seq, etype):
+            return False
+        self._version += 1
+        self._length = seq + 1
+        self._push(seq)
+        return True
+
+    def _push(self, seq: int) -> None:
+        """A new node at the end of the surface (the commit of an append)."""
+        slot = len(self._slot_seq)
+        self._slot_seq.append(seq)
+        self._next.append(slot)
+        self._seq_slot[seq] = slot
+        self._nodes_cache = None
+
     def check(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
         """Validate ``event`` as the next event; return a plan, change nothing.
 
@@ -253,7 +310,9 @@ class SurfaceState:
                 index,
             )
         if op == "append" and type(op) is str:
-            self._check_sources(event, etype, seq, (), index)
+            sources = event.get("sourceEventSeqs", _MISSING)
+            if sources is not _MISSING and not plain_append_sources(sources, seq, etype):
+                self._check_sources(event, etype, seq, (), index)  # raises the located SURF-7 error
             return SurfacePlan("append", seq, self._version)
         if not isinstance(op, dict):
             raise self._error(
@@ -437,11 +496,7 @@ class SurfaceState:
         if kind == "log":
             return
         if kind == "append":
-            slot = len(self._slot_seq)
-            self._slot_seq.append(plan.seq)
-            self._next.append(slot)
-            self._seq_slot[plan.seq] = slot
-            self._nodes_cache = None
+            self._push(plan.seq)
             return
         shadowed = plan.shadowed or []
         seq_slot = self._seq_slot

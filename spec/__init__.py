@@ -19,11 +19,13 @@ def _read_json(name: str) -> Any:
 
 @functools.cache
 def constants() -> dict[str, Any]:
-    """Format constants (`spec/constants.json`): surface types, row tags, repair texts, ..."""
+    """The raw JSON of `spec/constants.json`; code reads the typed `FORMAT` instead."""
     return _read_json("constants.json")
 
 
-SURFACE_TYPES: frozenset[str] = frozenset(constants()["surfaceTypes"])
+from sessionspec.spec.format import FORMAT, FormatConstants, RowLayout  # noqa: E402  (typed, read once)
+
+SURFACE_TYPES: frozenset[str] = FORMAT.surface_types
 
 from sessionspec.spec.loader import (  # noqa: E402  (re-exported; the loader is its own module)
     ENVELOPE_ID,
@@ -37,6 +39,9 @@ from sessionspec.spec.loader import (  # noqa: E402  (re-exported; the loader is
 __all__ = [
     "ENTRY_POINT_GROUP",
     "ENVELOPE_ID",
+    "FORMAT",
+    "FormatConstants",
+    "RowLayout",
     "REGISTRY_ERROR_CODE",
     "SCHEMA_BASE",
     "SURFACE_TYPES",

@@ -18,17 +18,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionspec.validator.fastlog import RowPlan, _appends, _row_shape, check_clean, row_members_ok
+from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import load_log
 from sessionspec.reference import json_text
-from sessionspec.reference.chunk_rows import _ROWS, decode_storage_record, pack_chunk_runs
+from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
 from sessionspec.spec.errors import ChunkRowError
-from sessionspec.reference.surface import SurfaceState
 from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
 from cli_helpers import HEADER, cli, jsonl, turn_events
-from cli_strategies import EDGE_NUMBERS, JSON, SCHEMAS, mutate
+from cli_strategies import SCHEMAS, mutate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from gen_logs import Mix, artifact_bytes, generate_events  # noqa: E402
@@ -232,24 +231,9 @@ def test_tool_result_rewrite_in_the_fast_path():
 
 # -- the pieces, each against the reference -------------------------------------------------
 
-SURFACE_LIKE = st.fixed_dictionaries(
-    {"type": st.sampled_from(["user/message", "assistant/message", "tool/result", "turn/start"]), "seq": st.just(5)},
-    optional={"surfaceOp": st.sampled_from(["append", "replace", {"op": "replace"}, 1]),
-              "sourceEventSeqs": st.lists(st.one_of(st.integers(-1, 7), EDGE_NUMBERS), max_size=4) | JSON},
-)
-
-
-@given(SURFACE_LIKE)
-def test_fast_append_matches_the_surface_check(event):
-    if _appends(event, event["type"], 5):
-        state = SurfaceState({})
-        state._length = 5
-        assert state.check(event, 5).kind == "append"
-
-
 def _rows() -> list[dict[str, Any]]:
     events = generate_events(60, seed=5, mix=SMALL)
-    return [r for r in pack_chunk_runs(events) if r["type"] in _ROWS]
+    return [r for r in pack_chunk_runs(events) if r["type"] in ROW_SPECS]
 
 
 ROWS = _rows()
@@ -258,20 +242,20 @@ ROWS = _rows()
 @given(st.sampled_from(ROWS), st.data())
 def test_row_shape_matches_the_decoder(row, data):
     row = mutate(data.draw, row)
-    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in _ROWS:
+    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in ROW_SPECS:
         return
     try:
         decode_storage_record(row)
         decodes = True
     except ChunkRowError:
         decodes = False
-    assert (_row_shape(row, _ROWS[row["type"]]) is not None) == decodes
+    assert (_row_shape(row, ROW_SPECS[row["type"]]) is not None) == decodes
 
 
 @given(st.sampled_from(ROWS), st.data())
 def test_row_family_verdict_matches_every_member(row, data):
     row = mutate(data.draw, row)
-    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in _ROWS:
+    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in ROW_SPECS:
         return
     verdict = row_members_ok(row, SCHEMAS.event)
     if verdict is None:
@@ -289,9 +273,9 @@ def test_row_family_with_times_below_zero():
 
 
 def test_row_plans_are_proven_for_the_core_schemas():
-    for tag in _ROWS:
+    for tag in ROW_SPECS:
         for present in ({}, {"name"}):
-            plan = RowPlan(tag, frozenset(present) & frozenset(_ROWS[tag].optional), SCHEMAS.event)
+            plan = RowPlan(tag, frozenset(present) & frozenset(ROW_SPECS[tag].optional), SCHEMAS.event)
             assert plan.bounds is not None and plan.loadable, tag
 
 
@@ -304,7 +288,7 @@ def test_schemavary_refuses_decisions_on_varying_values():
 
     def compiled(schema: dict[str, Any]) -> CompiledSchema:
         registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
-        return CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry))
+        return CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry), registry=registry)
 
     base = {"$id": "urn:m", "type": "object", "properties": {"n": {"type": "integer", "minimum": 2}, "k": {"const": "a"}}}
     bounds = varying_constraints(compiled(base), {"n": None, "k": "a"}, [("n",)])

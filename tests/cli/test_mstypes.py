@@ -137,9 +137,9 @@ def _translate(schema: dict[str, Any]) -> Any:
     from sessionspec.validator.mstypes import _Translator
 
     registry = referencing.Registry().with_resources([(schema["$id"], DRAFT202012.create_resource(schema))])
-    compiled = CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry))
+    compiled = CompiledSchema(schema, jsonschema.Draft202012Validator(schema, registry=registry), registry=registry)
     translator = _Translator(compiled)
-    kind = translator.translate(schema, compiled._compiler.sub_resolver(schema, compiled.oracle._resolver))
+    kind = translator.translate(schema, compiled.root_resolver)
     return msgspec.json.Decoder(kind), compiled.oracle
 
 

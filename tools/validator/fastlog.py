@@ -46,35 +46,33 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
-from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.lint import Checker, SchemaSet
-from sessionspec.validator.logread import Finding, LoadedLog, _header_problem, fragment_finding, parse_line
-from sessionspec.reference import chunk_rows
-from sessionspec.reference import session as _session
-from sessionspec.reference.chunk_rows import decode_storage_record
-from sessionspec.spec.errors import SessionSpecError
+from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
+from sessionspec.reference.request_header import is_rejected_reason
+from sessionspec.reference.session import SEED_DATA_RULE_TYPES, check_seed_entry, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
+from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import SessionSpecError
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.lint import Checker, SchemaSet
+from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, header_problem, parse_line
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
-from sessionspec.spec import constants
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "row_members_ok"]
 
-_CONST = constants()
-_MAX = _CONST["maxSafeInteger"]
-_SURFACE = frozenset(_CONST["surfaceTypes"])
-_ENVELOPE = frozenset(_CONST["envelopeKeys"])
-_LEGACY = frozenset(_CONST["legacyRejectedTypes"])
-_REJECTED_REASONS = frozenset(_CONST["rejectedRequestHeaderReasons"])
-_HEADER_TYPE = _CONST["jsonl"]["headerLineType"]
-_ROW_SPECS: dict[str, Any] = chunk_rows._ROWS  # the reference's own row layouts (from the spec constants)
-_ROW_ENVELOPE = chunk_rows._ENVELOPE_KEYS  # type, seq0, time0, data
-_NUMBER_KEYS = tuple(k for k in chunk_rows._BASE_KEYS if k != "dt")  # turn, step, index: JSON numbers
+_MAX = FORMAT.max_safe_integer
+_SURFACE = FORMAT.surface_types
+_ENVELOPE = FORMAT.envelope_keys
+_LEGACY = frozenset(FORMAT.legacy_rejected_types)
+_HEADER_TYPE = FORMAT.jsonl_header_line_type
+_ROW_SPECS = ROW_SPECS  # the reference's own row layouts (from the spec constants)
+_ROW_ENVELOPE = ROW_ENVELOPE_KEYS  # type, seq0, time0, data
+_NUMBER_KEYS = NUMBER_KEYS  # turn, step, index: JSON numbers
 _STRICT = orjson.OPT_STRICT_INTEGER
-# Seed rules that look into `data` (SEED-5 ... SEED-8): assistant/message is inlined below, the
-# others (rare) go through the reference's own check.
-_DATA_CHECKED = frozenset({"request/header", "turn/end", "request/header-delta"})
+# Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of an
+# assistant/message is proved on its type: `_struct_kinds`); events of these types are converted.
+_DATA_CHECKED = SEED_DATA_RULE_TYPES - {"assistant/message"}
 _BOM = b"\xef\xbb\xbf"
 _NONE: frozenset[str] = frozenset()
 _NEG_ZERO = re.compile(rb"-0\.0")  # a regex scans for it twice as fast as bytes.find
@@ -188,7 +186,7 @@ class RowPlan:
         # Load level: a member must be a plain log-only event whose only seed rule is the envelope.
         self.loadable = (
             type(self.member_type) is str
-            and self.member_type not in _SURFACE | _LEGACY | _DATA_CHECKED | {"assistant/message", _HEADER_TYPE}
+            and self.member_type not in _SURFACE | _LEGACY | SEED_DATA_RULE_TYPES | {_HEADER_TYPE}
             and member.keys() <= _ENVELOPE
             and "data" in member
             and "surfaceOp" not in member
@@ -311,16 +309,15 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
     known) scales `progress`, which is called with bytes done and bytes in all.
     """
     blocks = (data,) if isinstance(data, bytes) else data
-    if not hasattr(SurfaceState(), "_length"):
-        return None
     try:
         with gc_paused():
             return _check(iter(blocks), name, level, schemas, progress,
                           len(data) if isinstance(data, bytes) else size)
     except (_GiveUp, SessionSpecError, RecursionError):
         return None
-    except (TypeError, ValueError, KeyError, AttributeError, OverflowError):  # pragma: no cover - defensive
-        # Hostile values can reach corners no check anticipated; the exact path explains them.
+    except (TypeError, ValueError, KeyError, OverflowError):
+        # Hostile values (an unhashable tag, a huge number) can reach corners no check anticipated:
+        # the exact path explains them. Never AttributeError: the pass uses public names only.
         return None
 
 
@@ -328,27 +325,6 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
 #: exact path instead of growing the pass's memory without bound.
 TAIL_LIMIT = 64 << 20
 _TAIL_CHECK_LINES = 4096  # measure the tail only when it has this many lines
-
-
-def _appends(event: dict[str, Any], tag: str, seq: int) -> bool:
-    """True when the reference surface check certainly returns a plain append plan (SURF-3, SURF-7).
-
-    The common case only; anything else goes through `SurfaceState.check` (a test keeps both in
-    agreement).
-    """
-    if event.get("surfaceOp") != "append" or type(event["surfaceOp"]) is not str or tag not in _SURFACE:
-        return False
-    if "sourceEventSeqs" not in event:
-        return True
-    sources = event["sourceEventSeqs"]
-    if type(sources) is not list:
-        return False
-    if not sources:
-        return tag == "assistant/message"
-    return set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and max(sources) < seq and len(set(sources)) == len(sources)
-
-
-_INT_ONLY = {int}
 
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
@@ -458,10 +434,10 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
     loads, dumps = orjson.loads, orjson.dumps
     # Header line: the exact path's own checks on a one-line log.
     header = _trusted(header_raw, 1)
-    if type(header) is not dict or _header_problem(header) is not None:
+    if type(header) is not dict or header_problem(header) is not None:
         raise _GiveUp
     probe = LoadedLog(name=name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
-    Checker(level, schemas)._check_header(probe)
+    Checker(level, schemas).check_header(probe)
     if probe.findings:
         raise _GiveUp
 
@@ -497,8 +473,7 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
     inv_fold = InvariantFold()  # INV-*: a mutable fold, advanced in place
     inv_step, inv_in_step = inv_fold.step, inv_fold.in_step
     in_step_classes = _in_step_classes(fast) if fast is not None and strict else frozenset()
-    has_provider_model = _session._has_provider_model
-    check_entry = _session._check_seed_entry
+    skip_surface, try_append = state.skip, state.try_append
     neg_zero = False
     expected = 0
     open_turn: Any = None
@@ -508,11 +483,8 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
     tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
     rows = 0
     row_specs = _ROW_SPECS
-    surface_types, envelope, legacy, data_checked = _SURFACE, _ENVELOPE, _LEGACY, _DATA_CHECKED
-    max_safe = _MAX
-    appends = _appends
+    surface_types, legacy, data_checked = _SURFACE, _LEGACY, SEED_DATA_RULE_TYPES
     log_only, surface_event, row_kind, row_typed = _LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED
-    int_only = _INT_ONLY
 
     def event(value: Any, checked: bool = False) -> None:
         """One event as a dict: the load rules in the exact path's order, then the schema, surface, INV.
@@ -526,23 +498,15 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
         if type(seq) is not int or seq != expected:
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
-        if type(tag) is not str or tag in legacy:
+        if not is_event_envelope(value) or tag in legacy:
             raise _GiveUp  # SEED-3, JSONL-12
-        time = value.get("time")
-        if (type(time) is not int or not 0 <= time <= max_safe or seq > max_safe
-                or "data" not in value or not value.keys() <= envelope):
-            raise _GiveUp  # SEED-3
         if tag in data_checked:
-            check_entry(value, seq)  # SEED-5, SEED-7, SEED-8 (raises SeedError)
+            check_seed_entry(value, seq)  # SEED-4 ... SEED-8 (raises SeedError)
             payload = value["data"]
-            if tag == "request/header" and isinstance(payload, dict) and payload.get("reason") in _REJECTED_REASONS:
+            if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
                 raise _GiveUp  # JSONL-12
             if tag == "turn/end":
                 open_turn = None
-        elif tag == "assistant/message":
-            payload = value["data"]
-            if type(payload) is not dict or not has_provider_model(payload.get("provenance")):
-                raise _GiveUp  # SEED-6
         elif tag == "turn/start":
             payload = value["data"]
             open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
@@ -552,10 +516,9 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
         if not checked and generic is not None and not by_tag.get(tag, generic)(value):
             raise _GiveUp  # schema
         if tag in surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
-            state._length = seq  # log-only events before it changed nothing but the count
-            if appends(value, tag, seq):
-                apply_surface(SurfacePlan("append", seq, state._version))
-            else:
+            skip_surface(seq - state.length)  # the log-only events before it
+            if not ("sourceEventSeqs" not in value and try_append(tag, value.get("surfaceOp"))
+                    or "sourceEventSeqs" in value and try_append(tag, value.get("surfaceOp"), value["sourceEventSeqs"])):
                 replace(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
             if tag == "tool/result":
                 kept[seq] = value
@@ -642,16 +605,13 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
                             seq = obj.seq
                             if seq != expected:
                                 raise _GiveUp
-                            state._length = seq
+                            skip_surface(seq - state.length)
                             sources = obj.sourceEventSeqs
-                            if obj.surfaceOp == "append" and (sources is unset or (
-                                sources and set(map(type, sources)) == int_only and min(sources) >= 0
-                                and max(sources) < seq and len(set(sources)) == len(sources)
-                            ) or (not sources and fast.tags[obj.__class__] == "assistant/message")):
-                                apply_surface(SurfacePlan("append", seq, state._version))
-                            else:
+                            tag = fast.tags[obj.__class__]
+                            if not (try_append(tag, obj.surfaceOp) if sources is unset
+                                    else try_append(tag, obj.surfaceOp, sources)):
                                 replace(check_surface(to_builtins(obj), seq))
-                            if fast.tags[obj.__class__] == "tool/result":
+                            if tag == "tool/result":
                                 kept[seq] = obj
                             if strict and inv_step(to_builtins(obj), seq):
                                 raise _GiveUp
@@ -704,7 +664,7 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
             for member in decode_storage_record(loads(raw)):
                 suffix.events.append(member)
                 suffix.event_lines.append(number)
-        Checker(level, schemas)._check_crash_tail(suffix)
+        Checker(level, schemas).check_crash_tail(suffix)
         findings += suffix.findings
     if fragment:
         findings.append(fragment_finding(fragment, base + 1))

@@ -28,17 +28,50 @@ or ``kind``) dispatch through a dict instead of trying every branch.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import numbers
 import re
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # jsonschema and referencing load only when a schema is compiled or an error located
     from jsonschema.exceptions import ValidationError
-    from referencing._core import Resolver
+    from referencing import Registry
 
-__all__ = ["CompiledSchema", "compile_schema", "schema_errors"]
+__all__ = ["PASSIVE_KEYWORDS", "CompiledSchema", "Resolver", "compile_schema", "root_scope", "schema_accepts", "schema_errors"]
+
+
+class Resolver(Protocol):
+    """What the compiler uses of a `referencing` resolver (its public methods only)."""
+
+    def lookup(self, ref: str) -> Any: ...
+
+    def in_subresource(self, subresource: Any) -> Resolver: ...
+
+
+def schema_accepts(oracle: Any, schema: Any, resolver: Resolver, instance: Any) -> bool:
+    """The oracle's verdict on `instance` for a subschema evaluated in `resolver`'s scope.
+
+    Uses the validator's public `descend` (what keyword implementations call), so no private
+    attribute of jsonschema is touched.
+    """
+    return next(iter(oracle.descend(instance, schema, resolver=resolver)), None) is None
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """JSON Schema equality (`const`, `enum`, `uniqueItems`): 1 == 1.0, but a bool equals only a bool."""
+    if one is two:
+        return True
+    if isinstance(one, str) or isinstance(two, str):
+        return bool(one == two)
+    if isinstance(one, Sequence) and isinstance(two, Sequence):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two))
+    if isinstance(one, Mapping) and isinstance(two, Mapping):
+        return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
+    if isinstance(one, bool) or isinstance(two, bool):
+        return type(one) is type(two) and bool(one == two)
+    return bool(one == two)
 
 _MISSING = object()
 _ALL_TYPES = frozenset({"null", "boolean", "number", "string", "array", "object"})
@@ -52,7 +85,7 @@ _COMPILED = frozenset(
     }
 )
 # `then`/`else` are evaluated by `if`; alone they mean nothing (as in the oracle).
-_PASSIVE = frozenset({"then", "else", "$defs", "definitions", "$id", "$schema", "$anchor", "$comment"})
+PASSIVE_KEYWORDS = frozenset({"then", "else", "$defs", "definitions", "$id", "$schema", "$anchor", "$comment"})
 
 
 def _is_number(x: Any) -> bool:
@@ -66,16 +99,7 @@ def _unique(x: list[Any]) -> bool:
     """``uniqueItems``: a set when every item is a hashable non-bool scalar (same equality as the oracle)."""
     if set(map(type, x)) <= _SCALAR_TYPES:
         return len(set(x)) == len(x)
-    from jsonschema import _utils
-
-    return bool(_utils.uniq(x))
-
-
-def _equal(one: Any, two: Any) -> bool:
-    """The oracle's JSON equality (``const``/``enum`` of non-strings), imported on first use."""
-    from jsonschema import _utils
-
-    return bool(_utils.equal(one, two))
+    return not any(_equal(a, b) for i, a in enumerate(x) for b in x[i + 1:])
 
 
 def _is_integer(x: Any) -> bool:
@@ -105,7 +129,7 @@ def _const_verdict(schema: Any, value: str, known: frozenset[str]) -> bool | Non
         return None
     verdict = True
     for kw, expected in schema.items():
-        if kw not in known or kw in _PASSIVE:
+        if kw not in known or kw in PASSIVE_KEYWORDS:
             continue
         if kw == "const":
             verdict = verdict and (isinstance(expected, str) and expected == value)
@@ -188,7 +212,7 @@ class _Compiler:
         try:
             types = _ALL_TYPES
             for kw, value in schema.items():
-                if kw not in self.known or kw in _PASSIVE:
+                if kw not in self.known or kw in PASSIVE_KEYWORDS:
                     continue
                 if kw == "type":
                     names = {value} if isinstance(value, str) else set(value)
@@ -268,7 +292,7 @@ class _Compiler:
             return None
         verdict = True
         for kw, value in schema.items():
-            if kw not in self.known or kw in _PASSIVE:
+            if kw not in self.known or kw in PASSIVE_KEYWORDS:
                 continue
             if kw == "type":
                 names = [value] if isinstance(value, str) else value
@@ -304,13 +328,12 @@ class _Compiler:
         resolver = self.sub_resolver(schema, resolver)
         if self.is_universal(schema, resolver):
             return
-        known = [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
+        known = [kw for kw in schema if kw in self.known and kw not in PASSIVE_KEYWORDS]
         unsupported = [kw for kw in known if kw not in _COMPILED or kw in self.fallback_keywords]
         if unsupported:
             # Delegate this whole subschema to the oracle: exact by construction.
             self.fallbacks.extend(unsupported)
-            oracle = self.oracle.evolve(schema=schema, _resolver=resolver)
-            name = self.const(oracle.is_valid, "_fb")
+            name = self.const(functools.partial(schema_accepts, self.oracle, schema, resolver), "_fb")
             out.append(f"{pad}if not {name}({v}): return False")
             return
         types = schema.get("type")
@@ -399,7 +422,7 @@ class _Compiler:
             return "False"
         if not isinstance(schema, dict) or depth > 3 or "$id" in schema:
             return None
-        words = [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
+        words = [kw for kw in schema if kw in self.known and kw not in PASSIVE_KEYWORDS]
         if any(kw not in ("type", "const", "enum", "required", "properties") for kw in words):
             return None
         parts: list[str] = []
@@ -673,7 +696,7 @@ class _Compiler:
             return True
         if not isinstance(schema, dict):
             return False
-        words = [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
+        words = [kw for kw in schema if kw in self.known and kw not in PASSIVE_KEYWORDS]
         if words != ["not"]:
             return False
         negated = schema["not"]
@@ -690,7 +713,7 @@ class _Compiler:
             if not isinstance(schema, dict):
                 return None
             resolver = self.sub_resolver(schema, resolver)
-            words = [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
+            words = [kw for kw in schema if kw in self.known and kw not in PASSIVE_KEYWORDS]
             if words == ["$ref"]:
                 resolved = resolver.lookup(schema["$ref"])
                 schema, resolver = resolved.contents, resolved.resolver
@@ -745,7 +768,7 @@ class _Compiler:
         if not isinstance(branch, dict) or depth > 4:
             return None
         resolver = self.sub_resolver(branch, resolver)
-        if "$ref" in branch and not any(k in self.known and k not in _PASSIVE for k in branch if k != "$ref"):
+        if "$ref" in branch and not any(k in self.known and k not in PASSIVE_KEYWORDS for k in branch if k != "$ref"):
             resolved = resolver.lookup(branch["$ref"])
             return self.discriminator(resolved.contents, resolved.resolver, depth + 1)
         if branch.get("type") != "object":
@@ -797,15 +820,26 @@ class _Compiler:
             out.append(f"{pad}if not ({' or '.join(f'{n}({v})' for n in names) or 'False'}): return False")
 
 
+def root_scope(compiler: _Compiler, schema: Any, registry: Registry | None) -> Resolver:
+    """The oracle's own root scope for `schema`, rebuilt through referencing's public API."""
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    resolver: Resolver = (registry if registry is not None else Registry()).resolver_with_root(
+        DRAFT202012.create_resource(schema))
+    return compiler.sub_resolver(schema, resolver)
+
+
 class CompiledSchema:
     """A schema compiled to a predicate, with the oracle kept for error reports."""
 
-    def __init__(self, schema: Any, oracle: Any, *, fallback_keywords: frozenset[str] = frozenset()) -> None:
+    def __init__(self, schema: Any, oracle: Any, *, registry: Registry | None = None,
+                 fallback_keywords: frozenset[str] = frozenset()) -> None:
+        """`registry` holds the schemas `schema` refers to (the one the oracle was built with)."""
         self.schema = schema
         self.oracle = oracle
         compiler = _Compiler(oracle, fallback_keywords)
-        resolver: Resolver = oracle._resolver
-        root_resolver = compiler.sub_resolver(schema, resolver)
+        root_resolver = self.root_resolver = root_scope(compiler, schema, registry)
         name = compiler.function(schema, root_resolver)
         self.tag_key, tags = _root_tags(compiler, schema)
         specialised = {tag: compiler.specialised(schema, root_resolver, self.tag_key, tag) for tag in tags}
@@ -818,7 +852,7 @@ class CompiledSchema:
         #: conditions on the tag are decided at compile time (one straight-line check per type).
         self.by_tag: dict[str, Callable[[Any], bool]] = {tag: env[fn] for tag, fn in specialised.items()}
         self.fallbacks = tuple(sorted(set(compiler.fallbacks)))
-        self._compiler = compiler  # kept for analyses of the same schema (`sessionspec.validator.schemavary`)
+        self.compiler = compiler  # kept for analyses of the same schema (`sessionspec.validator.schemavary`)
 
     def predicate_for(self, instance: Any) -> Callable[[Any], bool]:
         """The fastest exact predicate for `instance` (specialised on its tag when it has a known one)."""
@@ -874,6 +908,6 @@ def _iter_sorted(oracle: Any, instance: Any) -> Iterator[ValidationError]:
     return iter(sorted(oracle.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message)))
 
 
-def compile_schema(schema: Any, oracle: Any) -> CompiledSchema:
-    """Compile `schema` (already registered with the oracle's resolver) into a `CompiledSchema`."""
-    return CompiledSchema(schema, oracle)
+def compile_schema(schema: Any, oracle: Any, registry: Registry | None = None) -> CompiledSchema:
+    """Compile `schema` (its references in `registry`, as for the oracle) into a `CompiledSchema`."""
+    return CompiledSchema(schema, oracle, registry=registry)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from json.decoder import scanstring
 from typing import Any
 
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 from sessionspec.spec.loader import json_pointer as pointer
 
-MAX_SAFE_INTEGER: int = constants()["maxSafeInteger"]
+MAX_SAFE_INTEGER: int = FORMAT.max_safe_integer
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")

@@ -12,9 +12,9 @@
   invalid events pay for the oracle, which locates the errors.
 * ``strict``: plus the relational invariants (INV-*), all of them.
 
-The seed rules are the reference's own (`session._check_seed_entry`); a cheap
-pre-check only skips the call for entries that obviously pass (a test keeps
-both in agreement).
+The seed rules are the reference's own (`check_seed_entry`); a pre-check built
+from the reference's SEED-3 test (`is_event_envelope`) only skips the call for
+entries that certainly pass (a test keeps both in agreement).
 """
 
 from __future__ import annotations
@@ -26,25 +26,26 @@ from typing import Any
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
-from sessionspec.reference import session as _session
-from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import header_from_line
 from sessionspec.reference.repair import interrupted_turn_closers
+from sessionspec.reference.request_header import is_rejected_reason
+from sessionspec.reference.session import (
+    SEED_DATA_RULE_TYPES,
+    check_seed_entry,
+    envelope_defects,
+    is_event_envelope,
+    validate_header,
+)
 from sessionspec.reference.surface import SurfaceState
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
 
 LEVELS = ("load", "schema", "strict")
-_CONST = constants()
-_SURFACE_TYPES = frozenset(_CONST["surfaceTypes"])
-_ENVELOPE_KEYS = frozenset(_CONST["envelopeKeys"])
-_LEGACY_TYPES = tuple(_CONST["legacyRejectedTypes"])
-_REJECTED_REASONS = frozenset(_CONST["rejectedRequestHeaderReasons"])
-_FORMAT_VERSION = _CONST["sessionFormatVersion"]
-_MAX_SAFE = _CONST["maxSafeInteger"]
+_SURFACE_TYPES = FORMAT.surface_types
+_LEGACY_TYPES = FORMAT.legacy_rejected_types
+_FORMAT_VERSION = FORMAT.session_format_version
 _SCHEMA_BASE = "https://sessionspec.dev/schema/"
-# Types whose seed rules look into `data` (SEED-5 … SEED-8): never pre-checked.
-_DATA_CHECKED = frozenset({"request/header", "assistant/message", "turn/end", "request/header-delta"})
 
 
 class SchemaSet:
@@ -57,13 +58,15 @@ class SchemaSet:
             self.event, self.header = parts.event, parts.header
             self.__dict__["row"], self.__dict__["fast_types"] = parts.row, parts.fast_types
             return
-        self.event = CompiledSchema(spec.event_schema, spec.event_validator())
-        self.header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID))
+        self.event = CompiledSchema(spec.event_schema, spec.event_validator(), registry=spec.registry)
+        self.header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID),
+                                     registry=spec.registry)
 
     @functools.cached_property
     def row(self) -> CompiledSchema:
         """A stored chunk row (a dispatch over the row tags): the source of the msgspec row types."""
-        return CompiledSchema(self.spec.schemas[ROW_SCHEMA_ID], self.spec.validator(ROW_SCHEMA_ID))
+        return CompiledSchema(self.spec.schemas[ROW_SCHEMA_ID], self.spec.validator(ROW_SCHEMA_ID),
+                              registry=self.spec.registry)
 
     @functools.cached_property
     def fast_types(self) -> Any:
@@ -103,20 +106,11 @@ def _seed_precheck(event: Any, index: int) -> bool:
     come from a line the reader already reported as JSON_NOT_LOSSLESS, and such lines always get
     the full check.
     """
-    if type(event) is not dict:
-        return False
-    etype = event.get("type")
-    if type(etype) is not str or etype in _DATA_CHECKED or "data" not in event:
-        return False
-    seq = event.get("seq")
-    time = event.get("time")
     return (
-        type(seq) is int
-        and seq == index
-        and type(time) is int
-        and 0 <= time <= _MAX_SAFE
-        and 0 <= seq <= _MAX_SAFE
-        and event.keys() <= _ENVELOPE_KEYS
+        type(event) is dict
+        and event.get("seq") == index  # SEED-9 (an int: SEED-3 rejects bool and float)
+        and is_event_envelope(event)
+        and event["type"] not in SEED_DATA_RULE_TYPES
     )
 
 
@@ -126,7 +120,6 @@ class _Fold:
     def __init__(self) -> None:
         self.by_seq: dict[int, Any] = {}
         self.state = SurfaceState(self.by_seq.__getitem__)
-        self._fast_skip = hasattr(self.state, "_length") and hasattr(self.state, "_version")
 
     @property
     def length(self) -> int:
@@ -134,15 +127,7 @@ class _Fold:
 
     def skip(self, count: int = 1) -> None:
         """Advance past `count` events that change nothing (log-only, no markers, or rejected)."""
-        state = self.state
-        if self._fast_skip:
-            # Same effect as check()+apply() of a marker-less log-only event (verified by tests).
-            state._length += count  # type: ignore[attr-defined]
-            state._version += 1  # type: ignore[attr-defined]
-            return
-        for _ in range(count):
-            seq = state.length
-            state.apply(state.check({"type": "\x00skipped", "seq": seq, "time": 0, "data": None}))
+        self.state.skip(count)
 
     def advance(self, event: Mapping[str, Any], index: int) -> None:
         """check + apply; raises SurfaceError and then changes nothing."""
@@ -180,7 +165,7 @@ class Checker:
         self.suppressed = 0
         self._schema_targets: list[tuple[Finding, dict[str, Any], str, tuple[str, ...]]] = []
         if log.kind == "jsonl":
-            self._check_header(log)
+            self.check_header(log)
         self._check_events(log, progress)
         self._drop_explained_schema_findings(log)
         if self.level == "strict":
@@ -188,7 +173,7 @@ class Checker:
         log.findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
 
     # -- header ---------------------------------------------------------------------------
-    def _check_header(self, log: LoadedLog) -> None:
+    def check_header(self, log: LoadedLog) -> None:
         line = log.header_line
         if line is None:
             return
@@ -201,7 +186,7 @@ class Checker:
                             f"{_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
             return
         try:
-            _session.validate_header(line["id"], header_from_line(line))
+            validate_header(line["id"], header_from_line(line))
         except HeaderError as error:
             log.add(Finding(error.code, error.requirement, error.message, line=1))
 
@@ -212,7 +197,6 @@ class Checker:
         fold = _Fold()
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
-        check_entry = _session._check_seed_entry
         expected = 0
         lossless_lines = {f.line for f in log.findings if f.code == "JSON_NOT_LOSSLESS"}
         tick = max(1, len(events) // 200)
@@ -245,8 +229,7 @@ class Checker:
                 etype = event.get("type")
                 data = event.get("data")
                 if etype in _LEGACY_TYPES or (
-                    etype == "request/header" and isinstance(data, dict) and _hashable(data.get("reason"))
-                    and data.get("reason") in _REJECTED_REASONS
+                    etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason"))
                 ):
                     what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
                     log.add(Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses "
@@ -258,7 +241,7 @@ class Checker:
                     continue
             if line in lossless_lines or not _seed_precheck(event, index):
                 try:
-                    _check_seed(check_entry, event, index)
+                    check_seed_entry(event, index)
                 except SeedError as error:
                     # (a non-lossless number was already located by the reader; numbering above)
                     if not (error.code == "SEED_NOT_JSON" and line in lossless_lines):
@@ -286,9 +269,9 @@ class Checker:
                     fold.skip()
             expected += 1
         if jsonl and events:
-            self._check_crash_tail(log)
+            self.check_crash_tail(log)
 
-    def _check_crash_tail(self, log: LoadedLog) -> None:
+    def check_crash_tail(self, log: LoadedLog) -> None:
         try:
             closers = interrupted_turn_closers([e for e in log.events if type(e) is dict])
         except Exception:  # noqa: BLE001 - a log too broken to repair is reported by the other checks
@@ -386,23 +369,10 @@ _MEMBER_RULES = {
 _CHECKED_MEMBERS = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
 
 
-def _envelope_defects(event: dict[str, Any]) -> set[str]:
-    """The envelope members SEED-3 rejects in ``event`` (the reference's own tests, member by member)."""
-    out = {"/" + _escape(k) for k in event if k not in _ENVELOPE_KEYS}
-    if type(event.get("type")) is not str:
-        out.add("/type")
-    for key in ("seq", "time"):
-        if not _session._nonneg_safe(event.get(key)):
-            out.add("/" + key)
-    if "data" not in event:
-        out.add("/data")
-    return out
-
-
 def _explains(load: Finding, pointer: str, target: str, event: dict[str, Any]) -> bool:
     """Whether load finding ``load`` (at ``pointer`` in the event) already reports schema error ``target``."""
     if load.code == "SEED_ENVELOPE":
-        return target in _envelope_defects(event)
+        return target in envelope_defects(event)
     member = _MEMBER_RULES.get(load.code)
     if member is not None:
         return target == member or target.startswith(member + "/")
@@ -411,26 +381,6 @@ def _explains(load: Finding, pointer: str, target: str, event: dict[str, Any]) -
     if target == pointer:
         return True
     return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(load.code, ()))
-
-
-def _hashable(value: Any) -> bool:
-    return not isinstance(value, (dict, list))
-
-
-def _check_seed(check_entry: Callable[[Any, int], Any], event: Any, index: int) -> None:
-    """The reference seed check, shielded from an unhashable ``request/header`` reason.
-
-    The reference tests the reason for set membership (SEED-8), which raises TypeError for a
-    list or object; such a reason is not ``"fallback"``, so SEED-8 does not apply and the other
-    rules are checked on a copy whose reason is a plain string.
-    """
-    try:
-        check_entry(event, index)
-    except TypeError:
-        data = event.get("data") if isinstance(event, dict) else None
-        if not (isinstance(data, dict) and not _hashable(data.get("reason"))):
-            raise
-        check_entry({**event, "data": {**data, "reason": "<unhashable>"}}, index)
 
 
 def _seed_pointer(code: str) -> str:

@@ -34,9 +34,9 @@ from sessionspec.validator import jsondiag
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
 from sessionspec.spec.errors import ChunkRowError
 from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
-from sessionspec.spec import constants
+from sessionspec.spec import FORMAT
 
-_HEADER_TYPE: str = constants()["jsonl"]["headerLineType"]
+_HEADER_TYPE: str = FORMAT.jsonl_header_line_type
 _ROW_TYPES = frozenset(ROW_TYPES)
 _BOM = b"\xef\xbb\xbf"
 _EXCERPT = 80
@@ -207,7 +207,7 @@ def _has_long_digit_run(raw: bytes) -> bool:
     return b"0" * 16 in raw.translate(_DIGITS)
 
 
-def _header_problem(value: Any) -> str | None:
+def header_problem(value: Any) -> str | None:
     """Why a parsed first line is not a JSONL header line (JSONL-2), or None."""
     if not isinstance(value, dict):
         return f"the first line is a JSON {type(value).__name__}, not a session header object"
@@ -342,7 +342,7 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
     if isinstance(header, _Hole):
         log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {header.reason}", line=1, column=header.column))
     else:
-        problem = _header_problem(header)
+        problem = header_problem(header)
         if problem is None:
             log.header_line = header
             log.header_ok = True

@@ -46,12 +46,12 @@ from typing import Annotated, Any, Literal, Union
 import msgspec
 import orjson
 
-from sessionspec.validator.fastschema import _PASSIVE, CompiledSchema
-from sessionspec.spec import constants
+from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, Resolver, schema_accepts
+from sessionspec.spec import FORMAT
 
 __all__ = ["FastTypes", "Unsupported", "build_fast_types"]
 
-_MAX: int = constants()["maxSafeInteger"]
+_MAX: int = FORMAT.max_safe_integer
 _STRICT = orjson.OPT_STRICT_INTEGER
 _META_WORDS = {"minItems": "min_length", "maxItems": "max_length", "minLength": "min_length",
                "maxLength": "max_length", "minimum": "ge", "maximum": "le",
@@ -97,7 +97,7 @@ class FastTypes:
 
 class _Translator:
     def __init__(self, compiled: CompiledSchema) -> None:
-        self.compiler = compiled._compiler
+        self.compiler = compiled.compiler
         self.oracle = compiled.oracle
         self.known = self.compiler.known
         self.cache: dict[tuple[int, tuple[tuple[str, str], ...]], Any] = {}
@@ -108,7 +108,7 @@ class _Translator:
 
     # -- helpers ---------------------------------------------------------------
     def words(self, schema: dict[str, Any]) -> list[str]:
-        return [kw for kw in schema if kw in self.known and kw not in _PASSIVE]
+        return [kw for kw in schema if kw in self.known and kw not in PASSIVE_KEYWORDS]
 
     def universal(self, schema: Any, resolver: Any) -> bool:
         return schema is True or self.compiler.is_universal(schema, resolver)
@@ -128,7 +128,7 @@ class _Translator:
     def accepts(self, schema: Any, resolver: Any, value: Any) -> bool:
         if schema is True or schema is False:
             return schema
-        return bool(self.oracle.evolve(schema=schema, _resolver=resolver).is_valid(value))
+        return schema_accepts(self.oracle, schema, resolver, value)
 
     def static(self, cond: Any, resolver: Any, facts: dict[str, str]) -> bool:
         """The verdict of an ``if`` on an object whose tag values in `facts` are known."""
@@ -550,7 +550,7 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None) 
         if compiled is None:
             continue
         translator = _Translator(compiled)
-        resolver = translator.compiler.sub_resolver(compiled.schema, compiled.oracle._resolver)
+        resolver = compiled.root_resolver
         try:
             union = translator.translate(compiled.schema, resolver, hint=group)
         except Unsupported as exc:

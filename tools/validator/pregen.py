@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from sessionspec.validator.fastschema import CompiledSchema, _Compiler
+from sessionspec.validator.fastschema import CompiledSchema, Resolver, _Compiler, root_scope
 
 __all__ = ["HEADER_SCHEMA_ID", "ROW_SCHEMA_ID", "TARGET", "Parts", "Pregenerated", "compiled_parts", "fingerprint",
            "generated_parts", "render"]
@@ -94,7 +94,7 @@ def _predicates(compiled: CompiledSchema, prefix: str) -> tuple[list[str], str, 
     """(module lines, root predicate name, tag -> specialised predicate name) for one compiled schema."""
     if compiled.fallbacks:
         raise ValueError(f"{prefix}: keywords delegated to the oracle cannot be generated: {compiled.fallbacks}")
-    env = compiled._compiler.env
+    env = compiled.compiler.env
     names = {id(fn): name for name, fn in env.items() if re.fullmatch(r"_[vs]\d+", name)}
     lines = []
     for name, value in env.items():
@@ -250,9 +250,11 @@ class Pregenerated(CompiledSchema):
     when something asks for them: an error to locate, a packed row's plan.
     """
 
-    def __init__(self, schema: Any, make_oracle: Any, entry: tuple[Any, dict[str, Any], str | None]) -> None:
+    def __init__(self, schema: Any, make_oracle: Any, entry: tuple[Any, dict[str, Any], str | None],
+                 registry: Any) -> None:
         self.schema = schema
         self._make_oracle = make_oracle
+        self._registry = registry
         self._predicate, self.by_tag, self.tag_key = entry
         self.fallbacks = ()
 
@@ -261,8 +263,12 @@ class Pregenerated(CompiledSchema):
         return self._make_oracle()
 
     @functools.cached_property
-    def _compiler(self) -> _Compiler:  # type: ignore[override]
+    def compiler(self) -> _Compiler:  # type: ignore[override]
         return _Compiler(self.oracle, frozenset())
+
+    @functools.cached_property
+    def root_resolver(self) -> Resolver:  # type: ignore[override]
+        return root_scope(self.compiler, self.schema, self._registry)
 
 
 @dataclass(frozen=True)
@@ -279,9 +285,9 @@ def compiled_parts(spec: Any) -> Parts:
     """Compile `spec`'s schemas and translate them to msgspec types now (the run-time path)."""
     from sessionspec.validator.mstypes import build_fast_types
 
-    event = CompiledSchema(spec.event_schema, spec.event_validator())
-    row = CompiledSchema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID))
-    header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID))
+    event = CompiledSchema(spec.event_schema, spec.event_validator(), registry=spec.registry)
+    row = CompiledSchema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID), registry=spec.registry)
+    header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID), registry=spec.registry)
     return Parts(event, header, row, build_fast_types(event, row))
 
 
@@ -301,9 +307,9 @@ def generated_parts(spec: Any) -> Parts | None:
     fast = FastTypes(msgspec.json.Decoder(typing.Union[module.STRUCTS]), msgspec.json.Encoder(), tags,
                      module.EVENTS, module.ROWS, dict(module.SKIPPED))
     return Parts(
-        Pregenerated(spec.event_schema, spec.event_validator, module.EVENT),
-        Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), module.HEADER),
-        Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), module.ROW),
+        Pregenerated(spec.event_schema, spec.event_validator, module.EVENT, spec.registry),
+        Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), module.HEADER, spec.registry),
+        Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), module.ROW, spec.registry),
         fast,
     )
 

@@ -26,12 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sessionspec.validator.fastschema import _PASSIVE, CompiledSchema
-
-if TYPE_CHECKING:
-    from referencing._core import Resolver
+from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, Resolver, schema_accepts
 
 __all__ = ["ScalarBounds", "Unsupported", "varying_constraints"]
 
@@ -152,7 +149,7 @@ class ScalarBounds:
 
 class _Walker:
     def __init__(self, compiled: CompiledSchema, sensitive: Iterable[Path]) -> None:
-        self.compiler = compiled._compiler
+        self.compiler = compiled.compiler
         self.oracle = compiled.oracle
         self.known = self.compiler.known
         self.sensitive = tuple(sensitive)
@@ -172,7 +169,7 @@ class _Walker:
         props = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
         for kw, value in schema.items():
-            if kw not in self.known or kw in _PASSIVE or kw in _KEYSET or kw in _NOT_FOR_OBJECTS:
+            if kw not in self.known or kw in PASSIVE_KEYWORDS or kw in _KEYSET or kw in _NOT_FOR_OBJECTS:
                 continue
             if kw in ("properties", "patternProperties", "additionalProperties"):
                 for head, rest in _split(paths):
@@ -199,7 +196,7 @@ class _Walker:
             raise Unsupported("a decision depends on a varying or per-row value")
         if schema is True or schema is False:
             return schema
-        return bool(self.oracle.evolve(schema=schema, _resolver=resolver).is_valid(instance))
+        return schema_accepts(self.oracle, schema, resolver, instance)
 
     # -- the constraints at one varying location ------------------------------------------
     def leaves(self, schema: Any, resolver: Resolver, instance: Any, path: Path, sensitive: tuple[Path, ...],
@@ -221,7 +218,7 @@ class _Walker:
         patterns = schema.get("patternProperties", {})
         out: list[tuple[Any, Resolver]] = []
         for kw, value in schema.items():
-            if kw not in self.known or kw in _PASSIVE or kw in _KEYSET or kw in _NOT_FOR_OBJECTS:
+            if kw not in self.known or kw in PASSIVE_KEYWORDS or kw in _KEYSET or kw in _NOT_FOR_OBJECTS:
                 continue
             if kw in ("properties", "patternProperties", "additionalProperties"):
                 for sub in _subschemas_for(head, props, patterns, schema, kw):
@@ -309,7 +306,7 @@ def _bounds(walker: _Walker, leaves: list[tuple[Any, Resolver]]) -> ScalarBounds
         if walker.universal(schema, resolver):
             continue
         for kw, value in schema.items():
-            if kw not in walker.known or kw in _PASSIVE or kw in _SCALAR:
+            if kw not in walker.known or kw in PASSIVE_KEYWORDS or kw in _SCALAR:
                 continue
             if kw == "$ref":
                 resolved = resolver.lookup(value)
@@ -332,7 +329,7 @@ def varying_constraints(compiled: CompiledSchema, template: dict[str, Any], vary
     """
     varying = tuple(varying)
     walker = _Walker(compiled, varying + tuple(per_row))
-    resolver = compiled._compiler.sub_resolver(compiled.schema, compiled.oracle._resolver)
+    resolver = compiled.root_resolver
     out: dict[Path, ScalarBounds] = {}
     for path in varying:
         leaves = walker.leaves(compiled.schema, resolver, template, path, walker.sensitive)
