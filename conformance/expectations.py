@@ -9,18 +9,31 @@ Format (``spec/protocol/expectations.json``)::
 
     {"implementation": "dsh-session (TypeScript)",
      "failures": [{"case": "0123456789abcdef", "reason": "no run-time OOB admission",
-                   "description": "optional copy of the case description"}]}
+                   "description": "optional copy of the case description"}],
+     "fuzz": [{"rule": "store.script", "pointer": "/trace/*/ok", "reason": "flush resolves to a boolean"}]}
+
+``fuzz`` lists known differences for ``--fuzz``: a difference the state
+machines find that matches an entry (every field the entry gives: machine,
+rule, op, requirement, code, pointer) is a known one and does not fail the
+run; the machines keep looking for others. Strict too: an entry that no
+difference matched during a deep run (``--fuzz`` of at least
+:data:`STRICT_FUZZ_EXAMPLES`) is reported and fails the run.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import protocol, wire
 
-__all__ = ["Expectations", "ExpectationsError", "load_expectations"]
+__all__ = ["STRICT_FUZZ_EXAMPLES", "Expectations", "ExpectationsError", "FuzzExpectation", "load_expectations"]
+
+STRICT_FUZZ_EXAMPLES = 100
+"""From this many ``--fuzz`` examples per machine on, an unmatched fuzz entry fails the run."""
 
 
 class ExpectationsError(ValueError):
@@ -28,12 +41,46 @@ class ExpectationsError(ValueError):
 
 
 @dataclass(frozen=True)
+class FuzzExpectation:
+    """A known ``--fuzz`` difference: the fields a difference must match, and why it is accepted."""
+
+    reason: str
+    machine: str | None = None
+    rule: str | None = None
+    op: str | None = None
+    requirement: str | None = None
+    code: str | None = None
+    pointer: str | None = None
+
+    def matches(self, failure: Mapping[str, Any]) -> bool:
+        """Whether a fuzz difference (``machines`` failure signature) is this known one."""
+        if self.machine is not None and failure.get("machine") != self.machine:
+            return False
+        if self.rule is not None and failure.get("rule") != self.rule:
+            return False
+        if self.op is not None and failure.get("op") != self.op:
+            return False
+        if self.requirement is not None and self.requirement not in failure.get("requirements", ()):
+            return False
+        if self.code is not None and self.code not in (failure.get("expectedCode"), failure.get("actualCode")):
+            return False
+        return self.pointer is None or fnmatch.fnmatchcase(str(failure.get("pointer")), self.pointer)
+
+    def describe(self) -> str:
+        fields = [f"{k}={v}" for k, v in (("machine", self.machine), ("rule", self.rule), ("op", self.op),
+                                          ("requirement", self.requirement), ("code", self.code),
+                                          ("pointer", self.pointer)) if v is not None]
+        return f"{' '.join(fields)} ({self.reason})"
+
+
+@dataclass(frozen=True)
 class Expectations:
-    """Known failures by case id, with the reason given for each."""
+    """Known failures by case id, with the reason given for each; known ``--fuzz`` differences."""
 
     implementation: str
     reasons: Mapping[str, str]
     source: str = ""
+    fuzz: tuple[FuzzExpectation, ...] = ()
 
     def stale(self, known_ids: set[str]) -> list[str]:
         """Listed ids that are not cases of the corpus."""
@@ -58,4 +105,5 @@ def load_expectations(path: str | Path) -> Expectations:
         if entry["case"] in reasons:
             raise ExpectationsError(f"{path}: /failures/{i}: case {entry['case']} is listed twice")
         reasons[entry["case"]] = entry["reason"]
-    return Expectations(data["implementation"], reasons, str(path))
+    fuzz = tuple(FuzzExpectation(**{k: v for k, v in entry.items()}) for entry in data.get("fuzz", ()))
+    return Expectations(data["implementation"], reasons, str(path), fuzz)

@@ -4,14 +4,17 @@
 (when it exists) and calls its ``run`` function. The contract for that
 module:
 
-``run(*, connect, examples, trace_dir, out) -> Iterable[Mapping]``
+``run(*, connect, examples, trace_dir, out, known, seen) -> Iterable[Mapping]``
     ``connect()`` returns a *started* :class:`~sessionspec.conformance.harness.Implementation`
     for the implementation under test (call it again after a crash; close what
     you open). ``examples`` is N, the Hypothesis ``max_examples`` budget per
-    machine. Each failure is reported as a mapping with ``machine`` (name),
-    ``message`` and ``trace`` (path of a trace written with
-    :func:`sessionspec.conformance.trace.write_trace` under ``trace_dir``), so
-    ``sessionspec replay`` re-runs it. Progress text goes to ``out``.
+    machine. Each distinct failure is reported as a mapping with ``machine``
+    (name), ``rule``, ``op``, ``requirements``, ``expectedCode``,
+    ``actualCode``, ``pointer``, ``message`` and ``trace`` (path of a trace
+    written with :func:`sessionspec.conformance.trace.write_trace` under
+    ``trace_dir``), so ``sessionspec replay`` re-runs it. ``known`` are the
+    expectation file's fuzz entries (differences to set aside); ``seen``, a
+    ``Counter``, receives how often each matched. Progress text goes to ``out``.
 
 ``COVERAGE: Mapping[str, Sequence[str]]`` (optional)
     property or machine name -> the requirement ids it checks; ``sessionspec
@@ -25,15 +28,18 @@ vectors were generated from.
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
+from .expectations import STRICT_FUZZ_EXAMPLES, FuzzExpectation
 from .harness import Connection, Implementation
 from .runner import start_implementation
 
-__all__ = ["MACHINES_MODULE", "FuzzUnavailable", "load_machines", "property_coverage", "run_fuzz"]
+__all__ = ["MACHINES_MODULE", "FuzzResult", "FuzzUnavailable", "load_machines", "property_coverage", "run_fuzz"]
 
 MACHINES_MODULE = "sessionspec.conformance.machines"
 
@@ -58,9 +64,27 @@ def property_coverage() -> Mapping[str, Sequence[str]]:
     return dict(getattr(module, "COVERAGE", {})) if module is not None else {}
 
 
+@dataclass
+class FuzzResult:
+    """Distinct unexpected failures, and what became of each known difference."""
+
+    failures: list[dict[str, Any]]
+    known: list[dict[str, Any]] = field(default_factory=list)  # {"entry", "reason", "matches"}
+    unmatched: list[str] = field(default_factory=list)  # known differences never seen
+    strict: bool = False  # the run was deep enough for an unmatched entry to fail it
+
+    @property
+    def problems(self) -> list[str]:
+        """What fails the run besides the failures: unmatched entries of a deep run."""
+        if not self.strict:
+            return []
+        return [f"fuzz expectation never matched in a deep run (remove it or fix its fields): {u}"
+                for u in self.unmatched]
+
+
 def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float, trace_dir: Path,
-             out: TextIO) -> list[dict[str, Any]]:
-    """Run every state machine with ``examples`` examples; returns the failures."""
+             out: TextIO, known: Sequence[FuzzExpectation] = ()) -> FuzzResult:
+    """Run every state machine with ``examples`` examples; returns the failures and known differences."""
     module = load_machines()
     if module is None or not hasattr(module, "run"):
         raise FuzzUnavailable(f"--fuzz needs {MACHINES_MODULE} with a run() function, which this installation lacks")
@@ -68,4 +92,12 @@ def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float
     def started() -> Implementation:
         return start_implementation(connect, timeout)
 
-    return [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out)]
+    seen: Counter[int] = Counter()
+    failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out,
+                                            known=tuple(known), seen=seen)]
+    return FuzzResult(
+        failures,
+        [{"entry": k.describe(), "reason": k.reason, "matches": seen[i]} for i, k in enumerate(known)],
+        [k.describe() for i, k in enumerate(known) if not seen[i]],
+        strict=examples >= STRICT_FUZZ_EXAMPLES,
+    )

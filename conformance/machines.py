@@ -38,7 +38,8 @@ import inspect
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
@@ -58,6 +59,7 @@ from hypothesis.stateful import (
 from . import generators as gen
 from . import wire
 from .compare import judge, normalise_reply, normalise_result
+from .expectations import FuzzExpectation
 from .harness import Implementation, InProcessConnection
 from .protocol import OPS, needs_big_integers
 from .trace import TraceStep, write_trace
@@ -143,18 +145,55 @@ class _Failure:
     label: str
     message: str
     steps: list[TraceStep]
+    signature: dict[str, Any]
 
 
 @dataclass
 class _Run:
-    """What one machine run shares across its examples."""
+    """What one machine run shares across its examples (and its rounds)."""
 
     impl: Implementation
     reference: Implementation
     capabilities: frozenset[str]
+    known: Sequence[FuzzExpectation] = ()
+    found: set[tuple[Any, ...]] = field(default_factory=set)  # keys of the distinct failures already saved
+    seen: Counter[int] = field(default_factory=Counter)  # known-difference index -> times matched
     failure: _Failure | None = None
     requests: int = 0
     skipped: int = 0  # requests not sent: the implementation lacks the capability
+
+
+def _pointer_class(pointer: str | None) -> str | None:
+    """A difference's pointer with indices and numbered names (handles such as ``h5``,
+    listener actions such as ``l1#2.0``) as ``*``: where it is, not which element."""
+    if pointer is None:
+        return None
+    return "/".join("*" if any(ch.isdigit() for ch in part) else part for part in pointer.split("/"))
+
+
+def _signature(machine: str, label: str, op: str, expected: Mapping[str, Any], actual: Mapping[str, Any],
+               verdict: Any, code_map: Mapping[str, str]) -> dict[str, Any]:
+    """What identifies a difference: rule, op, expected and actual code, where the first difference is."""
+    rejected = expected.get("rejected")
+    kind = actual.get("kind")
+    if kind == "rejected":
+        code = actual.get("code")
+        actual_code = code_map.get(code, code) if isinstance(code, str) else code
+    elif kind == "crashed":
+        actual_code = f"crashed:{actual.get('class')}"
+    else:
+        actual_code = None if kind == "result" else kind
+    return {
+        "machine": machine, "rule": label, "op": op, "requirements": list(COVERAGE.get(label, ())),
+        "expectedCode": rejected.get("code") if isinstance(rejected, dict) else None,
+        "actualCode": actual_code,
+        "pointer": _pointer_class(verdict.differences[0].pointer) if verdict.differences else None,
+    }
+
+
+def failure_key(signature: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Two differences with one key are one failure (``--fuzz`` reports each key once)."""
+    return tuple(signature.get(k) for k in ("machine", "rule", "op", "expectedCode", "actualCode", "pointer"))
 
 
 def _expectation(reply: Mapping[str, Any], op: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -206,9 +245,16 @@ class Differential(RuleBasedStateMachine):
         verdict = judge(op, args, expected, actual, code_map=shared.impl.code_map)
         self.trace.append(TraceStep(op, args, expected, actual, note=label))  # args are never mutated later
         if verdict.outcome in ("failed", "crashed", "errored"):
+            signature = _signature(self.name, label, op, expected, actual, verdict, shared.impl.code_map)
+            for i, known in enumerate(shared.known):
+                if known.matches(signature):
+                    shared.seen[i] += 1
+                    return reference  # a listed difference: keep looking for others
+            if failure_key(signature) in shared.found:
+                return reference  # saved in an earlier round: keep looking for others
             details = "".join(f"\n    {d.render()}" for d in verdict.differences[:8])
             message = f"{verdict.outcome}: {verdict.message}{details}"
-            shared.failure = _Failure(self.name, label, message, list(self.trace))
+            shared.failure = _Failure(self.name, label, message, list(self.trace), signature)
             raise Mismatch(label, op, message)
         return reference
 
@@ -887,15 +933,37 @@ def rule_names(machine: type[Differential]) -> list[str]:
     return sorted(n for n, f in inspect.getmembers(machine) if getattr(f, RULE_MARKER, None) is not None)
 
 
+MAX_DISTINCT = 8
+"""Distinct failures a machine looks for before it stops (one Hypothesis run, shrunk, per failure)."""
+
+
+def _save(failure: _Failure, impl: Implementation, trace_dir: Path) -> Path:
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    path = trace_dir / f"{failure.machine}-{uuid.uuid4().hex[:8]}.jsonl"
+    summary = failure.message.splitlines()[0][:200]
+    # Every request is self-contained (the protocol is stateless), so the failing request of
+    # the smallest failing run reproduces the failure on its own: the trace is that request.
+    write_trace(path, failure.steps[-1:], description=f"machine {failure.machine}, rule {failure.label}: {summary}",
+                origin="sessionspec conformance --fuzz", implementation=impl.info.get("implementation"))
+    return path
+
+
 def run_machine(name: str, impl: Implementation, reference: Implementation, profile: Profile,
-                trace_dir: Path, out: TextIO, focus: Sequence[str] | None = None) -> dict[str, Any] | None:
-    """Run one machine; returns a failure mapping (with the saved trace's path) or ``None``.
+                trace_dir: Path, out: TextIO, focus: Sequence[str] | None = None, *,
+                known: Sequence[FuzzExpectation] = (), max_distinct: int = MAX_DISTINCT,
+                seen: Counter[int] | None = None) -> list[dict[str, Any]]:
+    """Run one machine until it finds no new failure; returns every distinct failure (each with its trace).
+
+    After a failure is shrunk and saved, the machine runs again with that
+    failure's key (:func:`failure_key`) and the ``known`` differences set aside,
+    so one difference does not hide the others behind it. ``seen`` counts how
+    often each known difference matched.
 
     ``focus`` keeps only those rules, each optionally narrowed to some of its
     input kinds (``"append_invalid:replace-range"``): a short run then spends
     its budget where a suspected fault lives (every machine starts from a
     generated log, so growth rules are optional)."""
-    shared = _Run(impl, reference, frozenset(impl.capabilities))
+    shared = _Run(impl, reference, frozenset(impl.capabilities), known=known)
     base = MACHINES[name]
     namespace: dict[str, Any] = {"run_state": shared}
     if focus is not None:
@@ -914,50 +982,64 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
         namespace["focus_kinds"] = {r: k for r, k in rules.items() if k}
     machine = type(base.__name__, (base,), namespace)
     started = time.perf_counter()
-    try:
-        # Hypothesis' own report shows Python calls; the saved trace is the language-neutral report.
-        with with_reporter(lambda _text: None):
-            run_state_machine_as_test(machine, settings=_settings(profile))
-    except ReferenceBroke as exc:  # a sessionspec bug: say so instead of blaming the implementation
-        out.write(f"fuzz: {name}: INTERNAL ERROR (not a verdict on the implementation): {exc}\n")
-        return {"machine": name, "message": f"internal error: {exc}", "trace": None, "rule": None,
-                "requirements": [], "steps": 0}
-    except (Mismatch, Flaky) as exc:
-        failure = shared.failure
-        if failure is None:  # pragma: no cover - a Mismatch always records its failure
-            raise
-        trace_dir.mkdir(parents=True, exist_ok=True)
-        path = trace_dir / f"{name}-{uuid.uuid4().hex[:8]}.jsonl"
-        summary = failure.message.splitlines()[0][:200]
-        # Every request is self-contained (the protocol is stateless), so the failing request of
-        # the smallest failing run reproduces the failure on its own: the trace is that request.
-        write_trace(path, failure.steps[-1:], description=f"machine {name}, rule {failure.label}: {summary}",
-                    origin="sessionspec conformance --fuzz", implementation=impl.info.get("implementation"))
-        out.write(f"fuzz: {name}: FAILED {failure.label}: {failure.message}\n"
-                  f"fuzz: {name}: minimal trace saved to {path} (the failing request of a "
-                  f"{len(failure.steps)}-request run)\n"
-                  f"fuzz: {name}: re-run it with: sessionspec replay {path} --impl COMMAND\n")
-        if isinstance(exc, Flaky):
-            out.write(f"fuzz: {name}: note: the failure did not reproduce on every run (flaky implementation)\n")
-        return {"machine": name, "message": failure.message, "trace": str(path), "rule": failure.label,
-                "requirements": list(COVERAGE.get(failure.label, ())), "steps": len(failure.steps)}
+    failures: list[dict[str, Any]] = []
+    while len(failures) < max_distinct:
+        shared.failure = None
+        try:
+            # Hypothesis' own report shows Python calls; the saved trace is the language-neutral report.
+            with with_reporter(lambda _text: None):
+                run_state_machine_as_test(machine, settings=_settings(profile))
+        except ReferenceBroke as exc:  # a sessionspec bug: say so instead of blaming the implementation
+            out.write(f"fuzz: {name}: INTERNAL ERROR (not a verdict on the implementation): {exc}\n")
+            failures.append({"machine": name, "message": f"internal error: {exc}", "trace": None, "rule": None,
+                             "requirements": [], "steps": 0})
+            break
+        except (Mismatch, Flaky) as exc:
+            failure = shared.failure
+            if failure is None:  # pragma: no cover - a Mismatch always records its failure
+                raise
+            key = failure_key(failure.signature)
+            if key in shared.found:  # pragma: no cover - a found key never raises again
+                break
+            shared.found.add(key)
+            path = _save(failure, impl, trace_dir)
+            out.write(f"fuzz: {name}: FAILED {failure.label}: {failure.message}\n"
+                      f"fuzz: {name}: minimal trace saved to {path} (the failing request of a "
+                      f"{len(failure.steps)}-request run)\n"
+                      f"fuzz: {name}: re-run it with: sessionspec replay {path} --impl COMMAND\n")
+            if isinstance(exc, Flaky):
+                out.write(f"fuzz: {name}: note: the failure did not reproduce on every run (flaky implementation)\n")
+            failures.append({**failure.signature, "message": failure.message, "trace": str(path),
+                             "steps": len(failure.steps)})
+            continue
+        break
+    if seen is not None:
+        seen.update(shared.seen)
+    known_note = f", {sum(shared.seen.values())} known difference(s) set aside" if shared.seen else ""
     if shared.requests == 0 and shared.skipped:
         out.write(f"fuzz: {name}: skipped (the implementation claims none of the capabilities it needs)\n")
+    elif failures:
+        out.write(f"fuzz: {name}: {len(failures)} distinct failure(s){known_note} "
+                  f"({shared.requests} requests compared, {time.perf_counter() - started:.1f} s)\n")
     else:
-        out.write(f"fuzz: {name}: passed ({shared.requests} requests compared, "
+        out.write(f"fuzz: {name}: passed ({shared.requests} requests compared{known_note}, "
                   f"{time.perf_counter() - started:.1f} s)\n")
-    return None
+    return failures
 
 
 def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path | str, out: TextIO,
         machines: Sequence[str] | Mapping[str, Sequence[str] | None] | None = None, steps: int | None = None,
-        shrink: bool = True, derandomize: bool = False, stop_at_first: bool = False) -> list[dict[str, Any]]:
+        shrink: bool = True, derandomize: bool = False, stop_at_first: bool = False,
+        known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None) -> list[dict[str, Any]]:
     """Run the machines against ``connect()`` (a started implementation); returns the failures.
 
     The ``fuzz.py`` contract: ``examples`` is Hypothesis' ``max_examples`` per
     machine; each failure is ``{"machine", "message", "trace", ...}`` with the
     path of a replayable trace under ``trace_dir``. ``machines`` selects machines
-    by name, or maps names to the rules to focus on."""
+    by name, or maps names to the rules to focus on. ``known`` differences (an
+    expectation file's ``fuzz`` entries) are set aside; ``seen`` counts their
+    matches. Each machine keeps going after a failure (up to :data:`MAX_DISTINCT`
+    distinct ones); ``stop_at_first`` stops at the first failure of the run."""
     plan: dict[str, Sequence[str] | None] = (
         dict(machines) if isinstance(machines, Mapping) else {m: None for m in machines or MACHINES}
     )
@@ -972,11 +1054,11 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     failures = []
     try:
         for name in selected:
-            found = run_machine(name, impl, reference, profile, Path(trace_dir), out, plan[name])
-            if found is not None:
-                failures.append(found)
-                if stop_at_first:
-                    break
+            found = run_machine(name, impl, reference, profile, Path(trace_dir), out, plan[name], known=known,
+                                max_distinct=1 if stop_at_first else MAX_DISTINCT, seen=seen)
+            failures.extend(found)
+            if found and stop_at_first:
+                break
     finally:
         impl.close()
         reference.close()

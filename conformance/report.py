@@ -77,6 +77,8 @@ def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence
         footer["problems"] = list(run.problems)
     if run.fuzz_failures:
         footer["fuzz"] = list(run.fuzz_failures)
+    if getattr(run, "fuzz_known", None):
+        footer["fuzzKnown"] = list(run.fuzz_known)
     return [header, *(r.to_json() for r in run.results), footer]
 
 

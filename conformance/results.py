@@ -35,6 +35,33 @@ KNOWN_FAILURE_OUTCOMES = frozenset({"failed", "crashed", "errored"})
 """Outcomes an expectation file entry turns into ``xfail``."""
 
 
+REPORT_MAX_DEPTH = 64
+"""Containers nested deeper than this are elided in report lines, so that every line reads
+with a plain ``json.loads`` (whose recursion limit a 10,000-deep payload, DEC-16, exceeds)."""
+
+
+def capped(value: Any, max_depth: int = REPORT_MAX_DEPTH) -> Any:
+    """``value`` with every container deeper than ``max_depth`` replaced by ``{"elided": ...}`` (iterative)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        node, parent, key, depth = stack.pop()
+        if isinstance(node, (dict, list)) and depth >= max_depth:
+            parent[key] = {"elided": f"a {type(node).__name__} nested more than {max_depth} levels deep; "
+                                     "the full input is in the case's vector file (source)"}
+        elif isinstance(node, dict):
+            parent[key] = copy = dict.fromkeys(node)  # keys in order; values filled as popped
+            for k, v in node.items():
+                stack.append((v, copy, k, depth + 1))
+        elif isinstance(node, list):
+            parent[key] = copy = [None] * len(node)
+            for i, v in enumerate(node):
+                stack.append((v, copy, i, depth + 1))
+        else:
+            parent[key] = node
+    return root[0]
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """What happened to one case."""
@@ -67,14 +94,15 @@ class CaseResult:
         if self.message:
             line["message"] = self.message
         if self.differences:
-            line["diff"] = [d.to_json() for d in self.differences]
+            line["diff"] = capped([d.to_json() for d in self.differences])
         if self.crash is not None:
             line["crash"] = {"class": self.crash["class"], "message": self.crash["message"]}
         if full if full is not None else self.outcome not in ("passed", "skipped"):
-            line["request"] = {"op": c.op, "args": c.args}
-            line["expected"] = dict(c.expect)
+            line["source"] = c.source
+            line["request"] = capped({"op": c.op, "args": c.args})
+            line["expected"] = capped(dict(c.expect))
             if self.reply is not None:
-                line["reply"] = dict(self.reply)
+                line["reply"] = capped(dict(self.reply))
         if self.reason:
             line["reason"] = self.reason
         line["durationMs"] = round(self.duration * 1000, 3)

@@ -42,6 +42,8 @@ class RunResult:
     stale_expectations: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     fuzz_failures: list[dict[str, Any]] = field(default_factory=list)
+    fuzz_known: list[dict[str, Any]] = field(default_factory=list)  # known differences and their matches
+    fuzz_unmatched: list[str] = field(default_factory=list)  # known differences never seen
 
     @property
     def exit_code(self) -> int:

@@ -60,6 +60,7 @@ class _Interpreter:
         self.stores: dict[str, Any] = {}
         self.sessions: dict[str, Any] = {}
         self.detaches: dict[str, Any] = {}
+        self.disposals: list[Callable[[], Any]] = []  # owner disposals the running top-level step requested
         self.gates: dict[str, asyncio.Future[str]] = {}
         self.pending: dict[str, asyncio.Task[Any]] = {}
         self.calls: dict[str, int] = {}
@@ -235,7 +236,9 @@ class _Interpreter:
 
                 owner = Scope(step["as"])
                 if "detach" in step:  # usable by listeners while create announces
-                    self.detaches[step["detach"]] = owner.dispose
+                    # Owner disposal may be asynchronous (STORE-11, DEC-15): it is carried out
+                    # once the step's operation has returned, before the step's entry (PROTOCOL.md §6).
+                    self.detaches[step["detach"]] = lambda owner=owner: self.disposals.append(owner.dispose)
                 session = store.create(step.get("id"), scope=owner, **kwargs)
             self.bind(step["as"], session)
             return {"id": session.id}
@@ -323,19 +326,33 @@ class _Interpreter:
             if task is None:
                 raise ScriptError(f"unknown pending operation {step['promise']!r}")
             await self.record_outcome(at, do, lambda: task)
+        elif do in ("flush", "oob"):
+            self.run_sync(step, at)  # started in the background; its outcome is recorded at `await`
         else:
-            self.run_sync(step, at)
+            async def run() -> Any:
+                return self.sync_value(step)
+
+            await self.record_outcome(at, do, run)
+
+    def settle_disposals(self) -> None:
+        """Carry out the owner disposals the running top-level step requested, in order."""
+        while self.disposals:
+            self.disposals.pop(0)()
 
     async def record_outcome(self, at: str, do: str, start: Callable[[], Awaitable[Any]]) -> None:
-        """Await ``start()`` and record its value, or its failure when the spec names one."""
+        """Await ``start()``, carry out the owner disposals it requested, then record its value,
+        or its failure when the spec names one."""
         try:
             value = await start()
         except Exception as error:  # noqa: BLE001
+            self.binding = None
             failure = self.failure(error)
             if failure is None:
                 raise
+            self.settle_disposals()
             self.record(at, do, rejected=failure)
         else:
+            self.settle_disposals()
             self.record(at, do, ok=value)
 
     async def run(self, script: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -344,6 +361,7 @@ class _Interpreter:
                 await self.run_top(step, str(index))
                 for _ in range(_DRAIN_ROUNDS):
                     await asyncio.sleep(0)
+                self.settle_disposals()  # requested by background work (a flush's listener)
         finally:
             for task in self.pending.values():
                 task.cancel()

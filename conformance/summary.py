@@ -130,10 +130,7 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
             out.write(f"  {case_id}\n")
     for problem in getattr(run, "problems", ()):
         out.write(f"\nproblem: {display(problem)}\n")
-    for failure in getattr(run, "fuzz_failures", ()):
-        out.write(f"\nfuzz failure in {failure.get('machine', '?')}: {display(str(failure.get('message', '')))}\n")
-        if failure.get("trace"):
-            out.write(f"  replay with: sessionspec replay {failure['trace']} --impl ...\n")
+    _render_fuzz(run, out)
     hint = broken_adapter_hint(results)
     if hint:
         out.write("\n" + hint + "\n")
@@ -144,6 +141,37 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
     counts = ", ".join(parts)
     verdict = "FAILED" if run.exit_code else "OK"
     out.write(f"\n{verdict}: {len(results)} cases in {run.duration:.1f} s ({counts or 'nothing ran'})\n")
+
+
+def _render_fuzz(run: Any, out: TextIO) -> None:
+    """Distinct fuzz failures grouped by requirement, then each with its trace; known differences."""
+    failures = list(getattr(run, "fuzz_failures", ()))
+    if failures:
+        by_req: dict[str, int] = defaultdict(int)
+        for f in failures:
+            for req in f.get("requirements") or ("(no requirement)",):
+                by_req[req] += 1
+        out.write(f"\nfuzz: {len(failures)} distinct failure(s); by requirement the rule checks: "
+                  + ", ".join(f"{r} {n}" for r, n in sorted(by_req.items(), key=lambda kv: _req_key(kv[0]))) + "\n")
+        for f in failures:
+            expected = f.get("expectedCode") or "a result"
+            actual = f.get("actualCode") or "a result"
+            where = f" at {f['pointer']}" if f.get("pointer") else ""
+            out.write(display(f"  {f.get('machine', '?')} {f.get('rule') or ''} ({f.get('op') or '?'}): "
+                              f"expected {expected}, got {actual}{where}") + "\n")
+            first = str(f.get("message") or "").splitlines()
+            if first:
+                out.write(f"    {display(first[0][:300])}\n")
+            if f.get("trace"):
+                out.write(f"    replay with: sessionspec replay {f['trace']} --impl ...\n")
+    for known in getattr(run, "fuzz_known", ()):
+        out.write(f"\nfuzz known difference, matched {known['matches']} time(s): {display(known['entry'])}\n")
+    unmatched = getattr(run, "fuzz_unmatched", ())
+    if unmatched:
+        out.write(f"\nfuzz expectation entries no difference matched in this run ({len(unmatched)}); a deep run "
+                  "(--fuzz 100 or more) fails on them:\n")
+        for entry in unmatched:
+            out.write(f"  {display(entry)}\n")
 
 
 def _req_key(label: str) -> tuple[str, int]:

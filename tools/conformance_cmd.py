@@ -107,11 +107,15 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from sessionspec.conformance.fuzz import FuzzUnavailable, run_fuzz
 
         try:
-            result.fuzz_failures = run_fuzz(args.fuzz, connect, timeout=args.timeout,
-                                            trace_dir=Path(args.trace_dir), out=err)
+            fuzzed = run_fuzz(args.fuzz, connect, timeout=args.timeout, trace_dir=Path(args.trace_dir), out=err,
+                              known=expectations.fuzz if expectations else ())
         except FuzzUnavailable as exc:
             err.write(f"sessionspec conformance: {exc}\n")
             return 2
+        result.fuzz_failures = fuzzed.failures
+        result.fuzz_known = fuzzed.known
+        result.fuzz_unmatched = fuzzed.unmatched
+        result.problems.extend(fuzzed.problems)
     render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose)
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
                          selection=args.only, expectations=args.expect)

@@ -9,6 +9,8 @@ bad-schema, errored, no-newline (stdout without end), stderr-flood (50 MB of std
 the reply), huge-reply (a 2 MB reply), grandchild (crash leaving a grandchild that keeps
 stdout open), big-int (a 5,000-digit integer in the reply), hostile-text (a lone surrogate,
 newlines and a forged annotation in the message).
+--wrong-find (every find-last-message-turn-end finds nothing), --wrong-paths (every
+jsonl-path is "x"): two independent faults of one state machine (storage).
 --crash-null-seed (the implementation crashes with a TypeError on a `null` seed entry, as
 upstream 0.1.1-rc.2 did, instead of rejecting it with SEED_ENVELOPE).
 """
@@ -79,6 +81,10 @@ def main() -> int:
         if mode == "hostile-text":
             reply = {"seq": message["seq"], "kind": "errored",
                      "message": "bad\ud800 text\n::error file=x::forged\r\x1b[31mred"}
+        if "--wrong-find" in flags and op == "find-last-message-turn-end" and reply.get("kind") == "result":
+            reply = {"seq": message["seq"], "kind": "result", "result": {"index": None}}
+        if "--wrong-paths" in flags and op == "jsonl-path" and reply.get("kind") == "result":
+            reply = {"seq": message["seq"], "kind": "result", "result": {"path": "x"}}
         if "--crash-null-seed" in flags and op == "load" and None in (args.get("seed") or ()):
             reply = {"seq": message["seq"], "kind": "crashed", "class": "TypeError",
                      "message": "Cannot read properties of null (reading 'type')", "detail": "at validateSeed"}

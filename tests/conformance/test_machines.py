@@ -82,6 +82,55 @@ def test_a_wrong_implementation_is_caught_with_a_replayable_minimal_trace(tmp_pa
     assert cli.run(["replay", str(path)], io.StringIO(), io.StringIO()) == 0
 
 
+def test_two_distinct_failures_of_one_machine_are_both_reported_with_their_traces(tmp_path):
+    """The first failure does not hide the next: each distinct one is shrunk and saved."""
+    wrong = broken_cmd("--wrong-find", "--wrong-paths")
+    failures, out = _run(lambda: start_implementation(connector_for(wrong), 30.0), tmp_path,
+                         machines={"storage": ["find", "paths"]}, examples=12, steps=4)
+    by_rule = {f["rule"]: f for f in failures}
+    assert set(by_rule) == {"storage.find", "storage.paths"}, out
+    assert "FIND-1" in by_rule["storage.find"]["requirements"]
+    assert by_rule["storage.paths"]["pointer"] == "/path" and by_rule["storage.find"]["pointer"] == "/index"
+    for f in failures:
+        header, steps = read_trace(Path(f["trace"]))
+        assert len(steps) == 1 and steps[0].note == f["rule"]
+    assert "fuzz: storage: 2 distinct failure(s)" in out
+
+
+def test_known_fuzz_differences_are_set_aside_and_strict(tmp_path):
+    """A listed difference does not fail the run and does not hide the others; one never
+    matched is reported, and fails a deep run."""
+    from collections import Counter
+
+    from sessionspec.conformance.expectations import FuzzExpectation
+    from sessionspec.conformance.fuzz import FuzzResult
+
+    wrong = broken_cmd("--wrong-find", "--wrong-paths")
+    known = (FuzzExpectation("paths differ on purpose", rule="storage.paths", pointer="/path"),
+             FuzzExpectation("never happens", rule="storage.pack"))
+    seen: Counter[int] = Counter()
+    failures, out = _run(lambda: start_implementation(connector_for(wrong), 30.0), tmp_path,
+                         machines={"storage": ["find", "paths"]}, examples=12, steps=4, known=known, seen=seen)
+    assert [f["rule"] for f in failures] == ["storage.find"], out
+    assert seen[0] > 0 and seen[1] == 0
+    assert "known difference(s) set aside" in out
+    shallow = FuzzResult(failures, [], [known[1].describe()], strict=False)
+    deep = FuzzResult(failures, [], [known[1].describe()], strict=True)
+    assert shallow.problems == [] and "never happens" in deep.problems[0]
+
+
+def test_a_crash_met_by_a_machine_is_a_failure_keyed_by_its_class():
+    from sessionspec.conformance.compare import judge
+
+    expected = {"rejected": {"code": "SEED_ENVELOPE", "index": 0}}
+    reply = {"seq": 1, "kind": "crashed", "class": "TypeError", "message": "null"}
+    verdict = judge("load", {"seed": [None]}, expected, reply)
+    assert verdict.outcome == "crashed"
+    signature = machines._signature("session", "session.seed_invalid", "load", expected, reply, verdict, {})
+    assert signature["expectedCode"] == "SEED_ENVELOPE" and signature["actualCode"] == "crashed:TypeError"
+    assert "SEED-2" in signature["requirements"]
+
+
 def test_an_implementation_without_a_capability_is_not_compared_on_it(tmp_path):
     caps_less = broken_cmd("--no-caps")
     failures, out = _run(lambda: start_implementation(connector_for(caps_less), 30.0), tmp_path,

@@ -1017,6 +1017,7 @@ class StoreScript {
       await this.runTop(step, String(index))
       await drain()
       await drain()
+      await this.settleDisposals() // requested by background work (a flush's listener)
     }
     if (this.errors.length > 0) throw this.errors[0]
     const sessions = {}
