@@ -4,7 +4,7 @@
 (when it exists) and calls its ``run`` function. The contract for that
 module:
 
-``run(*, connect, examples, trace_dir, out, known, seen) -> Iterable[Mapping]``
+``run(*, connect, examples, trace_dir, out[, known, seen]) -> Iterable[Mapping]``
     ``connect()`` returns a *started* :class:`~sessionspec.conformance.harness.Implementation`
     for the implementation under test (call it again after a crash; close what
     you open). ``examples`` is N, the Hypothesis ``max_examples`` budget per
@@ -14,7 +14,8 @@ module:
     written with :func:`sessionspec.conformance.trace.write_trace` under
     ``trace_dir``), so ``sessionspec replay`` re-runs it. ``known`` are the
     expectation file's fuzz entries (differences to set aside); ``seen``, a
-    ``Counter``, receives how often each matched. Progress text goes to ``out``.
+    ``Counter``, receives how often each matched (both are passed only when the
+    expectation file lists fuzz entries). Progress text goes to ``out``.
 
 ``COVERAGE: Mapping[str, Sequence[str]]`` (optional)
     property or machine name -> the requirement ids it checks; ``sessionspec
@@ -93,8 +94,8 @@ def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float
         return start_implementation(connect, timeout)
 
     seen: Counter[int] = Counter()
-    failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out,
-                                            known=tuple(known), seen=seen)]
+    extra: dict[str, Any] = {"known": tuple(known), "seen": seen} if known else {}  # older modules take neither
+    failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out, **extra)]
     return FuzzResult(
         failures,
         [{"entry": k.describe(), "reason": k.reason, "matches": seen[i]} for i, k in enumerate(known)],

@@ -107,7 +107,7 @@ def test_fuzz_calls_the_machines_hook_and_counts_its_failures(monkeypatch, tmp_p
                        "--report", str(report))
     assert code == 1
     assert calls["examples"] == 7 and calls["name"].startswith("sessionspec-reference")
-    assert "fuzz failure in Surface" in out and "sessionspec replay" in out
+    assert "fuzz: 1 distinct failure(s)" in out and "  Surface " in out and "sessionspec replay" in out
     assert load_report(report).footer["fuzz"][0]["machine"] == "Surface"
     code, out, _ = run("requirements")
     assert "properties: surface-append-replace" in out
