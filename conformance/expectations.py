@@ -93,6 +93,8 @@ def load_expectations(path: str | Path) -> Expectations:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ExpectationsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ExpectationsError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
     try:
         data = wire.loads(text)
         protocol.validate(data, "expectations.json")

@@ -74,6 +74,8 @@ def read_trace(path: str | Path) -> tuple[dict[str, Any], list[TraceStep]]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
     header: dict[str, Any] = {}
     steps: list[TraceStep] = []
     for number, raw in enumerate(text.split("\n"), 1):

@@ -89,6 +89,8 @@ class Source:
             raise registry_error(f"{where}: cannot read: {exc}") from exc
         except json.JSONDecodeError as exc:
             raise registry_error(f"{where}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        except RecursionError:  # no registry file nests deeper than a few dozen levels
+            raise registry_error(f"{where}: nested too deeply to be a registry file") from None
 
 
 class Spec:

@@ -75,8 +75,11 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
         if pos >= n or text[pos] != '"':
             raise JsonSyntaxError("expected a string key", pos)
         frame = stack[-1]
-        key, pos = _string(pos)
+        key, pos = _string(pos, is_key=True)
         frame.key = key
+        if _SURROGATE.search(key):  # located at the key itself, not at the member before it
+            anomalies.append(Anomaly("lone-surrogate", pointer(_path(stack)),
+                                     "an object key contains a lone UTF-16 surrogate escape"))
         if key in frame.container:
             anomalies.append(Anomaly("duplicate-key", pointer(_path(stack)), f"duplicate key {key!r}; the last one wins"))
         pos = ws(text, pos).end()
@@ -84,7 +87,7 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
             raise JsonSyntaxError("expected ':' after an object key", pos)
         return ws(text, pos + 1).end()
 
-    def _string(pos: int) -> tuple[str, int]:
+    def _string(pos: int, is_key: bool = False) -> tuple[str, int]:
         try:
             value, end = scanstring(text, pos + 1, True)
         except ValueError as exc:  # json.JSONDecodeError
@@ -92,7 +95,7 @@ def parse(text: str) -> tuple[Any, list[Anomaly], int]:
             msg = getattr(exc, "msg", str(exc))
             kind = "control-char" if "control" in msg.lower() else "syntax"
             raise JsonSyntaxError(f"invalid string: {msg}", offset, kind) from None
-        if _SURROGATE.search(value):
+        if not is_key and _SURROGATE.search(value):
             anomalies.append(
                 Anomaly("lone-surrogate", pointer(_path(stack)), "string contains a lone UTF-16 surrogate escape")
             )

@@ -269,7 +269,17 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
             finding.line = None
         log.add(finding)
     if isinstance(value, _Hole):
-        log.add(Finding("JSON_TEXT_INVALID", "JSON-12", f"the file is not valid JSON: {value.reason}", column=value.column))
+        line = column = None
+        if value.column is not None:  # a character offset in the whole text: locate it as line and column
+            text = data.decode("utf-8", errors="replace")
+            offset = value.column - 1
+            line = text.count("\n", 0, offset) + 1
+            column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        hint = ("; the file starts with '[' so it is read as one JSON array, but more follows it "
+                "(a JSONL artifact starts with a session header line)" if "extra data" in value.reason else "")
+        reason = value.reason.rsplit(" at column ", 1)[0]
+        log.add(Finding("JSON_TEXT_INVALID", "JSON-12", f"the file is not valid JSON: {reason}{hint}",
+                        line=line, column=column))
         return
     if not isinstance(value, list):
         log.add(Finding("SEED_ENVELOPE", "SEED-3", f"a JSON event file must be an array of events, not a {type(value).__name__}"))
@@ -453,7 +463,7 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
             log.stopped_at_line = number
             break
         stop = False
-        for event in records:
+        for k, event in enumerate(records):
             seq = event.get("seq") if isinstance(event, dict) else None
             if type(seq) is not int or seq != expected:
                 shown = "no seq" if seq is None else f"seq {seq!r}"
@@ -475,10 +485,18 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
                     )
                 )
                 if committed:
-                    if type(seq) is int and seq > expected:
-                        expected = seq  # resynchronise: report a gap once, not on every later event
-                    elif type(seq) is not int or seq < expected:
-                        continue  # a duplicate or unnumbered record cannot take a place in the log
+                    # Resynchronise as a compiler does: report the defect once, then check every later
+                    # record against what it would have been. The record after this one tells which:
+                    following = _following_seq(decoded, i, k)
+                    if following == expected + 1:  # this one record is misnumbered: it holds its place
+                        if isinstance(event, dict):
+                            event = {**event, "seq": expected}
+                    elif following == expected:  # an extra record (a duplicate, an insertion)
+                        continue
+                    elif type(seq) is int and (following == seq + 1 or seq > expected):
+                        expected = seq  # the numbering jumps (a gap, a renumbering): reported once
+                    else:
+                        continue  # an unnumbered or duplicate record cannot take a place in the log
                 else:
                     log.stopped_at_line = number
                     stop = True
@@ -491,6 +509,22 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
     log.event_pointers = [""] * len(events)
     if fragment:
         log.add(fragment_finding(fragment, log.lines))
+
+
+_LOOKAHEAD = 16  # lines searched for the record after a misnumbered one (bounded: linear in the log)
+
+
+def _following_seq(decoded: list[Any], i: int, k: int) -> Any:
+    """The seq of the record after member ``k`` of line ``i`` (holes skipped), or None."""
+    records = decoded[i]
+    if k + 1 < len(records):
+        nxt = records[k + 1]
+        return nxt.get("seq") if isinstance(nxt, dict) else None
+    for records in decoded[i + 1 : i + 1 + _LOOKAHEAD]:
+        if not isinstance(records, _Hole) and records:
+            nxt = records[0]
+            return nxt.get("seq") if isinstance(nxt, dict) else None
+    return None
 
 
 def fragment_finding(fragment: bytes, line: int) -> Finding:
