@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 FORMAT = "sessionspec-conformance-report/1"
+_KINDS = ("header", "case", "footer")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -129,25 +130,35 @@ class LoadedReport:
 
 def load_report(path: str | Path) -> LoadedReport:
     """Reload and check a JSONL report (every line against ``report.json``)."""
-    text = Path(path).read_text(encoding="utf-8")
-    raw_lines = [line for line in text.split("\n") if line.strip()]
-    if not raw_lines:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidReport(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidReport(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+    numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if not numbered:
         raise EmptyReport(f"{path}: the report is empty")
     parsed = []
-    for number, raw in enumerate(raw_lines, 1):
+    for number, raw in numbered:
         try:
             value = wire.loads(raw)
-            protocol.validate(value, "report.json")
+            kind = value.get("kind") if isinstance(value, dict) else None
+            # Check a line against its own kind's schema: the error then names the field at fault.
+            protocol.validate(value, f"report.json#/$defs/{kind}" if kind in _KINDS else "report.json")
         except (wire.WireError, protocol.ProtocolViolation) as exc:
             raise InvalidReport(f"{path}:{number}: {exc}") from None
         parsed.append(value)
     if parsed[0]["kind"] != "header":
-        raise MissingHeader(f"{path}:1: the first line is not a report header")
+        raise MissingHeader(f"{path}:{numbered[0][0]}: the first line is not a report header")
     if parsed[-1]["kind"] != "footer" or len(parsed) < 2:
-        raise MissingFooter(f"{path}:{len(parsed)}: the last line is not a footer (was the run interrupted?)")
+        raise MissingFooter(f"{path}:{numbered[-1][0]}: the last line is not a footer (was the run interrupted?)")
     cases = parsed[1:-1]
     by_id: dict[str, dict[str, Any]] = {}
-    for number, case in enumerate(cases, 2):
+    for (number, _raw), case in zip(numbered[1:-1], cases, strict=True):
         if case["kind"] != "case":
             raise InvalidReport(f"{path}:{number}: expected a case line, got {case['kind']}")
         if case["id"] in by_id:

@@ -12,6 +12,7 @@ adapter cannot be used.
 
 example:
   sessionspec conformance --impl "node adapter.js" --expect known.json --report run.jsonl --junit run.xml -j 4
+  sessionspec conformance --impl "node adapter.js" --html run.html
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--expect", metavar="FILE", help="expectation file listing known failures (strict)")
     parser.add_argument("--report", metavar="FILE.jsonl", help="write the JSONL report here")
     parser.add_argument("--junit", metavar="FILE.xml", help="write a JUnit XML report here")
+    parser.add_argument("--html", metavar="FILE.html",
+                        help="write a self-contained HTML page of the run here (`sessionspec report` renders saved runs)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="write the failing cases as a replayable trace")
     parser.add_argument("--fuzz", metavar="N", type=int, default=0,
                         help="also run the differential state machines with N examples each")
@@ -124,6 +127,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             write_report(args.report, lines)
         if args.junit:
             atomic_write_text(args.junit, junit_xml(lines))
+        if args.html:
+            from sessionspec.conformance.html_report import render_html, run_from_lines
+
+            atomic_write_text(args.html, render_html([run_from_lines(lines, "this run", Path.cwd())]))
         if args.trace:
             from sessionspec.conformance.trace import TraceStep, write_trace
 

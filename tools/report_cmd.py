@@ -1,0 +1,79 @@
+"""Render one or more JSONL conformance reports as one self-contained HTML page.
+
+Each REPORT is a file written by `sessionspec conformance --report`. The page
+(no network, no external assets) shows a header per run, a matrix of runs x
+rule families (expandable to requirements), the failing cases with their
+requirement text, input, expected vs actual and a replay command, and the
+fuzz failures with their shrunk traces (read from the trace files the report
+names, when they are at hand). The file is written atomically. --check
+writes nothing and exits 1 when the page on disk differs from the one the
+reports give (for committed example pages). Exit status: 0 done (or fresh),
+1 stale (--check), 2 a report cannot be read or does not follow
+spec/protocol/report.json (the message names the file and line).
+
+example:
+  sessionspec report reference.jsonl node.jsonl --html results.html
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from pathlib import Path
+from typing import TextIO
+
+from sessionspec.conformance.html_report import RunView, render_html
+from sessionspec.conformance.report import InvalidReport, atomic_write_text, load_report
+
+_MAX_ERROR = 1_000
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reports", metavar="REPORT", nargs="+", help="JSONL report of a run (in page order)")
+    parser.add_argument("--html", metavar="FILE.html", required=True, help="write the page here")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 with a diff when FILE.html is not what the reports give")
+
+
+def load_runs(paths: list[str]) -> list[RunView]:
+    """Reload every report (each checked line by line against report.json)."""
+    runs = []
+    for path in paths:
+        report = load_report(path)
+        runs.append(RunView(path, report.header, report.cases, report.footer, Path(path).resolve().parent))
+    return runs
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        runs = load_runs(args.reports)
+    except InvalidReport as exc:
+        text = str(exc)
+        if len(text) > _MAX_ERROR:
+            text = text[:_MAX_ERROR] + "…"
+        err.write(f"sessionspec report: {text}\n")
+        return 2
+    page = render_html(runs)
+    target = Path(args.html)
+    if args.check:
+        try:
+            current = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = ""
+        if current == page:
+            out.write(f"{target} is up to date\n")
+            return 0
+        out.writelines(difflib.unified_diff(current.splitlines(keepends=True)[:5_000],
+                                            page.splitlines(keepends=True)[:5_000],
+                                            f"{target} (on disk)", f"{target} (generated)", n=1))
+        err.write(f"sessionspec report: {target} is stale; regenerate it with "
+                  f"`sessionspec report {' '.join(args.reports)} --html {target}`\n")
+        return 1
+    try:
+        atomic_write_text(target, page)
+    except OSError as exc:
+        err.write(f"sessionspec report: cannot write {target}: {exc.strerror or exc}\n")
+        return 2
+    failing = page.count('<li class="case"')
+    out.write(f"wrote {target}: {len(runs)} run(s), {failing} failing case(s) listed\n")
+    return 0
