@@ -1,0 +1,283 @@
+"""The HTML page of conformance runs: contents, escaping, degradation, CLI, freshness of the committed example.
+
+The page is checked here as text (parsed with the standard library's HTML
+parser); `test_html_report_browser.py` validates it and loads it in Chromium.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionspec import cli
+from sessionspec.conformance.html_report import render_html, run_from_lines
+from sessionspec.conformance.report import load_report
+from sessionspec.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "docs" / "results"
+RECORDED = sorted(RESULTS.glob("*.jsonl"))
+EXAMPLE = RESULTS / "conformance.html"
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">\ud800"\'&'
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+class Outline(HTMLParser):
+    """Tags, their attributes and the text of a page, for structural assertions."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.script_text: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        (self.script_text if self._in_script else self.text).append(data)
+
+
+def outline(page: str) -> Outline:
+    parser = Outline()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def header(**extra: Any) -> dict[str, Any]:
+    return {"kind": "header", "format": "sessionspec-conformance-report/1",
+            "implementation": {"protocolVersion": 1, "implementation": {"name": "impl", "version": "1.0", "language": "x"},
+                               "specRevision": "2f74ac98ba", "capabilities": ["json-value"]},
+            "command": ["impl-adapter", "--flag"], "sessionspec": "0.1.0", "specRevision": "2f74ac98ba",
+            "started": "2026-12-01T00:00:00+00:00", "selection": None, "expectations": None, **extra}
+
+
+def case(number: int, outcome: str = "passed", **extra: Any) -> dict[str, Any]:
+    return {"kind": "case", "id": f"case{number:04d}", "area": "json", "description": f"case number {number}",
+            "requirements": ["JSON-1"], "level": "MUST", "outcome": outcome, "durationMs": 0.1, **extra}
+
+
+def footer(cases: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for c in cases:
+        counts[c["outcome"]] = counts.get(c["outcome"], 0) + 1
+    return {"kind": "footer", "counts": counts, "durationMs": 1.0, "exitCode": 0, **extra}
+
+
+def page_of(*runs: list[dict[str, Any]]) -> str:
+    return render_html([run_from_lines(lines, f"run{i}.jsonl") for i, lines in enumerate(runs, 1)])
+
+
+def failing(number: int, **extra: Any) -> dict[str, Any]:
+    return case(number, "failed", message="result differs in 1 place(s)",
+                request={"op": "json-value", "args": {"value": [1, 2]}},
+                expected={"result": {"isJsonValue": True}},
+                reply={"seq": 3, "kind": "result", "result": {"isJsonValue": False}},
+                diff=[{"pointer": "/isJsonValue", "kind": "value", "expected": True, "actual": False}], **extra)
+
+
+# -- from recorded runs -------------------------------------------------------------------
+
+
+def test_the_recorded_runs_exist_and_cover_a_clean_a_known_failure_and_a_failing_fuzz_run() -> None:
+    assert [p.name for p in RECORDED] == ["1-reference.jsonl", "2-node-known-failures.jsonl", "3-node-fuzz.jsonl"]
+    reports = [load_report(p) for p in RECORDED]
+    assert reports[0].counts["passed"] == len(reports[0].cases)
+    assert reports[1].counts["xfail"] > 0 and reports[1].footer["exitCode"] == 0
+    assert reports[2].footer["exitCode"] == 1 and reports[2].footer.get("fuzz")
+
+
+def test_a_page_of_several_recorded_runs_has_headers_matrix_failing_cases_and_fuzz_traces(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)  # the fuzz run names its traces relative to the checkout
+    page = render_html([run_from_lines([r.header, *r.cases, r.footer], str(p), p.parent)
+                        for p, r in ((p, load_report(p)) for p in RECORDED)])
+    doc = outline(page)
+    text = " ".join(doc.text)
+    # a header per run
+    assert [a.get("id") for t, a in doc.tags if t == "article"] == ["run-1", "run-2", "run-3"]
+    for label in ("sessionspec-reference", "@deepseek-ai/dsh-session", "0.1.1-rc.2", "capabilities", "revision"):
+        assert label in text
+    # the matrix: one row per rule family with requirements rows under it, text labels in every cell
+    matrix_rows = [a for t, a in doc.tags if t == "tr" and a.get("class") == "fam"]
+    assert len(matrix_rows) >= 14
+    assert "SURF" in text and "Surface fold" in text and "PASS" in text and "KNOWN" in text and "FAIL" in text
+    assert any(t == "tr" and a.get("class") == "req" and "hidden" in a for t, a in doc.tags)
+    # every non-passing, non-skipped case of every run is listed
+    listed = sum(1 for t, a in doc.tags if t == "li" and a.get("class") == "case")
+    expected = sum(1 for p in RECORDED for c in load_report(p).cases if c["outcome"] not in ("passed", "skipped"))
+    assert listed == expected > 200
+    # a failing case: requirement text, a line diff, its input and the replay command
+    assert 'class="diff"' in page and '<span class="del">-' in page and '<span class="add">+' in page
+    assert "sessionspec conformance --impl &#x27;node conformance/adapters/node-dsh-session/adapter.mjs&#x27; --only" in page
+    first = next(c for c in load_report(RECORDED[2]).cases if c["outcome"] == "failed")
+    requirement = load_spec().requirements[first["requirements"][0]]
+    assert requirement["text"] in text and requirement["title"] in text
+    # the fuzz failures, with their shrunk traces read from the trace files
+    assert 'id="fuzz"' in page and "Shrunk trace" in page and "sessionspec replay docs/results/traces/" in page
+    assert "not available here" not in page
+
+
+def test_the_committed_example_page_is_fresh(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, err = run("report", *(str(p.relative_to(ROOT)) for p in RECORDED),
+                         "--html", str(EXAMPLE.relative_to(ROOT)), "--check")
+    assert code == 0, f"{err}\n{out[:3000]}"
+
+
+def test_check_reports_a_stale_page_with_the_command_that_regenerates_it(tmp_path) -> None:
+    lines = [header(), case(1), footer([case(1)])]
+    report = tmp_path / "r.jsonl"
+    report.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    target = tmp_path / "r.html"
+    target.write_text("old page\n")
+    code, out, err = run("report", str(report), "--html", str(target), "--check")
+    assert code == 1 and "-old page" in out and f"sessionspec report {report} --html {target}" in err
+    assert target.read_text() == "old page\n"  # --check writes nothing
+    assert run("report", str(report), "--html", str(target))[0] == 0
+    assert run("report", str(report), "--html", str(target), "--check")[0] == 0
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+# -- hostile and odd reports ----------------------------------------------------------------
+
+
+def test_every_string_from_a_report_is_inert_and_huge_values_are_capped() -> None:
+    huge = "A" * 3_000_000
+    deep: Any = "bottom"
+    for _ in range(10_000):
+        deep = {"d": deep}
+    hostile_header = header(selection=[HOSTILE], expectations=HOSTILE, command=[HOSTILE])
+    hostile_header["implementation"] = {"implementation": {"name": HOSTILE, "version": HOSTILE, "language": HOSTILE,
+                                                           "homepage": HOSTILE},
+                                        "capabilities": [HOSTILE, huge], "specRevision": HOSTILE, HOSTILE: HOSTILE}
+    cases = [
+        case(1, "failed", description=HOSTILE + huge, id=HOSTILE, area=HOSTILE, requirements=[HOSTILE, "JSON-1"],
+             message=HOSTILE + huge, reason=HOSTILE,
+             request={"op": HOSTILE, "args": {HOSTILE: [HOSTILE, huge, deep]}},
+             expected={"result": {HOSTILE: deep}}, reply={"seq": 1, "kind": "result", "result": {HOSTILE: huge}},
+             diff=[{"pointer": HOSTILE, "kind": HOSTILE, "expected": HOSTILE, "actual": deep}, HOSTILE]),
+        case(2, "errored", message="\x00\x01\x1b[31m\x7f\ufffe\U0010ffff", crash={"class": HOSTILE, "message": huge}),
+    ]
+    lines = [hostile_header, *cases,
+             footer(cases, problems=[HOSTILE], staleExpectations=[HOSTILE],
+                    fuzz=[{"machine": HOSTILE, "message": HOSTILE, "trace": "/nonexistent/" + HOSTILE,
+                           "rule": HOSTILE, "requirements": [HOSTILE], "steps": 1, HOSTILE: HOSTILE}])]
+    page = page_of(lines)
+    page.encode("utf-8")  # strict: no lone surrogate reaches the file
+    doc = outline(page)
+    assert sum(1 for t, _ in doc.tags if t == "script") == 1  # only the page's own
+    assert not any(t == "img" for t, _ in doc.tags)
+    assert not any(k.startswith("on") for _, a in doc.tags for k in a)
+    assert "__pwned" not in "".join(doc.script_text)
+    text = "".join(doc.text)
+    assert "<script>window.__pwned = 1</script>" in text  # shown as text
+    assert "\\ud800" in text and "\\u0001" in text and "\\ufffe" in text and "\\U0010ffff" in text
+    assert len(page) < 2_000_000, len(page)  # 3 MB strings are capped, deep values elided
+    assert "more characters" in text and "{… 1 key}" in text
+
+
+@pytest.mark.parametrize("value", [None, 7, "text", [1, "two"], {"a": None}])
+def test_odd_but_schema_valid_shapes_still_render(value: Any) -> None:
+    h = header()
+    h["implementation"] = {"implementation": value, "capabilities": value, "error": "start failed"}
+    h["command"] = None
+    c = case(1, "failed", request={"op": value, "args": value}, expected={"x": value}, reply={"kind": value},
+             diff=[{"pointer": value}])
+    page = page_of([h, c, footer([c], fuzz=[{"machine": value, "trace": None}])])
+    assert "FAIL" in page and "case0001" in page
+
+
+def test_an_old_report_renders_and_newer_fields_are_shown_when_present() -> None:
+    old = [header(), failing(1), footer([failing(1)])]
+    old_page = page_of(old)
+    assert "2f74ac98ba" in old_page and "crashed" not in old_page.split("<script>")[0].split("</style>")[1]
+    crash = case(2, "crashed", message="the implementation threw", crash={"class": "TypeError", "message": "x is undefined"},
+                 request={"op": "json-value", "args": {"value": 1}}, expected={"result": {"isJsonValue": True}})
+    newer = [header(revision="0.1.1-rc.2"), crash, failing(3), footer([crash, failing(3)])]
+    page = page_of(old, newer)
+    text = " ".join(outline(page).text)
+    assert "CRASHED" in text and "TypeError" in text and "x is undefined" in text and "0.1.1-rc.2" in text
+    assert "1 crashed" in text and 'data-outcome="crashed"' in page
+    assert 'value="crashed"' in page  # the outcome filter offers it
+
+
+def test_cases_group_by_rule_family_and_each_requirement_row_counts_its_cases() -> None:
+    cases = [case(1), case(2, "failed", requirements=["SURF-5", "SURF-6", "APPEND-5"]), case(3, "skipped"),
+             case(4, "xfail", requirements=["SURF-5"], reason="known"), case(5, requirements=["NOPE-1"])]
+    page = page_of([header(), *cases, footer(cases)])
+    text = " ".join(outline(page).text)
+    assert "SURF" in text and "(2 requirements)" in text and "NOPE-1" in text and "(not in this spec)" in text
+    surf = page.split('<span class="fid">SURF</span>')[1].split("</tbody>")[0]
+    assert "1 failed, 1 known failure" in surf  # one case counts once in its family
+    assert surf.count('<tr class="req" hidden>') == 2
+
+
+def test_no_failing_case_says_so() -> None:
+    page = page_of([header(), case(1), footer([case(1)])])
+    assert "No case failed" in page and 'id="case-list"' not in page
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def write_lines(path: Path, lines: list[Any]) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize(("lines", "located"), [
+    ([], "is empty"),
+    (["{not json"], ":1:"),
+    ([header(), case(1, "bogus"), footer([])], ":2: /outcome:"),
+    ([header(), {**case(1), "requirements": "JSON-1"}, footer([])], ":2: /requirements:"),
+    ([header(), case(1)], ":2: the last line is not a footer"),
+    ([case(1), footer([])], ":1: the first line is not a report header"),
+    ([header(), "", case(1), case(1), footer([])], ":4: case case0001 is reported twice"),
+    ([{**header(), "format": "other"}, footer([])], ":1: /format:"),
+])
+def test_a_report_that_does_not_follow_the_schema_gets_a_located_error_and_nothing_is_written(
+        tmp_path, lines, located) -> None:
+    report = write_lines(tmp_path / "bad.jsonl", lines)
+    target = tmp_path / "out.html"
+    target.write_text("keep me")
+    good = write_lines(tmp_path / "good.jsonl", [header(), case(1), footer([case(1)])])
+    code, out, err = run("report", str(good), str(report), "--html", str(target))
+    assert code == 2 and err.startswith(f"sessionspec report: {report}") and located in err, err
+    assert "Traceback" not in err and target.read_text() == "keep me"
+
+
+def test_unreadable_reports_are_located_errors_too(tmp_path) -> None:
+    binary = tmp_path / "bin.jsonl"
+    binary.write_bytes(json.dumps(header()).encode() + b"\n\xff\xfe\n")
+    code, _, err = run("report", str(binary), "--html", str(tmp_path / "o.html"))
+    assert code == 2 and "bin.jsonl:2: not UTF-8" in err
+    code, _, err = run("report", str(tmp_path / "missing.jsonl"), "--html", str(tmp_path / "o.html"))
+    assert code == 2 and "missing.jsonl: cannot read" in err
+    huge = write_lines(tmp_path / "huge.jsonl", [header(), {**case(1), "outcome": "x" * 1_000_000}, footer([])])
+    code, _, err = run("report", str(huge), "--html", str(tmp_path / "o.html"))
+    assert code == 2 and "huge.jsonl:2:" in err and len(err) < 2_000
+    assert not (tmp_path / "o.html").exists()
+
+
+def test_conformance_html_writes_the_page_of_the_run_at_hand(tmp_path) -> None:
+    target = tmp_path / "run.html"
+    code, out, _ = run("conformance", "--only", "JSON-1", "--html", str(target))
+    assert code == 0, out
+    page = target.read_text(encoding="utf-8")
+    assert "sessionspec-reference" in page and '<tr class="fam">' in page and "No case failed" in page
+    assert not list(tmp_path.glob(".*.tmp"))
