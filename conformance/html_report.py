@@ -91,16 +91,19 @@ def _marked_code_point(match: re.Match[str]) -> str:
     return f'<span class="cp" title="not a valid character here">{_code_point(match)}</span>'
 
 
+_BAD_ASCII = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def esc(value: Any) -> str:
     """HTML text for element content: escaped, invalid characters shown as marked escapes."""
     text = html.escape(value if isinstance(value, str) else _scalar_text(value), quote=True)
-    return _BAD.sub(_marked_code_point, text)
+    return (_BAD_ASCII if text.isascii() else _BAD).sub(_marked_code_point, text)
 
 
 def attr(value: Any) -> str:
-    """An attribute value (to be placed inside double quotes)."""
+    """An attribute value (inside double quotes), or text where no markup may go (``title``, ``option``)."""
     text = html.escape(value if isinstance(value, str) else _scalar_text(value), quote=True)
-    return _BAD.sub(_code_point, text)
+    return (_BAD_ASCII if text.isascii() else _BAD).sub(_code_point, text)
 
 
 def _scalar_text(value: Any) -> str:
@@ -110,7 +113,7 @@ def _scalar_text(value: Any) -> str:
         return value
     if isinstance(value, bool | int | float):
         return json.dumps(value)
-    return _cap(_full_json(value, compact=True), _MAX_SHORT)
+    return _short_json(value)
 
 
 def _cap(text: str, limit: int) -> str:
@@ -122,29 +125,54 @@ def _cap(text: str, limit: int) -> str:
 # -- values ----------------------------------------------------------------------------------
 
 
+class _TooDeep(ValueError):
+    """A value nested beyond what the page prints in full (orjson's limit, 254 levels)."""
+
+
 def _full_json(value: Any, *, compact: bool = False) -> str:
-    """JSON text of any value the wire can carry: any depth, any int, lone surrogates kept."""
+    """JSON text of a value (any int, lone surrogates kept: escaped later); :class:`_TooDeep` past 254 levels.
+
+    Payloads may be 10,000 levels deep (DEC-16). Printing one costs a walk of every level for a
+    text nobody reads, so the page shows such a value elided and points to the report file.
+    """
     try:
         return orjson.dumps(value, option=0 if compact else orjson.OPT_INDENT_2).decode("utf-8")
-    except (TypeError, orjson.JSONEncodeError):
-        pass  # lone surrogates, ints beyond 64 bits, nesting beyond 254
-    try:
+    except orjson.JSONEncodeError as exc:
+        if "ecursion" in str(exc):
+            raise _TooDeep from None
+    except TypeError:
+        pass
+    try:  # lone surrogates, ints beyond 64 bits: the standard library, within its recursion limit
         if compact:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         return json.dumps(value, ensure_ascii=False, indent=2)
-    except (ValueError, TypeError, RecursionError):
-        try:
-            return wire.dumps(value)  # iterative: 10,000-deep payloads (DEC-16)
-        except wire.WireError:
-            return repr(value)
+    except RecursionError:
+        raise _TooDeep from None
+    except (ValueError, TypeError):
+        return repr(value)
+
+
+def _short_json(value: Any) -> str:
+    """One line of JSON text, capped for a table cell or a label."""
+    try:
+        return _cap(_full_json(value, compact=True), _MAX_SHORT)
+    except _TooDeep:
+        return _cap(_elided(value).replace("\n", " "), _MAX_SHORT)
+
+
+_TOO_DEEP_NOTE = ('<p class="note">This value is nested more than 254 levels deep; the page shows it elided. '
+                  "The report file holds it in full.</p>")
+
+
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def _elided(value: Any, depth: int = 0, indent: str = "") -> str:
     """Indented JSON with deep containers, long lists and long strings elided (bounded size)."""
     if isinstance(value, str):
         if len(value) > _ELIDE_STRING:
-            return json.dumps(value[:_ELIDE_STRING], ensure_ascii=False)[:-1] + f'…" (+{len(value) - _ELIDE_STRING:,} chars)'
-        return json.dumps(value, ensure_ascii=False)
+            return _encode_str(value[:_ELIDE_STRING])[:-1] + f'…" (+{len(value) - _ELIDE_STRING:,} chars)'
+        return _encode_str(value)
     if isinstance(value, dict):
         if not value:
             return "{}"
@@ -172,8 +200,11 @@ def _elided(value: Any, depth: int = 0, indent: str = "") -> str:
 def _value_block(value: Any, what: str) -> str:
     """The elided value, with its full JSON one click away when the elided view hides anything."""
     short = _elided(value)
-    full = _full_json(value)
     out = f'<pre class="json">{esc(short)}</pre>'
+    try:
+        full = _full_json(value)
+    except _TooDeep:
+        return out + _TOO_DEEP_NOTE
     if full != short:
         note = ""
         if len(full) > _MAX_FULL_JSON:
@@ -460,11 +491,14 @@ def _actual_view(reply: Any) -> Any:
 
 def _line_diff(expected: Any, actual: Any) -> str:
     """Expected vs actual as a unified diff of their indented JSON (``-`` expected, ``+`` actual)."""
-    left = _full_json(expected).splitlines()
-    right = _full_json(actual).splitlines()
+    try:
+        left = _full_json(expected).splitlines()
+        right = _full_json(actual).splitlines()
+    except _TooDeep:
+        return (_value_block(expected, "the expected reply") + _value_block(actual, "the actual reply"))
     if len(left) > _MAX_DIFF_LINES or len(right) > _MAX_DIFF_LINES:
-        return (f'<p class="note">The values are too long for a line diff ({len(left):,} and {len(right):,} lines); '
-                "see the differences above and the full values below.</p>")
+        return (f'<p class="note">The values are too long for a line diff ({len(left):,} and {len(right):,} lines).</p>'
+                + _value_block(expected, "the expected reply") + _value_block(actual, "the actual reply"))
     lines = list(difflib.unified_diff(left, right, "expected", "actual", n=3, lineterm=""))
     if not lines:
         return '<p class="note">The two values print the same (the comparison may ignore or normalise fields).</p>'
@@ -497,7 +531,7 @@ def _differences(diff: Any) -> str:
         cells = [f"<code>{esc(_cap(_scalar_text(pointer), _MAX_SHORT))}</code>",
                  esc(_cap(_scalar_text(d.get("kind")), 40))]
         for key in ("expected", "actual"):
-            cells.append(f"<code>{esc(_cap(_full_json(d[key], compact=True), _MAX_SHORT))}</code>" if key in d else "—")
+            cells.append(f"<code>{esc(_short_json(d[key]))}</code>" if key in d else "—")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     more = f'<p class="note">… {len(diff) - 100} more differences</p>' if len(diff) > 100 else ""
     return ('<div class="scroll"><table class="diffs"><thead><tr><th scope="col">where</th><th scope="col">kind</th>'
@@ -574,9 +608,6 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
     if request is not None:
         body.append(f"<h5>Input (op <code>{esc(_cap(_scalar_text(op), 60))}</code>)</h5>"
                     + _value_block(args if args is not None else request, "the input"))
-    if case.get("reply") is not None:
-        body.append("<details class=\"full\"><summary>Full reply</summary>"
-                    f'<pre class="json">{esc(_cap(_full_json(case["reply"]), _MAX_FULL_JSON))}</pre></details>')
     body.append(_replay(["sessionspec", "conformance", *run.replay_prefix(), "--only", case_id]))
     meta = [f'<span class="area">{esc(_cap(_scalar_text(case.get("area")), 40))}</span>',
             f'<span class="reqs">{esc(", ".join(reqs))}</span>' if reqs else ""]
@@ -704,11 +735,11 @@ def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[s
             if case.get("outcome") in PROBLEM_VIEW:
                 cases.append(_case_item(i, run, case, family_index, requirements))
     present = Counter(str(c.get("outcome")) for run in runs for c in run.cases if c.get("outcome") in PROBLEM_VIEW)
-    run_options = "".join(f'<option value="{i}">{i}. {esc(run.name)} {esc(run.version)}{f" ({esc(tag)})" if tag else ""}</option>'
+    run_options = "".join(f'<option value="{i}">{i}. {attr(run.name)} {attr(run.version)}{f" ({attr(tag)})" if tag else ""}</option>'
                           for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
     outcome_options = "".join(f'<option value="{o}">{esc(LABELS[o])} ({present[o]:,})</option>'
                               for o in OUTCOME_ORDER if present.get(o))
-    family_options = "".join(f'<option value="{i}">{esc(fam)}</option>' for fam, i in family_index.items())
+    family_options = "".join(f'<option value="{i}">{attr(fam)}</option>' for fam, i in family_index.items())
     if cases:
         failures = (
             '<form class="filters" role="search" aria-label="filter the failing cases" hidden>'
@@ -735,17 +766,17 @@ def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[s
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="sessionspec {esc(__version__)}">'
-        f"<title>{esc(title)}</title><style>{_asset('html_report.css')}</style></head>\n<body>"
+        f"<title>{attr(title)}</title><style>{_asset('html_report.css')}</style></head>\n<body>"
         '<a class="skip" href="#failures">Skip to the failing cases</a>'
         f'<header><h1>sessionspec conformance</h1><p>{len(runs)} run{"s" if len(runs) != 1 else ""}: {esc(_cap(names, 2_000))}.</p></header>'
         '<main>'
-        f'<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Runs</h2><div class="runs">'
-        + "".join(_run_header(i, run, tag) for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
-        + "</div></section>"
         f'<section id="matrix" aria-labelledby="matrix-h"><h2 id="matrix-h">Results by rule family</h2>'
         f'<p class="legend">{legend}</p>'
         '<p class="tools" hidden><button type="button" id="expand-all" aria-pressed="false">Show every requirement</button></p>'
         f"{matrix}</section>"
+        f'<section id="runs" aria-labelledby="runs-h"><h2 id="runs-h">Runs</h2><div class="runs">'
+        + "".join(_run_header(i, run, tag) for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
+        + "</div></section>"
         f'<section id="failures" aria-labelledby="failures-h"><h2 id="failures-h">Failing cases ({len(cases):,})</h2>{failures}</section>'
         + _fuzz_section(runs, lambda run: run.base)
         + f'</main><footer><p>Generated by sessionspec {esc(__version__)} from {len(runs)} JSONL report'
