@@ -465,7 +465,7 @@ def _matrix(runs: Sequence[RunView], tags: Sequence[str], requirements: Mapping[
                         else ' <span class="title">(not in this spec)</span>'))
             cells = "".join(_cell(per_req[k].get(r, Counter())) for k in range(len(runs)))
             rows.append(f'<tr class="req" hidden><th scope="row">{label}</th>{cells}</tr>')
-        body.append(f'<tbody id="fam-{i}-reqs">' + "".join(rows) + "</tbody>")
+        body.append(f'<tbody id="fam-{i}-reqs">' + "\n".join(rows) + "</tbody>\n")
     totals = "".join(_cell(run.counts()) for run in runs)
     table = (
         '<div class="scroll" role="region" aria-label="results matrix" tabindex="0"><table class="matrix">'
@@ -702,7 +702,7 @@ def _fuzz_section(runs: Sequence[RunView], trace_base: Callable[[RunView], Path 
         return ""
     return (f'<section id="fuzz" aria-labelledby="fuzz-h"><h2 id="fuzz-h">Fuzz failures ({len(items)})</h2>'
             f'<p>Failures found by the differential state machines (<code>--fuzz</code>), each shrunk to a replayable trace.</p>'
-            f'<ol class="cases">{"".join(items)}</ol></section>')
+            '<ol class="cases">' + "\n".join(items) + "</ol></section>\n")
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -718,22 +718,48 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
+def _revision_requirements(revision: Any) -> Mapping[str, Mapping[str, Any]] | None:
+    """The requirements of a run's format revision, or ``None`` when the spec does not know it."""
+    from sessionspec.spec import load_spec
+    from sessionspec.spec.errors import SessionSpecError
+
+    if not isinstance(revision, str):
+        return None
+    try:
+        return load_spec(revision=revision).requirements
+    except SessionSpecError:
+        return None
+
+
 def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[str, Any]] | None = None,
                 families: Sequence[Mapping[str, Any]] | None = None) -> str:
-    """The page for ``runs`` (in order), as one HTML document."""
-    if requirements is None or families is None:
-        doc = json.loads(resources.files("sessionspec.spec").joinpath("requirements.json").read_text(encoding="utf-8"))
-        requirements = requirements if requirements is not None else {r["id"]: r for r in doc.get("requirements", ())}
-        families = families if families is not None else doc.get("families", ())
+    """The page for ``runs`` (in order), as one HTML document.
+
+    A case shows the requirement text of its run's format revision (the header's ``revision``,
+    else ``specRevision``) when the spec describes that revision, else of the pinned one;
+    ``requirements`` overrides both.
+    """
+    doc = json.loads(resources.files("sessionspec.spec").joinpath("requirements.json").read_text(encoding="utf-8"))
+    pinned = {r["id"]: r for r in doc.get("requirements", ())}
+    families = families if families is not None else doc.get("families", ())
+    per_run: list[Mapping[str, Mapping[str, Any]]] = []
+    for run in runs:
+        own = None if requirements is not None else _revision_requirements(
+            run.header.get("revision") if run.header.get("revision") is not None else run.header.get("specRevision"))
+        per_run.append(requirements if requirements is not None else own if own is not None else pinned)
+    merged: dict[str, Mapping[str, Any]] = {}
+    for table in reversed(per_run):
+        merged.update(table)
+    merged.update(requirements if requirements is not None else pinned)
     fam_entries = {str(f["id"]): f for f in families if isinstance(f, dict) and "id" in f}
     tags = _tags(runs)
-    matrix, family_index = _matrix(runs, tags, requirements, fam_entries)
+    matrix, family_index = _matrix(runs, tags, merged, fam_entries)
 
     cases = []
     for i, run in enumerate(runs, 1):
         for case in run.cases:
             if case.get("outcome") in PROBLEM_VIEW:
-                cases.append(_case_item(i, run, case, family_index, requirements))
+                cases.append(_case_item(i, run, case, family_index, per_run[i - 1]))
     present = Counter(str(c.get("outcome")) for run in runs for c in run.cases if c.get("outcome") in PROBLEM_VIEW)
     run_options = "".join(f'<option value="{i}">{i}. {attr(run.name)} {attr(run.version)}{f" ({attr(tag)})" if tag else ""}</option>'
                           for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
@@ -749,7 +775,7 @@ def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[s
             f'<label>Rule family <select id="f-family"><option value="">all</option>{family_options}</select></label>'
             '<button type="button" id="f-clear">Clear</button></form>'
             f'<p id="f-count" aria-live="polite">{len(cases):,} cases</p>'
-            f'<ol class="cases" id="case-list">{"".join(cases)}</ol>'
+            '<ol class="cases" id="case-list">' + "\n".join(cases) + "</ol>"
         )
     else:
         failures = "<p>No case failed, crashed, errored or is a known failure in any run.</p>"

@@ -281,3 +281,13 @@ def test_conformance_html_writes_the_page_of_the_run_at_hand(tmp_path) -> None:
     page = target.read_text(encoding="utf-8")
     assert "sessionspec-reference" in page and '<tr class="fam">' in page and "No case failed" in page
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_case_shows_the_requirement_text_of_its_runs_revision() -> None:
+    pinned, published = load_spec().requirements["SURF-1"], load_spec(revision="0.1.1-rc.2").requirements["SURF-1"]
+    assert pinned["text"] != published["text"]
+    c = failing(1, requirements=["SURF-1"])
+    page = page_of([header(), c, footer([c])], [header(revision="0.1.1-rc.2"), c, footer([c])],
+                   [header(revision="no-such-revision"), c, footer([c])])
+    items = page.split('<li class="case"')[1:]
+    assert pinned["text"] in items[0] and published["text"] in items[1] and pinned["text"] in items[2]
