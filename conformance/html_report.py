@@ -352,7 +352,7 @@ def _dl(rows: Iterable[tuple[str, str]]) -> str:
 
 _HEADER_KNOWN = {"kind", "format", "implementation", "command", "sessionspec", "specRevision", "revision",
                  "started", "selection", "expectations"}
-_FOOTER_KNOWN = {"kind", "counts", "durationMs", "exitCode", "staleExpectations", "problems", "fuzz"}
+_FOOTER_KNOWN = {"kind", "counts", "durationMs", "exitCode", "staleExpectations", "problems", "fuzz", "fuzzKnown"}
 _IMPL_KNOWN = {"implementation", "specRevision", "capabilities", "protocolVersion", "codeMap", "revision"}
 
 
@@ -409,6 +409,18 @@ def _run_header(index: int, run: RunView, tag: str) -> str:
         extra += ("<h4>Expectation entries naming no case (remove them)</h4><ul>"
                   + "".join(f"<li><code>{esc(_cap(_scalar_text(s), _MAX_SHORT))}</code></li>" for s in stale[:500])
                   + "</ul>")
+    known = f.get("fuzzKnown")
+    if isinstance(known, list) and known:
+        items = []
+        for entry in known[:200]:
+            if not isinstance(entry, dict):
+                entry = {"entry": entry}
+            matches = entry.get("matches")
+            items.append(f"<li><code>{esc(_short_json(entry.get('entry')))}</code>"
+                         + (f" — {esc(_cap(entry['reason'], _MAX_TEXT))}" if isinstance(entry.get("reason"), str) else "")
+                         + (f" ({matches:,} match{'es' if matches != 1 else ''})" if isinstance(matches, int) else "")
+                         + "</li>")
+        extra += "<h4>Known fuzz differences (expectation file)</h4><ul>" + "".join(items) + "</ul>"
     title = f"{index}. {esc(run.name)} {esc(run.version)}".rstrip() + (f' <span class="ver">({esc(tag)})</span>' if tag else "")
     return f'<article class="run" id="run-{index}" aria-labelledby="run-{index}-h"><h3 id="run-{index}-h">{title}</h3>{_dl(rows)}{extra}</article>'
 
@@ -608,6 +620,9 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
     if request is not None:
         body.append(f"<h5>Input (op <code>{esc(_cap(_scalar_text(op), 60))}</code>)</h5>"
                     + _value_block(args if args is not None else request, "the input"))
+    if isinstance(case.get("source"), str):
+        body.append(f'<p class="note">Stored in <code>{esc(_cap(case["source"], _MAX_SHORT))}</code> '
+                    "(the full input, where the report elides deep values).</p>")
     body.append(_replay(["sessionspec", "conformance", *run.replay_prefix(), "--only", case_id]))
     meta = [f'<span class="area">{esc(_cap(_scalar_text(case.get("area")), 40))}</span>',
             f'<span class="reqs">{esc(", ".join(reqs))}</span>' if reqs else ""]

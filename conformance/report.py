@@ -148,9 +148,9 @@ def load_report(path: str | Path) -> LoadedReport:
             value = wire.loads(raw)
             kind = value.get("kind") if isinstance(value, dict) else None
             # Check a line against its own kind's schema: the error then names the field at fault.
-            schema = f"report.json#/$defs/{kind}" if kind in _KINDS else "report.json"
-            if not protocol.is_valid(value, schema):
-                protocol.validate(value, schema)  # the located error; the fast check is the hot path
+            if not protocol.is_valid(value, "report.json"):  # the fast check is the hot path
+                # the located error, against the line's own kind: it then names the field at fault
+                protocol.validate(value, f"report.json#/$defs/{kind}" if kind in _KINDS else "report.json")
         except (wire.WireError, protocol.ProtocolViolation) as exc:
             raise InvalidReport(f"{path}:{number}: {exc}") from None
         parsed.append(value)

@@ -291,3 +291,12 @@ def test_a_case_shows_the_requirement_text_of_its_runs_revision() -> None:
                    [header(revision="no-such-revision"), c, footer([c])])
     items = page.split('<li class="case"')[1:]
     assert pinned["text"] in items[0] and published["text"] in items[1] and pinned["text"] in items[2]
+
+
+def test_a_case_names_where_its_full_input_is_stored_and_known_fuzz_differences_are_listed() -> None:
+    c = failing(1, source="conformance/vectors/json.json#/cases/3")
+    known = [{"entry": {"requirement": "FORK-5"}, "reason": "<b>changed upstream</b>", "matches": 2}]
+    page = page_of([header(), c, footer([c], fuzzKnown=known)])
+    text = " ".join(outline(page).text)
+    assert "conformance/vectors/json.json#/cases/3" in text
+    assert "Known fuzz differences" in text and "<b>changed upstream</b>" in text and "(2 matches)" in text
