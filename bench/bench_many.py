@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_logs import generate_events, write_artifact  # noqa: E402
+from gen_logs import generate_events, write_artifact
 
-__all__ = ["write_fleet", "time_jobs"]
+__all__ = ["time_jobs", "write_fleet"]
 
 
 def write_fleet(folder: Path, files: int, events: int) -> int:

@@ -24,9 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_logs import iter_events  # noqa: E402
-
-from sessionspec.reference import json_text, jsonl  # noqa: E402
+from gen_logs import iter_events
+from sessionspec.reference import json_text, jsonl
 
 __all__ = ["peak_rss", "write_log"]
 

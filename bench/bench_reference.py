@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["SUITES", "NODE_OPS", "REPEAT_CALLS", "PythonLog", "append_args", "load_records"]
+__all__ = ["NODE_OPS", "REPEAT_CALLS", "SUITES", "PythonLog", "append_args", "load_records"]
 
 #: Operations per log kind, in run order (the Node script has the same table, minus `validate`).
 SUITES: dict[str, tuple[str, ...]] = {

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_logs import generate_events, mix_stats, write_artifact  # noqa: E402
+from gen_logs import generate_events, mix_stats, write_artifact
 
 LEVELS = ("load", "schema", "strict")
 TARGET = 3.0

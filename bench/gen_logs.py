@@ -43,19 +43,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Artifact", "DELTA_CHUNKS", "Mix", "artifact_bytes", "generate_events", "iter_events", "mix_stats", "write_artifact"]
+__all__ = ["DELTA_CHUNKS", "Artifact", "Mix", "artifact_bytes", "generate_events", "iter_events", "mix_stats", "write_artifact"]
 
 #: Chunk types that count as "chunk deltas" (the packable stream fragments).
 DELTA_CHUNKS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
 
-_WORDS = (
-    "the session log keeps every event in order and the surface is derived from it so that replay is exact "
-    "a tool call returns a result which the model reads before it writes the next step of its answer "
-    "compaction replaces a range of older messages by one summary message and keeps the log append only "
-    "def main return import class self value error file path line test build run check read write open close "
-    "json schema validate parse token stream chunk delta block index provider model usage finish reason "
-    "über naïve café 日本語 ✓ → λ"
-).split()
+_WORDS = ["the", "session", "log", "keeps", "every", "event", "in", "order", "and", "the", "surface", "is", "derived", "from", "it", "so", "that", "replay", "is", "exact", "a", "tool", "call", "returns", "a", "result", "which", "the", "model", "reads", "before", "it", "writes", "the", "next", "step", "of", "its", "answer", "compaction", "replaces", "a", "range", "of", "older", "messages", "by", "one", "summary", "message", "and", "keeps", "the", "log", "append", "only", "def", "main", "return", "import", "class", "self", "value", "error", "file", "path", "line", "test", "build", "run", "check", "read", "write", "open", "close", "json", "schema", "validate", "parse", "token", "stream", "chunk", "delta", "block", "index", "provider", "model", "usage", "finish", "reason", "über", "naïve", "café", "日本語", "✓", "→", "λ"]
 
 
 @dataclass(frozen=True)

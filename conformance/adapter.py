@@ -26,7 +26,7 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from sessionspec import SPEC_REVISION, __version__
 
@@ -61,7 +61,7 @@ def _spec_error() -> type[Exception]:
 
 
 def _rejection(error: Any, **overrides: Any) -> Rejection:
-    fields = {"index": getattr(error, "index", None)}
+    fields: dict[str, Any] = {"index": getattr(error, "index", None)}
     fields.update(overrides)
     return Rejection(error.code, error.message, **fields)
 
@@ -400,7 +400,7 @@ def _jsonl_path(args: Mapping[str, Any]) -> Any:
         return {"path": jsonl.encode_path_segment(args["value"])}
     if fn == "project":
         return {"path": jsonl.project_dir_key(args["cwd"])}
-    compression = "zstd" if args.get("compressed", True) else "none"
+    compression: Literal["zstd", "none"] = "zstd" if args.get("compressed", True) else "none"
     return {"path": jsonl.session_log_path(args["root"], args.get("cwd"), args["id"], compression).as_posix()}
 
 

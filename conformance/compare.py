@@ -23,7 +23,7 @@ import binascii
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.loader import json_pointer
@@ -169,7 +169,7 @@ def _norm_store(args: Mapping[str, Any], value: Any) -> Any:
 
 def _bytes_of(data: Any) -> bytes | None:
     if isinstance(data, dict) and isinstance(data.get("text"), str) and len(data) == 1:
-        return data["text"].encode("utf-8", "surrogatepass")
+        return cast("bytes | None", data["text"].encode("utf-8", "surrogatepass"))
     if isinstance(data, dict) and isinstance(data.get("base64"), str) and len(data) == 1:
         try:
             return base64.b64decode(data["base64"], validate=True)
@@ -282,7 +282,7 @@ class _Path:
     def __init__(self, parent: _Path | None, token: str | int) -> None:
         self.parent = parent
         self.token = token
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
 
     def tokens(self) -> list[str]:
         out: list[str] = []
@@ -298,7 +298,7 @@ class _Path:
 
 
 def _parse_patterns(patterns: Iterable[str]) -> list[list[str]]:
-    out = []
+    out: list[Any] = []
     for pattern in patterns:
         if pattern == "":
             out.append([])
@@ -494,7 +494,7 @@ def judge(
         problems.append(f"expected code {want_rej['code']}, got {code}")
     if "index" in want_rej and reply.get("index") != want_rej["index"]:
         problems.append(f"expected index {want_rej['index']}, got {reply.get('index')}")
-    found: list[Difference] = []
+    found: list[Difference] = []  # type: ignore[no-redef]
     if "state" in want_rej:
         normalise = _STATE_NORMALISERS.get(op)
         want_state = normalise(args, want_rej["state"]) if normalise else want_rej["state"]

@@ -28,10 +28,9 @@ import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
-
 from sessionspec.spec import constants, load_spec
 
 __all__ = [
@@ -295,7 +294,7 @@ def _fit(data: Any, ctx: LogContext) -> Any:
 
 def _example(draw: Draw, event_type: str, pred: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
     pool = [e for e in VALID[event_type] if pred is None or pred(e)] or VALID[event_type]
-    return draw(st.sampled_from(pool))
+    return cast("dict[str, Any]", draw(st.sampled_from(pool)))
 
 
 def _step(event_type: str, data: Any, **intent: Any) -> AppendStep:
@@ -307,7 +306,7 @@ def _step(event_type: str, data: Any, **intent: Any) -> AppendStep:
 
 
 def _is_plain_append(event: Mapping[str, Any]) -> bool:
-    return event.get("surfaceOp") == _APPEND_MARKER
+    return cast("bool", event.get("surfaceOp") == _APPEND_MARKER)
 
 
 def move_turn_start(draw: Draw, ctx: LogContext) -> AppendStep | None:
@@ -699,7 +698,7 @@ def invalid_append(draw: Draw, ctx: LogContext, kind: str) -> AppendStep | None:
         clause = draw(st.sampled_from(["not-list", "empty", "not-safe-int", "duplicate", "not-earlier"]))
         seq = ctx.seq
         earlier = ctx.nodes[0] if ctx.nodes else 0
-        sources = draw(st.sampled_from({
+        sources = draw(st.sampled_from({  # type: ignore[call-overload]
             "not-list": ["x", {"0": 0}, 0, None],
             "empty": [[]],
             "not-safe-int": [[-1], [0.5], [True], ["0"], [MAX_SAFE + 1]],
@@ -726,7 +725,7 @@ def invalid_append(draw: Draw, ctx: LogContext, kind: str) -> AppendStep | None:
         return _step(event_type, _fit(_example(draw, event_type)["data"], ctx),
                      surfaceOp=replace_marker(start, end), sourceEventSeqs=sources)
     if kind == "replace-coverage":
-        step = move_compaction(draw, ctx)
+        step = move_compaction(draw, ctx)  # type: ignore[assignment]
         if step is None:
             return None
         shadowed = [s for s in step["sourceEventSeqs"] if s in _shadowed(ctx, step["surfaceOp"])]

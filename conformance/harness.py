@@ -23,20 +23,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from . import protocol, wire
 
 __all__ = [
     "AdapterFailure",
-    "adapters_end_on_signals",
-    "end_all_adapters",
     "Connection",
     "Implementation",
     "InProcessConnection",
     "StartupFailed",
     "SubprocessConnection",
+    "adapters_end_on_signals",
     "connector_for",
+    "end_all_adapters",
 ]
 
 
@@ -165,7 +165,7 @@ class SubprocessConnection:
             raise StartupFailed(f"cannot run {shlex.join(argv)}: {exc.strerror or exc}") from exc
         with _LIVE_LOCK:
             _LIVE.add(self)
-        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None  # noqa: PT018 - one invariant of the reply reader
         self._in, self._out, self._err = self._proc.stdin.fileno(), self._proc.stdout.fileno(), self._proc.stderr.fileno()
         for fd in (self._in, self._out, self._err):
             os.set_blocking(fd, False)
@@ -207,7 +207,7 @@ class SubprocessConnection:
         self.close()
         return AdapterFailure(message, hang=hang)
 
-    def exchange(self, line: str, timeout: float) -> str:
+    def exchange(self, line: str, timeout: float) -> str:  # noqa: C901 - the request/reply exchange is one deadline loop; its branches are the protocol's reply kinds
         data = memoryview(line.encode("utf-8", "surrogatepass") + b"\n")
         deadline = time.monotonic() + timeout
         poller = select.poll()
@@ -415,7 +415,7 @@ class Implementation:
         if unknown:  # pragma: no cover - the schema check already refuses these
             raise StartupFailed(f"unknown capabilities: {', '.join(unknown)}")
         self.info = info
-        return info
+        return cast("dict[str, Any]", info)
 
     def _exchange(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
         assert self._conn is not None
@@ -442,7 +442,7 @@ class Implementation:
             return protocol.errored(seq, problem)
         if reply.get("kind") == "errored":
             reply["seq"] = seq
-        return reply
+        return cast("dict[str, Any]", reply)
 
     def _drop(self) -> None:
         """Forget a connection that misbehaved; the next request restarts the adapter."""

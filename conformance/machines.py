@@ -37,11 +37,11 @@ import copy
 import inspect
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, TextIO, cast
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -221,7 +221,7 @@ class Differential(RuleBasedStateMachine):
 
     def kind(self, draw: gen.Draw, rule_name: str) -> str:
         """The kind of input a rule makes this time (from its focus when the run has one)."""
-        return draw(st.sampled_from(list(self.focus_kinds.get(rule_name) or self.kinds[rule_name])))
+        return cast("str", draw(st.sampled_from(list(self.focus_kinds.get(rule_name) or self.kinds[rule_name]))))
 
     def send(self, label: str, op: str, args: Mapping[str, Any], *, needs: Iterable[str] = ()) -> dict[str, Any]:
         """The reference's reply; raises :class:`Mismatch` when the implementation disagrees."""
@@ -260,7 +260,7 @@ class Differential(RuleBasedStateMachine):
 
 
 def _ok(reply: Mapping[str, Any]) -> bool:
-    return reply["kind"] == "result"
+    return cast("bool", reply["kind"] == "result")
 
 
 # -- session ---------------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class SessionMachine(Differential):
     """A live session grown append by append; every view checked after every step."""
 
     name = "session"
-    kinds = {"append_invalid": gen.INVALID_APPEND_KINDS, "seed_invalid": gen.SEED_CORRUPTIONS,
+    kinds = {"append_invalid": gen.INVALID_APPEND_KINDS, "seed_invalid": gen.SEED_CORRUPTIONS,  # noqa: RUF012 - Hypothesis rule tables are class-level by design
              "header": gen.HEADER_KINDS}
 
     @initialize(data=st.data())
@@ -381,7 +381,7 @@ class SessionMachine(Differential):
         self.send("session.header_views", "fold-request-header", args)
         raw = [e["data"]["header"] for e in events if e["type"] == gen.REQUEST_HEADER
                and isinstance(e.get("data"), dict) and isinstance(e["data"].get("header"), dict)]
-        header = draw(st.sampled_from(raw)) if raw and draw(st.booleans()) else gen.request_header_data(draw)["header"]
+        header = draw(st.sampled_from(raw)) if raw and draw(st.booleans()) else gen.request_header_data(draw)["header"]  # type: ignore[arg-type]
         canonical = self.send("session.header_views", "canonical-header", {"header": header})
         if _ok(canonical):
             a = canonical["result"]["header"]
@@ -417,7 +417,7 @@ class SessionMachine(Differential):
         self.send("session.json_value", "json-value", {"value": value})
 
     @rule(data=st.data())
-    def invariants(self, data: st.DataObject) -> None:
+    def invariants(self, data: st.DataObject) -> None:  # type: ignore[override]  # a Hypothesis rule named for the INV family
         draw = data.draw
         events = _relational_perturbation(draw, self.state["events"])
         self.send("session.invariants", "invariants", {"events": events})
@@ -534,7 +534,7 @@ class ForkMachine(_OfflineLog):
     """Forks of a source (part seed, part live appends) at valid and invalid boundaries."""
 
     name = "fork"
-    kinds = {"fork_invalid": ("not-turn-end", "out-of-range", "not-safe-int", "child-exists", "omitted-open")}
+    kinds = {"fork_invalid": ("not-turn-end", "out-of-range", "not-safe-int", "child-exists", "omitted-open")}  # noqa: RUF012 - Hypothesis rule tables are class-level by design
 
     @initialize(data=st.data())
     def begin(self, data: st.DataObject) -> None:
@@ -584,7 +584,7 @@ class ForkMachine(_OfflineLog):
         if kind == "not-turn-end":
             others = [e["seq"] for e in self.events if e["type"] != gen.TURN_END]
             boundaries = [e["seq"] for e in self.events if e["type"] in gen.BOUNDARY_TYPES and e["type"] != gen.TURN_END]
-            if boundaries and draw(st.booleans()):
+            if boundaries and draw(st.booleans()):  # type: ignore[arg-type]
                 others = boundaries  # a step or turn start, a step end: the near misses of a turn end
             if others:
                 self._fork(draw, "fork.invalid", draw(st.sampled_from(others)))
@@ -606,7 +606,7 @@ class StorageMachine(_OfflineLog):
     """Chunk rows, JSONL artifacts, crash repair and find over generated logs."""
 
     name = "storage"
-    kinds = {"jsonl_damaged": ("torn", "hole-in-committed", "hole-after", "seq-gap", "empty-line", "header-fault",
+    kinds = {"jsonl_damaged": ("torn", "hole-in-committed", "hole-after", "seq-gap", "empty-line", "header-fault",  # noqa: RUF012 - Hypothesis rule tables are class-level by design
                                "no-header", "legacy")}
 
     @initialize(data=st.data())
@@ -642,7 +642,7 @@ class StorageMachine(_OfflineLog):
         for record in rows[:2] + ([draw(st.sampled_from(records))] if records else []):
             self.send("storage.decode", "decode", {"record": record})
         if rows:
-            what, bad = draw(st.sampled_from(gen.near_miss_rows(draw(st.sampled_from(rows)))))
+            what, bad = draw(st.sampled_from(gen.near_miss_rows(draw(st.sampled_from(rows)))))  # noqa: RUF059 - the unpacking names the pair's shape
             self.send("storage.decode_invalid", "decode", {"record": bad})
 
     def _write(self, draw: gen.Draw, events: Sequence[Any], header: Mapping[str, Any]) -> str | None:
@@ -974,7 +974,7 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
         unknown = sorted(set(rules) - set(rule_names(base)))
         if unknown:
             raise ValueError(f"machine {name} has no rule(s) {', '.join(unknown)}")
-        for rule_name, kinds in rules.items():
+        for rule_name, kinds in rules.items():  # type: ignore[assignment]
             bad = sorted(set(kinds) - set(base.kinds.get(rule_name, ())))
             if bad:
                 raise ValueError(f"rule {name}.{rule_name} has no kind(s) {', '.join(bad)}")
@@ -1041,7 +1041,7 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     matches. Each machine keeps going after a failure (up to :data:`MAX_DISTINCT`
     distinct ones); ``stop_at_first`` stops at the first failure of the run."""
     plan: dict[str, Sequence[str] | None] = (
-        dict(machines) if isinstance(machines, Mapping) else {m: None for m in machines or MACHINES}
+        dict(machines) if isinstance(machines, Mapping) else dict.fromkeys(machines or MACHINES)
     )
     selected = list(plan)
     unknown = [m for m in selected if m not in MACHINES]

@@ -22,7 +22,6 @@ the requirement ids it checks.
 """
 
 from __future__ import annotations
-
 import __future__
 
 import argparse
@@ -149,7 +148,7 @@ def _json2() -> None:
 
     jv._bad = lambda v: v != v or v in (jv._INF, jv._NINF)
     original = jv._bad_float
-    jv._bad_float = lambda v: None if v == 0.0 else original(v)
+    jv._bad_float = lambda v: None if v == 0.0 else original(v)  # type: ignore[assignment]
 
 
 @mutant("json10-rejects-proto-key", "JSON-10", "rejects a value holding a \"__proto__\" key",
@@ -264,7 +263,7 @@ def _surf7() -> None:
             event = {k: v for k, v in event.items() if k != "sourceEventSeqs"}
         original(self, event, etype, seq, shadowed, index)
 
-    SurfaceState._check_sources = check_sources  # type: ignore[method-assign]
+    SurfaceState._check_sources = check_sources  # type: ignore[method-assign, assignment]
 
 
 @mutant("surf9-provenance-misses-shadowed", "SURF-9",
@@ -279,7 +278,7 @@ def _surf9() -> None:
         cited = shadowed[:1] if "sourceEventSeqs" in event else shadowed
         original(self, event, etype, seq, cited, index)
 
-    SurfaceState._check_sources = check_sources  # type: ignore[method-assign]
+    SurfaceState._check_sources = check_sources  # type: ignore[method-assign, assignment]
 
 
 @mutant("surf10-rewrite-checks-call-id-only", "SURF-10",
@@ -431,7 +430,7 @@ def _oob8() -> None:
         async def flush(target: Any) -> None:
             try:
                 await real(target)
-            except Exception:  # noqa: BLE001 - the mutation: a failed flush is forgotten
+            except Exception:  # noqa: BLE001, S110 - the mutation: a failed flush is forgotten
                 pass
 
         self.flush = flush
@@ -459,8 +458,8 @@ def _fork5() -> None:
 @mutant("fork8-forks-at-step-end", "FORK-8", "forks at a step/end boundary as if it closed a turn",
         fork=("fork_invalid:not-turn-end",))
 def _fork8() -> None:
-    from sessionspec.spec.errors import SessionForkError
     from sessionspec.reference.store import SessionStore
+    from sessionspec.spec.errors import SessionForkError
 
     original = SessionStore._fork_seed
 

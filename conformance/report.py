@@ -31,9 +31,9 @@ __all__ = [
     "MissingFooter",
     "MissingHeader",
     "atomic_write_text",
+    "junit_xml",
     "load_report",
     "report_lines",
-    "junit_xml",
 ]
 
 FORMAT = "sessionspec-conformance-report/1"
@@ -63,7 +63,7 @@ def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence
         "selection": list(selection) if selection else None,
         "expectations": expectations,
     }
-    counts = {o: 0 for o in OUTCOMES}
+    counts = dict.fromkeys(OUTCOMES, 0)
     for r in run.results:
         counts[r.outcome] += 1
     footer: dict[str, Any] = {
@@ -122,7 +122,7 @@ class LoadedReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {o: 0 for o in OUTCOMES}
+        counts = dict.fromkeys(OUTCOMES, 0)
         for c in self.cases:
             counts[c["outcome"]] += 1
         return counts

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["ScriptedFailure", "append_step", "run_script"]
 
@@ -45,7 +45,7 @@ class ScriptedFailure(Exception):
 def append_step(session: Any, step: Mapping[str, Any]) -> Any:
     """One ``Session.append``; the intent holds only the keys the step supplies."""
     intent = {k: step[k] for k in ("surfaceOp", "sourceEventSeqs") if k in step}
-    return session.append(step["type"], step["data"], intent if intent else None)
+    return session.append(step["type"], step["data"], intent or None)
 
 
 class ScriptError(Exception):
@@ -196,8 +196,8 @@ class _Interpreter:
         store = self.store(step)
         session = self.session(step["session"])
         if step["do"] == "flush":
-            return store.flush(session)
-        return store.append_out_of_band(session, step["type"], step["data"], step["trigger"])
+            return cast("Awaitable[Any]", store.flush(session))
+        return cast("Awaitable[Any]", store.append_out_of_band(session, step["type"], step["data"], step["trigger"]))
 
     def run_sync(self, step: Mapping[str, Any], at: str) -> None:
         """Run one step from synchronous code (a listener); async steps start in the background."""
@@ -211,7 +211,7 @@ class _Interpreter:
     def guarded(self, step: Mapping[str, Any], at: str, thunk: Any) -> None:
         try:
             value = thunk()
-        except Exception as error:  # noqa: BLE001 - classified below
+        except Exception as error:
             self.binding = None
             failure = self.failure(error)
             if failure is None:
@@ -220,7 +220,7 @@ class _Interpreter:
             return
         self.record(at, step["do"], ok=value)
 
-    def sync_value(self, step: Mapping[str, Any]) -> Any:
+    def sync_value(self, step: Mapping[str, Any]) -> Any:  # noqa: C901 - one branch per JSON value kind of the script language
         do = step["do"]
         store = self.store(step)
         if do == "on":
@@ -344,7 +344,7 @@ class _Interpreter:
         or its failure when the spec names one."""
         try:
             value = await start()
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self.binding = None
             failure = self.failure(error)
             if failure is None:

@@ -41,7 +41,7 @@ def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:
 
 def broken_adapter_hint(results: Sequence[CaseResult]) -> str | None:
     """A short diagnosis when every attempted case failed, crashed or errored."""
-    attempted = [r for r in results if r.outcome not in ("skipped",)]
+    attempted = [r for r in results if r.outcome not in ("skipped",)]  # noqa: FURB171 - the set of kinds may grow; kept as a membership test
     if len(attempted) < 2 or any(r.outcome in ("passed", "xpass") for r in attempted):
         return None
     if not all(r.outcome in ("failed", "crashed", "errored", "xfail") for r in attempted):
@@ -126,10 +126,8 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
             out.write("\n".join(_render_case(r)) + "\n")
     if getattr(run, "stale_expectations", None):
         out.write("\nexpectation entries naming no case of the corpus (remove them):\n")
-        for case_id in run.stale_expectations:
-            out.write(f"  {case_id}\n")
-    for problem in getattr(run, "problems", ()):
-        out.write(f"\nproblem: {display(problem)}\n")
+        out.writelines(f"  {case_id}\n" for case_id in run.stale_expectations)
+    out.writelines(f"\nproblem: {display(problem)}\n" for problem in getattr(run, "problems", ()))
     _render_fuzz(run, out)
     hint = broken_adapter_hint(results)
     if hint:
@@ -164,14 +162,12 @@ def _render_fuzz(run: Any, out: TextIO) -> None:
                 out.write(f"    {display(first[0][:300])}\n")
             if f.get("trace"):
                 out.write(f"    replay with: sessionspec replay {f['trace']} --impl ...\n")
-    for known in getattr(run, "fuzz_known", ()):
-        out.write(f"\nfuzz known difference, matched {known['matches']} time(s): {display(known['entry'])}\n")
+    out.writelines(f"\nfuzz known difference, matched {known['matches']} time(s): {display(known['entry'])}\n" for known in getattr(run, "fuzz_known", ()))
     unmatched = getattr(run, "fuzz_unmatched", ())
     if unmatched:
         out.write(f"\nfuzz expectation entries no difference matched in this run ({len(unmatched)}); a deep run "
                   "(--fuzz 100 or more) fails on them:\n")
-        for entry in unmatched:
-            out.write(f"  {display(entry)}\n")
+        out.writelines(f"  {display(entry)}\n" for entry in unmatched)
 
 
 def _req_key(label: str) -> tuple[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sessionspec.spec import FORMAT, FormatConstants
 from sessionspec.spec.errors import (
     AppendError,
     ChunkRowError,
@@ -17,6 +18,22 @@ from sessionspec.spec.errors import (
     StoreError,
     SurfaceError,
 )
+
+from .chunk_rows import (
+    MIN_RUN,
+    NUMBER_KEYS,
+    ROW_ENVELOPE_KEYS,
+    ROW_SPECS,
+    ROW_TYPES,
+    RowSpec,
+    decode_storage_record,
+    decode_storage_records,
+    pack_chunk_runs,
+)
+from .derive import MessageLog, derive_event_message, derive_messages
+from .find import find_last_message_turn_end
+from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants
+from .json_text import dumps, dumps_bytes, loads, loads_with_duplicates
 from .json_value import (
     MAX_SAFE_INTEGER,
     FrozenDict,
@@ -30,52 +47,6 @@ from .json_value import (
     snapshot_json_value,
     thaw_json_value,
 )
-from sessionspec.spec import FORMAT, FormatConstants
-from .surface import (
-    SurfacePlan,
-    SurfaceState,
-    SurfaceView,
-    fold_surface,
-    is_surface_eligible_type,
-    is_surface_event,
-    plain_append_sources,
-)
-from .json_text import dumps, dumps_bytes, loads, loads_with_duplicates
-from .derive import MessageLog, derive_event_message, derive_messages
-from .request_header import (
-    RequestHeaderFold,
-    call_config_equals,
-    canonical_header,
-    fold_request_header,
-    header_equals,
-)
-from .find import find_last_message_turn_end
-from .chunk_rows import (
-    MIN_RUN,
-    NUMBER_KEYS,
-    ROW_ENVELOPE_KEYS,
-    ROW_SPECS,
-    ROW_TYPES,
-    RowSpec,
-    decode_storage_record,
-    decode_storage_records,
-    pack_chunk_runs,
-)
-from .repair import interrupted_turn_closers
-from .session import (
-    NO_HEADER,
-    SEED_DATA_RULE_TYPES,
-    SESSION_FORMAT_VERSION,
-    Session,
-    check_seed_entry,
-    envelope_defects,
-    has_provider_model,
-    is_event_envelope,
-    validate_header,
-    validate_seed,
-)
-from .store import Scope, SessionStore
-from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants
 from .jsonl import (
     Artifact,
     LoadedArtifact,
@@ -89,12 +60,51 @@ from .jsonl import (
     session_log_path,
     write_artifact,
 )
+from .repair import interrupted_turn_closers
+from .request_header import (
+    RequestHeaderFold,
+    call_config_equals,
+    canonical_header,
+    fold_request_header,
+    header_equals,
+)
+from .session import (
+    NO_HEADER,
+    SEED_DATA_RULE_TYPES,
+    SESSION_FORMAT_VERSION,
+    Session,
+    check_seed_entry,
+    envelope_defects,
+    has_provider_model,
+    is_event_envelope,
+    validate_header,
+    validate_seed,
+)
+from .store import Scope, SessionStore
+from .surface import (
+    SurfacePlan,
+    SurfaceState,
+    SurfaceView,
+    fold_surface,
+    is_surface_eligible_type,
+    is_surface_event,
+    plain_append_sources,
+)
 
 __all__ = [
+    "FORMAT",
+    "MAX_SAFE_INTEGER",
+    "MIN_RUN",
+    "NO_HEADER",
+    "NUMBER_KEYS",
+    "ROW_ENVELOPE_KEYS",
+    "ROW_SPECS",
+    "ROW_TYPES",
+    "SEED_DATA_RULE_TYPES",
+    "SESSION_FORMAT_VERSION",
     "AppendError",
     "Artifact",
     "ChunkRowError",
-    "FORMAT",
     "FormatConstants",
     "FrozenDict",
     "FrozenList",
@@ -107,19 +117,10 @@ __all__ = [
     "JsonValueError",
     "JsonlError",
     "LoadedArtifact",
-    "MAX_SAFE_INTEGER",
-    "MIN_RUN",
-    "NO_HEADER",
     "MessageLog",
-    "NUMBER_KEYS",
     "OutOfBandError",
-    "ROW_ENVELOPE_KEYS",
-    "ROW_SPECS",
-    "ROW_TYPES",
     "RequestHeaderFold",
     "RowSpec",
-    "SEED_DATA_RULE_TYPES",
-    "SESSION_FORMAT_VERSION",
     "Scope",
     "SeedError",
     "Session",

@@ -22,8 +22,8 @@ from types import MappingProxyType
 from typing import Any
 
 from sessionspec.spec import FORMAT, RowLayout
-
 from sessionspec.spec.errors import ChunkRowError
+
 from .json_value import MAX_SAFE_INTEGER, gc_paused
 from .json_value import is_safe_int as _is_safe
 
@@ -59,16 +59,16 @@ class RowSpec:
     """One row tag's layout, derived from the spec constants (the decoder's own view of it)."""
 
     __slots__ = (
-        "tag",
-        "chunk_type",
-        "member_key",
-        "list_key",
-        "fixed",
-        "optional",
-        "data_keys",
-        "data_keys_min",
         "chunk_keys",
         "chunk_keys_min",
+        "chunk_type",
+        "data_keys",
+        "data_keys_min",
+        "fixed",
+        "list_key",
+        "member_key",
+        "optional",
+        "tag",
     )
 
     def __init__(self, layout: RowLayout) -> None:
@@ -140,7 +140,7 @@ def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: RowSpec) ->
     cb = b["chunk"]
     if ca["index"] != cb["index"]:
         return False
-    for key in row.fixed:
+    for key in row.fixed:  # noqa: SIM110 - an explicit loop is faster than all() over a generator (pack hot path)
         if (key in ca) != (key in cb) or ca.get(key) != cb.get(key):
             return False
     return True
@@ -293,7 +293,7 @@ def decode_storage_record(value: Any) -> list[Any]:
     for k, member in enumerate(payload):
         chunk: dict[str, Any] = {"type": chunk_type, "index": index}
         for key, fixed_value in fixed:
-            chunk[key] = fixed_value
+            chunk[key] = fixed_value  # noqa: PERF403 - builds the chunk in the key order of the format
         chunk[member_key] = member
         events.append({"type": event_type, "seq": seq0 + k, "time": times[k], "data": {"turn": turn, "step": step, "chunk": chunk}})
     return events

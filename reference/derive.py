@@ -25,7 +25,7 @@ from typing import Any
 from .json_value import FrozenDict, FrozenList, freeze_json_value
 from .surface import SurfaceState, fold_surface
 
-__all__ = ["derive_event_message", "derive_messages", "MessageLog"]
+__all__ = ["MessageLog", "derive_event_message", "derive_messages"]
 
 _MISSING: Any = object()
 _USER_TYPES = frozenset({"user/message", "steering/message"})
@@ -105,7 +105,7 @@ class MessageLog:
     node that was never projected is derived when first gathered).
     """
 
-    __slots__ = ("_messages", "_generation", "_cursor", "_projected")
+    __slots__ = ("_cursor", "_generation", "_messages", "_projected")
 
     def __init__(self) -> None:
         self._messages: list[FrozenDict] = []
@@ -121,7 +121,7 @@ class MessageLog:
         """
         try:
             self._projected[event["seq"]] = derive_event_message(event)
-        except Exception:  # noqa: BLE001 - deferred to messages(), which reports it to its caller
+        except Exception:  # noqa: BLE001, S110 - deferred to messages(), which reports it to its caller
             pass
 
     def messages(self, events: Sequence[Mapping[str, Any]], surface: SurfaceState) -> list[FrozenDict]:

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
-
 from sessionspec.spec.errors import InvariantError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,7 +103,8 @@ def _truthy(value: Any) -> bool:
     if value is MISSING or value is None or value is False:
         return False
     if _is_number(value):
-        return value != 0
+        nonzero: bool = value != 0
+        return nonzero
     if type(value) is str:
         return value != ""
     return True
@@ -180,7 +180,7 @@ class InvariantFold:
     shortcut and the pure trace in agreement).
     """
 
-    __slots__ = ("last_seq", "open_turn", "open_step", "next_turn", "next_step", "pending")
+    __slots__ = ("last_seq", "next_step", "next_turn", "open_step", "open_turn", "pending")
 
     def __init__(self, trace: InvariantTrace | None = None) -> None:
         if trace is None:
@@ -263,7 +263,7 @@ def _require_open_step(
         )
 
 
-def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | None) -> list[InvariantError]:
+def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | None) -> list[InvariantError]:  # noqa: C901 - the INV transition is one table of event kinds (INV-1 … INV-13)
     """Every violation ``event`` causes; moves ``state`` to the state after it.
 
     After a violation the state still takes the transition the event would

@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import re
 import sys
-from json.decoder import scanstring
+from collections.abc import Callable
+from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner, absent from typeshed
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, cast
 
 import orjson
-
 from sessionspec.spec.errors import JsonTextError
+
 from .json_value import FrozenDict, FrozenList, is_json_value, json_pointer
 
-__all__ = ["loads", "loads_with_duplicates", "dumps", "dumps_bytes", "display", "escape_surrogates"]
+__all__ = ["display", "dumps", "dumps_bytes", "escape_surrogates", "loads", "loads_with_duplicates"]
 
 # An integer literal of 19+ digits may lie outside [-2**63, 2**64 - 1], which
 # orjson would read as a float. Finding such a digit run anywhere (even inside
@@ -48,6 +49,7 @@ _LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_AT = cast("Callable[[str, int], re.Match[str]]", _WS.match)  # always matches (possibly empty)
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _INT_DIGITS_LIMIT = 4000  # below CPython's default int<->str conversion limit (4300)
@@ -91,10 +93,10 @@ class _Parser:
         self.report = report_duplicates
         self.duplicates: list[str] = []
 
-    def parse(self) -> Any:
+    def parse(self) -> Any:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
         end = len(text)
-        ws = _WS.match
+        ws = _WS_AT
         pos = ws(text, 0).end()
         # A frame is [container, is_object, pending_key, path_token].
         stack: list[list[Any]] = []
@@ -195,15 +197,16 @@ class _Parser:
         if pos >= len(text) or text[pos] != '"':
             raise _error(text, pos, "expected a string key")
         key, pos = self._string(pos)
-        pos = _WS.match(text, pos).end()
+        pos = _WS_AT(text, pos).end()
         if pos >= len(text) or text[pos] != ":":
             raise _error(text, pos, "expected ':' after an object key")
         frame[2] = key
-        return _WS.match(text, pos + 1).end()
+        return _WS_AT(text, pos + 1).end()
 
     def _string(self, pos: int) -> tuple[str, int]:
         try:
-            return scanstring(self.text, pos + 1, True)
+            found: tuple[str, int] = scanstring(self.text, pos + 1, True)
+            return found
         except ValueError as exc:
             at = getattr(exc, "pos", pos)
             msg = getattr(exc, "msg", str(exc))

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import JsonlError, JsonTextError, SessionSpecError
 
 from . import json_text
 from .atomic import write_atomic
 from .chunk_rows import decode_storage_record, pack_chunk_runs
-from sessionspec.spec.errors import JsonlError, JsonTextError, SessionSpecError
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
@@ -42,8 +42,8 @@ __all__ = [
     "append_batch",
     "encode_path_segment",
     "encode_records",
-    "header_line",
     "header_from_line",
+    "header_line",
     "live_snapshot",
     "load_artifact",
     "parse_header_line",

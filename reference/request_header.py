@@ -19,11 +19,11 @@ from .json_value import FrozenDict, freeze_json_value, json_equal
 
 __all__ = [
     "REQUEST_HEADER_TYPE",
+    "RequestHeaderFold",
+    "call_config_equals",
     "canonical_header",
     "fold_request_header",
     "header_equals",
-    "call_config_equals",
-    "RequestHeaderFold",
     "is_rejected_reason",
 ]
 
@@ -127,7 +127,7 @@ class RequestHeaderFold:
     the same object until a later ``request/header`` changes it.
     """
 
-    __slots__ = ("_state", "_consumed")
+    __slots__ = ("_consumed", "_state")
 
     def __init__(self) -> None:
         self._state: FrozenDict | None = None

@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 
 from .derive import MessageLog, derive_event_message
-from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .request_header import RequestHeaderFold, is_rejected_reason
@@ -87,6 +87,8 @@ class Attachment(Protocol):
     """What a store entry offers the append path (implemented by ``store._Entry``)."""
 
     appending: bool
+    id: str
+    store: Any
 
     def publish(self, session: Session, event: FrozenDict, plan: SurfacePlan) -> None:
         """Run stages (g) to (i): validators, commit via ``session._commit``, observers."""
@@ -192,7 +194,7 @@ def check_seed_entry(entry: Any, index: int) -> FrozenDict:
     if seq != index:  # SEED-9
         raise _seed_error(index, f"has seq {seq} (expected {index}); a seed must be contiguous from 0",
                           "SEED_NOT_CONTIGUOUS", "SEED-9", seq)
-    return event
+    return event  # type: ignore[return-value]  # a frozen dict: freeze_json_value returns FrozenDict for objects
 
 
 def validate_header(session_id: str, header: Any = NO_HEADER) -> FrozenDict:
@@ -236,7 +238,7 @@ def validate_header(session_id: str, header: Any = NO_HEADER) -> FrozenDict:
     if "delegationDepth" in record and not _nonneg_safe(record["delegationDepth"]):
         raise HeaderError("session header delegationDepth must be a non-negative safe integer",
                           "HEADER_DELEGATION_DEPTH", requirement="HDR-8")
-    return record
+    return record  # type: ignore[return-value]  # a frozen dict: freeze_json_value returns FrozenDict for objects
 
 
 def _is_absolute(path: str) -> bool:
@@ -298,14 +300,14 @@ class Session:
     """
 
     __slots__ = (
+        "__weakref__",
+        "_entry",
+        "_events",
         "_header",
         "_log",
-        "_events",
-        "_surface",
         "_messages",
         "_request_header",
-        "_entry",
-        "__weakref__",
+        "_surface",
     )
 
     def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER) -> None:
@@ -448,11 +450,11 @@ class Session:
         return self._request_header.fold(self._log)
 
 
-class _Absent:
+class _Unsupplied:
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "<absent>"
 
 
-_ABSENT: Any = _Absent()
+_ABSENT: Any = _Unsupplied()

@@ -25,6 +25,7 @@ unwinds (STORE-10, OOB-9).
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import logging
@@ -35,8 +36,8 @@ if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with 
     import asyncio
 
 from sessionspec.spec import FORMAT, SURFACE_TYPES
-
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
+
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .session import Session, now_ms
 from .surface import SurfacePlan
@@ -71,7 +72,7 @@ class Scope:
     sessions entered through this scope. ``dispose`` is idempotent.
     """
 
-    __slots__ = ("name", "_disposers", "_next", "disposed")
+    __slots__ = ("_disposers", "_next", "disposed", "name")
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name
@@ -101,7 +102,7 @@ class Scope:
             _key, disposer = self._disposers.popitem()  # newest first
             try:
                 disposer()
-            except Exception:  # noqa: BLE001 - disposal must reach every disposer
+            except Exception:
                 logger.warning("scope %r: a disposer raised", self.name, exc_info=True)
 
     def __enter__(self) -> Scope:
@@ -118,16 +119,16 @@ class _Entry:
     """All mutable lifecycle state of one exact store entry (one enter … detach)."""
 
     __slots__ = (
-        "store",
-        "id",
-        "session",
-        "scope",
         "announced",
         "announcing",
         "appending",
-        "out_of_band",
         "detach_requested",
+        "id",
+        "out_of_band",
         "owner_release",
+        "scope",
+        "session",
+        "store",
     )
 
     def __init__(self, store: SessionStore, session: Session, scope: Scope | None) -> None:
@@ -168,7 +169,7 @@ class _Entry:
                 for after in commits:
                     try:
                         after()
-                    except Exception:  # noqa: BLE001
+                    except Exception:
                         logger.warning("session %r: a post-commit hook raised", self.id, exc_info=True)
             if observers:
                 store._contained(observers, "session/event", self.id, (session, event))
@@ -184,7 +185,7 @@ class SessionStore:
     def __init__(self, *, out_of_band_types: frozenset[str] | None = None) -> None:
         self._entries: dict[str, _Entry] = {}
         self._counter = 0
-        self._listeners: dict[str, tuple[tuple[Listener, Scope | None], ...]] = {n: () for n in LISTENER_NAMES}
+        self._listeners: dict[str, tuple[tuple[Listener, Scope | None], ...]] = dict.fromkeys(LISTENER_NAMES, ())
         self._validators: tuple[Validator, ...] = ()
         self._dispatch_cache: dict[tuple[str, Scope | None], tuple[Listener, ...]] = {}
         self._admitted: set[str] = set()
@@ -626,7 +627,7 @@ class SessionStore:
         return source
 
     @staticmethod
-    def _fork_seed(session: Session, requested: Any) -> list[FrozenDict]:
+    def _fork_seed(session: Session, requested: Any) -> builtins.list[FrozenDict]:
         log = session._log
         if requested is None:
             if not log:

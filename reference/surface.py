@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessionspec.spec import SURFACE_TYPES
-
 from sessionspec.spec.errors import SurfaceError
+
 from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
 
@@ -84,7 +84,7 @@ class SurfacePlan:
     the removed seqs in surface order.
     """
 
-    __slots__ = ("kind", "seq", "start", "end", "shadowed", "_version")
+    __slots__ = ("_version", "end", "kind", "seq", "shadowed", "start")
 
     def __init__(
         self,
@@ -124,15 +124,15 @@ class SurfaceState:
     """
 
     __slots__ = (
-        "_lookup",
-        "_slot_seq",
-        "_seq_slot",
-        "_next",
         "_dead",
-        "_length",
         "_generation",
-        "_version",
+        "_length",
+        "_lookup",
+        "_next",
         "_nodes_cache",
+        "_seq_slot",
+        "_slot_seq",
+        "_version",
         "_view",
     )
 
@@ -140,7 +140,7 @@ class SurfaceState:
         if events is None:
             self._lookup: EventLookup | None = None
         elif callable(events):
-            self._lookup = events  # type: ignore[assignment]
+            self._lookup = events
         else:
             self._lookup = events.__getitem__
         self._slot_seq: list[int] = []  # seq held by each slot, -1 when the slot is dead
@@ -358,7 +358,7 @@ class SurfaceState:
         # it lists (or than a message shows) only proves it invalid: stopping there keeps a log of
         # rejected replaces linear.
         raw = event.get("sourceEventSeqs")
-        limit = max(len(raw) if type(raw) in _LISTS else 0, _SHOWN_SEQS)
+        limit = max(len(raw) if type(raw) in _LISTS else 0, _SHOWN_SEQS)  # type: ignore[arg-type]  # narrowed by the type test
         while slot != slot_e and len(shadowed) <= limit:
             slot = find(slot + 1)
             shadowed.append(slot_seq[slot])

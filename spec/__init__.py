@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 
 def _read_json(name: str) -> Any:
@@ -20,7 +20,7 @@ def _read_json(name: str) -> Any:
 @functools.cache
 def constants() -> dict[str, Any]:
     """The raw JSON of `spec/constants.json`; code reads the typed `FORMAT` instead."""
-    return _read_json("constants.json")
+    return cast("dict[str, Any]", _read_json("constants.json"))
 
 
 from sessionspec.spec.format import FORMAT, FormatConstants, RowLayout  # noqa: E402  (typed, read once)
@@ -28,8 +28,8 @@ from sessionspec.spec.format import FORMAT, FormatConstants, RowLayout  # noqa: 
 SURFACE_TYPES: frozenset[str] = FORMAT.surface_types
 
 from sessionspec.spec.loader import (  # noqa: E402  (re-exported; the loader is its own module)
-    ENVELOPE_ID,
     ENTRY_POINT_GROUP,
+    ENVELOPE_ID,
     REGISTRY_ERROR_CODE,
     SCHEMA_BASE,
     Spec,
@@ -40,11 +40,11 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENVELOPE_ID",
     "FORMAT",
-    "FormatConstants",
-    "RowLayout",
     "REGISTRY_ERROR_CODE",
     "SCHEMA_BASE",
     "SURFACE_TYPES",
+    "FormatConstants",
+    "RowLayout",
     "Spec",
     "constants",
     "load_spec",

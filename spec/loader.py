@@ -22,7 +22,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.errors import SessionSpecError
@@ -142,7 +142,7 @@ class Spec:
         event_sources: dict[str, str] = {}
         overlay_of = dict(zip((s.label for s in overlays), chain))
         for source in sources:
-            rev = overlay_of.get(source.label)
+            rev = overlay_of.get(source.label)  # type: ignore[assignment]
             if rev is not None:
                 self._apply_event_changes(rev, events, event_sources)
             for rel, doc in source.json_files("events"):
@@ -299,7 +299,7 @@ class Spec:
     @functools.cached_property
     def service_events(self) -> dict[str, Any]:
         """The four live service events with their guarantees (``spec/service-events.json``)."""
-        return _core_json("service-events.json")
+        return cast("dict[str, Any]", _core_json("service-events.json"))
 
     @functools.cached_property
     def requirements(self) -> Mapping[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import Any, cast
 
 from sessionspec.spec.errors import SessionSpecError
 
@@ -86,7 +86,7 @@ def _spec_root() -> Traversable:
 
 @functools.cache
 def _index() -> dict[str, Any]:
-    return json.loads(_spec_root().joinpath("revisions.json").read_text(encoding="utf-8"))
+    return cast("dict[str, Any]", json.loads(_spec_root().joinpath("revisions.json").read_text(encoding="utf-8")))
 
 
 @functools.cache

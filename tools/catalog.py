@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sessionspec import SPEC_REVISION
-from sessionspec.reference.atomic import OutputError, write_atomic as write_bytes_atomic
+from sessionspec.reference.atomic import OutputError
+from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
 
 PERSISTENCE = "persistence-catalog.md"
 EVENTS = "event-catalog.md"
@@ -68,8 +69,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from sessionspec.spec.errors import SessionSpecError
     from sessionspec.spec import load_spec
+    from sessionspec.spec.errors import SessionSpecError
 
     try:
         spec = load_spec(args.registry, entry_points=args.entry_points)
@@ -556,4 +557,4 @@ def render_service_events(spec: Any) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-__all__: list[str] = ["configure", "run", "render_catalogs", "default_out_dir", "write_atomic", "check"]
+__all__: list[str] = ["check", "configure", "default_out_dir", "render_catalogs", "run", "write_atomic"]

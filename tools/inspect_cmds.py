@@ -17,16 +17,16 @@ import os
 from collections import Counter
 from typing import Any, TextIO
 
-from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import ERROR, LoadedLog, load_log
 from sessionspec.reference import json_text
 from sessionspec.reference.atomic import OutputError, write_atomic
 from sessionspec.reference.derive import derive_messages
-from sessionspec.spec.errors import SessionSpecError
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.validate import format_text, read_input
+from sessionspec.validator.lint import Checker
+from sessionspec.validator.logread import ERROR, LoadedLog, load_log
 
 
 class _Failure(Exception):
@@ -172,7 +172,7 @@ class Derive:
         _dump(derive_messages(log.events), out, not args.compact)
         return 0
 
-    run = _command(_run.__func__)
+    run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
 
 
 class Fold:
@@ -195,11 +195,10 @@ class Fold:
             _dump(result, out)
         else:
             out.write(f"nodes ({len(result['nodes'])}): {' '.join(map(str, result['nodes']))}\n")
-            for r in result["replacements"]:
-                out.write(f"replace by seq {r['seq']}: start {r['start']}, end {r['end']}, shadowed {r['shadowedSeqs']}\n")
+            out.writelines(f"replace by seq {r['seq']}: start {r['start']}, end {r['end']}, shadowed {r['shadowedSeqs']}\n" for r in result["replacements"])
         return 0
 
-    run = _command(_run.__func__)
+    run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
 
 
 class Repair:
@@ -230,7 +229,7 @@ class Repair:
                       f"{len(closers)} closer(s) appended")
         return 0
 
-    run = _command(_run.__func__)
+    run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
 
 
 def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
@@ -329,16 +328,15 @@ class Stats:
         surface = unknown if fold is None else f"surface size {stats['surfaceSize']}, replaces {stats['replaces']}"
         out.write(f"turns {stats['turns']}, steps {stats['steps']}, {surface}\n")
         out.write(f"packed: {stats['packedRows']} rows holding {stats['packedEvents']} events "
-                  f"({100 * stats['packedRatio']:.1f}% of events)\n")
-        shown = {json_text.display(t): count for t, count in stats["types"].items()}
+                  f"({100 * stats['packedRatio']:.1f}% of events)\n")  # type: ignore[operator]
+        shown = {json_text.display(t): count for t, count in stats["types"].items()}  # type: ignore[attr-defined]
         width = max(map(len, shown), default=0)
-        for etype, count in shown.items():
-            out.write(f"  {etype:<{width}}  {count}\n")
+        out.writelines(f"  {etype:<{width}}  {count}\n" for etype, count in shown.items())
         if stats["errors"] or stats["warnings"]:
             out.write(f"{stats['errors']} error(s), {stats['warnings']} warning(s): run `sessionspec validate`\n")
         return 0
 
-    run = _command(_run.__func__)
+    run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
 
 
 class Header:
@@ -366,4 +364,4 @@ class Header:
             out.writelines(lines)
         return 0 if log.header_ok else 1
 
-    run = _command(_run.__func__)
+    run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function

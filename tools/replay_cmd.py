@@ -54,7 +54,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bad += verdict.outcome in ("failed", "crashed", "errored")
             if verdict.message:
                 out.write(f"  {verdict.message}\n")
-            for d in verdict.differences:
-                out.write(f"    {d.render()}\n")
+            out.writelines(f"    {d.render()}\n" for d in verdict.differences)
     out.write(f"{len(outcomes) - bad} of {len(outcomes)} steps match the expected replies ({impl.name})\n")
     return 1 if bad else 0

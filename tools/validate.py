@@ -46,12 +46,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from sessionspec.validator.fastlog import CleanLog, check_clean
-from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
-from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log
 from sessionspec.progress import Progress
 from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
+from sessionspec.validator.fastlog import CleanLog, check_clean
+from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
+from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +86,7 @@ _CHUNK = 1 << 20
 
 def _scan(directory: str, problems: list[str]) -> list[str]:
     """*.jsonl files under ``directory``, sorted; symlinked folders are not entered (no loops, no repeats)."""
-    found = []
+    found: list[Any] = []
     for root, dirs, files in os.walk(directory, onerror=lambda exc: problems.append(
             f"{exc.filename}: cannot read the directory: {exc.strerror or exc}")):
         dirs.sort()
@@ -151,7 +151,7 @@ def _unique(paths: list[str]) -> list[str]:
 
 
 def _read_bounded(fd: int, name: str, limit: int) -> bytes:
-    chunks = []
+    chunks: list[Any] = []
     size = 0
     while True:
         chunk = os.read(fd, _CHUNK)
@@ -255,8 +255,7 @@ class Report:
         for entry in self.files:
             findings = entry["findings"]
             name = display(entry["file"])
-            for f in self.shown(findings):
-                out.write(format_text(f) + "\n")
+            out.writelines(format_text(f) + "\n" for f in self.shown(findings))
             hidden = len(findings) - len(self.shown(findings))
             if hidden:
                 out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
@@ -264,8 +263,7 @@ class Report:
             extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
             out.write(f"{name}: {status}: {entry['events']} events, {entry['errors']} error(s), "
                       f"{entry['warnings']} warning(s){extra}\n")
-        for problem in self.input_errors:
-            out.write(f"error: {display(problem)}\n")
+        out.writelines(f"error: {display(problem)}\n" for problem in self.input_errors)
         s = self._summary()
         out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
                   f"{s['warnings']} warning(s)" + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
@@ -292,8 +290,7 @@ class Report:
                 title = f.code + (f" {f.requirement}" if f.requirement else "")
                 props.append(f"title={_gh_escape(title, True)}")
                 out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(describe(f), False)}\n")
-        for problem in self.input_errors:
-            out.write(f"::error::{_gh_escape(problem, False)}\n")
+        out.writelines(f"::error::{_gh_escape(problem, False)}\n" for problem in self.input_errors)
         s = self._summary()
         out.write(f"{s['files']} file(s) checked: {s['invalid']} invalid, {s['errors']} error(s), {s['warnings']} warning(s)\n")
 
@@ -463,7 +460,7 @@ def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, A
     """`check_file` over `paths` on the Dask cluster at ``--dask`` (results in the order of `paths`)."""
     from distributed import Client
 
-    with Client(args.dask) as client:
+    with Client(args.dask) as client:  # type: ignore[no-untyped-call]  # distributed ships no annotations
         futures = client.map(check_file, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
                              pure=False)
         yield from client.gather(futures)
@@ -505,8 +502,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not args.quiet:
         report.render(out)
     elif report.input_errors:
-        for problem in report.input_errors:
-            err.write(f"sessionspec validate: error: {problem}\n")
+        err.writelines(f"sessionspec validate: error: {problem}\n" for problem in report.input_errors)
     return report.exit_code()
 
 

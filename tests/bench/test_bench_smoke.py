@@ -39,7 +39,6 @@ def test_stress_log_folds_to_the_expected_surface(bench: Any) -> None:
 
 def test_translation_keeps_seqs_and_surface_and_builds_identified_messages(bench: Any) -> None:
     import gen_logs
-
     from sessionspec.reference import fold_surface
 
     events = gen_logs.generate_events(2000, seed=3)  # 8+ turns: at least one compaction

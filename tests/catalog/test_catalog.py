@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-
 from sessionspec import catalog
 from sessionspec.cli import run
 from sessionspec.spec import load_spec
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "tests" / "spec" / "plugin_registry"
@@ -93,7 +92,7 @@ def test_every_event_has_its_section_with_schema_derived_fields(event_type: str)
         payload = SPEC.schemas[payload["$ref"]]
     required = set(payload.get("required", ()))
     for name in payload["properties"]:
-        assert re.search(rf"^\| `{re.escape(name)}` \| .+ \| {'yes' if name in required else 'no'} \|", body, re.M), name
+        assert re.search(rf"^\| `{re.escape(name)}` \| .+ \| {'yes' if name in required else 'no'} \|", body, re.MULTILINE), name
     assert "**Requirements:** " + ", ".join(entry["requirements"]) + "." in body
     assert json.dumps(entry["examples"]["valid"][0]["event"], indent=2, ensure_ascii=False) in body
 
@@ -131,8 +130,8 @@ def test_event_catalog_lists_modes_and_guarantees() -> None:
 @pytest.mark.parametrize("name", [catalog.PERSISTENCE, catalog.EVENTS])
 def test_markdown_anchors_resolve_and_tables_are_rectangular(name: str) -> None:
     text = RENDERED[name]
-    prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    anchors = {catalog.slug(h) for h in re.findall(r"^#+ (.+)$", prose, re.M)}
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    anchors = {catalog.slug(h) for h in re.findall(r"^#+ (.+)$", prose, re.MULTILINE)}
     links = set(re.findall(r"\]\(#([^)]+)\)", prose))
     assert links and links <= anchors, links - anchors
     width = None

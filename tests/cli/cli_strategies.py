@@ -9,11 +9,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import strategies as st
-
-from sessionspec.validator.lint import SchemaSet, schema_set
-
 from cli_helpers import turn_events
+from hypothesis import strategies as st
+from sessionspec.validator.lint import SchemaSet, schema_set
 
 SCHEMAS: SchemaSet = schema_set()
 MAX_SAFE = 2**53 - 1

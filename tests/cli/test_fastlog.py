@@ -15,22 +15,20 @@ from typing import Any
 
 import orjson
 import pytest
+from cli_helpers import HEADER, cli, jsonl, turn_events
+from cli_strategies import SCHEMAS, mutate
 from hypothesis import given
 from hypothesis import strategies as st
-
-from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
-from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import load_log
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
 from sessionspec.spec.errors import ChunkRowError
+from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
+from sessionspec.validator.lint import Checker
+from sessionspec.validator.logread import load_log
 from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
-from cli_helpers import HEADER, cli, jsonl, turn_events
-from cli_strategies import SCHEMAS, mutate
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from gen_logs import Mix, artifact_bytes, generate_events  # noqa: E402
+from gen_logs import Mix, artifact_bytes, generate_events
 
 LEVELS = ("load", "schema", "strict")
 SMALL = Mix(steps_per_turn=(1, 3), reasoning_deltas=(3, 6), text_deltas=(3, 5), delta_chars=(2, 12),
@@ -283,7 +281,6 @@ def test_schemavary_refuses_decisions_on_varying_values():
     import jsonschema
     import referencing
     from referencing.jsonschema import DRAFT202012
-
     from sessionspec.validator.fastschema import CompiledSchema
 
     def compiled(schema: dict[str, Any]) -> CompiledSchema:

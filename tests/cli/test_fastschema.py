@@ -8,22 +8,19 @@ from typing import Any
 import jsonschema
 import pytest
 import referencing
-from hypothesis import given
-from hypothesis import strategies as st
-from referencing.jsonschema import DRAFT202012
-
-from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.lint import _Fold, _seed_precheck
-from sessionspec.spec.errors import SeedError
-from sessionspec.reference.json_value import is_json_value
-from sessionspec.reference.session import check_seed_entry
-from sessionspec.reference.surface import SurfaceState
-
 from cli_helpers import turn_events
-
 from cli_strategies import EDGE_NUMBERS, EXAMPLES, JSON, SCHEMAS, mutated_events, vector_events
 from cli_strategies import set_at as _set
 from cli_strategies import value_at as _get
+from hypothesis import given
+from hypothesis import strategies as st
+from referencing.jsonschema import DRAFT202012
+from sessionspec.reference.json_value import is_json_value
+from sessionspec.reference.session import check_seed_entry
+from sessionspec.reference.surface import SurfaceState
+from sessionspec.spec.errors import SeedError
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.lint import _Fold, _seed_precheck
 
 _JSON = JSON
 

@@ -19,8 +19,8 @@ from sessionspec import validate
 from sessionspec.cli import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from gen_logs import artifact_bytes, generate_events  # noqa: E402
-from test_fastlog import SMALL  # noqa: E402
+from gen_logs import artifact_bytes, generate_events
+from test_fastlog import SMALL
 
 EVENTS = generate_events(120, seed=11, mix=SMALL)
 LOGS = {"packed": artifact_bytes(EVENTS, packed=True), "plain": artifact_bytes(EVENTS, packed=False)}

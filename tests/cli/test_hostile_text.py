@@ -59,7 +59,7 @@ def test_hostile_text_is_escaped_in_every_command_and_format(write, command):
     for line in (out + err).splitlines():
         assert "\x1b" not in line and "\r" not in line
         assert not line.startswith("/tmp/x.jsonl") and not line.startswith("::error file=x")
-    if "json" in command or command[0] in ("derive", "fold", "header") and "text" not in command:
+    if "json" in command or (command[0] in ("derive", "fold", "header") and "text" not in command):
         json.loads(out)  # escapes keep JSON output valid JSON
     if command[0] == "validate" and "github" in command:
         assert all(line.startswith("::") for line in out.splitlines()[:-1])
@@ -70,7 +70,7 @@ def test_rewrites_of_a_hostile_log_keep_its_text_exactly(write, tmp_path):
     for command in ("pack", "unpack"):
         target = tmp_path / f"{command}.jsonl"
         code, _, err = _run(command, path, "-o", str(target))
-        assert code == 1 and "a loader would still reject" in err or code == 0, err
+        assert (code == 1 and "a loader would still reject" in err) or code == 0, err
 
 
 def _big(digits: int) -> str:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import cli, jsonl, turn_events
 from sessionspec.cli import COMMANDS
 

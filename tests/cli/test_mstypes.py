@@ -12,18 +12,16 @@ from typing import Any
 
 import msgspec
 import orjson
-from hypothesis import given
-from hypothesis import strategies as st
-
-from sessionspec.validator.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
-from sessionspec.validator.mstypes import build_fast_types
-from sessionspec.reference import json_text
-from sessionspec.reference.chunk_rows import pack_chunk_runs
-
 from cli_helpers import turn_events
 from cli_strategies import EDGE_NUMBERS, EXAMPLES, SCHEMAS, mutate, paths, vector_events
 from cli_strategies import set_at as _set
 from cli_strategies import value_at as _get
+from hypothesis import given
+from hypothesis import strategies as st
+from sessionspec.reference import json_text
+from sessionspec.reference.chunk_rows import pack_chunk_runs
+from sessionspec.validator.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
+from sessionspec.validator.mstypes import build_fast_types
 
 FAST = SCHEMAS.fast_types
 
@@ -132,7 +130,6 @@ def _translate(schema: dict[str, Any]) -> Any:
     import jsonschema
     import referencing
     from referencing.jsonschema import DRAFT202012
-
     from sessionspec.validator.fastschema import CompiledSchema
     from sessionspec.validator.mstypes import _Translator
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
 from sessionspec.spec.loader import load_spec
 from sessionspec.validator import pregen
 from sessionspec.validator.lint import SchemaSet, schema_set

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import HEADER, cli, codes, findings, jsonl, turn_events
 
 

@@ -6,10 +6,8 @@ import json
 import pickle
 
 import pytest
-
-from sessionspec.validate import check_file
-
 from cli_helpers import cli, jsonl, turn_events
+from sessionspec.validate import check_file
 
 
 @pytest.fixture

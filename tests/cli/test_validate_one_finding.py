@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cli_helpers import cli, findings, jsonl, turn_events
 
 Mutation = Callable[[list[dict[str, Any]]], None]

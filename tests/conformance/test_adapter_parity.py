@@ -4,7 +4,6 @@ identical replies: the in-process fast path takes no serialisation shortcut."""
 from __future__ import annotations
 
 from conformance_fakes import REFERENCE_CMD
-
 from sessionspec.conformance import wire
 from sessionspec.conformance.cases import load_corpus
 from sessionspec.conformance.compare import normalise_reply

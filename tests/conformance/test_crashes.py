@@ -14,7 +14,6 @@ import json
 import xml.etree.ElementTree as ET
 
 from conformance_fakes import broken_cmd, case, json_case
-
 from sessionspec.conformance import protocol
 from sessionspec.conformance.adapter import ReferenceAdapter
 from sessionspec.conformance.authoring import format_case_file

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 from conformance_fakes import REFERENCE_CMD, broken_cmd
-
 from sessionspec import cli
 from sessionspec.conformance import fuzz, machines
-from sessionspec.conformance.coverage import coverage, load_requirements
 from sessionspec.conformance import generators as gen
+from sessionspec.conformance.coverage import coverage, load_requirements
 from sessionspec.conformance.harness import Implementation, InProcessConnection, connector_for
 from sessionspec.conformance.runner import start_implementation
 from sessionspec.conformance.trace import read_trace
@@ -257,7 +256,6 @@ def test_generators_follow_the_registry():
 def test_generated_logs_are_valid_seeds_and_balanced():
     from hypothesis import given, settings
     from hypothesis import strategies as st
-
     from sessionspec.reference import interrupted_turn_closers
     from sessionspec.reference.session import Session
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from sessionspec import cli
 from sessionspec.conformance import machines, mutants
 from sessionspec.conformance.harness import connector_for
@@ -42,7 +41,7 @@ def test_the_catalogue_breaks_at_least_25_different_rules_across_the_families():
 @pytest.mark.parametrize("name", list(mutants.MUTANTS))
 def test_mutant_is_caught_through_the_subprocess_protocol(name, record_property):
     catch = mutants.check(name)
-    print(catch.row())  # noqa: T201 - the catch table (pytest -rP, or the module's --check)
+    print(catch.row())
     record_property("caught_by", catch.row())
     assert catch.caught, f"{name} ({catch.mutant.rule}) was not caught: {catch.mutant.description}"
     assert catch.in_family, (

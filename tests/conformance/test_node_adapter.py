@@ -24,7 +24,6 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-
 from sessionspec import cli
 from sessionspec.conformance import protocol, wire
 from sessionspec.conformance.cases import load_corpus

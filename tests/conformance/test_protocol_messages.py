@@ -7,7 +7,6 @@ from importlib import resources
 
 import pytest
 from jsonschema import Draft202012Validator
-
 from sessionspec.conformance import protocol, wire
 from sessionspec.conformance.adapter import ReferenceAdapter
 from sessionspec.conformance.cases import load_corpus

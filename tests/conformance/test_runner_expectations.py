@@ -7,7 +7,6 @@ import json
 
 import pytest
 from conformance_fakes import broken_cmd, case, json_case
-
 from sessionspec.conformance.authoring import format_case_file
 from sessionspec.conformance.cases import load_case_file
 from sessionspec.conformance.expectations import ExpectationsError, load_expectations

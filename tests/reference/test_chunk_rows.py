@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-
 from sessionspec.reference import (
     MIN_RUN,
     ROW_TYPES,

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from sessionspec.reference import (
     FrozenDict,
     FrozenList,

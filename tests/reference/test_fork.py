@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import SessionForkError
+from sessionlog_builders import append_turn
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, now_ms
 from sessionspec.reference.store import SessionStore
-from sessionlog_builders import append_turn
+from sessionspec.spec.errors import SessionForkError
 
 req = pytest.mark.req
 

@@ -6,11 +6,10 @@ import math
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import HeaderError
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, now_ms, validate_header
 from sessionspec.reference.store import SessionStore
+from sessionspec.spec.errors import HeaderError
 
 req = pytest.mark.req
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from sessionspec.reference import decode_storage_record, fold_surface, is_surface_eligible_type, pack_chunk_runs
-from sessionspec.spec.errors import SeedError
 from sessionspec.reference.session import Session
+from sessionspec.spec.errors import SeedError
 
 HEADER = {"config": {"provider": "p", "model": "m"}}
 

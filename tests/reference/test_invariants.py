@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import InvariantError
+from sessionlog_builders import APPEND, balanced_session, text
 from sessionspec.reference.invariants import INV_CODES, InvariantChecker, InvariantTrace, check_invariants
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore
-from sessionlog_builders import APPEND, balanced_session, text
+from sessionspec.spec.errors import InvariantError
 
 req = pytest.mark.req
 
@@ -290,7 +289,6 @@ def test_inv13_without_checker_append_accepts_relational_violations() -> None:
 # -- the mutable fold (check_invariants, the CLI) against the pure trace -----------------------
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
 from sessionspec.reference.invariants import InvariantFold  # noqa: E402
 from strategies import session_logs  # noqa: E402
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-
 from sessionspec.reference import (
     MAX_SAFE_INTEGER,
     FrozenDict,
@@ -29,7 +28,6 @@ from sessionspec.reference import (
     thaw_json_value,
 )
 from sessionspec.reference.json_value import json_pointer
-
 from strategies import deep_value, json_values
 
 

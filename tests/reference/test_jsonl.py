@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import JsonlError, SeedError
+from sessionlog_builders import append_turn, balanced_session
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.json_value import json_equal
 from sessionspec.reference.jsonl import (
@@ -27,7 +26,7 @@ from sessionspec.reference.jsonl import (
 )
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore
-from sessionlog_builders import append_turn, balanced_session
+from sessionspec.spec.errors import JsonlError, SeedError
 
 req = pytest.mark.req
 

@@ -7,10 +7,9 @@ import math
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import AppendError, OutOfBandError
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore, default_out_of_band_types
+from sessionspec.spec.errors import AppendError, OutOfBandError
 
 req = pytest.mark.req
 TRIGGER = {"kind": "injection", "source": {"kind": "plugin", "plugin": "test"}}

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from sessionspec.spec.errors import SessionSpecError
+from sessionspec.reference import json_text
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.json_value import FrozenDict, FrozenList, json_equal, thaw_json_value
 from sessionspec.reference.jsonl import encode_records, header_line, read_artifact
@@ -18,7 +17,7 @@ from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore
 from sessionspec.reference.surface import fold_surface
-from sessionspec.reference import json_text
+from sessionspec.spec.errors import SessionSpecError
 
 PROVENANCE = {"provider": "acme", "model": "m-1"}
 USER = {"kind": "user"}

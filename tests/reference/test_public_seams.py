@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from sessionspec.reference import (
     SurfaceState,
     check_seed_entry,

@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 from hypothesis import given
-
 from sessionspec.reference import fold_surface, interrupted_turn_closers
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.session import validate_seed

@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import pytest
-
 from sessionspec.reference import (
     FrozenDict,
     RequestHeaderFold,

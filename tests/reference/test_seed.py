@@ -6,13 +6,12 @@ import math
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import HeaderError, InvariantError, SeedError
+from sessionlog_builders import CONFIG, PROVENANCE, balanced_session, plain, text
 from sessionspec.reference.invariants import InvariantChecker
 from sessionspec.reference.json_value import FrozenDict
 from sessionspec.reference.session import Session, validate_seed
 from sessionspec.reference.store import SessionStore
-from sessionlog_builders import CONFIG, PROVENANCE, balanced_session, plain, text
+from sessionspec.spec.errors import HeaderError, InvariantError, SeedError
 
 req = pytest.mark.req
 

@@ -8,12 +8,11 @@ import math
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import AppendError, SeedError, SurfaceError
+from sessionlog_builders import APPEND, CONFIG, PROVENANCE, USER_SOURCE, append_turn, balanced_session, text
 from sessionspec.reference.json_value import FrozenDict, FrozenList
 from sessionspec.reference.session import Session, now_ms
 from sessionspec.reference.store import SessionStore
-from sessionlog_builders import APPEND, CONFIG, PROVENANCE, USER_SOURCE, append_turn, balanced_session, text
+from sessionspec.spec.errors import AppendError, SeedError, SurfaceError
 
 req = pytest.mark.req
 STORE_LOGGER = "sessionspec.reference.store"

@@ -7,11 +7,10 @@ import logging
 from typing import Any
 
 import pytest
-
-from sessionspec.spec.errors import AppendError, HeaderError, SeedError, StoreError
+from sessionlog_builders import APPEND, USER_SOURCE, text
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import Scope, SessionStore
-from sessionlog_builders import APPEND, USER_SOURCE, text
+from sessionspec.spec.errors import AppendError, HeaderError, SeedError, StoreError
 
 req = pytest.mark.req
 STORE_LOGGER = "sessionspec.reference.store"

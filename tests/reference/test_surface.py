@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from sessionspec.reference import (
     FrozenList,
     SurfaceError,
@@ -237,7 +236,7 @@ def reject(events: list[Any]) -> SurfaceError:
 
 
 def test_surf1_eligible_types_are_the_registry_four() -> None:
-    assert SURFACE_TYPES == frozenset(constants()["surfaceTypes"])
+    assert frozenset(constants()["surfaceTypes"]) == SURFACE_TYPES
     for t in ("user/message", "assistant/message", "tool/result", "steering/message"):
         assert is_surface_eligible_type(t)
     for t in ("context/message", "turn/start", "assistant/chunk", "tool/call", "request/header", "", "User/Message"):

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-
 from sessionspec.spec import errors as reference_errors
-
 from spec_data import load_spec_json as _load
 
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sessionspec.cli import run
-from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec import REGISTRY_ERROR_CODE, load_spec
+from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.loader import json_pointer
 
 PLUGIN = Path(__file__).parent / "plugin_registry"

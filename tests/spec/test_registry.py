@@ -7,7 +7,6 @@ from importlib import resources
 from typing import Any
 
 import pytest
-
 from sessionspec.spec import SCHEMA_BASE, SURFACE_TYPES, load_spec
 from sessionspec.spec.loader import REGISTRY_META_ID, json_pointer
 

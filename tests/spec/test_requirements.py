@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-
 from spec_data import load_spec_json as _load
 
 # Rules per family in behaviours.md, in specification order (189 in total).

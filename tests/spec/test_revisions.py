@@ -6,11 +6,9 @@ import json
 from typing import Any
 
 import pytest
-
 from sessionspec.spec import load_spec
 from sessionspec.spec import revisions as rv
 from sessionspec.spec.loader import REGISTRY_META_ID, SCHEMA_BASE, json_pointer
-
 from spec_data import load_spec_json
 
 PINNED, PUBLISHED = "2f74ac98ba", "b150a551b8"

@@ -10,7 +10,6 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
-
 from sessionspec.spec import ENVELOPE_ID, SCHEMA_BASE, SURFACE_TYPES, constants, load_spec
 from sessionspec.spec.loader import json_pointer
 

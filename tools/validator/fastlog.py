@@ -383,10 +383,10 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     kinds: dict[type, int] = {}
     for cls, tag in fast.tags.items():
         info = msgspec.inspect.type_info(cls)
-        fields = {f.name: f for f in info.fields}
-        plain = all(f.name == f.encode_name for f in info.fields)
+        fields = {f.name: f for f in info.fields}  # type: ignore[attr-defined]
+        plain = all(f.name == f.encode_name for f in info.fields)  # type: ignore[attr-defined]
         if tag in fast.rows:
-            ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)
+            ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)  # type: ignore[attr-defined]
             ok = ok and isinstance(fields["data"].type, msgspec.inspect.StructType)
             kinds[cls] = (_ROW_TYPED if _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _ROW) if ok else _CONVERT
             continue
@@ -418,7 +418,7 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     return kinds
 
 
-def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,
+def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,  # noqa: C901 - the accept-fast loop; its per-kind steps are the nested functions it defines
            progress: Callable[[int, int], None] | None, total: int | None) -> CleanLog:
     first = b""
     for block in blocks:  # up to the end of the header line
@@ -460,7 +460,7 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
 
     def lookup(seq: int) -> Any:
         found = kept.get(seq)
-        return found if found is None or type(found) is dict else to_builtins(found)  # type: ignore[misc]
+        return found if found is None or type(found) is dict else to_builtins(found)
 
     state = SurfaceState(lookup)
     check_surface, apply_surface = state.check, state.apply
@@ -513,12 +513,12 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
             turn_line = current
             del tail[:-1]  # keep this turn/start's own line, the last one read
             tail_lost = False
-        if not checked and generic is not None and not by_tag.get(tag, generic)(value):
+        if not checked and generic is not None and not by_tag.get(tag, generic)(value):  # type: ignore[arg-type]
             raise _GiveUp  # schema
         if tag in surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
             skip_surface(seq - state.length)  # the log-only events before it
-            if not ("sourceEventSeqs" not in value and try_append(tag, value.get("surfaceOp"))
-                    or "sourceEventSeqs" in value and try_append(tag, value.get("surfaceOp"), value["sourceEventSeqs"])):
+            if not (("sourceEventSeqs" not in value and try_append(tag, value.get("surfaceOp")))
+                    or ("sourceEventSeqs" in value and try_append(tag, value.get("surfaceOp"), value["sourceEventSeqs"]))):
                 replace(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
             if tag == "tool/result":
                 kept[seq] = value
@@ -589,14 +589,14 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
                         obj = decode(raw)
                     except struct_errors:
                         obj = None
-                    if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):
+                    if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):  # type: ignore[misc]
                         # Accepted by the generated types and canonical: schema-valid, lossless JSON.
                         kind = kinds[obj.__class__]
                         if kind is log_only:
                             if obj.seq != expected:
                                 raise _GiveUp
-                            if strict and not (obj.__class__ in in_step_classes
-                                               and inv_in_step(expected, obj.data.turn, obj.data.step)):
+                            if strict and not (obj.__class__ in in_step_classes  # noqa: SIM102 - the two conditions are separate proofs
+                                               and inv_in_step(expected, obj.data.turn, obj.data.step)):  # type: ignore[attr-defined]
                                 if inv_step(to_builtins(obj), expected):
                                     raise _GiveUp
                             expected += 1
@@ -709,7 +709,7 @@ def _in_step_classes(fast: Any) -> frozenset[type]:
         for cls, tag in fast.tags.items():
             if tag != "assistant/chunk":
                 continue
-            fields = {f.name: f for f in msgspec.inspect.type_info(cls).fields}
+            fields = {f.name: f for f in msgspec.inspect.type_info(cls).fields}  # type: ignore[attr-defined]
             data = fields["data"].type if "data" in fields else None
             if isinstance(data, msgspec.inspect.StructType):
                 inner = {f.name: f for f in data.fields}

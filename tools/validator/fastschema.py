@@ -317,7 +317,7 @@ class _Compiler:
                 return None
         return verdict
 
-    def emit(self, schema: Any, resolver: Resolver, v: str, out: list[str], ind: int) -> None:
+    def emit(self, schema: Any, resolver: Resolver, v: str, out: list[str], ind: int) -> None:  # noqa: C901 - one branch per JSON Schema keyword family
         """Append statements that ``return False`` when ``v`` does not satisfy `schema`."""
         pad = "    " * ind
         if schema is True:
@@ -343,7 +343,7 @@ class _Compiler:
         if fast is not None:
             # The common case (a plain int within the bounds) in one test; the full checks otherwise.
             out.append(f"{pad}if not ({fast}):")
-            out.append(f"{pad}    if not ({_TYPE_TESTS[only].format(v=v)}): return False")
+            out.append(f"{pad}    if not ({_TYPE_TESTS[str(only)].format(v=v)}): return False")
             self.emit_scalar(schema, v, out, ind + 1, only)
         elif type_names is not None and not (v in self.facts and "object" in type_names):
             # (with facts, `v` is known to be a dict)
@@ -548,7 +548,7 @@ class _Compiler:
             name = self.const(value)
             out.append(f"{pad}if not _equal({v}, {name}): return False")
 
-    def emit_object(self, schema: dict[str, Any], resolver: Resolver, v: str, out: list[str], ind: int, known_dict: bool) -> None:
+    def emit_object(self, schema: dict[str, Any], resolver: Resolver, v: str, out: list[str], ind: int, known_dict: bool) -> None:  # noqa: C901 - one branch per object keyword of JSON Schema
         words = ("properties", "required", "additionalProperties", "patternProperties", "propertyNames",
                  "minProperties", "maxProperties", "dependentRequired")
         if not any(w in schema for w in words):
@@ -727,7 +727,7 @@ class _Compiler:
         allowed = {"integer": numeric, "number": numeric, "string": lengths}.get(kind) if isinstance(kind, str) else None
         if allowed is None or any(kw not in ("type", *allowed) for kw in words):
             return None
-        types = {"integer": "_INT", "number": "_NUM", "string": "_STR"}[kind]
+        types = {"integer": "_INT", "number": "_NUM", "string": "_STR"}[str(kind)]
         parts = [f"set(map(type, {v})) <= {types}"]
         bounds = []
         for word, expr in (("minimum", "min({v}) >= {b!r}"), ("maximum", "max({v}) <= {b!r}"),
@@ -842,11 +842,11 @@ class CompiledSchema:
         root_resolver = self.root_resolver = root_scope(compiler, schema, registry)
         name = compiler.function(schema, root_resolver)
         self.tag_key, tags = _root_tags(compiler, schema)
-        specialised = {tag: compiler.specialised(schema, root_resolver, self.tag_key, tag) for tag in tags}
+        specialised = {tag: compiler.specialised(schema, root_resolver, self.tag_key or "", tag) for tag in tags}
         source = "\n".join(compiler.lines + compiler.tail)
         self.source = source
         env = compiler.env
-        exec(compile(source, f"<fastschema {schema.get('$id', '') if isinstance(schema, dict) else ''}>", "exec"), env)
+        exec(compile(source, f"<fastschema {schema.get('$id', '') if isinstance(schema, dict) else ''}>", "exec"), env)  # noqa: S102 - executes the predicate source this module generated from the schemas
         self._predicate: Callable[[Any], bool] = env[name]
         #: tag value -> predicate valid only for dicts whose `tag_key` is exactly that ``str``: the
         #: conditions on the tag are decided at compile time (one straight-line check per type).

@@ -12,9 +12,10 @@ can explain the problem instead of failing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from json.decoder import scanstring
-from typing import Any
+from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner, absent from typeshed
+from typing import Any, cast
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.loader import json_pointer as pointer
@@ -22,6 +23,7 @@ from sessionspec.spec.loader import json_pointer as pointer
 MAX_SAFE_INTEGER: int = FORMAT.max_safe_integer
 
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_AT = cast("Callable[[str, int], re.Match[str]]", _WS.match)  # always matches (possibly empty)
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BAD_LITERALS = ("NaN", "Infinity", "-Infinity")
@@ -47,7 +49,7 @@ class JsonSyntaxError(ValueError):
 
 
 class _Frame:
-    __slots__ = ("container", "is_object", "key", "index")
+    __slots__ = ("container", "index", "is_object", "key")
 
     def __init__(self, container: Any, is_object: bool) -> None:
         self.container = container
@@ -60,13 +62,13 @@ def _path(stack: list[_Frame]) -> list[str | int]:
     return [f.key if f.is_object else f.index for f in stack]
 
 
-def parse(text: str) -> tuple[Any, list[Anomaly], int]:
+def parse(text: str) -> tuple[Any, list[Anomaly], int]:  # noqa: C901 - an iterative JSON scanner is one state machine
     """Parse one JSON text; return ``(value, anomalies, max_depth)`` or raise `JsonSyntaxError`."""
     n = len(text)
     anomalies: list[Anomaly] = []
     stack: list[_Frame] = []
     max_depth = 0
-    ws = _WS.match
+    ws = _WS_AT
     i = ws(text, 0).end()
     if i >= n:
         raise JsonSyntaxError("empty JSON text", i, "empty")

@@ -23,9 +23,6 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
-from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import header_from_line
 from sessionspec.reference.repair import interrupted_turn_closers
@@ -40,6 +37,9 @@ from sessionspec.reference.session import (
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
+from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
+from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 
 LEVELS = ("load", "schema", "strict")
 _SURFACE_TYPES = FORMAT.surface_types
@@ -210,7 +210,7 @@ class Checker:
             seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
                 etype = event.get("type") if is_dict else None
-                ref = self.schemas.payload_ref(etype) if self.schemas else None  # type: ignore[union-attr]
+                ref = self.schemas.payload_ref(etype) if self.schemas else None
                 label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
                 self._schema_findings(log, compiled, event, line, seq_int, base, label, event if is_dict else None)
             # Numbering: a JSON array reports SEED-9 here (JSONL-7 was reported by the reader); both

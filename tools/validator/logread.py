@@ -29,12 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
-
-from sessionspec.validator import jsondiag
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
-from sessionspec.spec.errors import ChunkRowError
 from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
 from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import ChunkRowError
+from sessionspec.validator import jsondiag
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
 _ROW_TYPES = frozenset(ROW_TYPES)
@@ -96,7 +95,7 @@ class LoadedLog:
 class _Hole:
     """An unreadable line (JSONL-5) and why."""
 
-    __slots__ = ("reason", "column")
+    __slots__ = ("column", "reason")
 
     def __init__(self, reason: str, column: int | None = None) -> None:
         self.reason = reason
@@ -150,7 +149,7 @@ def _parse_slow(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
         )
         text = raw.decode("utf-8", errors="replace")
     try:
-        value, anomalies, depth = jsondiag.parse(text)
+        value, anomalies, depth = jsondiag.parse(text)  # noqa: RUF059 - the unpacking names the triple's shape
     except jsondiag.JsonSyntaxError as exc:
         if exc.kind == "empty":
             return _EMPTY

@@ -45,9 +45,8 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 import orjson
-
-from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, Resolver, schema_accepts
 from sessionspec.spec import FORMAT
+from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, schema_accepts
 
 __all__ = ["FastTypes", "Unsupported", "build_fast_types"]
 
@@ -87,7 +86,7 @@ class _Obj:
 class FastTypes:
     """The generated decoder and what is known about each struct class."""
 
-    decoder: msgspec.json.Decoder
+    decoder: msgspec.json.Decoder[Any]
     encoder: msgspec.json.Encoder
     tags: dict[type, str]  # struct class -> its tag value (event type or row tag)
     events: frozenset[str]  # event types with a struct
@@ -190,7 +189,7 @@ class _Translator:
             values = [v for v in values if isinstance(v, str) and ("type" not in schema or self.accepts({"type": kind}, resolver, v))]
             if not values:
                 raise Unsupported("no string value")
-            return Literal[tuple(values)]  # type: ignore[valid-type]
+            return Literal[tuple(values)]
         if isinstance(kind, list):
             if words - {"type"}:
                 raise Unsupported("type list with other keywords")
@@ -282,7 +281,7 @@ class _Translator:
         for branch, member in zip(branches, members):
             if not isinstance(msgspec.inspect.type_info(member), msgspec.inspect.StructType):
                 raise Unsupported("union of a struct and a same-kind non-struct")
-            by_tag.setdefault(msgspec.inspect.type_info(member).tag, []).append((branch, member))
+            by_tag.setdefault(msgspec.inspect.type_info(member).tag, []).append((branch, member))  # type: ignore[attr-defined]  # checked to be a StructType just above
         chosen: list[Any] = []
         for group in by_tag.values():
             pick = next((m for b, m in group if all(self.required_outside(ob, resolver, m) for ob, om in group if om is not m)), None)
@@ -299,11 +298,11 @@ class _Translator:
         except Unsupported:
             return False
         info = msgspec.inspect.type_info(struct)
-        keys = {f.encode_name for f in info.fields} | ({info.tag_field} if info.tag_field else set())
+        keys = {f.encode_name for f in info.fields} | ({info.tag_field} if info.tag_field else set())  # type: ignore[attr-defined]  # a struct's type info
         return bool(parts.required - keys)
 
     # -- objects -------------------------------------------------------------------
-    def gather(self, schema: Any, resolver: Any, facts: dict[str, str], obj: _Obj, depth: int = 0,
+    def gather(self, schema: Any, resolver: Any, facts: dict[str, str], obj: _Obj, depth: int = 0,  # noqa: C901 - one branch per JSON Schema keyword the translation understands
                probe: bool = False) -> None:
         """Collect the object-level parts of `schema`; `probe` only discovers a tag dispatch."""
         if depth > 32:
@@ -407,7 +406,7 @@ class _Translator:
             if struct is None:
                 continue
             info = msgspec.inspect.type_info(struct)
-            keys = {f.encode_name for f in info.fields} | ({tag_key} if tag_key else set())
+            keys = {f.encode_name for f in info.fields} | ({tag_key} if tag_key else set())  # type: ignore[attr-defined]  # a struct's type info
             if all(other is parts or (other.required - keys) for other, _ in candidates):
                 return struct
         raise Unsupported("overlapping oneOf/anyOf branches")
@@ -523,7 +522,7 @@ def _post_init(unique: list[str], universal: list[str]) -> Callable[[Any], None]
     """Checks msgspec cannot express: ``uniqueItems`` and safe integers inside ``JsonValue`` parts."""
     unset = msgspec.UNSET
 
-    def __post_init__(self: Any) -> None:
+    def __post_init__(self: Any) -> None:  # noqa: N807 - installed as the generated structs' msgspec `__post_init__` hook
         for name in unique:
             value = getattr(self, name)
             if value is not unset and len(set(value)) != len(value):
@@ -569,7 +568,7 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None) 
             found[group].add(info.tag)
             members.append(cls)
     try:
-        decoder = msgspec.json.Decoder(Union[tuple(members)] if members else type(None))  # type: ignore[valid-type]
+        decoder = msgspec.json.Decoder(Union[tuple(members)] if members else type(None))
     except (TypeError, ValueError) as exc:  # pragma: no cover - each member was checked alone
         skipped["*"] = f"msgspec refuses the union: {exc}"
         tags, found, decoder = {}, {"events": set(), "rows": set()}, msgspec.json.Decoder(type(None))

@@ -33,10 +33,9 @@ import tokenize
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
-
 from sessionspec.validator.fastschema import CompiledSchema, Resolver, _Compiler, root_scope
 
 __all__ = ["HEADER_SCHEMA_ID", "ROW_SCHEMA_ID", "TARGET", "Parts", "Pregenerated", "compiled_parts", "fingerprint",
@@ -61,7 +60,7 @@ def fingerprint(spec: Any) -> str:
 def _literal(value: Any) -> str:
     """Python source for a compiler constant (deterministic: sets are written sorted)."""
     if isinstance(value, frozenset):
-        items = sorted((_literal(v) for v in value))
+        items = sorted(_literal(v) for v in value)
         return f"frozenset(({''.join(i + ', ' for i in items)}))"
     if isinstance(value, tuple):
         return f"({''.join(_literal(v) + ', ' for v in value)})"
@@ -122,7 +121,7 @@ class _TypeWriter:
         if kind is None or kind is type(None):
             return "None"
         if kind in (int, str, bool, float):
-            return kind.__name__
+            return cast("str", kind.__name__)
         if kind is msgspec.UnsetType:
             return "UnsetType"
         if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
@@ -145,7 +144,6 @@ class _TypeWriter:
     @staticmethod
     def mark(meta: Any) -> str:
         import msgspec
-
         from sessionspec.validator import mstypes
 
         if meta is mstypes._UNIQUE:
@@ -259,7 +257,7 @@ class Pregenerated(CompiledSchema):
         self.fallbacks = ()
 
     @functools.cached_property
-    def oracle(self) -> Any:  # type: ignore[override]
+    def oracle(self) -> Any:
         return self._make_oracle()
 
     @functools.cached_property
@@ -294,14 +292,13 @@ def compiled_parts(spec: Any) -> Parts:
 def generated_parts(spec: Any) -> Parts | None:
     """The parts for `spec` from the generated module, or None when it was generated from other schemas."""
     import msgspec
-
     from sessionspec.validator.mstypes import FastTypes
 
     try:
         module: Any = __import__(_MODULE, fromlist=["FINGERPRINT"])
     except ImportError:
         return None
-    if module.FINGERPRINT != fingerprint(spec):
+    if fingerprint(spec) != module.FINGERPRINT:
         return None
     tags = {cls: cls.__struct_config__.tag for cls in module.STRUCTS}
     fast = FastTypes(msgspec.json.Decoder(typing.Union[module.STRUCTS]), msgspec.json.Encoder(), tags,

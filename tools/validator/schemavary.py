@@ -99,7 +99,7 @@ class ScalarBounds:
             return False
         if self.lo is not None and (low < self.lo or (self.lo_open and low == self.lo)):
             return False
-        if self.hi is not None and (high > self.hi or (self.hi_open and high == self.hi)):
+        if self.hi is not None and (high > self.hi or (self.hi_open and high == self.hi)):  # noqa: SIM103 - each early return names a reason the analysis gives up
             return False
         return True
 
@@ -127,7 +127,7 @@ class ScalarBounds:
                 return False
             if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
                 return False
-            if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+            if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):  # noqa: SIM103 - each early return names a reason the analysis gives up
                 return False
             return True
         if kind is bool:
@@ -288,7 +288,7 @@ def _subschemas_for(head: str, props: Any, patterns: Any, schema: dict[str, Any]
     matching = [sub for pattern, sub in (patterns or {}).items() if re.search(pattern, head)]
     if kw == "patternProperties":
         return matching
-    if isinstance(props, dict) and head in props or matching:
+    if (isinstance(props, dict) and head in props) or matching:
         return []
     return [schema["additionalProperties"]]
 
