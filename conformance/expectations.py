@@ -107,5 +107,5 @@ def load_expectations(path: str | Path) -> Expectations:
         if entry["case"] in reasons:
             raise ExpectationsError(f"{path}: /failures/{i}: case {entry['case']} is listed twice")
         reasons[entry["case"]] = entry["reason"]
-    fuzz = tuple(FuzzExpectation(**{k: v for k, v in entry.items()}) for entry in data.get("fuzz", ()))
+    fuzz = tuple(FuzzExpectation(**dict(entry)) for entry in data.get("fuzz", ()))
     return Expectations(data["implementation"], reasons, str(path), fuzz)

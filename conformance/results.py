@@ -50,13 +50,13 @@ def capped(value: Any, max_depth: int = REPORT_MAX_DEPTH) -> Any:
             parent[key] = {"elided": f"a {type(node).__name__} nested more than {max_depth} levels deep; "
                                      "the full input is in the case's vector file (source)"}
         elif isinstance(node, dict):
-            parent[key] = copy = dict.fromkeys(node)  # keys in order; values filled as popped
+            parent[key] = copy_map = dict.fromkeys(node)  # keys in order; values filled as popped
             for k, v in node.items():
-                stack.append((v, copy, k, depth + 1))
+                stack.append((v, copy_map, k, depth + 1))
         elif isinstance(node, list):
-            parent[key] = copy = [None] * len(node)
+            parent[key] = copy_list = [None] * len(node)
             for i, v in enumerate(node):
-                stack.append((v, copy, i, depth + 1))
+                stack.append((v, copy_list, i, depth + 1))
         else:
             parent[key] = node
     return root[0]
