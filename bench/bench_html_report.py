@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from sessionspec import cli
 from sessionspec.conformance import wire
 from sessionspec.conformance.html_report import render_html, run_from_lines

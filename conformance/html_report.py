@@ -29,10 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from sessionspec import __version__
 
-from . import wire
 from .compare import normalise_reply
 
 __all__ = [
@@ -164,7 +162,7 @@ _TOO_DEEP_NOTE = ('<p class="note">This value is nested more than 254 levels dee
                   "The report file holds it in full.</p>")
 
 
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _elided(value: Any, depth: int = 0, indent: str = "") -> str:
@@ -710,8 +708,9 @@ def _fuzz_section(runs: Sequence[RunView], trace_base: Callable[[RunView], Path 
                 body.append(f"<p>Trace file: <code>{esc(_cap(trace, _MAX_SHORT))}</code></p>")
                 body.append(_replay(["sessionspec", "replay", trace, *run.replay_prefix()]))
                 body.append(_trace_block(trace, trace_base(run)))
+            first_line = _scalar_text(failure.get("message")).splitlines()[0] if failure.get("message") else ""
             items.append(f'<li><details><summary><span class="badge st-fail">FUZZ</span> <span class="runref">run {i}</span> '
-                         f'machine <code>{esc(machine)}</code>: {esc(_cap(_scalar_text(failure.get("message")).splitlines()[0] if failure.get("message") else "", _MAX_SHORT))}'
+                         f'machine <code>{esc(machine)}</code>: {esc(_cap(first_line, _MAX_SHORT))}'
                          f'</summary><div class="body">{"".join(body)}</div></details></li>')
     if not items:
         return ""
