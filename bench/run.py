@@ -12,7 +12,11 @@ implementations in the same run, on those files:
 It prints a summary and (unless `--quick` or `--no-doc`) rewrites the
 generated part of `docs/benchmarks.md` (machine, per-operation medians with
 min-max, Python/TypeScript ratios, growth ratios, cProfile tops with
-`--profile`) and the plot `docs/benchmarks-growth.png`.
+`--profile`) and the plot `docs/benchmarks-growth.png`. Then (unless
+`--no-operators`) `bench/operators.py` measures what operators feel, in whole
+processes: start-up, whole-process validate against a parse-only process, peak
+RSS at 100k, 400k and 1.6M events (`--gigabyte`: and a 1 GB log), files per
+second of `validate -j 1` and `-j 2`; its table of targets gets its own block.
 
 Usage::
 
@@ -765,6 +769,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-doc", action="store_true", help="do not rewrite docs/benchmarks.md and the plot")
     parser.add_argument("--json", metavar="PATH", help="also write all raw timings as JSON")
     parser.add_argument("--workdir", metavar="DIR", help="keep the generated logs here (default: a temporary folder)")
+    parser.add_argument("--no-operators", action="store_true",
+                        help="skip bench/operators.py (start-up, whole-process validate, peak RSS, files/s)")
+    parser.add_argument("--gigabyte", action="store_true", help="operators: also validate a log of at least 1 GB")
     args = parser.parse_args(argv)
     if args.quick:
         sizes, runs, warmup = [3000, 12000], 3, 1
@@ -830,7 +837,15 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("matplotlib is not installed (pip install -e '.[bench]'): plot not written", file=sys.stderr)
         print(f"wrote {DOC.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
-    print(f"done in {duration:.0f} s")
+    if not args.no_operators:
+        import operators  # bench/operators.py: what operators feel, in whole processes
+
+        print("measuring start-up, whole-process validate, peak memory and files/s ...", flush=True)
+        block = operators.render(operators.measure(args.quick, args.gigabyte), validate_ratio)
+        print(block)
+        if write:
+            operators.write_block(block)
+    print(f"done in {time.perf_counter() - t0:.0f} s")
     return 0
 
 

@@ -8,9 +8,11 @@ pointer, requirement id and code. FILE may be `-` (stdin), a glob, or a
 directory (searched recursively for *.jsonl).
 
 Speed: a clean log is proved clean in one pass (types generated from the
-schemas, packed chunk rows checked as rows); a log with any finding is re-read
-by the exact checker, which locates and explains every finding (`--exact`
-always uses it; the verdicts are the same).
+schemas, packed chunk rows checked as rows) that reads a file in blocks, so its
+memory does not grow with the log; a log with any finding is re-read whole by
+the exact checker, which locates and explains every finding (`--exact` always
+uses it; the verdicts are the same). Files are checked in `-j` processes (one
+per CPU by default) or on a Dask cluster (`--dask`), reported in FILE order.
 
 One defect, one finding: a schema finding is dropped when a load-level
 finding of the same event (same line and seq) already reports it, with its
@@ -29,7 +31,7 @@ Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
 `--fail-on error`.
 
 example:
-  sessionspec validate ~/.dsh/sessions --level strict
+  sessionspec validate ~/.dsh/sessions --level strict -j 4
   sessionspec validate session.jsonl --format json | jq '.files[].findings'
   cat session.jsonl | sessionspec validate - --format github
 """
