@@ -102,12 +102,13 @@ def measure(quick: bool = False, gigabyte: bool = False, workdir: Path | None = 
         }, max(3, runs // 2))}
         print("peak memory ...", flush=True)
         memory = []
-        logs = [(f"{n:,} events, packed", write_log(folder / f"mem-{n}.jsonl", n, packed=True), folder / f"mem-{n}.jsonl")
+        logs = [("packed", write_log(folder / f"mem-{n}.jsonl", n, packed=True), folder / f"mem-{n}.jsonl")
                 for n in sizes]
         if gigabyte:
             path = folder / "mem-1gb.jsonl"
-            logs.append(("1 GB, unpacked", write_log(path, 0, packed=False, min_bytes=10**9), path))
-        for label, (events, size), path in logs:
+            logs.append(("unpacked", write_log(path, 0, packed=False, min_bytes=10**9), path))
+        for layout, (events, size), path in logs:
+            label = f"{events:,} events, {layout}"
             for level in ("schema", "strict"):
                 result = child([*CLI, "validate", "--level", level, "--quiet", str(path)])
                 memory.append({"log": label, "events": events, "bytes": size, "level": level, **result})
