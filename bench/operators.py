@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_many import write_fleet  # noqa: E402
-from bench_memory import write_log  # noqa: E402
+from bench_many import write_fleet
+from bench_memory import write_log
 
 __all__ = ["measure", "render", "write_block"]
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sessionspec.validate import check_file
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
