@@ -63,6 +63,7 @@ _MAX_TEXT = 10_000  # a message, description or requirement text
 _MAX_SHORT = 300  # a label, an id, a summary line
 _MAX_FULL_JSON = 200_000  # the "full JSON" of one value
 _MAX_DIFF_LINES = 3_000  # per side, for the line diff
+_MAX_LINE = 2_000  # characters of one diff line
 _ELIDE_DEPTH = 4
 _ELIDE_ITEMS = 25
 _ELIDE_STRING = 160
@@ -109,7 +110,11 @@ def _scalar_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool | int | float):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
         return json.dumps(value)
     return _short_json(value)
 
@@ -509,13 +514,20 @@ def _line_diff(expected: Any, actual: Any) -> str:
     if len(left) > _MAX_DIFF_LINES or len(right) > _MAX_DIFF_LINES:
         return (f'<p class="note">The values are too long for a line diff ({len(left):,} and {len(right):,} lines).</p>'
                 + _value_block(expected, "the expected reply") + _value_block(actual, "the actual reply"))
+    if max(map(len, left), default=0) <= _MAX_LINE and max(map(len, right), default=0) <= _MAX_LINE:
+        # escape each side once (escaping maps equal lines to equal lines and adds no line breaks)
+        left, right = esc("\n".join(left)).split("\n"), esc("\n".join(right)).split("\n")
+        escaped = True
+    else:
+        escaped = False
     lines = list(difflib.unified_diff(left, right, "expected", "actual", n=3, lineterm=""))
     if not lines:
         return '<p class="note">The two values print the same (the comparison may ignore or normalise fields).</p>'
     out = []
-    for line in lines:
-        line = _cap(line, 2_000)
-        if line.startswith(("---", "+++")):
+    for number, line in enumerate(lines):
+        if not escaped:
+            line = esc(_cap(line, _MAX_LINE))
+        if number < 2:  # "--- expected", "+++ actual"
             css = "hd"
         elif line.startswith("@@"):
             css = "hunk"
@@ -525,7 +537,7 @@ def _line_diff(expected: Any, actual: Any) -> str:
             css = "add"
         else:
             css = "ctx"
-        out.append(f'<span class="{css}">{esc(line)}</span>')
+        out.append(f'<span class="{css}">{line}</span>')
     return '<pre class="diff" aria-label="line diff: lines starting with - are expected, + actual">' + "\n".join(out) + "</pre>"
 
 
