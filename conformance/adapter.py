@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import contextvars
 import logging
 import os
 import tempfile
@@ -28,7 +29,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from sessionspec import SPEC_REVISION, __version__
+from sessionspec import __version__
 
 from . import protocol
 from .store_script import ScriptedFailure, append_step, run_script
@@ -36,6 +37,27 @@ from .store_script import ScriptedFailure, append_step, run_script
 __all__ = ["ReferenceAdapter", "Rejection", "session_state"]
 
 CAPABILITIES = list(protocol.CAPABILITIES)
+
+#: The format revision the adapter serves while it handles a request (set by `ReferenceAdapter`).
+_REVISION: contextvars.ContextVar[str | None] = contextvars.ContextVar("sessionspec_revision", default=None)
+
+
+def current_revision() -> str | None:
+    """The revision of the request being handled (``None``: the pinned default)."""
+    return _REVISION.get()
+
+
+def _capabilities(revision: str | None) -> list[str]:
+    """The reference claims every capability its revision has (no out-of-band or find where retired)."""
+    from sessionspec.reference.revision import rules_for
+
+    rules = rules_for(revision)
+    absent = set()
+    if not rules.out_of_band:
+        absent |= {"out-of-band", "oob-admission"}
+    if not rules.find_last_message_turn_end:
+        absent.add("find-last-message-turn-end")
+    return [c for c in CAPABILITIES if c not in absent]
 
 
 class Rejection(Exception):
@@ -120,14 +142,14 @@ def new_session(spec: Mapping[str, Any]) -> Any:
     """``Session(id, seed, header)`` from a ``sessionInput`` (without its appends)."""
     from sessionspec.reference.session import NO_HEADER, Session
 
-    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header", NO_HEADER))
+    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header", NO_HEADER), revision=current_revision())
 
 
 def _attached(spec: Mapping[str, Any], *, invariants: bool) -> tuple[Any, Any]:
     """A session entered and announced in a fresh store (checker installed if asked)."""
     from sessionspec.reference.store import SessionStore
 
-    store = SessionStore()
+    store = SessionStore(revision=current_revision())
     if invariants:
         from sessionspec.reference.invariants import InvariantChecker
 
@@ -148,6 +170,8 @@ def _build(spec: Mapping[str, Any], *, invariants: bool = False) -> Any:
 
 
 def op_start(args: Mapping[str, Any]) -> Any:
+    from sessionspec.spec.revisions import resolve_revision
+
     return {
         "protocolVersion": protocol.PROTOCOL_VERSION,
         "implementation": {
@@ -156,8 +180,8 @@ def op_start(args: Mapping[str, Any]) -> Any:
             "language": "python",
             "homepage": "https://sessionspec.dev",
         },
-        "specRevision": SPEC_REVISION,
-        "capabilities": CAPABILITIES,
+        "specRevision": resolve_revision(current_revision()).id,
+        "capabilities": _capabilities(current_revision()),
     }
 
 
@@ -202,7 +226,7 @@ def op_fold(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import fold_surface
 
     try:
-        return fold_surface(args["events"])
+        return fold_surface(args["events"], current_revision())
     except _spec_error() as error:
         raise _rejection(error) from error
 
@@ -210,7 +234,7 @@ def op_fold(args: Mapping[str, Any]) -> Any:
 def op_fork(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.store import SessionStore
 
-    store = SessionStore()
+    store = SessionStore(revision=current_revision())
     with setup_phase():
         for other in args.get("live", ()):
             store.create(other)
@@ -288,7 +312,7 @@ def _events_op(fn: Callable[[Any], Any]) -> Callable[[Mapping[str, Any]], Any]:
 def _repair(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import interrupted_turn_closers
 
-    return {"closers": list(interrupted_turn_closers(args["events"]))}
+    return {"closers": list(interrupted_turn_closers(args["events"], current_revision()))}
 
 
 def _pack(args: Mapping[str, Any]) -> Any:
@@ -306,19 +330,19 @@ def _decode(args: Mapping[str, Any]) -> Any:
 def _canonical(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import canonical_header
 
-    return {"header": canonical_header(args["header"])}
+    return {"header": canonical_header(args["header"], current_revision())}
 
 
 def _fold_header(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import fold_request_header
 
-    return {"header": fold_request_header(args["events"], args.get("start"))}
+    return {"header": fold_request_header(args["events"], args.get("start"), current_revision())}
 
 
 def _equals(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import header_equals
 
-    return {"equal": bool(header_equals(args["a"], args["b"]))}
+    return {"equal": bool(header_equals(args["a"], args["b"], current_revision()))}
 
 
 def _find(args: Mapping[str, Any]) -> Any:
@@ -343,7 +367,7 @@ def _json_value(args: Mapping[str, Any]) -> Any:
 def _invariants(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.invariants import check_invariants
 
-    found = check_invariants(args["events"])
+    found = check_invariants(args["events"], current_revision())
     if found:
         raise _rejection(found[0])
     return {"valid": True}
@@ -433,8 +457,13 @@ HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
 class ReferenceAdapter:
     """Serve protocol requests (already-parsed JSON) with the reference implementation."""
 
-    def __init__(self, handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None) -> None:
+    def __init__(self, handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None,
+                 revision: str | None = None) -> None:
+        """``revision``: the format revision to serve (an id or a release; default: the pinned one)."""
+        from sessionspec.spec.revisions import resolve_revision
+
         self.handlers = dict(HANDLERS if handlers is None else handlers)
+        self.revision = resolve_revision(revision).id
 
     def handle(self, message: Any) -> dict[str, Any]:
         """One request in, one reply out; never raises."""
@@ -447,6 +476,7 @@ class ReferenceAdapter:
         args = message.get("args")
         if not isinstance(args, dict):
             return protocol.errored(seq, "request args is not an object")
+        token = _REVISION.set(self.revision)
         try:
             value = handler(args)
         except Rejection as r:
@@ -458,6 +488,8 @@ class ReferenceAdapter:
             if _raised_by_implementation(exc):
                 return protocol.crashed(seq, type(exc).__name__, str(exc), detail=detail)
             return protocol.errored(seq, f"{type(exc).__name__}: {exc}", detail=detail)
+        finally:
+            _REVISION.reset(token)
         return protocol.result(seq, value)
 
 

@@ -72,11 +72,11 @@ class InProcessConnection:
     A per-request timeout cannot interrupt in-process code and is ignored.
     """
 
-    def __init__(self, handler: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, handler: Callable[[Any], Any] | None = None, revision: str | None = None) -> None:
         if handler is None:
             from .adapter import ReferenceAdapter
 
-            handler = ReferenceAdapter().handle
+            handler = ReferenceAdapter(revision=revision).handle
         self._handler = handler
 
     def exchange(self, line: str, timeout: float) -> str:
@@ -310,11 +310,11 @@ class SubprocessConnection:
             _LIVE.discard(self)
 
 
-def connector_for(impl: str | None) -> Callable[[], Connection]:
-    """A factory of fresh connections: in-process reference for ``None``, else a
-    subprocess running the shlex-split command."""
+def connector_for(impl: str | None, revision: str | None = None) -> Callable[[], Connection]:
+    """A factory of fresh connections: in-process reference for ``None`` (serving
+    ``revision``), else a subprocess running the shlex-split command."""
     if impl is None:
-        return InProcessConnection
+        return lambda: InProcessConnection(revision=revision)
     argv = shlex.split(impl)
     if not argv:
         raise ValueError("--impl: empty command")

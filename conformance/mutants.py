@@ -221,9 +221,9 @@ def _seed11() -> None:
     original = mod.check_seed_entry
     later = {"SEED_REQUEST_HEADER_CONFIG", "SEED_PROVENANCE", "SEED_ABORTED_REASON", "SEED_LEGACY_FALLBACK"}
 
-    def check(entry: Any, index: int) -> Any:
+    def check(entry: Any, index: int, *rest: Any) -> Any:
         try:
-            return original(entry, index)
+            return original(entry, index, *rest)
         except SeedError as error:
             if error.code in later and entry.get("seq") != index:
                 raise SeedError(f"seed event at index {index} is not contiguous", "SEED_NOT_CONTIGUOUS",
@@ -285,11 +285,11 @@ def _surf9() -> None:
         "accepts a tool/result rewrite that changes more than content, as long as the callId matches",
         session=("append", "append_invalid:tool-result-rewrite"))
 def _surf10() -> None:
-    from sessionspec.reference import surface
+    from sessionspec.reference.revision import FlatMessages
 
-    original = surface._rest_without_content
-    surface._rest_without_content = lambda data: (
-        {"callId": data.get("callId")} if isinstance(data, dict) else original(data)
+    original = FlatMessages.rewrite_key
+    FlatMessages.rewrite_key = lambda self, data: (  # type: ignore[method-assign]
+        {"callId": data.get("callId")} if isinstance(data, dict) else original(self, data)
     )
 
 
@@ -311,14 +311,14 @@ def _surf13() -> None:
 
 def _wrap_messages(change: Callable[[Mapping[str, Any], Any], Any]) -> None:
     _ref()
-    from sessionspec.reference import derive
+    from sessionspec.reference.revision import FlatMessages
 
-    original = derive.derive_event_message
+    original = FlatMessages.derive
 
-    def derive_event_message(event: Mapping[str, Any]) -> Any:
-        return change(event, original(event))
+    def derive(self: Any, event: Mapping[str, Any]) -> Any:
+        return change(event, original(self, event))
 
-    replace_everywhere(original, derive_event_message)
+    FlatMessages.derive = derive  # type: ignore[method-assign]
 
 
 @mutant("derive4-empty-assistant-message", "DERIVE-4", "derives a message from an assistant/message with empty content",
@@ -449,10 +449,10 @@ def _fork5() -> None:
 
     original = SessionStore._fork_seed
 
-    def fork_seed(session: Any, requested: Any) -> Any:
-        return original(session, int(requested) if type(requested) is bool else requested)
+    def fork_seed(self: Any, session: Any, requested: Any) -> Any:
+        return original(self, session, int(requested) if type(requested) is bool else requested)
 
-    SessionStore._fork_seed = staticmethod(fork_seed)  # type: ignore[method-assign]
+    SessionStore._fork_seed = fork_seed  # type: ignore[method-assign]
 
 
 @mutant("fork8-forks-at-step-end", "FORK-8", "forks at a step/end boundary as if it closed a turn",
@@ -463,9 +463,9 @@ def _fork8() -> None:
 
     original = SessionStore._fork_seed
 
-    def fork_seed(session: Any, requested: Any) -> Any:
+    def fork_seed(self: Any, session: Any, requested: Any) -> Any:
         try:
-            return original(session, requested)
+            return original(self, session, requested)
         except SessionForkError as error:
             log = session._log
             boundary = log[-1]["seq"] if requested is None else requested
@@ -473,7 +473,7 @@ def _fork8() -> None:
                 return log[: boundary + 1]
             raise
 
-    SessionStore._fork_seed = staticmethod(fork_seed)  # type: ignore[method-assign]
+    SessionStore._fork_seed = fork_seed  # type: ignore[method-assign]
 
 
 @mutant("fork9-seed-length-off-by-one", "FORK-9", "records seedLength one short in the child's header",

@@ -42,9 +42,15 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, adapter: ReferenceAdapter | None = 
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``--revision R`` serves that format revision (default: the pinned one)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m sessionspec.conformance.reference_adapter")
+    parser.add_argument("--revision", default=None, help="format revision to serve (id or npm release)")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
-    return serve(sys.stdin.buffer, sys.stdout.buffer)
+    return serve(sys.stdin.buffer, sys.stdout.buffer, ReferenceAdapter(revision=args.revision))
 
 
 if __name__ == "__main__":

@@ -50,8 +50,12 @@ def _now_iso() -> str:
 
 
 def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence[str] | None,
-                 expectations: str | None, started: str | None = None) -> list[dict[str, Any]]:
-    """The report of a :class:`~sessionspec.conformance.runner.RunResult` as JSON lines."""
+                 expectations: str | None, started: str | None = None,
+                 revision: str | None = None) -> list[dict[str, Any]]:
+    """The report of a :class:`~sessionspec.conformance.runner.RunResult` as JSON lines.
+
+    ``revision`` is the format revision whose vectors ran (default: the pinned one).
+    """
     header = {
         "kind": "header",
         "format": FORMAT,
@@ -59,6 +63,7 @@ def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence
         "command": list(command) if command is not None else None,
         "sessionspec": __version__,
         "specRevision": SPEC_REVISION,
+        "revision": revision or SPEC_REVISION,
         "started": started or _now_iso(),
         "selection": list(selection) if selection else None,
         "expectations": expectations,

@@ -74,9 +74,11 @@ class _Interpreter:
     def store(self, step: Mapping[str, Any]) -> Any:
         from sessionspec.reference.store import SessionStore
 
+        from .adapter import current_revision
+
         name = step.get("store", "main")
         if name not in self.stores:
-            self.stores[name] = SessionStore()
+            self.stores[name] = SessionStore(revision=current_revision())
         return self.stores[name]
 
     def session(self, handle: str) -> Any:

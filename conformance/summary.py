@@ -70,16 +70,27 @@ def _render_case(r: CaseResult, indent: str = "    ") -> list[str]:
     return lines
 
 
-def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbose: bool = False) -> None:
-    """Write the summary of a :class:`~sessionspec.conformance.runner.RunResult` to ``out``."""
+def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbose: bool = False,
+                   revision: str | None = None) -> None:
+    """Write the summary of a :class:`~sessionspec.conformance.runner.RunResult` to ``out``.
+
+    ``revision`` is the format revision whose vectors ran (default: the pinned one).
+    """
     results: list[CaseResult] = run.results
-    from sessionspec import SPEC_REVISION
+    from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
     out.write(f"sessionspec conformance: {_impl_line(run.implementation)}\n")
-    revision = run.implementation.get("specRevision")
-    if revision and revision != SPEC_REVISION:
-        out.write(f"  note: the implementation follows spec revision {display(str(revision))}; "
-                  f"the suite checks {SPEC_REVISION}\n")
+    checked = resolve_revision(revision)
+    declared = run.implementation.get("specRevision")
+    try:
+        follows = resolve_revision(declared).id if declared else None
+    except UnknownRevision:
+        follows = None
+    if declared and follows != checked.id:
+        out.write(f"  note: the implementation follows spec revision {display(str(declared))}; "
+                  f"the suite checks {checked.id}\n")
+    else:
+        out.write(f"  revision {checked.id} ({checked.title})\n")
 
     by_area: dict[str, Tally] = defaultdict(Tally)
     by_req: dict[str, Tally] = defaultdict(Tally)

@@ -22,29 +22,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .json_value import FrozenDict
+from .revision import rules_for
 from .surface import SurfaceState, fold_surface
 
 __all__ = ["MessageLog", "derive_event_message", "derive_messages"]
 
+
+
 _MISSING: Any = object()
-_USER_TYPES = frozenset({"user/message", "steering/message"})
 
 
-def _frozen(value: Any) -> Any:
-    """Share already-frozen log data; freeze anything else (plain-dict events)."""
-    t = type(value)
-    if t is FrozenDict or t is FrozenList or t is str or t is int or t is bool or value is None:
-        return value
-    return freeze_json_value(value)
-
-
-def _fd(items: dict[str, Any]) -> FrozenDict:
-    return FrozenDict(items)
-
-
-def derive_event_message(event: Mapping[str, Any]) -> FrozenDict | None:
+def derive_event_message(event: Mapping[str, Any], revision: Any = None) -> FrozenDict | None:
     """The message one event projects to, or ``None`` (DERIVE-2..6).
+
+    At the pinned revision:
 
     * ``user/message`` / ``steering/message`` -> ``{role: 'user', content}``
     * ``assistant/message`` -> ``{role: 'assistant', content, provenance}``;
@@ -52,44 +44,19 @@ def derive_event_message(event: Mapping[str, Any]) -> FrozenDict | None:
     * ``tool/result`` -> ``{role: 'user', content: [{type: 'tool-result',
       toolCallId, content, isError}]}``
     * every other type -> ``None``
+
+    At the published revision a message event projects to the identified
+    message it stores. ``revision`` is an id, a release or `Rules`.
     """
-    etype = event.get("type")
-    if etype in _USER_TYPES:
-        data = event.get("data")
-        content = data.get("content", _MISSING) if isinstance(data, dict) else _MISSING
-        if content is _MISSING:
-            return _fd({"role": "user"})
-        return _fd({"role": "user", "content": _frozen(content)})
-    if etype == "assistant/message":
-        data = event.get("data")
-        if not isinstance(data, dict):
-            return None
-        content = data.get("content", _MISSING)
-        if content is _MISSING or (type(content) in (list, FrozenList, str) and len(content) == 0):
-            return None
-        message: dict[str, Any] = {"role": "assistant", "content": _frozen(content)}
-        provenance = data.get("provenance", _MISSING)
-        if provenance is not _MISSING:
-            message["provenance"] = _frozen(provenance)
-        return _fd(message)
-    if etype == "tool/result":
-        data = event.get("data")
-        if not isinstance(data, dict):
-            data = {}
-        part: dict[str, Any] = {"type": "tool-result"}
-        for source_key, key in (("callId", "toolCallId"), ("content", "content"), ("isError", "isError")):
-            value = data.get(source_key, _MISSING)
-            if value is not _MISSING:
-                part[key] = _frozen(value)
-        return _fd({"role": "user", "content": FrozenList([_fd(part)])})
-    return None
+    return rules_for(revision).messages.derive(event)
 
 
-def derive_messages(events: Sequence[Mapping[str, Any]]) -> list[FrozenDict]:
+def derive_messages(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[FrozenDict]:
     """From-scratch derivation over a whole log (the oracle for :class:`MessageLog`)."""
+    rules = rules_for(revision)
     out = []
-    for seq in fold_surface(events)["nodes"]:
-        message = derive_event_message(events[seq])
+    for seq in fold_surface(events, revision=rules)["nodes"]:
+        message = rules.messages.derive(events[seq])
         if message is not None:
             out.append(message)
     return out
@@ -105,9 +72,10 @@ class MessageLog:
     node that was never projected is derived when first gathered).
     """
 
-    __slots__ = ("_cursor", "_generation", "_messages", "_projected")
+    __slots__ = ("_cursor", "_derive", "_generation", "_messages", "_projected")
 
-    def __init__(self) -> None:
+    def __init__(self, revision: Any = None) -> None:
+        self._derive = rules_for(revision).messages.derive
         self._messages: list[FrozenDict] = []
         self._generation = -1
         self._cursor = 0
@@ -120,7 +88,7 @@ class MessageLog:
         Should the projection fail, the node is simply derived when gathered.
         """
         try:
-            self._projected[event["seq"]] = derive_event_message(event)
+            self._projected[event["seq"]] = self._derive(event)
         except Exception:  # noqa: BLE001, S110 - deferred to messages(), which reports it to its caller
             pass
 
@@ -139,7 +107,7 @@ class MessageLog:
             for seq in seqs:
                 message = projected(seq, _MISSING)
                 if message is _MISSING:
-                    message = derive_event_message(events[seq])
+                    message = self._derive(events[seq])
                 if message is not None:
                     append(message)
         self._cursor = surface.append_cursor()

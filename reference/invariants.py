@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import InvariantError
 
+from .revision import Rules, rules_for
+
 if TYPE_CHECKING:  # pragma: no cover
     from .session import Session
     from .store import SessionStore
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 TOOL_NOT_STARTED: str = FORMAT.repair["notStarted"]["code"]
+_PINNED = rules_for(None)
 
 #: The stable codes (``spec/errors.json``): one per rejection condition.
 INV_CODES: frozenset[str] = frozenset(
@@ -144,6 +147,8 @@ class InvariantTrace:
     next_turn: int = 1
     next_step: int = 1
     pending: frozenset[Any] = field(default_factory=frozenset)
+    rules: Rules = field(default=_PINNED, compare=False, repr=False)
+    """The format revision whose rules the trace follows (INV-7, INV-10 differ between revisions)."""
 
     def advance(self, event: Mapping[str, Any], *, index: int | None = None) -> InvariantTrace:
         """The trace after ``event``; raises the first ``InvariantError`` instead."""
@@ -180,9 +185,10 @@ class InvariantFold:
     shortcut and the pure trace in agreement).
     """
 
-    __slots__ = ("last_seq", "next_step", "next_turn", "open_step", "open_turn", "pending")
+    __slots__ = ("last_seq", "next_step", "next_turn", "open_step", "open_turn", "pending", "rules")
 
-    def __init__(self, trace: InvariantTrace | None = None) -> None:
+    def __init__(self, trace: InvariantTrace | None = None, revision: Any = None) -> None:
+        self.rules = trace.rules if trace is not None else rules_for(revision)
         if trace is None:
             self.last_seq: Any = -1
             self.open_turn: Any = None
@@ -201,7 +207,8 @@ class InvariantFold:
     def snapshot(self) -> InvariantTrace:
         """The immutable trace of the current state."""
         return InvariantTrace(
-            self.last_seq, self.open_turn, self.open_step, self.next_turn, self.next_step, frozenset(self.pending)
+            self.last_seq, self.open_turn, self.open_step, self.next_turn, self.next_step, frozenset(self.pending),
+            self.rules,
         )
 
     def in_step(self, seq: Any, turn: Any, step: Any) -> bool:
@@ -339,9 +346,10 @@ def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | Non
                       index, err_seq)
         else:
             _require_open_step(errors, state, "tool/result", "INV-7", turn, step, index, err_seq)
-            call_id = _field(data, "callId")
+            shape = state.rules.messages
+            call_id = shape.result_call_id(data, MISSING)
             error = _field(data, "error")
-            not_started = _truthy(_field(data, "isError")) and _same(_field(error, "code"), TOOL_NOT_STARTED)
+            not_started = _truthy(shape.result_is_error(data, MISSING)) and _same(_field(error, "code"), TOOL_NOT_STARTED)
             key = _call_key(call_id)
             if key not in state.pending and not not_started:
                 _fail(errors, "INV-7", "INV_CALL_NOT_PENDING",
@@ -350,15 +358,15 @@ def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | Non
     elif etype == "user/message":
         pass  # INV-9: allowed inside or outside a turn
     else:
-        if open_turn is None:  # INV-10
+        if open_turn is None and state.rules.needs_open_turn(etype):  # INV-10
             what = _show(etype) if type(etype) is not str else etype
             _fail(errors, "INV-10", "INV_NO_OPEN_TURN", f"{what} appended outside any open turn", index, err_seq)
     return errors
 
 
-def check_invariants(events: Iterable[Mapping[str, Any]]) -> list[InvariantError]:
+def check_invariants(events: Iterable[Mapping[str, Any]], revision: Any = None) -> list[InvariantError]:
     """Every INV violation in ``events``, in log order (empty when the log is clean)."""
-    fold = InvariantFold()
+    fold = InvariantFold(revision=revision)
     step = fold.step
     found: list[InvariantError] = []
     for index, event in enumerate(events):
@@ -368,9 +376,9 @@ def check_invariants(events: Iterable[Mapping[str, Any]]) -> list[InvariantError
     return found
 
 
-def replay(events: Iterable[Mapping[str, Any]]) -> InvariantTrace:
+def replay(events: Iterable[Mapping[str, Any]], revision: Any = None) -> InvariantTrace:
     """The trace after ``events``; raises the first violation."""
-    trace = InvariantTrace()
+    trace = InvariantTrace(rules=rules_for(revision))
     for index, event in enumerate(events):
         trace = trace.advance(event, index=index)
     return trace
@@ -433,7 +441,7 @@ class InvariantChecker:
     @staticmethod
     def _replay(session: Session) -> InvariantTrace:
         try:
-            return replay(session.events)
+            return replay(session.events, session._rules)
         except InvariantError as error:
             error.message = f"session {session.id!r}: {error.message}"
             error.args = (error.message,)

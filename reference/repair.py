@@ -18,6 +18,8 @@ from typing import Any
 
 from sessionspec.spec import FORMAT
 
+from .revision import rules_for
+
 __all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
 
 _REPAIR = FORMAT.repair
@@ -30,13 +32,15 @@ def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
-def interrupted_turn_closers(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[dict[str, Any]]:
     """Closer events for an open final turn, or ``[]`` when no turn is open (REPAIR-1).
 
     Seqs continue from the last event's ``seq + 1``; every closer reuses the
     last event's ``time`` (REPAIR-7). Returned events are new plain dicts,
-    with ``surfaceOp`` written before ``sourceEventSeqs``.
+    with ``surfaceOp`` written before ``sourceEventSeqs``. The payload shape of
+    the synthetic results follows ``revision`` (REPAIR-8).
     """
+    shape = rules_for(revision).messages
     open_turn: Any = None
     open_step: Any = None
     # callId -> [step, call seq or None]; insertion ordered (REPAIR-2, REPAIR-3)
@@ -58,18 +62,15 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]]) -> list[dict[s
             open_step = None
         elif etype == "assistant/message":
             data = _data(event)
-            content = data.get("content")
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, Mapping) and block.get("type") == "tool-call":
-                        # A repeated id keeps its position and restarts its entry.
-                        pending[block.get("id")] = [data.get("step"), None]
+            for block in shape.tool_calls(data):
+                # A repeated id keeps its position and restarts its entry.
+                pending[block.get("id")] = [data.get("step"), None]
         elif etype == "tool/call":
             entry = pending.get(_data(event).get("callId"))
             if entry is not None:
                 entry[1] = event.get("seq")
         elif etype == "tool/result":
-            pending.pop(_data(event).get("callId"), None)
+            pending.pop(shape.result_call_id(_data(event)), None)
 
     if open_turn is None or not events:
         return []
@@ -80,20 +81,9 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]]) -> list[dict[s
     for call_id, (step, call_seq) in pending.items():
         started = call_seq is not None
         spec = _REPAIR["outcomeUnknown"] if started else _REPAIR["notStarted"]
-        result: dict[str, Any] = {
-            "type": "tool/result",
-            "seq": seq,
-            "time": time,
-            "data": {
-                "turn": open_turn,
-                "step": step,
-                "callId": call_id,
-                "content": [{"type": "text", "text": spec["text"]}],
-                "isError": True,
-                "error": {"name": spec["name"], "code": spec["code"]},
-            },
-            "surfaceOp": "append",
-        }
+        data = shape.closer_result(open_turn, step, call_id, spec["text"], seq)
+        data["error"] = {"name": spec["name"], "code": spec["code"]}
+        result: dict[str, Any] = {"type": "tool/result", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
         if started:
             result["sourceEventSeqs"] = [call_seq]
         closers.append(result)

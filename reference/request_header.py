@@ -16,6 +16,7 @@ from sessionspec.spec import FORMAT
 
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
+from .revision import rules_for
 
 __all__ = [
     "REQUEST_HEADER_TYPE",
@@ -35,15 +36,14 @@ _MISSING: Any = object()
 def is_rejected_reason(reason: object) -> bool:
     """True for a removed request/header reason (``fallback``); any non-string is not one (REQ-6)."""
     return isinstance(reason, str) and reason in _REJECTED_REASONS
-_CONFIG_SCALARS = ("provider", "model", "temperature", "maxTokens")
-
-
-def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
+def canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
     """``{config}`` plus ``system`` if a non-empty string, plus ``tools`` if a non-empty list (REQ-1).
 
     Other keys (e.g. a legacy ``messagePrefix``) are dropped; values are passed
     through as the same objects and ``header`` is not modified. A missing
     ``config`` stays missing; a non-object header canonicalises to ``{}``.
+    At a revision with adapter-default markers, ``adapterDefaults`` is kept
+    unchanged when one of its markers is ``true``.
     """
     if not isinstance(header, Mapping):
         return {}
@@ -57,6 +57,11 @@ def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
     tools = header.get("tools")
     if isinstance(tools, list) and tools:
         out["tools"] = tools
+    markers = rules_for(revision).adapter_default_markers
+    if markers:
+        defaults = header.get("adapterDefaults")
+        if isinstance(defaults, Mapping) and any(defaults.get(m) is True for m in markers):
+            out["adapterDefaults"] = defaults
     return out
 
 
@@ -66,13 +71,13 @@ def _header_of(event: Mapping[str, Any]) -> Any:
 
 
 def fold_request_header(
-    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None
+    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None, revision: Any = None
 ) -> Mapping[str, Any] | None:
     """Canonical header of the last ``request/header`` in ``events``, else ``start`` itself (REQ-2)."""
     state = start
     for event in events:
         if event.get("type") == REQUEST_HEADER_TYPE:
-            state = canonical_header(_header_of(event))
+            state = canonical_header(_header_of(event), revision)
     return state
 
 
@@ -84,7 +89,7 @@ def _field_equal(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> bool:
     return json_equal(x, y)
 
 
-def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, revision: Any = None) -> bool:
     """Field-wise equality of two call configs (REQ-5).
 
     ``provider``, ``model``, ``temperature``, ``maxTokens`` must be equal with
@@ -94,20 +99,23 @@ def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None)
     """
     a = a if isinstance(a, Mapping) else {}
     b = b if isinstance(b, Mapping) else {}
-    for key in _CONFIG_SCALARS:
+    for key in rules_for(revision).call_config_fields:
         if not _field_equal(a, b, key):
             return False
     return _field_equal(a, b, "stop")
 
 
-def header_equals(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = None) -> bool:
     """Equality of canonical headers (REQ-4).
 
     Configs per :func:`call_config_equals`; ``system`` raw (absent != ``''``);
     tool lists (absent = ``[]``) pairwise identical as compact JSON text, so the
     order of tools and of keys inside a schema both matter.
     """
-    if not call_config_equals(a.get("config"), b.get("config")):
+    rules = rules_for(revision)
+    if not call_config_equals(a.get("config"), b.get("config"), rules):
+        return False
+    if rules.adapter_default_markers and not _markers_equal(a, b, rules.adapter_default_markers):
         return False
     sa = a.get("system", _MISSING)
     sb = b.get("system", _MISSING)
@@ -120,6 +128,21 @@ def header_equals(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return all(x is y or dumps(x) == dumps(y) for x, y in zip(ta, tb))
 
 
+def _markers_equal(a: Mapping[str, Any], b: Mapping[str, Any], markers: Sequence[str]) -> bool:
+    """Each adapter-default marker is set (``true``) in both headers or in neither (REQ-4)."""
+    da = a.get("adapterDefaults")
+    db = b.get("adapterDefaults")
+    da = da if isinstance(da, Mapping) else {}
+    db = db if isinstance(db, Mapping) else {}
+    return all(_same_marker(da.get(m, _MISSING), db.get(m, _MISSING)) for m in markers)
+
+
+def _same_marker(x: Any, y: Any) -> bool:
+    if x is _MISSING or y is _MISSING:
+        return x is y
+    return json_equal(x, y)
+
+
 class RequestHeaderFold:
     """Incremental :func:`fold_request_header` for a live log (REQ-3).
 
@@ -127,11 +150,12 @@ class RequestHeaderFold:
     the same object until a later ``request/header`` changes it.
     """
 
-    __slots__ = ("_consumed", "_state")
+    __slots__ = ("_consumed", "_rules", "_state")
 
-    def __init__(self) -> None:
+    def __init__(self, revision: Any = None) -> None:
         self._state: FrozenDict | None = None
         self._consumed = 0
+        self._rules = rules_for(revision)
 
     @property
     def consumed(self) -> int:
@@ -142,7 +166,7 @@ class RequestHeaderFold:
         """Fold one more event (the next one of the log)."""
         self._consumed += 1
         if event.get("type") == REQUEST_HEADER_TYPE:
-            self._state = freeze_json_value(canonical_header(_header_of(event)))
+            self._state = freeze_json_value(canonical_header(_header_of(event), self._rules))
 
     def fold(self, events: Sequence[Mapping[str, Any]]) -> FrozenDict | None:
         """Fold the events of ``events`` not seen yet and return the header in force."""
@@ -151,7 +175,7 @@ class RequestHeaderFold:
             if events[i].get("type") == REQUEST_HEADER_TYPE:
                 last = events[i]
         if last is not None:
-            self._state = freeze_json_value(canonical_header(_header_of(last)))
+            self._state = freeze_json_value(canonical_header(_header_of(last), self._rules))
         if len(events) > self._consumed:
             self._consumed = len(events)
         return self._state

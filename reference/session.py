@@ -32,10 +32,12 @@ from typing import Any, Final, Protocol
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 
-from .derive import MessageLog, derive_event_message
+from .derive import MessageLog
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
+from .json_value import is_safe_int as _signed_safe
 from .request_header import RequestHeaderFold, is_rejected_reason
+from .revision import Rules, has_provider_model, rules_for
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 __all__ = [
@@ -52,12 +54,12 @@ __all__ = [
 ]
 
 SESSION_FORMAT_VERSION: int = FORMAT.session_format_version
-_ENVELOPE_KEYS = FORMAT.envelope_keys
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
 SEED_DATA_RULE_TYPES: frozenset[str] = frozenset({_DELTA_TYPE, "request/header", "assistant/message", "turn/end"})
 """The event types whose seed rules look beyond the envelope (SEED-4 … SEED-8); for any other
 type, :func:`check_seed_entry` is SEED-2, SEED-3 (:func:`is_event_envelope`) and SEED-9."""
 _INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
+_PINNED = rules_for(None)
 _time_ns = time.time_ns
 _new_dict = dict.__new__  # FrozenDict's own __new__ is Python code; the C constructor is enough here
 _init_dict = dict.__init__
@@ -97,15 +99,6 @@ class Attachment(Protocol):
 # ---------------------------------------------------------------- validation
 
 
-def has_provider_model(value: Any) -> bool:
-    """Whether an object carries non-empty string ``provider`` and ``model`` (SEED-5, SEED-6)."""
-    if not isinstance(value, dict):
-        return False
-    provider = value.get("provider")
-    model = value.get("model")
-    return type(provider) is str and provider != "" and type(model) is str and model != ""
-
-
 def _seed_error(index: int, message: str, code: str, requirement: str, seq: Any = None) -> SeedError:
     return SeedError(
         f"seed event at index {index} {message}",
@@ -116,36 +109,44 @@ def _seed_error(index: int, message: str, code: str, requirement: str, seq: Any 
     )
 
 
-def is_event_envelope(event: Mapping[str, Any]) -> bool:
-    """SEED-3: a string ``type``, non-negative safe integer ``seq`` and ``time``, a ``data``
-    member, and no key outside the envelope keys (``FORMAT.envelope_keys``)."""
+def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
+    """SEED-3: a string ``type``, a non-negative safe integer ``seq``, a safe integer ``time`` (non-negative
+    unless the revision allows negative times), a ``data`` member, ``ignorable`` only as ``true``, and no
+    key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision)."""
+    time_ = event.get("time")
     return (
         type(event.get("type")) is str
         and _nonneg_safe(event.get("seq"))
-        and _nonneg_safe(event.get("time"))
+        and (_nonneg_safe(time_) or (rules.negative_time and _signed_safe(time_)))
         and "data" in event
-        and _ENVELOPE_KEYS.issuperset(event)
+        and rules.envelope_keys.issuperset(event)
+        and ("ignorable" not in event or event["ignorable"] is True)
     )
 
 
-def envelope_defects(event: Mapping[str, Any]) -> set[str]:
+def envelope_defects(event: Mapping[str, Any], rules: Rules = _PINNED) -> set[str]:
     """The members that make :func:`is_event_envelope` false, as JSON pointers (``/key``).
 
     For diagnostics; ``tests/reference/test_public_seams.py`` checks that it is empty exactly
     when the envelope is valid.
     """
-    out = {"/" + str(k).replace("~", "~0").replace("/", "~1") for k in event if k not in _ENVELOPE_KEYS}
+    keys = rules.envelope_keys
+    out = {"/" + str(k).replace("~", "~0").replace("/", "~1") for k in event if k not in keys}
     if type(event.get("type")) is not str:
         out.add("/type")
-    for key in ("seq", "time"):
-        if not _nonneg_safe(event.get(key)):
-            out.add("/" + key)
+    if not _nonneg_safe(event.get("seq")):
+        out.add("/seq")
+    time_ = event.get("time")
+    if not (_nonneg_safe(time_) or (rules.negative_time and _signed_safe(time_))):
+        out.add("/time")
     if "data" not in event:
         out.add("/data")
+    if "ignorable" in event and event["ignorable"] is not True and "ignorable" in keys:
+        out.add("/ignorable")
     return out
 
 
-def check_seed_entry(entry: Any, index: int) -> FrozenDict:
+def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDict:
     """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
     try:
         event = freeze_json_value(entry)  # SEED-2 (one pass: validate, detach, freeze)
@@ -165,29 +166,25 @@ def check_seed_entry(entry: Any, index: int) -> FrozenDict:
         raise _seed_error(index, "uses unsupported legacy request/header-delta format",
                           "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
     seq = event.get("seq")
-    if not is_event_envelope(event):
-        extra = sorted(set(event) - _ENVELOPE_KEYS)
+    if not is_event_envelope(event, rules):
+        extra = sorted(set(event) - rules.envelope_keys)
         detail = f" (unknown keys {extra})" if extra else ""
         raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq)
     data = event["data"]
-    # SEED-5/6 apply to any object data (a JS array is an object too: it has no header/provenance).
-    if isinstance(data, (dict, list)):
-        if etype == "request/header":
-            header = data.get("header") if isinstance(data, dict) else None
-            config = header.get("config") if isinstance(header, dict) else None
-            if not has_provider_model(config):
-                raise _seed_error(index, "is a request/header that lacks provider/model",
-                                  "SEED_REQUEST_HEADER_CONFIG", "SEED-5", seq)
-        elif etype == "assistant/message":
-            provenance = data.get("provenance") if isinstance(data, dict) else None
-            if not has_provider_model(provenance):
-                raise _seed_error(index, "is an assistant/message that lacks provider/model provenance",
-                                  "SEED_PROVENANCE", "SEED-6", seq)
-        elif etype == "turn/end" and isinstance(data, dict):
-            reason = data.get("reason")
-            if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:
-                raise _seed_error(index, "is a turn/end with unsupported reason-bearing aborted format",
-                                  "SEED_ABORTED_REASON", "SEED-7", seq)
+    if etype == "request/header":
+        problem = _request_header_problem(data, rules)
+        if problem is not None:
+            raise _seed_error(index, f"is a request/header that {problem}", "SEED_REQUEST_HEADER_CONFIG", "SEED-5", seq)
+    else:
+        message_problem = rules.messages.seed_problem(etype, data)
+        if message_problem is not None:
+            text, code, requirement = message_problem
+            raise _seed_error(index, text, code, requirement, seq)
+    if rules.seed_checks_turn_end_reason and etype == "turn/end" and isinstance(data, dict):
+        reason = data.get("reason")
+        if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:
+            raise _seed_error(index, "is a turn/end with unsupported reason-bearing aborted format",
+                              "SEED_ABORTED_REASON", "SEED-7", seq)
     if etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")):
         raise _seed_error(index, f"uses unsupported legacy request/header reason {data.get('reason')!r}",
                           "SEED_LEGACY_FALLBACK", "SEED-8", seq)
@@ -197,7 +194,36 @@ def check_seed_entry(entry: Any, index: int) -> FrozenDict:
     return event  # type: ignore[return-value]  # a frozen dict: freeze_json_value returns FrozenDict for objects
 
 
-def validate_header(session_id: str, header: Any = NO_HEADER) -> FrozenDict:
+def _request_header_problem(data: Any, rules: Rules) -> str | None:
+    """SEED-5: what is wrong with a seeded request header, or ``None``."""
+    if not rules.seed_request_header_any_data and not isinstance(data, (dict, list)):
+        return None  # the pinned check looks only at object data (a JS array is an object too)
+    header = data.get("header") if isinstance(data, dict) else None
+    if rules.seed_request_header_any_data and not isinstance(header, dict):
+        header = None
+    config = header.get("config") if isinstance(header, dict) else None
+    if not has_provider_model(config):
+        return "lacks provider/model"
+    markers = rules.adapter_default_markers
+    if not markers:
+        return None
+    assert isinstance(config, dict) and isinstance(header, dict)
+    effort = config.get("reasoningEffort", _ABSENT)
+    if effort is not _ABSENT and (type(effort) is not str or effort == ""):
+        return "has an invalid reasoningEffort"
+    defaults = header.get("adapterDefaults", _ABSENT)
+    if defaults is _ABSENT:
+        return None
+    if (
+        not isinstance(defaults, dict)
+        or any(k not in markers or v is not True for k, v in defaults.items())
+        or any(k not in config for k in defaults)
+    ):
+        return "has invalid adapterDefaults"
+    return None
+
+
+def validate_header(session_id: str, header: Any = NO_HEADER, revision: Any = None) -> FrozenDict:
     """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
 
     :data:`NO_HEADER` (the default) synthesises ``{version: 0, id, createdAt: now}``
@@ -235,9 +261,14 @@ def validate_header(session_id: str, header: Any = NO_HEADER) -> FrozenDict:
     if "seedLength" in record and not _nonneg_safe(record["seedLength"]):
         raise HeaderError("session header seedLength must be a non-negative safe integer",
                           "HEADER_SEED_LENGTH", requirement="HDR-8")
+    keys = rules_for(revision).header_keys
+    if "origin" in keys and "origin" in record and record["origin"] != "subagent":  # checked before the depth
+        raise HeaderError('session header origin must be "subagent"', "HEADER_ORIGIN", requirement="HDR-13")
     if "delegationDepth" in record and not _nonneg_safe(record["delegationDepth"]):
         raise HeaderError("session header delegationDepth must be a non-negative safe integer",
                           "HEADER_DELEGATION_DEPTH", requirement="HDR-8")
+    if "agentPreset" in keys and "agentPreset" in record and type(record["agentPreset"]) is not str:
+        raise HeaderError("session header agentPreset must be a string", "HEADER_AGENT_PRESET", requirement="HDR-13")
     return record  # type: ignore[return-value]  # a frozen dict: freeze_json_value returns FrozenDict for objects
 
 
@@ -245,15 +276,16 @@ def _is_absolute(path: str) -> bool:
     return os.path.isabs(path)  # DEC-12: absolute on the host
 
 
-def validate_seed(seed: Iterable[Any]) -> list[FrozenDict]:
+def validate_seed(seed: Iterable[Any], revision: Any = None) -> list[FrozenDict]:
     """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
+    rules = rules_for(revision)
     log: list[FrozenDict] = []
     with gc_paused():
-        _fold_seed(seed, log, SurfaceState(log))
+        _fold_seed(seed, log, SurfaceState(log, rules), rules)
     return log
 
 
-def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState,
+def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
                messages: MessageLog | None = None) -> None:
     """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1).
 
@@ -267,7 +299,7 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
     append = log.append
     project = messages.project if messages is not None else None
     for index, entry in enumerate(seed):
-        event = check_seed_entry(entry, index)
+        event = check_seed_entry(entry, index, rules)
         try:
             plan = check(event, index)  # SEED-10: the same transition as a live append
         except SurfaceError as error:
@@ -294,9 +326,10 @@ class Session:
     ``Session(id, seed=None, header=NO_HEADER)``: ``seed`` replays (or forks) an
     existing log and is validated entry by entry (SEED-*); ``header`` is the
     creation metadata (HDR-*), synthesised when omitted (a supplied ``None``
-    is a present ``null``: rejected, HDR-2). Create sessions
-    through ``SessionStore.create`` to get notifications; a bare session
-    accepts appends but publishes nothing (APPEND-14).
+    is a present ``null``: rejected, HDR-2); ``revision`` picks the format
+    revision (an id, a release or `Rules`; default: the pinned one). Create
+    sessions through ``SessionStore.create`` to get notifications; a bare
+    session accepts appends but publishes nothing (APPEND-14).
     """
 
     __slots__ = (
@@ -307,25 +340,43 @@ class Session:
         "_log",
         "_messages",
         "_request_header",
+        "_first_live_seq",
+        "_rules",
         "_surface",
     )
 
-    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER) -> None:
+    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER, *,
+                 revision: Any = None) -> None:
         if type(id) is not str:
             raise TypeError(f"a session id must be a str, got {type(id).__name__}")
+        rules = self._rules = rules_for(revision)
         log: list[FrozenDict] = []
         self._log = log
         self._events: FrozenList | None = None
-        self._surface = SurfaceState(log)
+        self._surface = SurfaceState(log, rules)
         self._entry: Attachment | None = None
-        self._messages = MessageLog()
+        self._messages = MessageLog(rules)
         if seed is not None:
             with gc_paused():
-                _fold_seed(seed, log, self._surface, self._messages)
-        self._header = validate_header(id, header)  # after every seed entry passed (SEED-11)
-        self._request_header = RequestHeaderFold()
+                _fold_seed(seed, log, self._surface, rules, self._messages)
+        self._first_live_seq = len(log)
+        # after every seed entry passed (SEED-11)
+        self._header = validate_header(id, header, rules)
+        self._request_header = RequestHeaderFold(rules)
+        marker = rules.seed_end_marker
+        if seed is not None and marker is not None and not (log and log[-1]["type"] == marker):
+            self.append(marker, {})  # SEED-17: a bare session, so nothing is published
 
-    # ------------------------------------------------------------ reads
+    @property
+    def revision(self) -> str:
+        """The format revision this session follows."""
+        return self._rules.id
+
+    @property
+    def first_live_seq(self) -> int:
+        """The seq of the first event not taken from the seed (the seed's length, SEED-17)."""
+        return self._first_live_seq
+
     @property
     def header(self) -> FrozenDict:
         """The detached, frozen creation metadata (HDR-10)."""
@@ -443,7 +494,7 @@ class Session:
 
     def derive_event_message(self, event: Mapping[str, Any]) -> Any:
         """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
-        return derive_event_message(event)
+        return self._rules.messages.derive(event)
 
     def request_header(self) -> Any:
         """The canonical request header in force, or ``None`` before the first ``request/header`` (REQ-3)."""

@@ -40,6 +40,7 @@ from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .session import Session, now_ms
+from .revision import rules_for
 from .surface import SurfacePlan
 
 __all__ = ["LISTENER_NAMES", "Scope", "SessionStore", "default_out_of_band_types"]
@@ -47,7 +48,8 @@ __all__ = ["LISTENER_NAMES", "Scope", "SessionStore", "default_out_of_band_types
 logger = logging.getLogger("sessionspec.reference.store")
 
 LISTENER_NAMES = ("session/created", "session/disposed", "session/event", "session/flush")
-_META_KEYS = frozenset(("createdAt", "cwd", "parentSession", "seedLength", "delegationDepth"))
+_NOT_META = frozenset(("version", "id"))  # header keys the store sets itself (HDR-11)
+_NOT_COPIED = frozenset(("version", "id", "createdAt"))
 _MINT_PREFIX: str = FORMAT.minted_session_id_prefix
 _INADMISSIBLE_PREFIXES = ("turn/", "step/")
 
@@ -182,14 +184,17 @@ class _Entry:
 class SessionStore:
     """The in-memory store of live sessions (vocabulary §9.2)."""
 
-    def __init__(self, *, out_of_band_types: frozenset[str] | None = None) -> None:
+    def __init__(self, *, out_of_band_types: frozenset[str] | None = None, revision: Any = None) -> None:
+        """``revision`` is the format revision of every session the store builds (default: the pinned one)."""
+        self._rules = rules = rules_for(revision)
         self._entries: dict[str, _Entry] = {}
         self._counter = 0
         self._listeners: dict[str, tuple[tuple[Listener, Scope | None], ...]] = dict.fromkeys(LISTENER_NAMES, ())
         self._validators: tuple[Validator, ...] = ()
         self._dispatch_cache: dict[tuple[str, Scope | None], tuple[Listener, ...]] = {}
         self._admitted: set[str] = set()
-        for event_type in default_out_of_band_types() if out_of_band_types is None else out_of_band_types:
+        defaults = rules.out_of_band_types if out_of_band_types is None else out_of_band_types
+        for event_type in defaults:
             self.admit_out_of_band(event_type)
         self._root = Scope("store")
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -331,19 +336,20 @@ class SessionStore:
             meta = {}
         elif not isinstance(meta, Mapping):
             raise TypeError("meta must be a mapping")
-        unknown = set(meta) - _META_KEYS
+        meta_keys = set(self._rules.header_keys) - _NOT_META
+        unknown = set(meta) - meta_keys
         if unknown:
-            raise TypeError(f"unknown meta keys {sorted(map(str, unknown))}; expected {sorted(_META_KEYS)}")
+            raise TypeError(f"unknown meta keys {sorted(map(str, unknown))}; expected {sorted(meta_keys)}")
         created_at = meta.get("createdAt")
         header: dict[str, Any] = {
             "version": FORMAT.session_format_version,
             "id": session_id,
             "createdAt": created_at if created_at is not None else now_ms(),
         }
-        for key in ("cwd", "parentSession", "seedLength", "delegationDepth"):
-            if key in meta:
+        for key in self._rules.header_keys:
+            if key in meta and key not in _NOT_COPIED:
                 header[key] = meta[key]
-        return Session(session_id, seed, header)
+        return Session(session_id, seed, header, revision=self._rules)
 
     def enter(self, session: Session, scope: Scope | None = None) -> Detach:
         """Publish a prepared session and return its detach function (STORE-3, STORE-4).
@@ -488,12 +494,13 @@ class SessionStore:
         return len(self._entries)
 
     # ------------------------------------------------------------ flush
-    async def flush(self, session: Session) -> None:
+    async def flush(self, session: Session) -> bool | None:
         """The awaited parallel durability checkpoint (STORE-13, STORE-14).
 
         Every ``session/flush`` listener is started in registration order
         before any is awaited; all settle; then the failure of the
-        earliest-registered failing listener is raised.
+        earliest-registered failing listener is raised. At a revision whose
+        flush reports participation it returns whether any listener ran.
         """
         import asyncio
 
@@ -527,6 +534,7 @@ class SessionStore:
                     failures.append(failure)
         if failures:
             raise failures[0]
+        return bool(outcomes) if self._rules.flush_reports_participation else None
 
     # ------------------------------------------------------------ out of band
     async def append_out_of_band(
@@ -537,8 +545,11 @@ class SessionStore:
         With an open turn the event joins it. Otherwise it is wrapped in a
         zero-step turn (``turn/start``, event, ``turn/end`` completed) followed
         by an awaited ``flush``. A detach requested meanwhile is deferred
-        until the whole sequence has settled.
+        until the whole sequence has settled. Absent from revisions that
+        retired it (OOB-*).
         """
+        if not self._rules.out_of_band:
+            raise NotImplementedError(f"append_out_of_band does not exist at format revision {self._rules.id}")
         if type not in self._admitted:
             raise OutOfBandError(f"event type {type!r} is not admitted for out-of-band appends",
                                  "OOB_NOT_ADMITTED", requirement="OOB-1")
@@ -626,8 +637,7 @@ class SessionStore:
                                    requirement="FORK-2")
         return source
 
-    @staticmethod
-    def _fork_seed(session: Session, requested: Any) -> builtins.list[FrozenDict]:
+    def _fork_seed(self, session: Session, requested: Any) -> builtins.list[FrozenDict]:
         log = session._log
         if requested is None:
             if not log:
@@ -652,7 +662,17 @@ class SessionStore:
                 f"fork boundary {boundary} does not match a contiguous event seq in session {session.id!r}",
                 "INVALID_BOUNDARY", requirement="FORK-7",
             )
-        if event["type"] != "turn/end":
+        if self._rules.fork_between_turns:
+            for earlier in reversed(log[: boundary + 1]):
+                if earlier["type"] == "turn/end":
+                    break
+                if earlier["type"] == "turn/start":
+                    turn = earlier["data"].get("turn") if isinstance(earlier["data"], dict) else None
+                    raise SessionForkError(
+                        f"fork boundary {boundary} in session {session.id!r} ends inside open turn {turn!r}",
+                        "OPEN_TURN", requirement="FORK-8",
+                    )
+        elif event["type"] != "turn/end":
             raise SessionForkError(
                 f"fork boundary {boundary} in session {session.id!r} must be turn/end, got {event['type']}",
                 "OPEN_TURN", requirement="FORK-8",

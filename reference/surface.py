@@ -47,14 +47,18 @@ _MISSING: Any = object()
 _LISTS = (list, FrozenList)
 
 
-def is_surface_eligible_type(event_type: object) -> bool:
-    """True for the four message-producing types of the registry (SURF-1)."""
-    return isinstance(event_type, str) and event_type in SURFACE_TYPES
+def is_surface_eligible_type(event_type: object, revision: Any = None) -> bool:
+    """True for the message-producing types of the revision's registry (SURF-1)."""
+    if revision is None:
+        return isinstance(event_type, str) and event_type in SURFACE_TYPES
+    from .revision import rules_for
+
+    return isinstance(event_type, str) and event_type in rules_for(revision).surface_types
 
 
-def is_surface_event(event: Mapping[str, Any]) -> bool:
+def is_surface_event(event: Mapping[str, Any], revision: Any = None) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
-    return is_surface_eligible_type(event.get("type")) and "surfaceOp" in event
+    return is_surface_eligible_type(event.get("type"), revision) and "surfaceOp" in event
 
 
 def plain_append_sources(sources: Any, seq: int, etype: str) -> bool:
@@ -134,9 +138,16 @@ class SurfaceState:
         "_slot_seq",
         "_version",
         "_view",
+        "_types",
+        "_rewrite_key",
     )
 
-    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None) -> None:
+    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None, revision: Any = None) -> None:
+        from .revision import rules_for
+
+        rules = rules_for(revision)
+        self._types = rules.surface_types
+        self._rewrite_key = rules.messages.rewrite_key
         if events is None:
             self._lookup: EventLookup | None = None
         elif callable(events):
@@ -283,7 +294,7 @@ class SurfaceState:
             )
         etype = event.get("type")
         op = event.get("surfaceOp", _MISSING)
-        if not (etype.__class__ is str and etype in SURFACE_TYPES):
+        if not (etype.__class__ is str and etype in self._types):
             if op is not _MISSING:
                 raise self._error(
                     f'session event "{etype}" is not surface-eligible and cannot carry surfaceOp',
@@ -477,7 +488,8 @@ class SurfaceState:
                 event,
                 index,
             )
-        if not json_equal(_rest_without_content(original.get("data")), _rest_without_content(event.get("data"))):
+        key = self._rewrite_key
+        if not json_equal(key(original.get("data")), key(event.get("data"))):
             raise self._error(
                 "tool/result surface replacement may change only content",
                 "SURFACE_TOOL_RESULT_REWRITE",
@@ -531,20 +543,6 @@ def _seq_list(seqs: Sequence[int], complete: bool) -> str:
     return text if complete else text + " (and possibly more: the range holds more nodes than are listed)"
 
 
-def _rest_without_content(data: Any) -> dict[str, Any]:
-    """``data`` spread into an object without ``content``.
-
-    Mirrors the reference's object spread, so non-object data compares the
-    way it does there: strings and lists spread into index keys, other
-    scalars into nothing.
-    """
-    if isinstance(data, dict):
-        return {k: v for k, v in data.items() if k != "content"}
-    if type(data) is str or isinstance(data, _LISTS):
-        return {str(i): v for i, v in enumerate(data) if str(i) != "content"}
-    return {}
-
-
 class SurfaceView:
     """Read-only live view of a session's surface (SURF-14).
 
@@ -571,14 +569,14 @@ class SurfaceView:
         return f"SurfaceView(nodes={list(self.nodes)!r}, replace_generation={self.replace_generation})"
 
 
-def fold_surface(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def fold_surface(events: Sequence[Mapping[str, Any]], revision: Any = None) -> dict[str, Any]:
     """Replay a whole log through the surface fold (SURF-12).
 
     Returns ``{"nodes": [...], "replacements": [{seq, start, end,
     shadowedSeqs}, ...]}`` (plain lists); raises :class:`SurfaceError` on the
     first violation. The input is not modified.
     """
-    state = SurfaceState(events)
+    state = SurfaceState(events, revision)
     replacements: list[dict[str, Any]] = []
     check = state.check
     apply = state.apply

@@ -6,9 +6,12 @@ line protocol of conformance/PROTOCOL.md on stdin/stdout. Cases needing a
 capability the adapter does not claim are skipped; an implementation that
 throws an error it does not define (the adapter replies "crashed") has failed
 that case; an adapter that exits, hangs or garbles a reply gets that case
-marked errored, is restarted, and the run goes on. Exit status: 0 when every attempted case passed (or is a listed
-known failure), 1 otherwise, 2 when the corpus, the expectation file or the
-adapter cannot be used.
+marked errored, is restarted, and the run goes on. The vectors run are those
+of the format revision the adapter declares in its handshake (specRevision: a
+revision id or an npm release); --revision overrides it, and also picks the
+revision the in-process reference serves. Exit status: 0 when every attempted
+case passed (or is a listed known failure), 1 otherwise, 2 when the corpus,
+the expectation file or the adapter cannot be used, or the revision is unknown.
 
 example:
   sessionspec conformance --impl "node adapter.js" --expect known.json --report run.jsonl --junit run.xml -j 4
@@ -57,6 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--failures-only", action="store_true", help="summarise only what failed, with every failing case")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every requirement in the summary")
     parser.add_argument("--vectors", metavar="DIR", type=Path, help="read vectors from DIR instead of the packaged corpus")
+    parser.add_argument("--revision", metavar="R",
+                        help="format revision to check (id or npm release); default: the one the adapter declares")
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -68,13 +73,19 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.jobs < 1 or args.fuzz < 0 or args.timeout <= 0:
         err.write("sessionspec conformance: -j must be >= 1, --fuzz >= 0 and --timeout > 0\n")
         return 2
+    from sessionspec.spec.revisions import UnknownRevision, resolve_revision
+
     try:
         corpus = cases_mod.load_corpus(args.vectors)
-        selected = cases_mod.select(corpus, args.only)
+        if args.revision is not None:
+            resolve_revision(args.revision)
     except (cases_mod.CaseFileError, ValueError, OSError) as exc:
         err.write(f"sessionspec conformance: {exc}\n")
         return 2
-    if not selected:
+    except UnknownRevision as exc:
+        err.write(f"sessionspec conformance: --revision: {exc.message}\n")
+        return 2
+    if not corpus:
         where = args.vectors or "the packaged corpus"
         err.write(f"sessionspec conformance: no case to run: {where} holds no case (no *.json vector file with cases)\n")
         return 2
@@ -86,7 +97,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"sessionspec conformance: {exc}\n")
             return 2
     try:
-        connect = connector_for(args.impl)
+        connect = connector_for(args.impl, args.revision)
     except ValueError as exc:
         err.write(f"sessionspec conformance: {exc}\n")
         return 2
@@ -94,6 +105,25 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         first = start_implementation(connect, args.timeout)
     except StartupFailed as exc:
         err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
+        return 2
+    declared = first.info.get("specRevision")
+    try:
+        revision = resolve_revision(args.revision if args.revision is not None else declared)
+    except UnknownRevision as exc:
+        first.close()
+        err.write(f"sessionspec conformance: the adapter declares spec revision {declared!r}, which this suite "
+                  f"does not describe: {exc.message}\n")
+        return 2
+    try:
+        selected = cases_mod.select(cases_mod.for_revision(corpus, revision.id), args.only)
+    except ValueError as exc:
+        first.close()
+        err.write(f"sessionspec conformance: {exc}\n")
+        return 2
+    if not selected:
+        first.close()
+        where = args.vectors or "the packaged corpus"
+        err.write(f"sessionspec conformance: no case to run: {where} holds no case of revision {revision.id}\n")
         return 2
     bar = Progress.for_stream(err)
     bar.start("conformance", len(selected))
@@ -119,9 +149,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result.fuzz_known = fuzzed.known
         result.fuzz_unmatched = fuzzed.unmatched
         result.problems.extend(fuzzed.problems)
-    render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose)
+    render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose, revision=revision.id)
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
-                         selection=args.only, expectations=args.expect)
+                         selection=args.only, expectations=args.expect, revision=revision.id)
     try:
         if args.report:
             write_report(args.report, lines)

@@ -101,7 +101,7 @@ def test_fork7_boundary_seq_mismatch() -> None:
     bogus = Session("bogus", source.events)
     bogus._log[-1] = FrozenDict({**bogus._log[-1], "seq": 999})  # simulate a broken log
     with pytest.raises(SessionForkError) as info:
-        SessionStore._fork_seed(bogus, bogus.seq - 1)
+        store._fork_seed(bogus, bogus.seq - 1)
     assert info.value.code == "INVALID_BOUNDARY" and info.value.requirement == "FORK-7"
 
 

@@ -1,0 +1,303 @@
+"""One switch for the format revision: the rules that differ, read from the spec data.
+
+Every behaviour that differs between revisions is either a value of the
+revision's resolved constants (surface types, envelope keys, the seed-end
+marker, the fork boundary rule, call-config fields, ...) or one of two small
+strategies for the message payload shape (:class:`FlatMessages` at the pinned
+revision, :class:`IdentifiedMessages` at the published one). ``Session``,
+``SessionStore`` and the pure folds take ``revision=`` (an id, a release or
+a :class:`Rules`) and consult the rules instead of branching on a name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from sessionspec.spec import load_spec
+from sessionspec.spec.revisions import Revision, resolve_revision
+
+from .json_value import FrozenDict, FrozenList, freeze_json_value
+
+__all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "Rules", "rules_for"]
+
+_MISSING: Any = object()
+
+
+def _frozen(value: Any) -> Any:
+    """Share already-frozen log data; freeze anything else (plain-dict events)."""
+    t = type(value)
+    if t is FrozenDict or t is FrozenList or t is str or t is int or t is bool or value is None:
+        return value
+    return freeze_json_value(value)
+
+
+def has_provider_model(value: Any) -> bool:
+    """Whether an object carries non-empty string ``provider`` and ``model``."""
+    if not isinstance(value, Mapping):
+        return False
+    provider = value.get("provider")
+    model = value.get("model")
+    return type(provider) is str and provider != "" and type(model) is str and model != ""
+
+
+def _nonempty_str(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+class MessageShape:
+    """Where a message payload keeps its parts, and what its message projects to."""
+
+    name = ""
+
+    def tool_calls(self, data: Any) -> list[Any]:
+        """The ``tool-call`` blocks of an ``assistant/message`` payload."""
+        raise NotImplementedError
+
+    def result_call_id(self, data: Any, default: Any = None) -> Any:
+        """The call a ``tool/result`` payload answers (``default`` when absent)."""
+        raise NotImplementedError
+
+    def result_is_error(self, data: Any, default: Any = None) -> Any:
+        """The error flag of a ``tool/result`` payload (``default`` when absent)."""
+        raise NotImplementedError
+
+    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+        """The message one event projects to, or ``None`` (DERIVE-2..6)."""
+        raise NotImplementedError
+
+    def rewrite_key(self, data: Any) -> Any:
+        """What a ``tool/result`` replacement must keep equal (SURF-10): everything but the content it may change."""
+        raise NotImplementedError
+
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
+        """The payload of a synthetic crash-repair result without its ``error`` (REPAIR-8)."""
+        raise NotImplementedError
+
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+        """``(message, code, requirement)`` when a seeded message payload is rejected, else ``None``."""
+        raise NotImplementedError
+
+
+def _content_blocks(content: Any) -> list[Any]:
+    if isinstance(content, (list, FrozenList)):
+        return [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool-call"]
+    return []
+
+
+def _spread(data: Any, drop: str | None = None) -> dict[str, Any]:
+    """``data`` spread into an object (without the key ``drop``), as a JavaScript object spread would.
+
+    Strings and lists spread into index keys, other scalars into nothing.
+    """
+    if isinstance(data, Mapping):
+        return {k: v for k, v in data.items() if k != drop}
+    if type(data) is str or isinstance(data, (list, FrozenList)):
+        return {str(i): v for i, v in enumerate(data) if str(i) != drop}
+    return {}
+
+
+class FlatMessages(MessageShape):
+    """Pinned revision: content, provenance and callId sit directly in the payload."""
+
+    name = "flat"
+
+    def tool_calls(self, data: Any) -> list[Any]:
+        return _content_blocks(data.get("content")) if isinstance(data, Mapping) else []
+
+    def result_call_id(self, data: Any, default: Any = None) -> Any:
+        return data.get("callId", default) if isinstance(data, Mapping) else default
+
+    def result_is_error(self, data: Any, default: Any = None) -> Any:
+        return data.get("isError", default) if isinstance(data, Mapping) else default
+
+    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+        etype = event.get("type")
+        data = event.get("data")
+        if etype == "user/message" or etype == "steering/message":
+            content = data.get("content", _MISSING) if isinstance(data, Mapping) else _MISSING
+            if content is _MISSING:
+                return FrozenDict({"role": "user"})
+            return FrozenDict({"role": "user", "content": _frozen(content)})
+        if etype == "assistant/message":
+            if not isinstance(data, Mapping):
+                return None
+            content = data.get("content", _MISSING)
+            if content is _MISSING or (type(content) in (list, FrozenList, str) and len(content) == 0):
+                return None
+            message: dict[str, Any] = {"role": "assistant", "content": _frozen(content)}
+            provenance = data.get("provenance", _MISSING)
+            if provenance is not _MISSING:
+                message["provenance"] = _frozen(provenance)
+            return FrozenDict(message)
+        if etype == "tool/result":
+            if not isinstance(data, Mapping):
+                data = {}
+            part: dict[str, Any] = {"type": "tool-result"}
+            for source_key, key in (("callId", "toolCallId"), ("content", "content"), ("isError", "isError")):
+                value = data.get(source_key, _MISSING)
+                if value is not _MISSING:
+                    part[key] = _frozen(value)
+            return FrozenDict({"role": "user", "content": FrozenList([FrozenDict(part)])})
+        return None
+
+    def rewrite_key(self, data: Any) -> Any:
+        return _spread(data, "content")
+
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
+        return {"turn": turn, "step": step, "callId": call_id,
+                "content": [{"type": "text", "text": text}], "isError": True}
+
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+        # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
+        if etype == "assistant/message" and isinstance(data, (Mapping, list, FrozenList)):
+            provenance = data.get("provenance") if isinstance(data, Mapping) else None
+            if not has_provider_model(provenance):
+                return "is an assistant/message that lacks provider/model provenance", "SEED_PROVENANCE", "SEED-6"
+        return None
+
+
+class IdentifiedMessages(MessageShape):
+    """Published revision: every message payload holds an identified message ``{id, role, source, content}``."""
+
+    name = "identified"
+
+    @staticmethod
+    def _message(etype: Any, data: Any) -> Any:
+        if etype == "user/message":
+            return data
+        return data.get("message", _MISSING) if isinstance(data, Mapping) else _MISSING
+
+    def tool_calls(self, data: Any) -> list[Any]:
+        message = self._message("assistant/message", data)
+        return _content_blocks(message.get("content")) if isinstance(message, Mapping) else []
+
+    def result_call_id(self, data: Any, default: Any = None) -> Any:
+        message = self._message("tool/result", data)
+        source = message.get("source") if isinstance(message, Mapping) else None
+        return source.get("callId", default) if isinstance(source, Mapping) else default
+
+    def result_is_error(self, data: Any, default: Any = None) -> Any:
+        message = self._message("tool/result", data)
+        content = message.get("content") if isinstance(message, Mapping) else None
+        block = content[0] if isinstance(content, (list, FrozenList)) and content else None
+        return block.get("isError", default) if isinstance(block, Mapping) else default
+
+    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+        etype = event.get("type")
+        if etype not in ("user/message", "assistant/message", "tool/result"):
+            return None
+        message = self._message(etype, event.get("data"))
+        if not isinstance(message, Mapping):
+            return None  # only an unvalidated live append can get here (APPEND-15)
+        if etype == "assistant/message":
+            content = message.get("content", _MISSING)
+            if type(content) in (list, FrozenList, str) and len(content) == 0:
+                return None
+        return _frozen(message)  # type: ignore[no-any-return]
+
+    def rewrite_key(self, data: Any) -> Any:
+        rest = _spread(data)
+        message = data.get("message") if isinstance(data, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        first = content[0] if isinstance(content, (list, FrozenList)) and content else None
+        rest["message"] = {**_spread(message, "content"), "content": [{**_spread(first, "content"), "content": None}]}
+        return rest
+
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
+        message = {
+            "id": f"interrupted-tool-result-{call_id}-{seq}",
+            "role": "user",
+            "source": {"kind": "tool", "callId": call_id},
+            "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
+                         "content": [{"type": "text", "text": text}]}],
+        }
+        return {"turn": turn, "step": step, "message": message}
+
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+        if etype not in ("user/message", "assistant/message", "tool/result"):
+            return None
+        message = self._message(etype, data)
+
+        def bad(what: str) -> tuple[str, str, str]:
+            return f"is a {etype} whose {what}", "SEED_MESSAGE", "SEED-18"
+
+        if not isinstance(message, Mapping) or not _nonempty_str(message.get("id")):
+            return f"is a {etype} that lacks an identified message", "SEED_MESSAGE", "SEED-18"
+        role = "assistant" if etype == "assistant/message" else "user"
+        if message.get("role") != role:
+            return bad(f'message must have role "{role}"')
+        source = message.get("source")
+        if not isinstance(source, Mapping) or not _nonempty_str(source.get("kind")):
+            return bad("message has an invalid source")
+        content = message.get("content")
+        if not isinstance(content, (list, FrozenList)):
+            return bad("message has invalid content")
+        if etype == "assistant/message":
+            if source.get("kind") != "model" or not has_provider_model(source):
+                return f"is an {etype} whose message lacks a model source with provider/model", "SEED_PROVENANCE", "SEED-6"
+            return None
+        if etype == "tool/result":
+            call_id = source.get("callId")
+            if source.get("kind") != "tool" or not _nonempty_str(call_id):
+                return bad("message must have a tool source")
+            block = content[0] if len(content) == 1 else None
+            if (not isinstance(block, Mapping) or block.get("type") != "tool-result"
+                    or not isinstance(block.get("content"), (list, FrozenList))):
+                return bad("message must contain one tool-result block")
+            if block.get("toolCallId") != call_id:
+                return bad("message has mismatched tool call ids")
+        return None
+
+
+_SHAPES: dict[str, MessageShape] = {s.name: s for s in (FlatMessages(), IdentifiedMessages())}
+
+
+class Rules:
+    """The behaviour of one format revision, resolved once from the spec data."""
+
+    def __init__(self, revision: Revision) -> None:
+        spec = load_spec(revision=revision)
+        c = spec.constants
+        self.revision = revision
+        self.id = revision.id
+        self.surface_types: frozenset[str] = frozenset(c["surfaceTypes"])
+        self.envelope_keys: frozenset[str] = frozenset(c["envelopeKeys"])
+        self.negative_time = bool(c["negativeTimeAllowed"])
+        self.messages: MessageShape = _SHAPES[c["messageShape"]]
+        self.seed_checks_turn_end_reason = bool(c["seedChecksTurnEndReason"])
+        self.seed_request_header_any_data = c["seedRequestHeaderCheck"] == "any-data"
+        self.call_config_fields: tuple[str, ...] = tuple(c["callConfigFields"])
+        self.adapter_default_markers: tuple[str, ...] = tuple(c["adapterDefaultMarkers"])
+        self.header_keys: tuple[str, ...] = tuple(c["sessionHeaderKeys"])
+        self.seed_end_marker: str | None = c.get("seedEndMarker")
+        self.fork_between_turns = c["forkBoundary"] == "between-turns"
+        self.flush_reports_participation = c["flushResult"] == "participation"
+        self.unknown_needs_turn = c["unknownTypeEnclosure"] == "turn"
+        self.known_types: frozenset[str] = frozenset(spec.events)
+        self.turn_types: frozenset[str] = frozenset(t for t, e in spec.events.items() if e["enclosure"] == "turn")
+        self.out_of_band = "OOB-1" in spec.requirements
+        self.find_last_message_turn_end = "FIND-1" in spec.requirements
+        self.out_of_band_types: frozenset[str] = frozenset(spec.out_of_band_types) if self.out_of_band else frozenset()
+
+    def needs_open_turn(self, event_type: Any) -> bool:
+        """Whether the relational checker wants ``event_type`` inside a turn (INV-10, non-core branch)."""
+        if isinstance(event_type, str) and event_type in self.known_types:
+            return event_type in self.turn_types
+        return self.unknown_needs_turn
+
+    def __repr__(self) -> str:
+        return f"Rules({self.id!r})"
+
+
+@functools.cache
+def _rules(revision_id: str) -> Rules:
+    return Rules(resolve_revision(revision_id))
+
+
+def rules_for(revision: str | Revision | Rules | None = None) -> Rules:
+    """The rules of a revision (id, release, `Revision` or `Rules`); ``None`` is the pinned default."""
+    if isinstance(revision, Rules):
+        return revision
+    return _rules(resolve_revision(revision).id)
