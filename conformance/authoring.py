@@ -48,17 +48,21 @@ def draft_case(
     ignore: Sequence[str] = (),
     with_state: bool = False,
     comment: str | None = None,
+    revisions: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """A case whose expectation is what the reference replies (for review).
 
     A rejection keeps ``code`` and ``index`` (and the state when
     ``with_state``); an ``errored`` or ``skipped`` reply raises, because a
-    case must describe behaviour, not an adapter failure.
+    case must describe behaviour, not an adapter failure. With ``revisions``
+    the reference answers at the first of them and the case applies only to
+    those revisions.
     """
     from .adapter import ReferenceAdapter
 
     message = wire.loads(wire.dumps(protocol.request(1, op, args)))
-    reply = wire.loads(wire.dumps(ReferenceAdapter().handle(message)))
+    adapter = ReferenceAdapter(revision=revisions[0] if revisions else None)
+    reply = wire.loads(wire.dumps(adapter.handle(message)))
     reply = normalise_reply(op, args, reply)
     if reply["kind"] == "result":
         expect: dict[str, Any] = {"result": reply["result"]}
@@ -75,6 +79,7 @@ def draft_case(
         "requirements": list(requirements),
         "level": level or ("MUST" if any(levels.get(r, "MUST") == "MUST" for r in requirements) else "SHOULD"),
         "capability": capability or protocol.OPS[op].capability or "load",
+        **({"revisions": list(revisions)} if revisions else {}),
         "input": {"op": op, "args": dict(args)},
         "expect": expect,
     }

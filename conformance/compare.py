@@ -80,12 +80,12 @@ def _header_with_now(header: Any) -> Any:
     return header
 
 
-def _session_state(state: Any, session_input: Any, *, synthesised_header: bool) -> Any:
+def _session_state(state: Any, session_input: Any, *, synthesised_header: bool, start: int | None = None) -> Any:
     if not isinstance(state, dict):
         return state
     out = dict(state)
     if "events" in out:
-        out["events"] = _events_from(out["events"], _seed_length(session_input))
+        out["events"] = _events_from(out["events"], _seed_length(session_input) if start is None else start)
     if synthesised_header and "header" in out:
         out["header"] = _header_with_now(out["header"])
     return out
@@ -98,7 +98,13 @@ def _norm_session(args: Mapping[str, Any], value: Any) -> Any:
 def _norm_fork(args: Mapping[str, Any], value: Any) -> Any:
     if not isinstance(value, dict) or not isinstance(value.get("child"), dict):
         return value
-    child = _session_state(value["child"], args.get("source"), synthesised_header=True)
+    # Events past the copied prefix (a revision's seed-end marker) were stamped by the clock too.
+    start = _seed_length(args.get("source"))
+    header = value["child"].get("header")
+    copied = header.get("seedLength") if isinstance(header, dict) else None
+    if type(copied) is int and 0 <= copied < start:
+        start = copied
+    child = _session_state(value["child"], args.get("source"), synthesised_header=True, start=start)
     return {**value, "child": child}
 
 

@@ -161,6 +161,8 @@ function buildCodeMap() {
     'seed event at index <n> has an invalid event envelope': 'SEED_ENVELOPE',
     'seed request/header at index <n> lacks provider/model': 'SEED_REQUEST_HEADER_CONFIG',
     'seed assistant/message at index <n> message must have model source': 'SEED_PROVENANCE',
+    'seed request/header at index <n> has an invalid reasoningEffort': 'SEED_REQUEST_HEADER_CONFIG',
+    'seed request/header at index <n> has invalid adapterDefaults': 'SEED_REQUEST_HEADER_CONFIG',
     'seed event at index <n> uses unsupported legacy request/header reason "<s>"': 'SEED_LEGACY_FALLBACK',
     'seed event at index <n> has seq <n> (expected <n>); seed must be contiguous from <n>': 'SEED_NOT_CONTIGUOUS',
     // header (HDR-*)
@@ -174,6 +176,8 @@ function buildCodeMap() {
     'session header parentSession must be a string': 'HEADER_PARENT_SESSION',
     'session header seedLength must be a non-negative safe integer': 'HEADER_SEED_LENGTH',
     'session header delegationDepth must be a non-negative safe integer': 'HEADER_DELEGATION_DEPTH',
+    'session header origin must be "<s>"': 'HEADER_ORIGIN',
+    'session header agentPreset must be a string': 'HEADER_AGENT_PRESET',
     // store (STORE-*)
     'session "<s>" already exists': 'SESSION_ALREADY_EXISTS',
     'session "<s>" is already attached to a store': 'SESSION_ALREADY_ATTACHED',
@@ -208,6 +212,14 @@ function buildCodeMap() {
       for (const step of ['<n>', 'null']) {
         map[`${INVARIANT_PREFIX}${kind} names turn <n>/step <n> but open is turn ${turn}/step ${step}`] = 'INV_STEP_MISMATCH'
       }
+    }
+  }
+  // identified-message checks at the seed boundary (SEED-18)
+  for (const type of ['user/message', 'assistant/message', 'tool/result']) {
+    for (const reason of ['lacks an identified message', 'message must have role "<s>"',
+      'message has invalid source', 'message has invalid content', 'message must have tool source',
+      'message must contain one tool-result block', 'message has mismatched tool call ids']) {
+      map[`seed ${type} at index <n> ${reason}`] = 'SEED_MESSAGE'
     }
   }
   for (const type of ['todo/write', 'request/header', 'request/context']) {
