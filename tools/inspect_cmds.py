@@ -83,9 +83,30 @@ def _read_artifact(data: bytes) -> Any:
         raise _Failure(f"cannot load the log: {error}") from error
 
 
-def _fold(log: LoadedLog) -> dict[str, Any]:
+def _revision_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--revision", metavar="R", default=None,
+                        help="format revision of the log (id or npm release); default: detected from its content")
+
+
+def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO) -> str:
+    """The revision named by --revision, else the one the log's content shows (the pinned one when unclear)."""
+    from sessionspec.spec.revisions import UnknownRevision, resolve_revision
+    from sessionspec.validator.detect import detect_revision
+
+    if args.revision is not None:
+        try:
+            return resolve_revision(args.revision).id
+        except UnknownRevision as error:
+            raise _Failure(f"--revision: {error.message}", 2) from error
+    detection = detect_revision(log.events, log.event_lines)
+    if detection.ambiguous and detection.scores and any(detection.scores.values()):
+        err.write(f"sessionspec {args._name}: note: {detection.describe()}\n")
+    return detection.revision
+
+
+def _fold(log: LoadedLog, revision: str | None = None) -> dict[str, Any]:
     try:
-        return fold_surface(log.events)
+        return fold_surface(log.events, revision)
     except (SessionSpecError, AttributeError, TypeError) as error:
         raise _Failure(f"the surface fold fails: {error}") from error
 
@@ -163,13 +184,15 @@ class Derive:
     @staticmethod
     def configure(parser: argparse.ArgumentParser) -> None:
         _file_arg(parser, "derive")
+        _revision_arg(parser)
         parser.add_argument("--compact", action="store_true", help="one line of compact JSON")
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file)
-        _fold(log)
-        _dump(derive_messages(log.events), out, not args.compact)
+        revision = _revision(args, log, err)
+        _fold(log, revision)
+        _dump(derive_messages(log.events, revision), out, not args.compact)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
@@ -185,12 +208,13 @@ class Fold:
     @staticmethod
     def configure(parser: argparse.ArgumentParser) -> None:
         _file_arg(parser, "fold")
+        _revision_arg(parser)
         parser.add_argument("--format", choices=("text", "json"), default="json")
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file)
-        result = _fold(log)
+        result = _fold(log, _revision(args, log, err))
         if args.format == "json":
             _dump(result, out)
         else:
@@ -215,14 +239,16 @@ class Repair:
     @staticmethod
     def configure(parser: argparse.ArgumentParser) -> None:
         _file_arg(parser, "repair")
+        _revision_arg(parser)
         _out_arg(parser)
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _refuse_same(args.file, args.output)
-        data, _ = _load(args.file)
+        data, log = _load(args.file)
+        revision = _revision(args, log, err)
         artifact = _read_artifact(data)
-        closers = interrupted_turn_closers(artifact.events)
+        closers = interrupted_turn_closers(artifact.events, revision)
         content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
         cut = artifact.size - artifact.truncate_offset
         _write_output(args.output, content, out, err, f"{len(artifact.events)} events kept, {cut} torn byte(s) cut, "
@@ -297,19 +323,22 @@ class Stats:
     @staticmethod
     def configure(parser: argparse.ArgumentParser) -> None:
         _file_arg(parser, "stats")
+        _revision_arg(parser)
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file)
+        revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
         try:
-            fold: dict[str, Any] | None = fold_surface(log.events)
+            fold: dict[str, Any] | None = fold_surface(log.events, revision)
         except (SessionSpecError, AttributeError, TypeError):
             fold = None
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats = {
-            "file": log.name, "kind": log.kind, "bytes": log.size, "lines": log.lines, "events": len(log.events),
+            "file": log.name, "revision": revision, "kind": log.kind, "bytes": log.size, "lines": log.lines,
+            "events": len(log.events),
             "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "turns": types.get("turn/start", 0), "steps": types.get("step/start", 0),
             "surfaceSize": len(fold["nodes"]) if fold else None,
@@ -323,7 +352,8 @@ class Stats:
         if args.format == "json":
             _dump(stats, out)
             return 0
-        out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes, {log.kind})\n")
+        out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes, {log.kind}, "
+                  f"revision {revision})\n")
         unknown = "unknown (the surface fold fails: run `sessionspec validate`)"
         surface = unknown if fold is None else f"surface size {stats['surfaceSize']}, replaces {stats['replaces']}"
         out.write(f"turns {stats['turns']}, steps {stats['steps']}, {surface}\n")

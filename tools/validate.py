@@ -26,6 +26,13 @@ on surfaceOp or sourceEventSeqs and the error lies in or under that member
 the provider or model of the object it names. Every other schema finding is
 kept, so a verdict never changes: only the repetition goes.
 
+Revisions: a log is checked at the format revision given with --revision (an
+id such as b150a551b8 or an npm release such as 0.1.1-rc.2). Without it, the
+revision is detected from the log's content (event types and payload shapes
+that exist in one revision only; the report names the evidence); a log with
+no such content, or with content of several revisions, is checked at the
+default (pinned) revision, with a note when the content was mixed.
+
 Exit status: 0 valid, 1 findings, 2 usage error or unreadable input.
 Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
 `--fail-on error`.
@@ -67,6 +74,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="findings shown per file (default 100; 0 = all); all are counted")
     parser.add_argument("--fail-on", choices=(ERROR, WARNING), default=WARNING,
                         help="lowest severity that makes the exit status 1 (default: warning)")
+    parser.add_argument("--revision", metavar="R", default=None,
+                        help="format revision to check against (id or npm release); default: detected per file")
     parser.add_argument("--exact", action="store_true",
                         help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
@@ -263,6 +272,8 @@ class Report:
                 out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
             status = "ok" if entry["valid"] else "INVALID"
             extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
+            if "revision" in entry:
+                extra += f", revision {entry['revision']} ({display(entry['revisionReason'])})"
             out.write(f"{name}: {status}: {entry['events']} events, {entry['errors']} error(s), "
                       f"{entry['warnings']} warning(s){extra}\n")
         out.writelines(f"error: {display(problem)}\n" for problem in self.input_errors)
@@ -374,13 +385,37 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
         os.close(fd)
 
 
-def _plain(log: LoadedLog | CleanLog, suppressed: int) -> dict[str, Any]:
+#: How much of a regular file revision detection reads (it needs the first events only).
+DETECT_BYTES = 4 << 20
+
+
+def _head(path: str) -> bytes | None:
+    """The first bytes of a regular file for revision detection; None for anything else (FIFOs, devices and
+    unreadable paths are detected after `read_input`, which reads them safely or reports them)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(DETECT_BYTES)
+    except OSError:
+        return None
+
+
+def _detect(data: bytes) -> tuple[str, str]:
+    """The revision a log's content shows, and the evidence (or why the default was taken)."""
+    from sessionspec.validator.detect import detect_in_bytes
+
+    detection = detect_in_bytes(data)
+    return detection.revision, detection.describe().split(" (", 1)[1][:-1]
+
+
+def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str) -> dict[str, Any]:
     findings = log.findings
     errors = sum(1 for f in findings if f.severity == ERROR)
     return {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
         "lines": log.lines, "errors": errors, "warnings": len(findings) - errors, "knockOnSuppressed": suppressed,
-        "findings": [f.to_json() for f in findings],
+        "findings": [f.to_json() for f in findings], "revision": revision, "revisionReason": how,
     }
 
 
@@ -389,37 +424,47 @@ def _finding(plain: dict[str, Any]) -> Finding:
 
 
 def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (), exact: bool = False,
-               progress: Progress | None = None) -> dict[str, Any]:
+               progress: Progress | None = None, revision: str | None = None) -> dict[str, Any]:
     """Check one log file (``-`` is stdin) and return a plain report: JSON values only, so it pickles.
 
     The report has ``file``, ``kind``, ``events``, ``lines``, ``errors``, ``warnings``,
-    ``knockOnSuppressed`` and ``findings`` (each as in ``--format json``); or only ``file`` and
+    ``knockOnSuppressed``, ``findings`` (each as in ``--format json``), ``revision`` and
+    ``revisionReason`` (``revision`` given, else detected from the content); or only ``file`` and
     ``inputError`` when the file cannot be read. This is what every ``-j`` worker and a Dask
     cluster (``--dask``) run; the compiled schemas are built once per process.
     """
+    from sessionspec.spec.revisions import DEFAULT_REVISION
+
     progress = progress or Progress.for_stream(sys.stderr, True)
-    schemas = schema_set(tuple(registry)) if level != "load" else None
+    how = "given"
+    head = _head(path) if revision is None and path != "-" else None
+    if head is not None:
+        revision, how = _detect(head)
     streamed = False
-    if not exact and path != "-":
+    if not exact and path != "-" and revision == DEFAULT_REVISION:
         # A regular file is proved clean block by block (memory: one block, the surface and the open
         # turn); anything else, and a file with findings, is read whole below.
+        schemas = schema_set(tuple(registry)) if level != "load" else None
         streamed, clean = _check_file_streaming(path, level, schemas, progress)
         if clean is not None:
-            return _plain(clean, 0)
+            return _plain(clean, 0, revision, how)
     data, problem = read_input(path)
     if problem is not None:
         return {"file": path, "inputError": problem}
     assert data is not None
     name = "<stdin>" if path == "-" else path
-    if not exact and not streamed:
+    if revision is None:
+        revision, how = _detect(data)
+    schemas = schema_set(tuple(registry), revision) if level != "load" else None
+    if not exact and not streamed and revision == DEFAULT_REVISION:
         # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
         # which locates and explains every finding (`sessionspec.validator.fastlog`).
         progress.start(f"checking {name}", 1)
         clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
         progress.clear()
         if clean is not None:
-            return _plain(clean, 0)
-    checker = Checker(level, schemas)
+            return _plain(clean, 0, revision, how)
+    checker = Checker(level, schemas, revision)
     with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
         progress.start(f"reading {name}", data.count(b"\n") + 1)
         log = load_log(data, name, progress=progress.update if progress.enabled else None)
@@ -428,7 +473,7 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
         progress.clear()
     for finding in log.findings:
         finding.file = name
-    return _plain(log, checker.suppressed)
+    return _plain(log, checker.suppressed, revision, how)
 
 
 def _jobs(requested: int, files: int) -> int:
@@ -447,7 +492,8 @@ def _in_processes(paths: list[str], args: argparse.Namespace, jobs: int,
     import functools
     import multiprocessing
 
-    task = functools.partial(check_file, level=args.level, registry=tuple(args.registry), exact=args.exact)
+    task = functools.partial(check_file, level=args.level, registry=tuple(args.registry), exact=args.exact,
+                             revision=args.given_revision)
     # fork (where there is one) shares the compiled schemas the parent already built
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
@@ -464,7 +510,7 @@ def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, A
 
     with Client(args.dask) as client:  # type: ignore[no-untyped-call]  # distributed ships no annotations
         futures = client.map(check_file, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
-                             pure=False)
+                             revision=args.given_revision, pure=False)
         yield from client.gather(futures)
 
 
@@ -481,9 +527,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     paths, problems = expand_inputs(args.files)
     report = Report(args.format, args.max_findings, args.fail_on, args.level)
     report.input_errors.extend(problems)
+    from sessionspec.spec.revisions import DEFAULT_REVISION, UnknownRevision, resolve_revision
+
+    args.given_revision = None
+    if args.revision is not None:
+        try:
+            args.given_revision = resolve_revision(args.revision).id
+        except UnknownRevision as exc:
+            err.write(f"sessionspec validate: error: --revision: {exc.message}\n")
+            return 2
     if args.level != "load":
         try:
-            schema_set(tuple(args.registry))
+            schema_set(tuple(args.registry), args.given_revision or DEFAULT_REVISION)
         except Exception as exc:  # noqa: BLE001 - a broken plugin registry is a usage error, reported plainly
             err.write(f"sessionspec validate: error: cannot load the registry: {exc}\n")
             return 2
@@ -498,7 +553,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif jobs > 1 and "-" not in paths:
         reports = _in_processes(paths, args, jobs, progress)
     else:
-        reports = (check_file(path, args.level, tuple(args.registry), args.exact, progress) for path in paths)
+        reports = (check_file(path, args.level, tuple(args.registry), args.exact, progress, args.given_revision)
+                   for path in paths)
     for one in reports:
         report.add(one)
     if not args.quiet:

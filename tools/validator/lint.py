@@ -34,6 +34,7 @@ from sessionspec.reference.session import (
     is_event_envelope,
     validate_header,
 )
+from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
@@ -42,7 +43,6 @@ from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 
 LEVELS = ("load", "schema", "strict")
-_SURFACE_TYPES = FORMAT.surface_types
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
 _FORMAT_VERSION = FORMAT.session_format_version
 _SCHEMA_BASE = "https://sessionspec.dev/schema/"
@@ -91,15 +91,25 @@ def _core_schemas() -> SchemaSet:
     return SchemaSet(spec, generated_parts(spec))
 
 
-def schema_set(registry_dirs: tuple[str, ...] = ()) -> SchemaSet:
-    if not registry_dirs:
-        return _core_schemas()
+def schema_set(registry_dirs: tuple[str, ...] = (), revision: str | None = None) -> SchemaSet:
+    """The compiled schemas of a revision (default: the pinned one) plus plugin registries."""
     from sessionspec.spec.loader import load_spec
 
-    return SchemaSet(load_spec(list(registry_dirs)))
+    if not registry_dirs and (revision is None or load_spec(revision=revision) is load_spec()):
+        return _core_schemas()
+    if not registry_dirs:
+        return _revision_schemas(load_spec(revision=revision).revision.id)
+    return SchemaSet(load_spec(list(registry_dirs), revision=revision))
 
 
-def _seed_precheck(event: Any, index: int) -> bool:
+@functools.cache
+def _revision_schemas(revision: str) -> SchemaSet:
+    from sessionspec.spec.loader import load_spec
+
+    return SchemaSet(load_spec(revision=revision))
+
+
+def _seed_precheck(event: Any, index: int, rules: Rules | None = None) -> bool:
     """True only when the reference seed check would certainly pass (SEED-3 … SEED-9).
 
     SEED-2 is not looked at: a value that is not lossless JSON (-0.0, an infinite number) can only
@@ -109,17 +119,20 @@ def _seed_precheck(event: Any, index: int) -> bool:
     return (
         type(event) is dict
         and event.get("seq") == index  # SEED-9 (an int: SEED-3 rejects bool and float)
-        and is_event_envelope(event)
+        and is_event_envelope(event)  # the pinned envelope: `ignorable` and negative times get the full check
         and event["type"] not in SEED_DATA_RULE_TYPES
+        and (rules is None or rules.messages.name == "flat" or event["type"] not in rules.surface_types)
     )
 
 
 class _Fold:
     """The surface fold of SEED-10, able to skip an event (it keeps its seq, changes nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Rules | None = None) -> None:
+        rules = rules_for(rules)
         self.by_seq: dict[int, Any] = {}
-        self.state = SurfaceState(self.by_seq.__getitem__)
+        self.state = SurfaceState(self.by_seq.__getitem__, rules)
+        self.surface_types = rules.surface_types
 
     @property
     def length(self) -> int:
@@ -133,7 +146,7 @@ class _Fold:
         """check + apply; raises SurfaceError and then changes nothing."""
         plan = self.state.check(event, index)
         self.state.apply(plan)
-        if event.get("type") in _SURFACE_TYPES:
+        if event.get("type") in self.surface_types:
             self.by_seq[event["seq"]] = event
 
 
@@ -154,9 +167,10 @@ def _refs(event: Mapping[str, Any]) -> set[int]:
 class Checker:
     """Runs the checks of one level over a `LoadedLog`, appending findings to it."""
 
-    def __init__(self, level: str, schemas: SchemaSet | None = None) -> None:
+    def __init__(self, level: str, schemas: SchemaSet | None = None, revision: Any = None) -> None:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
+        self.rules = rules_for(revision)
         self.level = level
         self.schemas = schemas if level != "load" else None
         self.suppressed = 0
@@ -186,7 +200,7 @@ class Checker:
                             f"{_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
             return
         try:
-            validate_header(line["id"], header_from_line(line))
+            validate_header(line["id"], header_from_line(line), self.rules)
         except HeaderError as error:
             log.add(Finding(error.code, error.requirement, error.message, line=1))
 
@@ -194,7 +208,8 @@ class Checker:
     def _check_events(self, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
         events, lines, pointers = log.events, log.event_lines, log.event_pointers
         jsonl = log.kind == "jsonl"
-        fold = _Fold()
+        rules = self.rules
+        fold = _Fold(rules)
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
         expected = 0
@@ -239,9 +254,9 @@ class Checker:
                     fold.skip()
                     expected += 1
                     continue
-            if line in lossless_lines or not _seed_precheck(event, index):
+            if line in lossless_lines or not _seed_precheck(event, index, rules):
                 try:
-                    check_seed_entry(event, index)
+                    check_seed_entry(event, index, rules)
                 except SeedError as error:
                     # (a non-lossless number was already located by the reader; numbering above)
                     if not (error.code == "SEED_NOT_JSON" and line in lossless_lines):
@@ -253,7 +268,7 @@ class Checker:
                     expected += 1
                     continue
             # SEED-10: the surface fold.
-            if event.get("type") not in _SURFACE_TYPES and "surfaceOp" not in event and "sourceEventSeqs" not in event:
+            if event.get("type") not in rules.surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
                 fold.skip()
             else:
                 try:
@@ -273,7 +288,7 @@ class Checker:
 
     def check_crash_tail(self, log: LoadedLog) -> None:
         try:
-            closers = interrupted_turn_closers([e for e in log.events if type(e) is dict])
+            closers = interrupted_turn_closers([e for e in log.events if type(e) is dict], self.rules)
         except Exception:  # noqa: BLE001 - a log too broken to repair is reported by the other checks
             return
         if closers:
@@ -325,7 +340,7 @@ class Checker:
     # -- invariants -----------------------------------------------------------------------------
     def _check_invariants(self, log: LoadedLog) -> None:
         positions = [i for i, e in enumerate(log.events) if type(e) is dict]
-        for error in check_invariants([log.events[i] for i in positions]):
+        for error in check_invariants([log.events[i] for i in positions], self.rules):
             i = positions[error.index] if error.index is not None and error.index < len(positions) else None
             line = log.event_lines[i] if i is not None else None
             base = log.event_pointers[i] if i is not None else ""

@@ -22,10 +22,17 @@
 //
 // Install once: npm ci --prefix conformance/adapters/node-dsh-session
 // Run: sessionspec conformance --impl "node conformance/adapters/node-dsh-session/adapter.mjs"
+//
+// Other published releases: `releases/<version>/` pins each one with its own
+// lockfile (npm ci --prefix conformance/adapters/node-dsh-session/releases/<version>);
+// pass that folder as the first argument (or in DSH_SESSION_PREFIX) and the
+// packages are loaded from there. The handshake then declares that release.
 
 import { createInterface } from 'node:readline'
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
+import { resolve as resolvePath } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 const PROTOCOL_VERSION = 1
 const PACKAGE = '@deepseek-ai/dsh-session'
@@ -42,17 +49,23 @@ process.on('unhandledRejection', (reason) => {
 
 // -- the package under test ------------------------------------------------------
 
+// The install to load from: a release folder (argument or DSH_SESSION_PREFIX), else the adapter's own.
+const PREFIX = process.argv[2] ?? process.env.DSH_SESSION_PREFIX
+const require = PREFIX === undefined
+  ? createRequire(import.meta.url)
+  : createRequire(resolvePath(PREFIX, 'package.json'))
+const load = (specifier) => import(pathToFileURL(require.resolve(specifier)).href)
+
 let api = null
 let loadFailure = null
 try {
   const [cordis, session, invariants, sessionInvariant, scope] = await Promise.all([
-    import('@deepseek-ai/cordis'),
-    import(PACKAGE),
-    import('@deepseek-ai/dsh-invariants'),
-    import(`${PACKAGE}/invariant`),
-    import('@deepseek-ai/dsh-scope'),
+    load('@deepseek-ai/cordis'),
+    load(PACKAGE),
+    load('@deepseek-ai/dsh-invariants'),
+    load(`${PACKAGE}/invariant`),
+    load('@deepseek-ai/dsh-scope'),
   ])
-  const require = createRequire(import.meta.url)
   const pkg = JSON.parse(readFileSync(require.resolve(`${PACKAGE}/package.json`), 'utf8'))
   api = { Context: cordis.Context, ...session, InvariantRegistry: invariants.InvariantRegistry, InvariantError: invariants.InvariantError, sessionInvariant, createScope: scope.createScope, version: pkg.version }
 } catch (error) {

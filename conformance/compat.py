@@ -1,0 +1,185 @@
+"""The compatibility matrix: every published npm release run at its own revision (docs/release-matrix.md).
+
+Each release of ``@deepseek-ai/dsh-session`` has a pinned install (the Node
+adapter's own folder for the newest, ``releases/<version>/`` for the others,
+one lockfile each). For each, the adapter declares the release in its
+handshake, the harness picks the vectors of the revision that release writes,
+and the outcomes are tallied per rule family. Known failures come from the
+adapter's expectation file and keep their class (defect with reproducer,
+suite assumption, revision difference).
+
+Run ``python -m sessionspec.conformance.compat [--check]``: it needs node and
+npm, installs a missing release with ``npm ci``, and writes (or, with
+``--check``, compares) ``docs/release-matrix.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cases import for_revision, load_corpus
+from .expectations import load_expectations
+from .harness import connector_for
+from .runner import RunResult, run_cases, start_implementation
+
+__all__ = ["ADAPTER_DIR", "RELEASES", "ReleaseRun", "release_dir", "render", "run_release"]
+
+ADAPTER_DIR = Path(__file__).resolve().parent / "adapters" / "node-dsh-session"
+EXPECTATIONS = ADAPTER_DIR / "expectations.json"
+NEWEST = "0.1.1-rc.2"
+RELEASES = ("0.1.0-rc.6", "0.1.0-rc.7", "0.1.0-rc.8", NEWEST)
+"""Every release on npm (``npm view @deepseek-ai/dsh-session versions``) after 0.0.1-rc.1."""
+
+CLASSES = {"(a)": "revision difference", "(b)": "defect", "(c)": "suite assumption"}
+
+
+def release_dir(release: str) -> Path:
+    """The folder holding the pinned install (package.json + package-lock.json) of one release."""
+    return ADAPTER_DIR if release == NEWEST else ADAPTER_DIR / "releases" / release
+
+
+def install(release: str) -> None:
+    """``npm ci`` the release's lockfile when its node_modules is missing."""
+    folder = release_dir(release)
+    if (folder / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json").is_file():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not on PATH")
+    done = subprocess.run([npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"npm ci for {release} failed:\n{done.stdout}\n{done.stderr}")
+
+
+@dataclass
+class ReleaseRun:
+    """One release's run at its declared revision."""
+
+    release: str
+    revision: str
+    result: RunResult
+
+
+def run_release(release: str, *, jobs: int = 2, timeout: float = 30.0) -> ReleaseRun:
+    """Run the vectors of the revision the release declares, with the adapter's expectation file."""
+    from sessionspec.spec.revisions import resolve_revision
+
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not on PATH")
+    install(release)
+    command = f"{node} {ADAPTER_DIR / 'adapter.mjs'}" + ("" if release == NEWEST else f" {release_dir(release)}")
+    connect = connector_for(command)
+    first = start_implementation(connect, timeout)
+    declared = first.info.get("implementation", {}).get("version")
+    if declared != release:
+        first.close()
+        raise RuntimeError(f"the install for {release} loads {declared!r}")
+    revision = resolve_revision(first.info.get("specRevision")).id
+    cases = for_revision(load_corpus(), revision)
+    result = run_cases(cases, connect, jobs=jobs, timeout=timeout, expectations=load_expectations(EXPECTATIONS),
+                       first=first)
+    return ReleaseRun(release, revision, result)
+
+
+def _family(requirements: tuple[str, ...]) -> str:
+    return requirements[0].rsplit("-", 1)[0] if requirements else "?"
+
+
+def _cell(tally: dict[str, int]) -> str:
+    parts = [f"{tally.get('passed', 0)} pass"]
+    if tally.get("xfail"):
+        parts.append(f"{tally['xfail']} known failure")
+    if tally.get("skipped"):
+        parts.append(f"{tally['skipped']} skipped")
+    bad = sum(tally.get(k, 0) for k in ("failed", "errored", "xpass"))
+    if bad:
+        parts.append(f"**{bad} unexpected**")
+    return ", ".join(parts)
+
+
+def render(runs: list[ReleaseRun]) -> str:
+    """The Markdown page: the matrix, the known failures with their class, the skipped capabilities."""
+    tallies: dict[str, dict[str, dict[str, int]]] = {}
+    families: set[str] = set()
+    known: dict[str, tuple[Any, str, list[str]]] = {}
+    skipped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for run in runs:
+        per: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for r in run.result.results:
+            family = _family(r.case.requirements)
+            families.add(family)
+            per[family][r.outcome] += 1
+            per["total"][r.outcome] += 1
+            if r.outcome == "xfail":
+                entry = known.setdefault(r.case.id, (r.case, r.reason or "", []))
+                entry[2].append(run.release)
+            if r.outcome == "skipped":
+                skipped[r.message or "skipped"][run.release] += 1
+        tallies[run.release] = per
+    order = sorted(families)
+    lines = [
+        "<!-- Generated by `python -m sessionspec.conformance.compat` from runs of every published release; "
+        "do not edit by hand. -->",
+        "",
+        "# Compatibility: every published release at its own revision",
+        "",
+        "Each npm release of `@deepseek-ai/dsh-session` runs through the Node adapter from its own pinned install "
+        "(`conformance/adapters/node-dsh-session/` for the newest, `releases/<version>/` for the others, one "
+        "lockfile each). The adapter declares the release in its handshake and the harness runs the vectors of the "
+        "format revision that release writes (`spec/revisions.json`). Cells count cases per rule family "
+        "(the family of a case's first requirement).",
+        "",
+        "Regenerate: `python -m sessionspec.conformance.compat` (needs node and npm); "
+        "`tests/conformance/test_compatibility.py` re-runs it and fails when this page is stale.",
+        "",
+        "| family | " + " | ".join(f"{run.release} ({run.revision})" for run in runs) + " |",
+        "|---|" + "---|" * len(runs),
+    ]
+    for family in [*order, "total"]:
+        label = "**total**" if family == "total" else family
+        lines.append(f"| {label} | " + " | ".join(_cell(tallies[run.release].get(family, {})) for run in runs) + " |")
+    lines += ["", "## Known failures", ""]
+    if not known:
+        lines.append("None.")
+    for case_id, (case, reason, releases) in sorted(known.items()):
+        kind = CLASSES.get(reason[:3], "unclassified")
+        detail = reason.split(": ", 1)[1] if reason[:3] in CLASSES and ": " in reason else reason
+        lines.append(f"- `{case_id}` ({', '.join(releases)}), **{kind}**: {case.description}. {detail.strip()}")
+    lines += ["", "## Skipped", ""]
+    if not skipped:
+        lines.append("None.")
+    for why, counts in sorted(skipped.items()):
+        lines.append(f"- {why}: " + ", ".join(f"{counts[run.release]} in {run.release}" for run in runs if run.release in counts))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sessionspec.conformance.compat", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when docs/release-matrix.md is stale")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "docs" / "release-matrix.md")
+    args = parser.parse_args(argv)
+    text = render([run_release(r) for r in RELEASES])
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != text:
+            sys.stderr.write(f"{args.out} is stale: regenerate with python -m sessionspec.conformance.compat\n")
+            return 1
+        return 0
+    from sessionspec.reference.atomic import write_atomic
+
+    write_atomic(args.out, text.encode("utf-8"))
+    sys.stdout.write(f"wrote {args.out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

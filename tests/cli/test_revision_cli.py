@@ -1,0 +1,108 @@
+"""--revision on the log commands, and revision detection by content when it is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import HEADER, cli, jsonl, turn_events
+
+from sessionspec.reference import json_text
+from sessionspec.reference.session import Session
+
+PINNED, PUB = "2f74ac98ba", "b150a551b8"
+
+
+def published_events() -> list:
+    """A balanced published-revision log, written by the reference at that revision."""
+    s = Session("s1", [], revision=PUB)
+    s.append("turn/start", {"turn": 1})
+    s.append("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
+                              "content": [{"type": "text", "text": "hi"}]}, {"surfaceOp": "append"})
+    s.append("step/start", {"turn": 1, "step": 1})
+    s.append("assistant/message", {"turn": 1, "step": 1, "message": {
+        "id": "a1", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
+        "content": [{"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}]}}, {"surfaceOp": "append"})
+    return [dict(e) for e in s.events]
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> dict[str, Path]:
+    out = {}
+    for name, events in (("pinned", turn_events()), ("published", published_events())):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(jsonl(events))
+        out[name] = path
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(jsonl(turn_events()[:2] + [{**published_events()[2], "seq": 2}]))
+    out["mixed"] = mixed
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(jsonl([{"type": "plugin/x", "seq": 0, "time": 1, "data": None}]))
+    out["plain"] = plain
+    return out
+
+
+def test_validate_detects_each_revision_and_names_its_evidence(logs):
+    result = cli("validate", str(logs["published"]), str(logs["pinned"]), "--format", "json", "--level", "load")
+    by_name = {Path(f["file"]).stem: f for f in result.json["files"]}
+    assert by_name["published"]["revision"] == PUB and "session/end-seed" in by_name["published"]["revisionReason"]
+    assert by_name["pinned"]["revision"] == PINNED and "detected" in by_name["pinned"]["revisionReason"]
+    # the published log is sound at its own revision ...
+    assert by_name["published"]["errors"] == 0, by_name["published"]["findings"]
+    # ... and a crash tail is repaired with published-shaped closers
+    assert any(f["code"] == "REPAIR_NEEDED" for f in by_name["published"]["findings"])
+
+
+def test_ambiguous_or_silent_logs_are_read_at_the_pinned_revision_with_a_note(logs):
+    result = cli("validate", str(logs["mixed"]), str(logs["plain"]), "--format", "json")
+    by_name = {Path(f["file"]).stem: f for f in result.json["files"]}
+    assert by_name["mixed"]["revision"] == PINNED and by_name["mixed"]["revisionReason"].startswith("ambiguous")
+    assert PUB in by_name["mixed"]["revisionReason"]
+    assert by_name["plain"]["revision"] == PINNED and "no revision-specific content" in by_name["plain"]["revisionReason"]
+
+
+def test_a_given_revision_wins_and_judges_the_log_by_its_rules(logs):
+    wrong = cli("validate", str(logs["published"]), "--revision", PINNED, "--format", "json")
+    assert wrong.code == 1 and wrong.json["files"][0]["revisionReason"] == "given"
+    right = cli("validate", str(logs["published"]), "--revision", "0.1.1-rc.2", "--level", "strict", "--fail-on", "error")
+    assert right.code == 0, right.out
+    assert "revision b150a551b8 (given)" in right.out
+
+
+@pytest.mark.parametrize("command", ["validate", "derive", "fold", "stats", "repair", "conformance", "catalog"])
+def test_an_unknown_revision_is_a_usage_error_naming_the_known_ones(command, logs, tmp_path):
+    argv = {"validate": [str(logs["pinned"])], "derive": [str(logs["pinned"])], "fold": [str(logs["pinned"])],
+            "stats": [str(logs["pinned"])], "repair": [str(logs["pinned"]), "-o", str(tmp_path / "out.jsonl")],
+            "conformance": [], "catalog": ["--out", str(tmp_path / "cat")]}[command]
+    result = cli(command, *argv, "--revision", "9.9.9")
+    assert result.code == 2
+    assert PINNED in result.err and PUB in result.err and "0.1.1-rc.2" in result.err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_derive_fold_stats_and_repair_follow_the_detected_revision(logs, tmp_path):
+    derived = cli("derive", str(logs["published"]))
+    assert derived.code == 0 and [m["id"] for m in derived.json] == ["u1", "a1"]
+    assert cli("fold", str(logs["published"])).json["nodes"] == [2, 4]
+    stats = cli("stats", str(logs["published"]), "--format", "json").json
+    assert stats["revision"] == PUB and stats["surfaceSize"] == 2
+    out = tmp_path / "repaired.jsonl"
+    assert cli("repair", str(logs["published"]), "-o", str(out)).code == 0
+    closers = [json_text.loads(line) for line in out.read_bytes().splitlines()[-3:]]
+    assert closers[0]["data"]["message"]["id"] == "interrupted-tool-result-c1-5"
+    assert cli("validate", str(out), "--revision", PUB, "--fail-on", "error").code == 0
+
+
+def test_catalog_renders_one_revision_on_request(tmp_path):
+    result = cli("catalog", "--revision", "0.1.1-rc.2", "--out", str(tmp_path))
+    assert result.code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["persistence-catalog-b150a551b8.md"]
+    text = (tmp_path / "persistence-catalog-b150a551b8.md").read_text()
+    assert "`session/end-seed`" in text and "`steering/message`" not in text
+
+
+def test_conformance_runs_the_reference_at_the_requested_revision():
+    result = cli("conformance", "--revision", "0.1.1-rc.2", "--only", "seed")
+    assert result.code == 0, result.out
+    assert "revision b150a551b8" in result.out
