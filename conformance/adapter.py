@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import contextvars
 import logging
 import os
 import tempfile
@@ -32,19 +31,14 @@ from typing import Any, Literal
 from sessionspec import __version__
 
 from . import protocol
+from .serving import REVISION as _REVISION
+from .serving import current_revision
 from .store_script import ScriptedFailure, append_step, run_script
 
 __all__ = ["ReferenceAdapter", "Rejection", "session_state"]
 
 CAPABILITIES = list(protocol.CAPABILITIES)
 
-#: The format revision the adapter serves while it handles a request (set by `ReferenceAdapter`).
-_REVISION: contextvars.ContextVar[str | None] = contextvars.ContextVar("sessionspec_revision", default=None)
-
-
-def current_revision() -> str | None:
-    """The revision of the request being handled (``None``: the pinned default)."""
-    return _REVISION.get()
 
 
 def _capabilities(revision: str | None) -> list[str]:

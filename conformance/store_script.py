@@ -74,7 +74,7 @@ class _Interpreter:
     def store(self, step: Mapping[str, Any]) -> Any:
         from sessionspec.reference.store import SessionStore
 
-        from .adapter import current_revision
+        from .serving import current_revision
 
         name = step.get("store", "main")
         if name not in self.stores:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli, findings, jsonl, turn_events
+from cli_helpers import HEADER, cli, findings, jsonl, turn_events
 
 Mutation = Callable[[list[dict[str, Any]]], None]
 
@@ -73,3 +73,19 @@ def test_exact_and_fast_paths_agree_after_dedupe(tmp_path: Path) -> None:
     fast, exact = cli("validate", "--format", "json", str(path)), cli("validate", "--format", "json", "--exact", str(path))
     assert fast.code == exact.code == 1
     assert findings(fast) == findings(exact)
+
+
+@pytest.mark.parametrize(("change", "pointer"), [
+    ({"delegationDepth": None}, "/delegationDepth"),
+    ({"delegationDepth": -1}, "/delegationDepth"),
+    ({"createdAt": "soon"}, "/createdAt"),
+    ({"id": 7}, "/id"),
+])
+def test_a_rejected_header_line_is_one_finding_at_its_member(tmp_path, change, pointer):
+    """JSONL_BAD_HEADER names the member at fault, so the header schema's finding on it is not repeated."""
+    header = {k: v for k, v in {**HEADER, **change}.items() if v is not None}
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(jsonl(turn_events(), header=header))
+    result = cli("validate", str(path), "--format", "json")
+    found = [(f["code"], f.get("pointer")) for f in findings(result) if f.get("line") == 1]
+    assert found == [("JSONL_BAD_HEADER", pointer)]

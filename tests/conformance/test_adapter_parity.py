@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from conformance_fakes import REFERENCE_CMD
 from sessionspec.conformance import wire
-from sessionspec.conformance.cases import load_corpus
+import shlex
+
+import pytest
+
+from sessionspec.conformance.cases import for_revision, load_corpus
+from sessionspec.spec.revisions import known_revisions
 from sessionspec.conformance.compare import normalise_reply
 from sessionspec.conformance.harness import InProcessConnection, connector_for
 from sessionspec.conformance.runner import run_cases, start_implementation
@@ -13,7 +18,7 @@ from sessionspec.conformance.runner import run_cases, start_implementation
 
 def _replies(connect):
     impl = start_implementation(connect, 30.0)
-    corpus = load_corpus()
+    corpus = for_revision(load_corpus())
     try:
         return [normalise_reply(c.op, c.args, impl.request(c.op, c.args)) for c in corpus]
     finally:
@@ -29,14 +34,18 @@ def test_in_process_and_subprocess_replies_are_identical():
         assert wire.dumps(a) == wire.dumps(b)
 
 
-def test_the_reference_passes_every_vector_in_process():
-    run = run_cases(load_corpus(), InProcessConnection)
+@pytest.mark.parametrize("revision", known_revisions())
+def test_the_reference_passes_every_vector_in_process(revision):
+    run = run_cases(for_revision(load_corpus(), revision), lambda: InProcessConnection(revision=revision))
     failures = [(r.case.source, r.outcome, r.message) for r in run.results if r.outcome != "passed"]
     assert failures == []
 
 
-def test_the_reference_passes_every_vector_as_a_subprocess_with_two_workers():
-    run = run_cases(load_corpus(), connector_for(REFERENCE_CMD), jobs=2)
-    assert [r.case.id for r in run.results] == [c.id for c in load_corpus()]  # corpus order kept
+@pytest.mark.parametrize("revision", known_revisions())
+def test_the_reference_passes_every_vector_as_a_subprocess_with_two_workers(revision):
+    cases = for_revision(load_corpus(), revision)
+    command = f"{REFERENCE_CMD} --revision {shlex.quote(revision)}"
+    run = run_cases(cases, connector_for(command), jobs=2)
+    assert [r.case.id for r in run.results] == [c.id for c in cases]  # corpus order kept
     assert {r.outcome for r in run.results} == {"passed"}
     assert run.implementation["implementation"]["name"] == "sessionspec-reference"

@@ -27,7 +27,10 @@ from jsonschema import Draft202012Validator
 from sessionspec import cli
 from sessionspec.conformance import protocol, wire
 from sessionspec.conformance.cases import Case, case_id, load_corpus
+from sessionspec.conformance.cases import for_revision
 from sessionspec.conformance.coverage import load_requirements
+from sessionspec.spec import load_spec
+from sessionspec.spec.revisions import known_revisions
 from sessionspec.conformance.fuzz import property_coverage
 from sessionspec.conformance.harness import InProcessConnection
 from sessionspec.conformance.runner import run_cases
@@ -84,9 +87,18 @@ def _files() -> dict[str, Any]:
     return {f.name: wire.loads(f.read_text(encoding="utf-8")) for f in root.iterdir() if f.name.endswith(".json")}
 
 
+REVISIONS = known_revisions()
+
+
 @cache
-def _requirements() -> dict[str, dict[str, Any]]:
-    return {r["id"]: r for r in load_requirements()}
+def _requirements(revision: str | None = None) -> dict[str, dict[str, Any]]:
+    """The requirements of one revision; without one, of every revision (a later text wins)."""
+    if revision is not None:
+        return {r["id"]: r for r in load_requirements(revision)}
+    merged: dict[str, dict[str, Any]] = {}
+    for rid in REVISIONS:
+        merged.update(_requirements(rid))
+    return merged
 
 
 @cache
@@ -95,9 +107,13 @@ def _corpus() -> tuple[Case, ...]:
 
 
 @cache
+def _revision_corpus(revision: str) -> tuple[Case, ...]:
+    return tuple(for_revision(_corpus(), revision))
+
+
+@cache
 def _error_codes() -> frozenset[str]:
-    text = resources.files("sessionspec.spec").joinpath("errors.json").read_text(encoding="utf-8")
-    return frozenset(e["code"] for e in json.loads(text)["errors"])
+    return frozenset(code for rid in REVISIONS for code in load_spec(revision=rid).error_codes)
 
 
 def _walk(value: Any) -> Iterator[Any]:
@@ -142,9 +158,10 @@ def test_ids_are_unique_and_equal_their_content_hash() -> None:
     assert sum(ids.values()) == len(_corpus())
 
 
-def test_descriptions_are_unique_statements_of_behaviour() -> None:
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_descriptions_are_unique_statements_of_behaviour(revision: str) -> None:
     seen: dict[str, str] = {}
-    for case in _corpus():
+    for case in _revision_corpus(revision):
         d = case.description
         where = f"{case.source}: {d!r}"
         assert 0 < len(d) <= 150, where
@@ -208,13 +225,14 @@ def test_rejections_name_a_known_code_and_results_are_not_errors() -> None:
             assert code in known, f"{case.source}: unknown code {code}"
 
 
-def test_every_rejection_rule_has_a_case_expecting_each_of_its_codes() -> None:
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_every_rejection_rule_has_a_case_expecting_each_of_its_codes(revision: str) -> None:
     by_req: dict[str, list[Case]] = {}
-    for case in _corpus():
+    for case in _revision_corpus(revision):
         for r in case.requirements:
             by_req.setdefault(r, []).append(case)
     missing_rules, missing_codes = [], set()
-    for rid, req in _requirements().items():
+    for rid, req in _requirements(revision).items():
         if req.get("kind") != "rejection":
             continue
         cases = by_req.get(rid, [])
@@ -228,20 +246,23 @@ def test_every_rejection_rule_has_a_case_expecting_each_of_its_codes() -> None:
     assert stale == [], "these rules now have rejection cases: remove them from NO_REJECTION_CASE"
     # the documented gaps must be exactly the real ones, so the list cannot go stale
     assert missing_codes - set(UNREACHABLE_CODES) == set()
-    assert set(UNREACHABLE_CODES) - missing_codes == set()
+    ours = {gap for gap in UNREACHABLE_CODES if gap[0] in _requirements(revision)}
+    assert ours - missing_codes == set()
 
 
-def test_must_requirements_are_covered_except_the_documented_api_only_ones() -> None:
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_must_requirements_are_covered_except_the_documented_api_only_ones(revision: str) -> None:
     properties = property_coverage()
-    vectored = {r for c in _corpus() for r in c.requirements}
+    vectored = {r for c in _revision_corpus(revision) for r in c.requirements}
     covered = vectored | {r for reqs in properties.values() for r in reqs}
-    uncovered = {rid for rid, r in _requirements().items() if r["level"] == "MUST" and rid not in covered}
-    documented = set(NOT_PROTOCOL_OBSERVABLE)
+    reqs = _requirements(revision)
+    uncovered = {rid for rid, r in reqs.items() if r["level"] == "MUST" and rid not in covered}
+    documented = set(NOT_PROTOCOL_OBSERVABLE) & set(reqs)
     assert uncovered - documented == set(), "a MUST requirement lost its vectors"
     assert documented & covered == set(), "now covered: remove its \"observability\" from spec/requirements.json"
     # the CLI agrees: --check passes exactly because every gap is a documented one
     out, err = io.StringIO(), io.StringIO()
-    code = cli.run(["requirements", "--check"], out, err)
+    code = cli.run(["requirements", "--check", "--revision", revision], out, err)
     assert code == 0, err.getvalue()
 
 
@@ -259,21 +280,23 @@ def test_no_case_relies_on_a_portability_hazard() -> None:
 
 @pytest.mark.parametrize(("seeded", "live"), SAME_RESULT_PAIRS)
 def test_replay_pairs_expect_the_same_result(seeded: str, live: str) -> None:
-    by_description = {c.description: c for c in _corpus()}
+    by_description = {c.description: c for c in _revision_corpus(REVISIONS[0])}
     assert by_description[seeded].expect == by_description[live].expect
 
 
 @pytest.mark.parametrize(("packed", "plain"), SAME_EVENTS_PAIRS)
 def test_reading_pairs_expect_the_same_events(packed: str, plain: str) -> None:
-    by_description = {c.description: c for c in _corpus()}
+    by_description = {c.description: c for c in _revision_corpus(REVISIONS[0])}
     a, b = by_description[packed].expect["result"], by_description[plain].expect["result"]
     assert (a["header"], a["events"]) == (b["header"], b["events"])
 
 
+@pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("area", sorted(name.removesuffix(".json") for name in _files()))
-def test_the_reference_passes_every_vector_in_process(area: str) -> None:
-    cases = [c for c in _corpus() if c.area == area]
-    run = run_cases(cases, InProcessConnection)
+def test_the_reference_passes_every_vector_in_process(area: str, revision: str) -> None:
+    """Every case of every revision, the reference serving that revision."""
+    cases = [c for c in _revision_corpus(revision) if c.area == area]
+    run = run_cases(cases, lambda: InProcessConnection(revision=revision))
     failing = [f"{r.case.id} {r.case.description}: {r.outcome}: {r.message}" for r in run.results if r.outcome != "passed"]
     assert failing == []
     assert len(run.results) == len(cases)

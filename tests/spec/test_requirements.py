@@ -33,7 +33,7 @@ EXPECTED_COUNTS: dict[str, int] = {
     "JSONL": 12,
     "INV": 13,
 }
-EXPECTED_DECISIONS = 17
+EXPECTED_DECISIONS = 18
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 # A rule id mentioned in prose, e.g. "SURF-5" or the ends of "SEED-5…SEED-7".
 MENTION_RE = re.compile(r"\b(" + "|".join(EXPECTED_COUNTS) + r"|DEC)-([0-9]+)\b")
@@ -122,7 +122,7 @@ def test_ids_contiguous_and_in_spec_order(doc: dict[str, Any], reqs: list[dict[s
     assert [r["id"] for r in reqs] == expected
 
 
-def test_decisions_are_dec_1_to_17(doc: dict[str, Any]) -> None:
+def test_decisions_are_dec_1_to_18(doc: dict[str, Any]) -> None:
     assert [d["id"] for d in doc["decisions"]] == [f"DEC-{n}" for n in range(1, EXPECTED_DECISIONS + 1)]
 
 

@@ -192,7 +192,8 @@ class Checker:
         if line is None:
             return
         if self.schemas is not None and not self.schemas.header.is_valid(line):
-            self._schema_findings(log, self.schemas.header, line, 1, None, "", "storage/jsonl-header.json")
+            # registered like an event's, so a JSONL_BAD_HEADER about the same member explains it (dropped)
+            self._schema_findings(log, self.schemas.header, line, 1, None, "", "storage/jsonl-header.json", line)
         if not log.header_ok:
             return
         if line.get("version") != _FORMAT_VERSION:

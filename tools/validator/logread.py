@@ -206,26 +206,29 @@ def _has_long_digit_run(raw: bytes) -> bool:
     return b"0" * 16 in raw.translate(_DIGITS)
 
 
-def header_problem(value: Any) -> str | None:
-    """Why a parsed first line is not a JSONL header line (JSONL-2), or None."""
+def header_problem(value: Any) -> tuple[str, str] | None:
+    """Why a parsed first line is not a JSONL header line (JSONL-2), with the JSON pointer of the member at fault, or None.
+
+    The pointer lets the validator drop the header's schema finding about the same member (one defect, one finding).
+    """
     if not isinstance(value, dict):
-        return f"the first line is a JSON {type(value).__name__}, not a session header object"
+        return f"the first line is a JSON {type(value).__name__}, not a session header object", ""
     if value.get("type") != _HEADER_TYPE:
         kind = value.get("type")
         if isinstance(kind, str) and "seq" in value:
-            return f"the first line is a {kind!r} event: the session header line is missing"
-        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}"
+            return f"the first line is a {kind!r} event: the session header line is missing", ""
+        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type"
     version = value.get("version")
     if type(version) not in (int, float):
-        return "header line: version must be a number"
+        return "header line: version must be a number", "/version"
     if type(value.get("id")) is not str:
-        return "header line: id must be a string"
+        return "header line: id must be a string", "/id"
     if not _is_safe_nonneg(value.get("createdAt")):
-        return "header line: createdAt must be a non-negative safe integer"
+        return "header line: createdAt must be a non-negative safe integer", "/createdAt"
     if "delegationDepth" not in value:
-        return "header line: delegationDepth is missing (always written, required on read)"
+        return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
     if not _is_safe_nonneg(value.get("delegationDepth")):
-        return "header line: delegationDepth must be a non-negative safe integer"
+        return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
     return None
 
 
@@ -356,7 +359,7 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
             log.header_line = header
             log.header_ok = True
         else:
-            log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", problem, line=1))
+            log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
             if isinstance(header, dict) and header.get("type") == _HEADER_TYPE:
                 log.header_line = header
             elif isinstance(header, dict) and "seq" in header:
