@@ -93,7 +93,7 @@ def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO) -> str:
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
     from sessionspec.validator.detect import detect_revision
 
-    if args.revision is not None:
+    if getattr(args, "revision", None) is not None:
         try:
             return resolve_revision(args.revision).id
         except UnknownRevision as error:
@@ -140,14 +140,14 @@ def _out_arg(parser: argparse.ArgumentParser) -> None:
                         help="where to write: a regular file, never the input ('-' = stdout)")
 
 
-def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str) -> None:
+def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str, revision: str | None = None) -> None:
     """Write OUT atomically, or to stdout for '-'; the one-line summary goes where the log does not.
 
     A rewritten log is written only if a loader accepts it (what `validate --level load` checks):
     a command that exits 0 promises a loadable log, so it refuses, saying what remains wrong.
     """
     result = load_log(content, "<stdout>" if path == "-" else path)
-    Checker("load").check(result)
+    Checker("load", None, revision).check(result)
     errors = [f for f in result.findings if f.severity == ERROR]
     if errors:
         shown = "\n  ".join(format_text(f) for f in errors[:5]) + (
@@ -252,7 +252,7 @@ class Repair:
         content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
         cut = artifact.size - artifact.truncate_offset
         _write_output(args.output, content, out, err, f"{len(artifact.events)} events kept, {cut} torn byte(s) cut, "
-                      f"{len(closers)} closer(s) appended")
+                      f"{len(closers)} closer(s) appended", revision)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
@@ -271,7 +271,7 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
     body = encode_records(events, pack=pack)
     content = (json_text.dumps(header_line(header_from_line(header))).encode("utf-8") + b"\n" if header else b"") + body
     records = body.count(b"\n")
-    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records")
+    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", _revision(args, log, err))
     return 0
 
 

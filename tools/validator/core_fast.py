@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = '8557ff86eed9cbab0b8150de85e5248ddac7473e44d51f15c0bfa2e5fc43aa62'
+FINGERPRINT = 'a39e1fa365fa039a5b192268f0f1afc8893ea8567a1c0ed3ce9193ad81bb84f7'
 
 _event_c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _event_c2 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
