@@ -250,13 +250,22 @@ def _load_corpus(directory: Path | None, known_requirements: Iterable[str] | Non
     return cases
 
 
+# A capability exists at a revision only while the rule family it implements does.
+_CAPABILITY_RULES = {"out-of-band": "OOB-1", "oob-admission": "OOB-1", "find-last-message-turn-end": "FIND-1"}
+
+
 def for_revision(cases: Sequence[Case], revision: str | None = None) -> list[Case]:
-    """The cases of one format revision (default: the pinned one); unknown ids raise `UnknownRevision`."""
+    """The cases of one format revision (default: the pinned one); unknown ids raise `UnknownRevision`.
+
+    A case applies when it names the revision, or names none and the revision has all its
+    requirements and every capability it needs (out-of-band appends, for one, are retired later).
+    """
     from sessionspec.spec import load_spec
 
     spec = load_spec(revision=revision)
     ids = frozenset(spec.requirements)
-    return [c for c in cases if c.applies_to(spec.revision.id, ids)]
+    absent = {cap for cap, rule in _CAPABILITY_RULES.items() if rule not in ids}
+    return [c for c in cases if c.applies_to(spec.revision.id, ids) and (c.revisions or not c.needs & absent)]
 
 
 def select(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:
