@@ -42,7 +42,6 @@ ALLOWED: dict[str, set[str]] = {
         'uses mod._DELTA_TYPE',
         'uses mod._is_absolute',
         'uses repair._REPAIR',
-        'uses surface._rest_without_content',
     },
 }
 

@@ -171,6 +171,7 @@ class Checker:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.rules = rules_for(revision)
+        self._schema_targets: list[tuple[Finding, dict[str, Any], str, tuple[str, ...]]] = []
         self.level = level
         self.schemas = schemas if level != "load" else None
         self.suppressed = 0
