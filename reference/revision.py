@@ -285,7 +285,7 @@ class Rules:
         """Whether the relational checker wants ``event_type`` inside a turn (INV-10, non-core branch)."""
         if isinstance(event_type, str) and event_type in self.known_types:
             return event_type in self.turn_types
-        return self.unknown_needs_turn
+        return bool(self.unknown_needs_turn)
 
     def __repr__(self) -> str:
         return f"Rules({self.id!r})"

@@ -176,7 +176,7 @@ def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDi
         if problem is not None:
             raise _seed_error(index, f"is a request/header that {problem}", "SEED_REQUEST_HEADER_CONFIG", "SEED-5", seq)
     else:
-        message_problem = rules.messages.seed_problem(etype, data)
+        message_problem = rules.messages.seed_problem(str(etype), data)  # a str: the envelope check passed
         if message_problem is not None:
             text, code, requirement = message_problem
             raise _seed_error(index, text, code, requirement, seq)
@@ -207,7 +207,8 @@ def _request_header_problem(data: Any, rules: Rules) -> str | None:
     markers = rules.adapter_default_markers
     if not markers:
         return None
-    assert isinstance(config, dict) and isinstance(header, dict)
+    assert isinstance(config, dict)
+    assert isinstance(header, dict)
     effort = config.get("reasoningEffort", _ABSENT)
     if effort is not _ABSENT and (type(effort) is not str or effort == ""):
         return "has an invalid reasoningEffort"
@@ -336,11 +337,11 @@ class Session:
         "__weakref__",
         "_entry",
         "_events",
+        "_first_live_seq",
         "_header",
         "_log",
         "_messages",
         "_request_header",
-        "_first_live_seq",
         "_rules",
         "_surface",
     )

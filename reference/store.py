@@ -39,8 +39,8 @@ from sessionspec.spec import FORMAT, SURFACE_TYPES
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 
 from .json_value import FrozenDict, is_nonneg_safe_int
-from .session import Session, now_ms
 from .revision import rules_for
+from .session import Session, now_ms
 from .surface import SurfacePlan
 
 __all__ = ["LISTENER_NAMES", "Scope", "SessionStore", "default_out_of_band_types"]

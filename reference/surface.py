@@ -134,12 +134,12 @@ class SurfaceState:
         "_lookup",
         "_next",
         "_nodes_cache",
+        "_rewrite_key",
         "_seq_slot",
         "_slot_seq",
+        "_types",
         "_version",
         "_view",
-        "_types",
-        "_rewrite_key",
     )
 
     def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None, revision: Any = None) -> None:

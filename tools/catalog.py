@@ -82,7 +82,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from sessionspec.spec import load_spec
     from sessionspec.spec.errors import SessionSpecError
-
     from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions, resolve_revision
 
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from sessionspec.conformance import cases as cases_mod
 from sessionspec.conformance.expectations import ExpectationsError, load_expectations
@@ -62,6 +62,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vectors", metavar="DIR", type=Path, help="read vectors from DIR instead of the packaged corpus")
     parser.add_argument("--revision", metavar="R",
                         help="format revision to check (id or npm release); default: the one the adapter declares")
+
+
+def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_mod.Case],
+                    err: TextIO) -> tuple[Any, list[cases_mod.Case]] | None:
+    """The revision to check (--revision, else the adapter's declaration) and its selected cases; None after
+    reporting an unknown revision or an empty selection (exit 2)."""
+    from sessionspec.spec.revisions import UnknownRevision, resolve_revision
+
+    try:
+        revision = resolve_revision(args.revision if args.revision is not None else declared)
+    except UnknownRevision as exc:
+        err.write(f"sessionspec conformance: the adapter declares spec revision {declared!r}, which this suite "
+                  f"does not describe: {exc.message}\n")
+        return None
+    try:
+        selected = cases_mod.select(cases_mod.for_revision(corpus, revision.id), args.only)
+    except ValueError as exc:
+        err.write(f"sessionspec conformance: {exc}\n")
+        return None
+    if not selected:
+        where = args.vectors or "the packaged corpus"
+        err.write(f"sessionspec conformance: no case to run: {where} holds no case of revision {revision.id}\n")
+        return None
+    return revision, selected
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -106,25 +130,11 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except StartupFailed as exc:
         err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
         return 2
-    declared = first.info.get("specRevision")
-    try:
-        revision = resolve_revision(args.revision if args.revision is not None else declared)
-    except UnknownRevision as exc:
+    chosen = _revision_cases(args, first.info.get("specRevision"), corpus, err)
+    if chosen is None:
         first.close()
-        err.write(f"sessionspec conformance: the adapter declares spec revision {declared!r}, which this suite "
-                  f"does not describe: {exc.message}\n")
         return 2
-    try:
-        selected = cases_mod.select(cases_mod.for_revision(corpus, revision.id), args.only)
-    except ValueError as exc:
-        first.close()
-        err.write(f"sessionspec conformance: {exc}\n")
-        return 2
-    if not selected:
-        first.close()
-        where = args.vectors or "the packaged corpus"
-        err.write(f"sessionspec conformance: no case to run: {where} holds no case of revision {revision.id}\n")
-        return 2
+    revision, selected = chosen
     bar = Progress.for_stream(err)
     bar.start("conformance", len(selected))
     try:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from cli_helpers import HEADER, cli, jsonl, turn_events
-
+from cli_helpers import cli, jsonl, turn_events
 from sessionspec.reference import json_text
 from sessionspec.reference.session import Session
 

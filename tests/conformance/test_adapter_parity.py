@@ -3,17 +3,16 @@ identical replies: the in-process fast path takes no serialisation shortcut."""
 
 from __future__ import annotations
 
-from conformance_fakes import REFERENCE_CMD
-from sessionspec.conformance import wire
 import shlex
 
 import pytest
-
+from conformance_fakes import REFERENCE_CMD
+from sessionspec.conformance import wire
 from sessionspec.conformance.cases import for_revision, load_corpus
-from sessionspec.spec.revisions import known_revisions
 from sessionspec.conformance.compare import normalise_reply
 from sessionspec.conformance.harness import InProcessConnection, connector_for
 from sessionspec.conformance.runner import run_cases, start_implementation
+from sessionspec.spec.revisions import known_revisions
 
 
 def _replies(connect):

@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from sessionspec.conformance import compat
 
 NODE, NPM = shutil.which("node"), shutil.which("npm")

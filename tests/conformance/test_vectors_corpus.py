@@ -14,7 +14,6 @@ the ones spec/requirements.json classifies (``observability``), so
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -26,14 +25,13 @@ import pytest
 from jsonschema import Draft202012Validator
 from sessionspec import cli
 from sessionspec.conformance import protocol, wire
-from sessionspec.conformance.cases import Case, case_id, load_corpus
-from sessionspec.conformance.cases import for_revision
+from sessionspec.conformance.cases import Case, case_id, for_revision, load_corpus
 from sessionspec.conformance.coverage import load_requirements
-from sessionspec.spec import load_spec
-from sessionspec.spec.revisions import known_revisions
 from sessionspec.conformance.fuzz import property_coverage
 from sessionspec.conformance.harness import InProcessConnection
 from sessionspec.conformance.runner import run_cases
+from sessionspec.spec import load_spec
+from sessionspec.spec.revisions import known_revisions
 
 MAX_SAFE = 2**53 - 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from sessionspec.reference import derive_event_message, fold_surface, interrupted_turn_closers
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.request_header import canonical_header, header_equals

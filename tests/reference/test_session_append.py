@@ -544,7 +544,6 @@ def test_every_code_raised_by_these_modules_is_listed_in_errors_json() -> None:
     from pathlib import Path
 
     import sessionspec.reference as ref
-
     from sessionspec.spec import load_spec
     from sessionspec.spec.revisions import known_revisions
 

@@ -27,6 +27,7 @@ from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import header_from_line
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.request_header import is_rejected_reason
+from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.session import (
     SEED_DATA_RULE_TYPES,
     check_seed_entry,
@@ -34,7 +35,6 @@ from sessionspec.reference.session import (
     is_event_envelope,
     validate_header,
 )
-from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
@@ -178,7 +178,7 @@ class Checker:
 
     def check(self, log: LoadedLog, progress: Callable[[int], None] | None = None) -> None:
         self.suppressed = 0
-        self._schema_targets: list[tuple[Finding, dict[str, Any], str, tuple[str, ...]]] = []
+        self._schema_targets = []
         if log.kind == "jsonl":
             self.check_header(log)
         self._check_events(log, progress)
