@@ -40,6 +40,7 @@ __all__ = [
     "Artifact",
     "LoadedArtifact",
     "append_batch",
+    "check_loadable",
     "encode_path_segment",
     "encode_records",
     "header_from_line",
@@ -376,7 +377,20 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
     """
     artifact = read_artifact(path)
     where = os.fspath(path)
-    header = artifact.header
+    check_loadable(artifact.header, artifact.events, session_id, where)
+    closers = list(interrupted_turn_closers(artifact.events))
+    truncated = artifact.size - artifact.truncate_offset
+    if durable and (artifact.torn or closers):
+        append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
+    balanced = [*artifact.events, *closers]
+    session = Session(session_id, balanced, artifact.header)
+    return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
+
+
+def check_loadable(
+    header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], session_id: str, where: str | None
+) -> None:
+    """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12)."""
     if header["id"] != session_id:
         raise JsonlError(
             f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
@@ -387,14 +401,7 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
             f"unsupported session format version {header['version']!r} (only {_FORMAT_VERSION} is supported)",
             "JSONL_VERSION", requirement="JSONL-12", path=where,
         )
-    _legacy_rejection(artifact.events, session_id, where)
-    closers = list(interrupted_turn_closers(artifact.events))
-    truncated = artifact.size - artifact.truncate_offset
-    if durable and (artifact.torn or closers):
-        append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
-    balanced = [*artifact.events, *closers]
-    session = Session(session_id, balanced, header)
-    return LoadedArtifact(session, header, balanced, closers, truncated)
+    _legacy_rejection(events, session_id, where)
 
 
 def live_snapshot(session: Session) -> list[Any]:

@@ -129,3 +129,21 @@ class InvariantError(SessionSpecError, ValueError):
     """The optional relational checker rejects an event (INV-*)."""
 
     default_code = "INVARIANT_VIOLATION"
+
+
+class CompressedArtifactError(JsonlError):
+    """A zstd-framed JSONL artifact cannot be read (ZSTD-*): invalid framing, a corrupt or oversized frame."""
+
+    default_code = "ZSTD_FRAME_CORRUPT"
+
+
+class SqliteStoreError(SessionSpecError, ValueError):
+    """A SQLite session store cannot be opened, read or written (SQLITE-*)."""
+
+    default_code = "SQLITE_CORRUPT"
+
+
+class PersistenceError(SessionSpecError, ValueError):
+    """A persistence backend rejects an operation of the backend contract (PERSIST-*)."""
+
+    default_code = "PERSIST_SEQ_GAP"

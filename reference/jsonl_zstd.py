@@ -1,0 +1,258 @@
+"""The zstd-framed JSONL artifact, upstream's default storage form (ZSTD-1 … ZSTD-7).
+
+``session.jsonl.zstd`` holds the same logical JSONL as ``session.jsonl``
+(``jsonl``), cut into independent checksummed frames: the first frame holds
+only the header line, and every durable append batch adds one frame. So a
+crash can only tear the *last* frame. Reading follows the upstream rules:
+
+* every complete frame must decode and pass its checksum, the first must be
+  exactly one header line, and the complete frames together must be a clean
+  log (no fragment, hole or seq gap anywhere in them) — else the log is
+  rejected;
+* a structurally incomplete final frame is a torn tail: whatever complete
+  records it still yields are kept, and the load path cuts the file at the
+  frame's start and re-appends those records, together with the repair
+  closers, as one new frame.
+
+Decompression is bounded (``zstd_frames.plaintext_budget``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .atomic import write_atomic
+from .errors import CompressedArtifactError, JsonlError
+from .jsonl import (
+    Artifact,
+    LoadedArtifact,
+    check_loadable,
+    encode_records,
+    header_line,
+    parse_header_line,
+    read_artifact,
+)
+from . import json_text
+from .repair import interrupted_turn_closers
+from .session import Session
+from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
+
+__all__ = [
+    "CompressedArtifact",
+    "append_compressed_batch",
+    "decode_frames",
+    "DecodedFrames",
+    "load_compressed_artifact",
+    "read_compressed_artifact",
+    "read_compressed_header",
+    "write_compressed_artifact",
+]
+
+Source = bytes | bytearray | memoryview | str | os.PathLike[str]
+
+
+def _read(source: Source) -> tuple[bytes, str | None]:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), None
+    path = os.fspath(source)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), path
+    except OSError as error:
+        raise JsonlError(f"cannot read {path}: {error.strerror or error}", "JSONL_NO_HEADER",
+                         requirement="JSONL-2", path=path, cause=error) from error
+
+
+@dataclass(frozen=True)
+class DecodedFrames:
+    """The plaintext of an artifact's frames, before any JSONL parsing.
+
+    ``plaintexts`` has one entry per complete frame; ``torn_plaintext`` is
+    what the torn final frame still yields (``None`` when no frame is torn).
+    """
+
+    frames: list[tuple[int, int]]
+    plaintexts: list[bytes]
+    torn_start: int | None
+    torn_plaintext: bytes | None
+    size: int
+
+    def line_starts(self) -> list[int]:
+        """The logical file line (1-based) each frame starts at; the torn frame last, if any."""
+        starts, line = [], 1
+        for text in [*self.plaintexts, *([self.torn_plaintext] if self.torn_plaintext is not None else [])]:
+            starts.append(line)
+            line += text.count(b"\n")
+        return starts
+
+    def frame_of_line(self, line: int) -> int:
+        """The 0-based index of the frame holding logical line ``line``."""
+        index = 0
+        for i, start in enumerate(self.line_starts()):
+            if start <= line:
+                index = i
+        return index
+
+
+def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = None) -> DecodedFrames:
+    """Scan and decode every frame (ZSTD-2 … ZSTD-4); the torn frame's decoding failures are tolerated."""
+    left = plaintext_budget(len(data)) if budget is None else budget
+    scan = scan_frames(data)
+    view = memoryview(data)
+    plaintexts: list[bytes] = []
+    for index, (start, end) in enumerate(scan.frames):
+        try:
+            text = decompress(view[start:end], left)
+        except CompressedArtifactError as error:
+            error.message = f"frame {index} (bytes {start}-{end}): {error.message}"
+            error.args = (error.message,)
+            error.path = path
+            raise
+        left -= len(text)
+        plaintexts.append(text)
+    torn = None
+    if scan.torn_start is not None:
+        torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
+    return DecodedFrames(scan.frames, plaintexts, scan.torn_start, torn, len(data))
+
+
+@dataclass(frozen=True)
+class CompressedArtifact:
+    """What a reader recovers from a compressed artifact.
+
+    ``events`` are the complete frames' events followed by the ``recovered``
+    complete events of a torn final frame. ``logical`` is the parse of the
+    complete frames' plaintext (the same ``Artifact`` the raw reader makes).
+    """
+
+    header: dict[str, Any]
+    events: list[dict[str, Any]]
+    recovered: list[dict[str, Any]]
+    decoded: DecodedFrames
+    logical: Artifact
+
+    @property
+    def torn(self) -> bool:
+        return self.decoded.torn_start is not None
+
+    @property
+    def size(self) -> int:
+        return self.decoded.size
+
+
+def _check_header_frame(first: bytes, path: str | None) -> None:
+    if not first or first.find(b"\n") != len(first) - 1:
+        raise CompressedArtifactError(
+            "corrupt zstd session log: the first frame is not exactly one header line",
+            "ZSTD_HEADER_FRAME", requirement="ZSTD-5", path=path,
+        )
+
+
+def read_compressed_artifact(source: Source, *, budget: int | None = None) -> CompressedArtifact:
+    """Parse a compressed artifact into its header and preserved events (ZSTD-2 … ZSTD-6)."""
+    data, path = _read(source)
+    decoded = decode_frames(data, budget=budget, path=path)
+    if not decoded.plaintexts:
+        raise JsonlError("empty or header-less zstd session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
+    _check_header_frame(decoded.plaintexts[0], path)
+    complete = b"".join(decoded.plaintexts)
+    logical = read_artifact(complete)
+    if logical.truncate_offset != len(complete):
+        line = logical.stopped_at_line or complete.count(b"\n") + 1
+        raise CompressedArtifactError(
+            f"corrupt zstd session log: complete frame {decoded.frame_of_line(line)} holds a torn or "
+            f"unreadable record at logical line {line}",
+            "ZSTD_TORN_RECORD", requirement="ZSTD-6", path=path,
+        )
+    recovered: list[dict[str, Any]] = []
+    if decoded.torn_plaintext:
+        recovered = read_artifact(complete + decoded.torn_plaintext).events[len(logical.events) :]
+    return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
+
+
+def read_compressed_header(source: Source) -> dict[str, Any] | None:
+    """The header of the first frame only, or ``None`` when it is missing or malformed (listing)."""
+    data, _ = _read(source)
+    try:
+        scan = scan_frames(data, max_frames=1)
+        if not scan.frames:
+            return None
+        start, end = scan.frames[0]
+        first = decompress(memoryview(data)[start:end], plaintext_budget(end - start))
+    except CompressedArtifactError:
+        return None
+    if not first or first.find(b"\n") != len(first) - 1:
+        return None
+    return parse_header_line(first[:-1])
+
+
+def _frame(events: Iterable[Mapping[str, Any]], pack: bool) -> bytes:
+    payload = encode_records(events, pack)
+    return compress_frame(payload) if payload else b""
+
+
+def write_compressed_artifact(
+    path: str | os.PathLike[str],
+    header: Mapping[str, Any],
+    events: Iterable[Mapping[str, Any]] = (),
+    pack: bool = True,
+) -> None:
+    """Write a whole artifact atomically: the header frame, then one frame for ``events`` (ZSTD-1)."""
+    head = compress_frame(json_text.dumps_bytes(header_line(header)) + b"\n")
+    write_atomic(path, head + _frame(events, pack))
+
+
+def append_compressed_batch(
+    path: str | os.PathLike[str],
+    events: Iterable[Mapping[str, Any]],
+    *,
+    truncate_to: int | None = None,
+    pack: bool = True,
+) -> None:
+    """Durably append one batch as one frame, first cutting a torn frame at ``truncate_to`` (ZSTD-1, ZSTD-7).
+
+    A failed write or sync restores the previous length, so a retried batch
+    never duplicates seqs.
+    """
+    frame = _frame(events, pack)
+    with open(path, "r+b") as handle:
+        if truncate_to is not None:
+            handle.truncate(truncate_to)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not frame:
+            return
+        before = handle.seek(0, os.SEEK_END)
+        try:
+            handle.write(frame)
+            handle.flush()
+            os.fsync(handle.fileno())
+        except BaseException:
+            handle.truncate(before)
+            raise
+
+
+def load_compressed_artifact(
+    path: str | os.PathLike[str], session_id: str, *, durable: bool = True, budget: int | None = None
+) -> LoadedArtifact:
+    """The load path for the compressed form (JSONL-12, ZSTD-7).
+
+    The same identity, version and legacy checks as the raw form; then, when
+    ``durable``, the torn frame is cut off and its recovered records are
+    written back with the closers as one frame.
+    """
+    artifact = read_compressed_artifact(path, budget=budget)
+    where = os.fspath(path)
+    check_loadable(artifact.header, artifact.events, session_id, where)
+    closers = list(interrupted_turn_closers(artifact.events))
+    torn_start = artifact.decoded.torn_start
+    if durable and (torn_start is not None or closers):
+        append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,
+                                truncate_to=torn_start)
+    balanced = [*artifact.events, *closers]
+    session = Session(session_id, balanced, artifact.header)
+    truncated = 0 if torn_start is None else artifact.size - torn_start
+    return LoadedArtifact(session, artifact.header, balanced, closers, truncated)

@@ -1,0 +1,176 @@
+"""Zstandard frames as a container: structural scan, checksummed encode, bounded decode (ZSTD-*).
+
+The compressed artifact is a plain concatenation of independent zstd frames
+(RFC 8878). Finding where each frame ends needs no decompression: the frame
+header says how many header bytes follow, every block header says how many
+payload bytes follow and whether it is the last block, and a checksum flag
+adds four trailing bytes. :func:`scan_frames` walks that structure; running
+out of bytes inside the final frame is a *torn* frame (a crash mid-append),
+while a wrong magic number or a reserved bit or block type is invalid
+structure. The codec itself is the maintained ``zstandard`` binding.
+
+Decoding is bounded: :func:`decompress` stops with ``ZSTD_TOO_LARGE`` as soon
+as the plaintext would pass the caller's budget, so a frame that expands to
+gigabytes costs at most the budget in memory, never more.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import zstandard
+
+from sessionspec.spec import constants
+
+from .errors import CompressedArtifactError
+
+__all__ = [
+    "MAGIC",
+    "FrameScan",
+    "compress_frame",
+    "decompress",
+    "is_zstd",
+    "plaintext_budget",
+    "scan_frames",
+]
+
+_ZSTD = constants()["zstd"]
+MAGIC = bytes.fromhex(_ZSTD["magic"])  # 0xFD2FB528, little-endian
+_CHUNK = 1 << 20
+#: the plaintext budget is at least this many bytes, or ratio x the compressed size
+BUDGET_FLOOR: int = _ZSTD["plaintextBudget"]["floorBytes"]
+BUDGET_RATIO: int = _ZSTD["plaintextBudget"]["ratio"]
+
+_COMPRESSOR = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True)
+_DECOMPRESSOR = zstandard.ZstdDecompressor()
+
+
+def is_zstd(prefix: bytes) -> bool:
+    """Whether bytes start like a zstd frame (content sniffing, not validation)."""
+    return prefix[:4] == MAGIC
+
+
+def plaintext_budget(compressed_size: int) -> int:
+    """The default bound on an artifact's total plaintext: memory linear in input size."""
+    return max(BUDGET_FLOOR, BUDGET_RATIO * compressed_size)
+
+
+def compress_frame(plaintext: bytes) -> bytes:
+    """One independent frame with a content checksum, at the library's default level (ZSTD-1)."""
+    return _COMPRESSOR.compress(plaintext)
+
+
+@dataclass(frozen=True)
+class FrameScan:
+    """Byte ranges ``(start, end)`` of the complete frames, and where a torn final frame starts."""
+
+    frames: list[tuple[int, int]]
+    torn_start: int | None = None
+
+
+def _invalid(message: str, offset: int) -> CompressedArtifactError:
+    return CompressedArtifactError(
+        f"corrupt zstd session log: {message} at byte {offset}", "ZSTD_FRAME_INVALID", requirement="ZSTD-2"
+    )
+
+
+def scan_frames(data: bytes | memoryview, max_frames: int | None = None) -> FrameScan:
+    """Locate complete frames without decoding them (ZSTD-2).
+
+    Raises ``ZSTD_FRAME_INVALID`` for structure no zstd writer produces (wrong
+    magic, reserved header bit, reserved block type); returns the start of
+    the final frame in ``torn_start`` when the data ends inside it. Stops
+    after ``max_frames`` complete frames when given (header-only readers).
+    """
+    view = memoryview(data)
+    size = len(view)
+    frames: list[tuple[int, int]] = []
+    offset = 0
+    while offset < size:
+        start = offset
+        if size - offset < 4:
+            if bytes(view[offset:]) != MAGIC[: size - offset]:
+                raise _invalid("invalid frame magic", offset)
+            return FrameScan(frames, start)
+        if bytes(view[offset : offset + 4]) != MAGIC:
+            raise _invalid("invalid frame magic", offset)
+        offset += 4
+        if offset == size:
+            return FrameScan(frames, start)
+        descriptor = view[offset]
+        if descriptor & 0x18:
+            raise _invalid("reserved frame-header bit", offset)
+        offset += 1
+        single_segment = bool(descriptor & 0x20)
+        fcs_flag = descriptor >> 6
+        dict_flag = descriptor & 0x03
+        header_rest = (
+            (0 if single_segment else 1)
+            + (4 if dict_flag == 3 else dict_flag)
+            + ((1 if single_segment else 0) if fcs_flag == 0 else 1 << fcs_flag)
+        )
+        if size - offset < header_rest:
+            return FrameScan(frames, start)
+        offset += header_rest
+        while True:
+            if size - offset < 3:
+                return FrameScan(frames, start)
+            block = view[offset] | (view[offset + 1] << 8) | (view[offset + 2] << 16)
+            block_type = (block >> 1) & 0x03
+            if block_type == 3:
+                raise _invalid("reserved block type", offset)
+            offset += 3
+            payload = 1 if block_type == 1 else block >> 3
+            if size - offset < payload:
+                return FrameScan(frames, start)
+            offset += payload
+            if block & 1:
+                break
+        if descriptor & 0x04:
+            if size - offset < 4:
+                return FrameScan(frames, start)
+            offset += 4
+        frames.append((start, offset))
+        if max_frames is not None and len(frames) >= max_frames:
+            break
+    return FrameScan(frames)
+
+
+def decompress(frame: bytes | memoryview, budget: int, *, tolerate_errors: bool = False) -> bytes:
+    """Decode one frame, checking its content checksum, within ``budget`` plaintext bytes (ZSTD-3, ZSTD-4).
+
+    A decoding or checksum failure raises ``ZSTD_FRAME_CORRUPT``; exceeding the
+    budget raises ``ZSTD_TOO_LARGE`` without holding more than the budget.
+    With ``tolerate_errors`` (a torn final frame) decoding failures return the
+    plaintext produced so far instead.
+    """
+    try:
+        declared = zstandard.frame_content_size(bytes(frame[:18]))
+    except zstandard.ZstdError:
+        declared = -1
+    if declared > budget:
+        raise CompressedArtifactError(
+            f"zstd frame declares {declared} plaintext bytes, more than the {budget}-byte budget",
+            "ZSTD_TOO_LARGE", requirement="ZSTD-4",
+        )
+    out = bytearray()
+    reader = _DECOMPRESSOR.stream_reader(io.BytesIO(frame), read_across_frames=False)
+    try:
+        while True:
+            chunk = reader.read(min(_CHUNK, budget - len(out) + 1))
+            if not chunk:
+                break
+            out += chunk
+            if len(out) > budget:
+                raise CompressedArtifactError(
+                    f"zstd frame decompresses past the {budget}-byte budget (a decompression bomb?)",
+                    "ZSTD_TOO_LARGE", requirement="ZSTD-4",
+                )
+    except zstandard.ZstdError as error:
+        if tolerate_errors:
+            return bytes(out)
+        raise CompressedArtifactError(
+            f"zstd frame failed validation: {error}", "ZSTD_FRAME_CORRUPT", requirement="ZSTD-3", cause=error
+        ) from error
+    return bytes(out)
