@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .atomic import write_atomic
-from .errors import CompressedArtifactError, JsonlError
+from sessionspec.spec.errors import CompressedArtifactError, JsonlError
 from .jsonl import (
     Artifact,
     LoadedArtifact,

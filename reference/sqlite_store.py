@@ -28,7 +28,7 @@ from urllib.parse import quote
 from sessionspec.spec import constants
 
 from . import json_text
-from .errors import PersistenceError, SessionSpecError, SqliteStoreError
+from sessionspec.spec.errors import PersistenceError, SessionSpecError, SqliteStoreError
 from .json_value import is_json_value, is_nonneg_safe_int
 from .jsonl import LoadedArtifact, check_loadable
 from .repair import interrupted_turn_closers

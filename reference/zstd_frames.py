@@ -23,7 +23,7 @@ import zstandard
 
 from sessionspec.spec import constants
 
-from .errors import CompressedArtifactError
+from sessionspec.spec.errors import CompressedArtifactError
 
 __all__ = [
     "MAGIC",
