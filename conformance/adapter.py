@@ -422,6 +422,41 @@ def _jsonl_path(args: Mapping[str, Any]) -> Any:
     return {"path": jsonl.session_log_path(args["root"], args.get("cwd"), args["id"], compression).as_posix()}
 
 
+def _zstd_read(args: Mapping[str, Any]) -> Any:
+    from sessionspec.reference.jsonl_zstd import read_compressed_artifact
+
+    artifact = read_compressed_artifact(_bytes(args["data"]), budget=args.get("budget"))
+    return {"header": artifact.header, "events": artifact.events, "frames": len(artifact.decoded.frames),
+            "torn": artifact.torn, "recovered": len(artifact.recovered)}
+
+
+def _sqlite_read(args: Mapping[str, Any]) -> Any:
+    import sqlite3
+
+    from sessionspec.reference.sqlite_store import SqliteStore
+
+    with tempfile.TemporaryDirectory(prefix="sessionspec-sqlite-") as tmp:
+        path = os.path.join(tmp, "sessions.db")
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            for statement in args["sql"]:
+                db.execute(statement)
+        finally:
+            db.close()
+        with SqliteStore.open(path) as store:
+            out: dict[str, Any] = {"sessions": store.list_sessions()}
+            if "id" in args:
+                stored = store.read_session(args["id"])
+                out["session"] = {"header": stored.header, "events": stored.events, "tornFrom": stored.torn_from}
+    return out
+
+
+def _persistence(args: Mapping[str, Any]) -> Any:
+    from .persistence_script import run_persistence
+
+    return run_persistence(args)
+
+
 HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
     "start": op_start,
     "stop": op_stop,
@@ -445,6 +480,9 @@ HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
     "jsonl-write": _events_op(_jsonl_write),
     "jsonl-path": _events_op(_jsonl_path),
     "invariants": _events_op(_invariants),
+    "persistence": _persistence,
+    "zstd-read": _events_op(_zstd_read),
+    "sqlite-read": _events_op(_sqlite_read),
 }
 
 

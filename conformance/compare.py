@@ -210,6 +210,40 @@ def _norm_jsonl_load(args: Mapping[str, Any], value: Any) -> Any:
     return _norm_jsonl_data(args, value)
 
 
+def _norm_persistence(args: Mapping[str, Any], value: Any) -> Any:
+    """Revision tokens become ``r0``, ``r1``… by first appearance (only their equality is
+    specified, PERSIST-8); a missing ``delegationDepth`` reads as 0 (HDR-12); rejection
+    messages are dropped, except that a ``PERSIST_DATA_NOT_JSON`` one is reduced to
+    whether it names the type of an event in the rejected batch (PERSIST-5)."""
+    if not isinstance(value, dict) or not isinstance(value.get("trace"), list):
+        return value
+    steps = args.get("steps") if isinstance(args.get("steps"), list) else []
+    tokens: dict[str, str] = {}
+    trace = []
+    for entry in value["trace"]:
+        if not isinstance(entry, dict):
+            trace.append(entry)
+            continue
+        entry = dict(entry)
+        ok = entry.get("ok")
+        if isinstance(ok, dict) and isinstance(ok.get("revision"), str):
+            entry["ok"] = {"revision": tokens.setdefault(ok["revision"], f"r{len(tokens)}")}
+        elif isinstance(ok, dict) and isinstance(ok.get("header"), dict) and "delegationDepth" not in ok["header"]:
+            entry["ok"] = {**ok, "header": {**ok["header"], "delegationDepth": 0}}
+        rejected = entry.get("rejected")
+        if isinstance(rejected, dict):
+            kept = {k: v for k, v in rejected.items() if k != "message"}
+            if rejected.get("code") == "PERSIST_DATA_NOT_JSON" and "namesType" not in rejected:
+                at = entry.get("at")
+                step = steps[int(at)] if isinstance(at, str) and at.isdigit() and int(at) < len(steps) else {}
+                types = {e.get("type") for e in step.get("events", []) if isinstance(e, dict)} - {None}
+                message = rejected.get("message")
+                kept["namesType"] = isinstance(message, str) and any(t in message for t in types)
+            entry["rejected"] = kept
+        trace.append(entry)
+    return {**value, "trace": trace}
+
+
 Normaliser = Callable[[Mapping[str, Any], Any], Any]
 
 NORMALISERS: Mapping[str, Normaliser] = {
@@ -220,6 +254,7 @@ NORMALISERS: Mapping[str, Normaliser] = {
     "store": _norm_store,
     "jsonl-write": _norm_jsonl_data,
     "jsonl-load": _norm_jsonl_load,
+    "persistence": _norm_persistence,
 }
 """Op -> normaliser, applied to results and to rejection ``state`` alike."""
 
@@ -427,7 +462,7 @@ def _describe_rejection(expected: Mapping[str, Any]) -> str:
     return "a rejection" + (f" ({', '.join(parts)})" if parts else "")
 
 
-_TRACE_OPS = frozenset({"store", "oob"})
+_TRACE_OPS = frozenset({"store", "oob", "persistence"})
 
 
 def _map_trace_codes(op: str, result: Any, code_map: Mapping[str, str] | None) -> Any:

@@ -631,6 +631,53 @@ def _jsonl12() -> None:
     jsonl._LEGACY_TYPES = [t for t in jsonl._LEGACY_TYPES if t != "mode/set"]
 
 
+@mutant("persist3-accepts-restated-seqs", "PERSIST-3", "lets an append batch start anywhere instead of at the stored length")
+def _persist3() -> None:
+    from sessionspec.reference import sqlite_store
+
+    patch_source(sqlite_store, "check_appendable", "if event.get(\"seq\") != expected or", "if offset and event.get(\"seq\") != expected or")
+    from sessionspec.reference import persistence
+
+    persistence.check_appendable = sqlite_store.check_appendable
+
+
+@mutant("persist5-skips-data-check", "PERSIST-5", "appends event data without checking it is lossless JSON")
+def _persist5() -> None:
+    from sessionspec.reference import persistence, sqlite_store
+
+    patch_source(sqlite_store, "check_appendable", "if not is_json_value(event.get(\"data\")):", "if False:")
+    persistence.check_appendable = sqlite_store.check_appendable
+
+
+@mutant("zstd3-tolerates-bad-checksums", "ZSTD-3", "treats a complete frame that fails its checksum like a torn one")
+def _zstd3() -> None:
+    from sessionspec.reference import jsonl_zstd
+
+    patch_source(jsonl_zstd, "decode_frames", "text = decompress(view[start:end], left)",
+                 "text = decompress(view[start:end], left, tolerate_errors=True)")
+
+
+@mutant("zstd7-drops-torn-frame-records", "ZSTD-7", "drops the complete records of a torn final frame")
+def _zstd7() -> None:
+    from sessionspec.reference import jsonl_zstd
+
+    patch_source(jsonl_zstd, "read_compressed_artifact", "if decoded.torn_plaintext:", "if False:")
+
+
+@mutant("sqlite1-accepts-foreign-databases", "SQLITE-1", "opens a database whatever its application id")
+def _sqlite1() -> None:
+    from sessionspec.reference import sqlite_store
+
+    patch_source(sqlite_store.SqliteStore, "_check_identity", "if app != APPLICATION_ID:", "if False:")
+
+
+@mutant("sqlite5-tolerates-committed-holes", "SQLITE-5", "ends the preserved prefix at a committed hole instead of rejecting")
+def _sqlite5() -> None:
+    from sessionspec.reference import sqlite_store
+
+    patch_source(sqlite_store.SqliteStore, "read_session", "if i <= last_end:", "if False:")
+
+
 @mutant("inv2-turn-number-unchecked", "INV-2", "lets a turn/start carry any turn number",
         session=("invariants",))
 def _inv2() -> None:

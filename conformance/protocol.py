@@ -67,6 +67,9 @@ CAPABILITIES: tuple[str, ...] = (
     "invariants",
     "scopes",
     "big-integers",
+    "persistence-jsonl",
+    "persistence-jsonl-zstd",
+    "persistence-sqlite",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
@@ -75,7 +78,9 @@ restricts admissible types at compile time only, so it cannot claim it.
 ``scopes`` is scope-filtered dispatch (STORE-16, a SHOULD for implementations
 that model owner scopes): ``scope`` on store-script ``on``/``enter`` steps.
 ``big-integers`` reads and writes integers a binary64 double cannot hold
-exactly (§9); a request holding one needs it (:func:`needs_big_integers`)."""
+exactly (§9); a request holding one needs it (:func:`needs_big_integers`).
+``persistence-<backend>`` is one storage backend of the ``persistence`` op
+(a case names its backend; the op itself needs no other capability)."""
 
 _MAX_SAFE = 2**53 - 1
 
@@ -137,6 +142,9 @@ OPS: Mapping[str, Op] = {
         Op("jsonl-write", "jsonl", "write a header and event batches as JSONL text"),
         Op("jsonl-path", "jsonl", "path encoding: session id segment, project key, log path"),
         Op("invariants", "invariants", "relational invariant check of an event list (first violation)"),
+        Op("persistence", None, "run a persistence scenario on one fresh storage backend; report a trace"),
+        Op("zstd-read", "persistence-jsonl-zstd", "read a zstd-framed artifact: header, events, frames, torn frame"),
+        Op("sqlite-read", "persistence-sqlite", "build a database from SQL, open it as a session store, read it"),
     )
 }
 

@@ -336,6 +336,13 @@ class SqliteStore:
             for e in events
         ])
 
+    def insert_raw_row(self, session_id: str, seq: int, event_type: str, data_text: str) -> None:
+        """Store one event row verbatim and unchecked: how tests leave the damage a crash or a bug leaves."""
+        self._require_writable()
+        self._transaction()
+        self._db.execute(_INSERT_EVENT, (session_id, seq, event_type, 0, data_text, None, None))
+        self._db.execute("COMMIT")
+
     def load(self, session_id: str, *, durable: bool = True) -> LoadedArtifact:
         """The load path (JSONL-12, SQLITE-7): checks, then crash repair in one transaction.
 

@@ -34,7 +34,8 @@ def test_the_catalogue_breaks_at_least_25_different_rules_across_the_families():
     assert set(rules) <= set(load_spec().requirements)
     assert len({m.family for m in catalogue}) >= 14
     for m in catalogue:
-        assert m.probe and set(m.probe) <= set(machines.MACHINES), m.name
+        # storage backends have no state machine: their mutants are caught by vectors alone
+        assert (m.probe or m.family in ("PERSIST", "ZSTD", "SQLITE")) and set(m.probe) <= set(machines.MACHINES), m.name
         assert m.description and m.name.startswith(m.rule.lower().replace("-", "")), m.name
 
 

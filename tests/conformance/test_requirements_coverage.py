@@ -41,6 +41,7 @@ PINNED: dict[str, str] = {
     "SURF-15": "api",  # a predicate no operation exposes
     "DERIVE-7": "api",  # freshness and immutability of message lists
     "FORK-7": "unreachable",  # seq == index holds for every live session
+    "SQLITE-8": "api",  # read-only handles and lock timeouts: no request carries a database handle
 }
 
 REFERENCE_TESTS = Path(__file__).resolve().parents[1] / "reference"

@@ -59,6 +59,9 @@ UNREACHABLE_CODES: dict[tuple[str, str], str] = {
     ("SEED-16", "INV_SEQ_NOT_INCREASING"): "seed seqs are contiguous (SEED-9), so the replayed checker never sees a decrease",
     ("FORK-7", "INVALID_BOUNDARY"): NOT_PROTOCOL_OBSERVABLE["FORK-7"],
     ("JSONL-12", "JSONL_OPEN_TURN"): "jsonl-load has no live session whose turn could be open",
+    ("SQLITE-1", "SQLITE_NOT_DATABASE"): "sqlite-read builds its file with SQL, so it is always a database; "
+                                         "other files are checked in tests/reference and tests/cli",
+    **{("SQLITE-8", code): NOT_PROTOCOL_OBSERVABLE["SQLITE-8"] for code in ("SQLITE_READ_ONLY", "SQLITE_LOCKED")},
 }
 
 # Cases holding an integral float on purpose: the expected reply is the same
@@ -131,7 +134,7 @@ def _rejection_codes(case: Case) -> set[str]:
     rejected = case.expect.get("rejected")
     if rejected is not None:
         return {rejected["code"]} if "code" in rejected else set()
-    if case.op == "store":
+    if case.op in ("store", "persistence"):
         return {t["rejected"]["code"] for t in case.expect["result"]["trace"] if "rejected" in t}
     return set()
 
@@ -200,6 +203,8 @@ def _needed_capability(case: Case) -> str:
         assert len(extra) <= 1, f"{case.source}: a case can declare one extra capability"
         if extra:
             return extra.pop()
+    if case.op == "persistence":
+        return f"persistence-{case.args['backend']}"
     return protocol.OPS[case.op].capability or "load"
 
 

@@ -90,7 +90,26 @@ const CAPABILITIES = [
 
 /** Operations the package cannot serve, with the reason reported in a `skipped` reply. */
 const NO_JSONL = 'the JSONL format is not part of dsh-session: it lives in @deepseek-ai/dsh-session-persistence-jsonl, which has no 0.1.1-rc.2 release'
+/**
+ * The persistence backends (`persistence-*` capabilities). The only published backend package,
+ * @deepseek-ai/dsh-session-persistence-jsonl 0.1.0-rc.8, imports the zstd functions of node:zlib
+ * statically, so it cannot even be loaded where node:zlib has no zstd (added in Node 22.15 / 23.8),
+ * not even for `compression: 'none'`; its peer range (^0.1.0-rc.8) also excludes the dsh-session
+ * 0.1.1-rc.2 this adapter drives. The SQLite backend is unpublished and needs node:sqlite
+ * (unflagged from Node 22.13). None is claimed, and every persistence case is skipped with the reason.
+ */
+const HAS_ZSTD = typeof (await import('node:zlib')).zstdCompress === 'function'
+const HAS_SQLITE = await import('node:sqlite').then(() => true, () => false)
+const NO_PERSISTENCE = [
+  `the persistence backends are not claimed on Node ${process.version}:`,
+  '@deepseek-ai/dsh-session-persistence-jsonl 0.1.0-rc.8 (the only release) loads only where node:zlib has zstd',
+  `(Node >= 22.15; here: ${HAS_ZSTD ? 'present' : 'absent'}) and peers on dsh-session ^0.1.0-rc.8, not 0.1.1-rc.2;`,
+  `the SQLite backend is unpublished and needs node:sqlite (Node >= 22.13; here: ${HAS_SQLITE ? 'present' : 'absent'})`,
+].join(' ')
 const UNSUPPORTED = {
+  persistence: NO_PERSISTENCE,
+  'zstd-read': NO_PERSISTENCE,
+  'sqlite-read': NO_PERSISTENCE,
   oob: `${PACKAGE} 0.1.1-rc.2 does not export appendOutOfBand (removed upstream after the spec revision)`,
   'find-last-message-turn-end': `${PACKAGE} 0.1.1-rc.2 does not export findLastMessageTurnEnd (removed upstream after the spec revision)`,
   'jsonl-read': NO_JSONL,

@@ -1,0 +1,95 @@
+"""Persistence scenarios (op ``persistence``): one script against one fresh storage backend.
+
+A case names the backend (``jsonl``, ``jsonl-zstd``, ``sqlite``) and carries
+the whole scenario as steps; the adapter opens the backend its way in an empty
+temporary location, runs the steps in order and reports a trace entry per
+step: ``{"at", "do", "ok": value}`` or ``{"at", "do", "rejected": {"code",
+"message"}}``. Values that JSON cannot carry (the non-JSON data of PERSIST-5)
+travel as ``{"$nonJson": kind}`` and are turned into the host language's
+nearest value before the append (:func:`host_value`).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sessionspec.spec.errors import SessionSpecError
+
+__all__ = ["NON_JSON_KINDS", "host_value", "run_persistence"]
+
+#: the non-JSON values a scenario may ask for, and their Python stand-ins
+NON_JSON_KINDS: Mapping[str, Callable[[], Any]] = {
+    "nan": lambda: math.nan,
+    "infinity": lambda: math.inf,
+    "negative-zero": lambda: -0.0,
+    "undefined": object,  # Python has no `undefined`: the nearest is an opaque non-JSON object
+    "function": lambda: (lambda: 0),
+    "opaque": set,
+    "cycle": lambda: _cycle(),
+}
+
+
+def _cycle() -> dict[str, Any]:
+    value: dict[str, Any] = {"type": "text", "text": "x"}
+    value["self"] = value
+    return value
+
+
+def host_value(value: Any) -> Any:
+    """``value`` with every ``{"$nonJson": kind}`` replaced by the host value of that kind."""
+    if isinstance(value, dict):
+        if set(value) == {"$nonJson"} and value["$nonJson"] in NON_JSON_KINDS:
+            return NON_JSON_KINDS[value["$nonJson"]]()
+        return {k: host_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [host_value(v) for v in value]
+    return value
+
+
+def _run_step(backend: Any, step: Mapping[str, Any]) -> Any:
+    do = step["do"]
+    if do == "create":
+        backend.create(step["header"])
+        return None
+    if do == "append":
+        backend.append(step["id"], host_value(step["events"]))
+        return None
+    if do == "crash":
+        backend.simulate_torn_write(step["id"], step["events"])
+        return None
+    if do == "load":
+        loaded = backend.load(step["id"])
+        return {"header": loaded.header, "events": loaded.events}
+    if do == "inspect":
+        header, events = backend.inspect(step["id"])
+        return {"header": header, "events": events}
+    if do == "list":
+        return {"ids": backend.list()}
+    if do == "revision":
+        return {"revision": backend.revision(step["id"])}
+    raise ValueError(f"unknown persistence step {do!r}")
+
+
+def run_persistence(args: Mapping[str, Any], open_backend: Callable[[str, str], Any] | None = None) -> dict[str, Any]:
+    """Run a scenario on a fresh backend in a temporary directory; every step gets a trace entry."""
+    if open_backend is None:
+        from sessionspec.reference.persistence import open_backend as open_reference
+
+        open_backend = open_reference
+    trace: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="sessionspec-persist-") as directory:
+        backend = open_backend(args["backend"], directory)
+        try:
+            for index, step in enumerate(args["steps"]):
+                entry: dict[str, Any] = {"at": str(index), "do": step["do"]}
+                try:
+                    entry["ok"] = _run_step(backend, step)
+                except SessionSpecError as error:
+                    entry["rejected"] = {"code": error.code, "message": error.message}
+                trace.append(entry)
+        finally:
+            backend.close()
+    return {"trace": trace}

@@ -1,0 +1,219 @@
+"""The persistence seam over the three storage forms (PERSIST-1 … PERSIST-8).
+
+A backend stores whole sessions: ``create`` registers a header (nothing is
+written: lazy materialisation), ``append`` stores one contiguous batch,
+``load`` runs the load path with durable crash repair, ``inspect`` reads
+without repairing, ``list`` names the materialised sessions and
+``revision`` is a change-detection token. :class:`JsonlBackend` keeps one
+artifact per session under a root (raw or zstd-framed); :class:`SqliteBackend`
+keeps every session in one database. Both keep the same contract, which the
+``persistence`` conformance area checks through the adapter protocol.
+
+``simulate_torn_write`` exists for that contract too: it stores a batch and
+then leaves the tail a crash would leave in this form (a partial line, a
+truncated frame, an unparsable row), so one scenario can test every backend.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from sessionspec.spec import constants
+
+from . import json_text
+from .jsonl import (
+    Compression,
+    LoadedArtifact,
+    append_batch,
+    encode_path_segment,
+    encode_records,
+    load_artifact,
+    parse_header_line,
+    read_artifact,
+    session_log_path,
+    write_artifact,
+)
+from .jsonl_zstd import (
+    append_compressed_batch,
+    load_compressed_artifact,
+    read_compressed_artifact,
+    read_compressed_header,
+    write_compressed_artifact,
+)
+from .session import validate_header
+from .sqlite_store import SqliteStore, check_appendable
+from .zstd_frames import compress_frame
+
+__all__ = ["Backend", "JsonlBackend", "SqliteBackend", "open_backend"]
+
+_JSONL = constants()["jsonl"]
+_TORN_RECORD = b'{"type":"turn/end","seq":'
+
+
+class Backend(Protocol):
+    """What every storage backend offers (the upstream persistence seam, synchronously)."""
+
+    def create(self, header: Mapping[str, Any]) -> None: ...
+    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
+    def load(self, session_id: str) -> LoadedArtifact: ...
+    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
+    def list(self) -> list[str]: ...
+    def revision(self, session_id: str) -> str: ...
+    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
+    def close(self) -> None: ...
+
+
+def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """A creation header validated like a session's (HDR-*), as a plain dict."""
+    session_id = header.get("id") if isinstance(header, Mapping) else None
+    frozen = validate_header(session_id if isinstance(session_id, str) else "", header)
+    return json_text.loads(json_text.dumps(frozen))
+
+
+class JsonlBackend:
+    """One artifact per session under ``root``: ``session.jsonl`` or ``session.jsonl.zstd``."""
+
+    def __init__(self, root: str | os.PathLike[str], compression: Compression = "zstd") -> None:
+        self.root = Path(root)
+        self.compression: Compression = compression
+        self._created: dict[str, dict[str, Any]] = {}
+
+    @property
+    def _name(self) -> str:
+        return _JSONL["compressedFileName"] if self.compression == "zstd" else _JSONL["plainFileName"]
+
+    def _find(self, session_id: str) -> Path | None:
+        segment = encode_path_segment(session_id)
+        if not self.root.is_dir():
+            return None
+        hits = [p for p in self.root.glob(f"*/{segment}/{self._name}") if p.is_file()]
+        return hits[0] if len(hits) == 1 else None
+
+    def _read(self, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int | None]:
+        """Header, preserved events and the offset a torn tail starts at (None when clean)."""
+        if self.compression == "zstd":
+            compressed = read_compressed_artifact(path)
+            return compressed.header, compressed.events, compressed.decoded.torn_start
+        raw = read_artifact(path)
+        return raw.header, raw.events, raw.truncate_offset if raw.torn else None
+
+    def create(self, header: Mapping[str, Any]) -> None:
+        checked = _checked_header(header)
+        self._created[checked["id"]] = checked
+
+    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        if not events:
+            return
+        path = self._find(session_id)
+        if path is None:
+            check_appendable(events, 0)
+            header = self._created[session_id]
+            target = session_log_path(self.root, header.get("cwd"), session_id, self.compression)
+            if self.compression == "zstd":
+                write_compressed_artifact(target, header, events)
+            else:
+                write_artifact(target, header, events)
+            return
+        _, stored, torn = self._read(path)
+        check_appendable(events, len(stored))
+        if self.compression == "zstd":
+            append_compressed_batch(path, events, truncate_to=torn)
+        else:
+            append_batch(path, events, truncate_to=torn)
+
+    def _existing(self, session_id: str) -> Path:
+        path = self._find(session_id)
+        if path is None:
+            raise KeyError(f"no stored session {session_id!r}")
+        return path
+
+    def load(self, session_id: str) -> LoadedArtifact:
+        path = self._existing(session_id)
+        if self.compression == "zstd":
+            return load_compressed_artifact(path, session_id)
+        return load_artifact(path, session_id)
+
+    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        header, events, _ = self._read(self._existing(session_id))
+        return header, events
+
+    def list(self) -> list[str]:
+        ids = []
+        for path in sorted(self.root.glob(f"*/*/{self._name}")) if self.root.is_dir() else []:
+            if self.compression == "zstd":
+                header = read_compressed_header(path)
+            else:
+                with open(path, "rb") as handle:
+                    header = parse_header_line(handle.readline().rstrip(b"\n"))
+            if header is not None:
+                ids.append(header["id"])
+        return sorted(ids)
+
+    def revision(self, session_id: str) -> str:
+        info = os.stat(self._existing(session_id))
+        return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        self.append(session_id, events)
+        path = self._existing(session_id)
+        with open(path, "ab") as handle:
+            if self.compression == "zstd":
+                frame = compress_frame(encode_records([{"type": "turn/end", "seq": 0, "time": 0, "data": {}}]))
+                handle.write(frame[: len(frame) - 5])  # the last block and checksum never reached the disk
+            else:
+                handle.write(_TORN_RECORD)
+
+    def close(self) -> None:
+        pass
+
+
+class SqliteBackend:
+    """Every session in one SQLite database (created on first use, owner-only)."""
+
+    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal") -> None:
+        self.store = SqliteStore.create(path, journal_mode=journal_mode)
+        self._created: dict[str, dict[str, Any]] = {}
+
+    def create(self, header: Mapping[str, Any]) -> None:
+        checked = _checked_header(header)
+        self._created[checked["id"]] = checked
+
+    def _header(self, session_id: str) -> dict[str, Any]:
+        return self._created.get(session_id) or self.store.header(session_id)
+
+    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        self.store.append(self._header(session_id), events)
+
+    def load(self, session_id: str) -> LoadedArtifact:
+        return self.store.load(session_id)
+
+    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        stored = self.store.read_session(session_id)
+        return stored.header, stored.events
+
+    def list(self) -> list[str]:
+        return sorted(h["id"] for h in self.store.list_sessions())
+
+    def revision(self, session_id: str) -> str:
+        return self.store.revision(session_id)
+
+    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        self.append(session_id, events)
+        self.store.insert_raw_row(session_id, len(self.store.rows(session_id)), "turn/end", _TORN_RECORD.decode())
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_backend(kind: str, directory: str | os.PathLike[str]) -> Backend:
+    """A fresh backend of ``kind`` (``jsonl``, ``jsonl-zstd`` or ``sqlite``) under an empty directory."""
+    if kind == "jsonl":
+        return JsonlBackend(directory, "none")
+    if kind == "jsonl-zstd":
+        return JsonlBackend(directory, "zstd")
+    if kind == "sqlite":
+        return SqliteBackend(Path(directory) / "sessions.db")
+    raise ValueError(f"unknown persistence backend {kind!r}")
