@@ -217,7 +217,8 @@ def _norm_persistence(args: Mapping[str, Any], value: Any) -> Any:
     whether it names the type of an event in the rejected batch (PERSIST-5)."""
     if not isinstance(value, dict) or not isinstance(value.get("trace"), list):
         return value
-    steps = args.get("steps") if isinstance(args.get("steps"), list) else []
+    raw_steps = args.get("steps")
+    steps: list[Any] = raw_steps if isinstance(raw_steps, list) else []
     tokens: dict[str, str] = {}
     trace = []
     for entry in value["trace"]:
@@ -236,7 +237,8 @@ def _norm_persistence(args: Mapping[str, Any], value: Any) -> Any:
             if rejected.get("code") == "PERSIST_DATA_NOT_JSON" and "namesType" not in rejected:
                 at = entry.get("at")
                 step = steps[int(at)] if isinstance(at, str) and at.isdigit() and int(at) < len(steps) else {}
-                types = {e.get("type") for e in step.get("events", []) if isinstance(e, dict)} - {None}
+                events = step.get("events") if isinstance(step, dict) else None
+                types = {str(e["type"]) for e in events or [] if isinstance(e, dict) and isinstance(e.get("type"), str)}
                 message = rejected.get("message")
                 kept["namesType"] = isinstance(message, str) and any(t in message for t in types)
             entry["rejected"] = kept

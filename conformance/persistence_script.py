@@ -20,6 +20,12 @@ from sessionspec.spec.errors import SessionSpecError
 
 __all__ = ["NON_JSON_KINDS", "host_value", "run_persistence"]
 
+def _cycle() -> dict[str, Any]:
+    value: dict[str, Any] = {"type": "text", "text": "x"}
+    value["self"] = value
+    return value
+
+
 #: the non-JSON values a scenario may ask for, and their Python stand-ins
 NON_JSON_KINDS: Mapping[str, Callable[[], Any]] = {
     "nan": lambda: math.nan,
@@ -28,14 +34,8 @@ NON_JSON_KINDS: Mapping[str, Callable[[], Any]] = {
     "undefined": object,  # Python has no `undefined`: the nearest is an opaque non-JSON object
     "function": lambda: (lambda: 0),
     "opaque": set,
-    "cycle": lambda: _cycle(),
+    "cycle": _cycle,
 }
-
-
-def _cycle() -> dict[str, Any]:
-    value: dict[str, Any] = {"type": "text", "text": "x"}
-    value["self"] = value
-    return value
 
 
 def host_value(value: Any) -> Any:

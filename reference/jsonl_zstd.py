@@ -24,8 +24,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .atomic import write_atomic
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
+
+from . import json_text
+from .atomic import write_atomic
 from .jsonl import (
     Artifact,
     LoadedArtifact,
@@ -35,16 +37,15 @@ from .jsonl import (
     parse_header_line,
     read_artifact,
 )
-from . import json_text
 from .repair import interrupted_turn_closers
 from .session import Session
 from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
 
 __all__ = [
     "CompressedArtifact",
+    "DecodedFrames",
     "append_compressed_batch",
     "decode_frames",
-    "DecodedFrames",
     "load_compressed_artifact",
     "read_compressed_artifact",
     "read_compressed_header",

@@ -47,7 +47,7 @@ from .session import validate_header
 from .sqlite_store import SqliteStore, check_appendable
 from .zstd_frames import compress_frame
 
-__all__ = ["Backend", "JsonlBackend", "SqliteBackend", "open_backend"]
+__all__ = ["Backend", "JsonlBackend", "SqliteBackend", "check_appendable", "open_backend"]
 
 _JSONL = constants()["jsonl"]
 _TORN_RECORD = b'{"type":"turn/end","seq":'
@@ -70,7 +70,8 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
     """A creation header validated like a session's (HDR-*), as a plain dict."""
     session_id = header.get("id") if isinstance(header, Mapping) else None
     frozen = validate_header(session_id if isinstance(session_id, str) else "", header)
-    return json_text.loads(json_text.dumps(frozen))
+    plain: dict[str, Any] = json_text.loads(json_text.dumps(frozen))
+    return plain
 
 
 class JsonlBackend:
@@ -82,14 +83,14 @@ class JsonlBackend:
         self._created: dict[str, dict[str, Any]] = {}
 
     @property
-    def _name(self) -> str:
-        return _JSONL["compressedFileName"] if self.compression == "zstd" else _JSONL["plainFileName"]
+    def artifact_name(self) -> str:
+        return str(_JSONL["compressedFileName"] if self.compression == "zstd" else _JSONL["plainFileName"])
 
     def _find(self, session_id: str) -> Path | None:
         segment = encode_path_segment(session_id)
         if not self.root.is_dir():
             return None
-        hits = [p for p in self.root.glob(f"*/{segment}/{self._name}") if p.is_file()]
+        hits = [p for p in self.root.glob(f"*/{segment}/{self.artifact_name}") if p.is_file()]
         return hits[0] if len(hits) == 1 else None
 
     def _read(self, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int | None]:
@@ -142,7 +143,7 @@ class JsonlBackend:
 
     def list(self) -> list[str]:
         ids = []
-        for path in sorted(self.root.glob(f"*/*/{self._name}")) if self.root.is_dir() else []:
+        for path in sorted(self.root.glob(f"*/*/{self.artifact_name}")) if self.root.is_dir() else []:
             if self.compression == "zstd":
                 header = read_compressed_header(path)
             else:

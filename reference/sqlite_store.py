@@ -26,9 +26,9 @@ from typing import Any
 from urllib.parse import quote
 
 from sessionspec.spec import constants
+from sessionspec.spec.errors import PersistenceError, SessionSpecError, SqliteStoreError
 
 from . import json_text
-from sessionspec.spec.errors import PersistenceError, SessionSpecError, SqliteStoreError
 from .json_value import is_json_value, is_nonneg_safe_int
 from .jsonl import LoadedArtifact, check_loadable
 from .repair import interrupted_turn_closers
@@ -40,7 +40,9 @@ _SQLITE = constants()["sqlite"]
 APPLICATION_ID: int = _SQLITE["applicationId"]
 USER_VERSION: int = _SQLITE["userVersion"]
 _HEADER_MAGIC = b"SQLite format 3\x00"
-_EVENT_COLUMNS = "seq, type, time, data, source_event_seqs, surface_op"
+# Constant column lists, never input: the queries below are static text with bound parameters.
+_EVENT_ROWS = "SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq"
+_SESSION_ROWS = "SELECT id, version, created_at, cwd, parent_session, seed_length, delegation_depth FROM sessions"
 _INSERT_EVENT = (
     "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
@@ -233,23 +235,21 @@ class SqliteStore:
                 header[key] = value
         return header
 
-    _SESSION_COLUMNS = "id, version, created_at, cwd, parent_session, seed_length, delegation_depth"
-
     def list_sessions(self) -> list[dict[str, Any]]:
         """The headers of every materialised session, in id order (SQLITE-3)."""
-        rows = self._query(f"SELECT {self._SESSION_COLUMNS} FROM sessions ORDER BY id", ())
+        rows = self._query(_SESSION_ROWS + " ORDER BY id", ())
         return [self._header(row) for row in rows]
 
     def header(self, session_id: str) -> dict[str, Any]:
         """A session's header; ``SQLITE_NO_SESSION`` when it has no row."""
-        rows = self._query(f"SELECT {self._SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        rows = self._query(_SESSION_ROWS + " WHERE id = ?", (session_id,))
         if not rows:
             raise _error(f"no session {session_id!r} in the database", "SQLITE_NO_SESSION", "SQLITE-3", self.path)
         return self._header(rows[0])
 
     def rows(self, session_id: str) -> list[tuple[Any, ...]]:
         """A session's raw event rows ``(seq, type, time, data, source_event_seqs, surface_op)`` by seq."""
-        return self._query(f"SELECT {_EVENT_COLUMNS} FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+        return self._query(_EVENT_ROWS, (session_id,))
 
     def revision(self, session_id: str) -> str:
         """A token that changes with every mutating transaction on the session (SQLITE-6)."""
@@ -350,21 +350,31 @@ class SqliteStore:
         and the closers inserted in one ``BEGIN IMMEDIATE`` transaction; else
         the repair happens only in memory.
         """
+        return self.repair([session_id], durable=durable)[0]
+
+    def repair(self, session_ids: Sequence[str], *, durable: bool = True) -> list[LoadedArtifact]:
+        """The load path for several sessions, all repaired in ONE transaction (or none, on any failure)."""
         if durable:
             self._require_writable()
             self._transaction()
+        loaded = []
         try:
-            stored = self.read_session(session_id)
-            check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}")
-            closers = list(interrupted_turn_closers(stored.events))
+            for session_id in session_ids:
+                stored = self.read_session(session_id)
+                check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}")
+                closers = list(interrupted_turn_closers(stored.events))
+                if durable:
+                    if stored.torn_from is not None:
+                        self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",
+                                         (session_id, stored.torn_from))
+                    if closers:
+                        self._insert(session_id, closers)
+                    if stored.torn_from is not None or closers:
+                        self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
+                balanced = [*stored.events, *closers]
+                loaded.append(LoadedArtifact(Session(session_id, balanced, stored.header), stored.header, balanced,
+                                             closers, stored.rows - len(stored.events)))
             if durable:
-                if stored.torn_from is not None:
-                    self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",
-                                     (session_id, stored.torn_from))
-                if closers:
-                    self._insert(session_id, closers)
-                if stored.torn_from is not None or closers:
-                    self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
                 self._db.execute("COMMIT")
         except BaseException as error:
             if durable and self._db.in_transaction:
@@ -372,9 +382,17 @@ class SqliteStore:
             if isinstance(error, sqlite3.Error):
                 raise _sqlite_failure(error, self.path) from error
             raise
-        balanced = [*stored.events, *closers]
-        return LoadedArtifact(Session(session_id, balanced, stored.header), stored.header, balanced, closers,
-                              stored.rows - len(stored.events))
+        return loaded
+
+    def backup_to(self, path: str | os.PathLike[str]) -> None:
+        """A consistent copy of the whole database (SQLite's online backup), written to a new file."""
+        target = sqlite3.connect(os.fspath(path))
+        try:
+            self._db.backup(target)
+        except sqlite3.Error as error:
+            raise _sqlite_failure(error, self.path) from error
+        finally:
+            target.close()
 
 
 def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:

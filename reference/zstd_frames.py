@@ -20,9 +20,7 @@ import io
 from dataclasses import dataclass
 
 import zstandard
-
 from sessionspec.spec import constants
-
 from sessionspec.spec.errors import CompressedArtifactError
 
 __all__ = [

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sessionspec.reference.jsonl import encode_records, header_line, write_artifact
 from sessionspec.reference.sqlite_store import SqliteStore
 

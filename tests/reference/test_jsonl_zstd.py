@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import zstandard
-
 from sessionspec.reference.jsonl import encode_records, read_artifact
 from sessionspec.reference.jsonl_zstd import (
     append_compressed_batch,
@@ -18,7 +17,6 @@ from sessionspec.reference.jsonl_zstd import (
 )
 from sessionspec.reference.zstd_frames import MAGIC, compress_frame, decompress, scan_frames
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
-
 from storage_fixtures import HEADER, cli_frame, header_bytes, one_turn, open_turn, write_cli_zstd, write_raw, zstd_cli
 
 

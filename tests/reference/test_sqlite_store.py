@@ -8,11 +8,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from sessionspec.reference.jsonl import read_artifact
 from sessionspec.reference.sqlite_store import APPLICATION_ID, USER_VERSION, SqliteStore
 from sessionspec.spec.errors import JsonlError, PersistenceError, SqliteStoreError
-
 from storage_fixtures import HEADER, one_turn, open_turn, write_db, write_raw
 
 
