@@ -18,8 +18,10 @@ module:
     expectation file lists fuzz entries). Progress text goes to ``out``.
 
 ``COVERAGE: Mapping[str, Sequence[str]]`` (optional)
-    property or machine name -> the requirement ids it checks; ``sessionspec
-    requirements`` lists these next to the vectors.
+    property or machine name -> the requirement ids it checks. Coverage means
+    evidence: ``sessionspec requirements`` counts a rule for a requirement
+    only where ``evidence.json`` records a mutant of that requirement caught
+    by that rule (:func:`property_coverage`).
 
 The reference side of a differential comparison is the in-process reference
 adapter: ``Implementation(InProcessConnection)`` gives the same replies the
@@ -29,9 +31,11 @@ vectors were generated from.
 from __future__ import annotations
 
 import importlib
+import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
@@ -40,7 +44,8 @@ from .expectations import STRICT_FUZZ_EXAMPLES, FuzzExpectation
 from .harness import Connection, Implementation
 from .runner import start_implementation
 
-__all__ = ["MACHINES_MODULE", "FuzzResult", "FuzzUnavailable", "load_machines", "property_coverage", "run_fuzz"]
+__all__ = ["MACHINES_MODULE", "FuzzResult", "FuzzUnavailable", "load_machines", "machine_evidence",
+           "property_coverage", "run_fuzz"]
 
 MACHINES_MODULE = "sessionspec.conformance.machines"
 
@@ -59,10 +64,31 @@ def load_machines() -> ModuleType | None:
         raise
 
 
+EVIDENCE_FILE = "evidence.json"
+
+
+def machine_evidence() -> dict[str, frozenset[str]]:
+    """Requirement id -> the rule labels shown to catch a mutant of it (``conformance/evidence.json``,
+    written by ``python -m sessionspec.conformance.mutants --check --evidence``; a test re-proves
+    every entry)."""
+    text = resources.files("sessionspec.conformance").joinpath(EVIDENCE_FILE).read_text(encoding="utf-8")
+    return {req: frozenset(labels) for req, labels in json.loads(text)["machineCatches"].items()}
+
+
 def property_coverage() -> Mapping[str, Sequence[str]]:
-    """Property name -> requirement ids, from the machines module (empty without it)."""
+    """Rule label -> the requirement ids it counts as covering: those it checks (``COVERAGE``) for
+    which a mutant of the requirement is shown caught by that rule. A rule that merely exercises
+    a requirement is not evidence (empty without the machines module)."""
     module = load_machines()
-    return dict(getattr(module, "COVERAGE", {})) if module is not None else {}
+    if module is None:
+        return {}
+    evidence = machine_evidence()
+    out: dict[str, list[str]] = {}
+    for label, reqs in getattr(module, "COVERAGE", {}).items():
+        kept = [r for r in reqs if label in evidence.get(r, ())]
+        if kept:
+            out[label] = kept
+    return out
 
 
 @dataclass

@@ -26,6 +26,7 @@ import __future__
 
 import argparse
 import functools
+import json
 import importlib
 import inspect
 import io
@@ -798,11 +799,19 @@ def check(name: str, *, examples: int = 30, steps: int = 12, vectors: bool = Tru
     return catch
 
 
-def _table(names: Sequence[str], out: TextIO, **options: Any) -> int:
+def machine_catches(catch: Catch) -> list[str]:
+    """The machine rule labels that caught the mutant on the very requirement it breaks."""
+    return sorted({who.removeprefix("machine ") for who, reqs in catch.catchers
+                   if who.startswith("machine ") and catch.mutant.rule in reqs})
+
+
+def _table(names: Sequence[str], out: TextIO, evidence: dict[str, list[str]] | None = None, **options: Any) -> int:
     out.write(f"{'mutant':<42} {'breaks':<9} {'exact':<5} {'catching requirements of its family':<40} catchers\n")
     missed = 0
     for name in names:
         catch = check(name, **options)
+        if evidence is not None and machine_catches(catch):
+            evidence[catch.mutant.rule] = machine_catches(catch)
         missed += not (catch.caught and catch.in_family)
         out.write(catch.row() + f"  ({catch.duration:.1f} s)\n")
         out.flush()
@@ -815,6 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("name", nargs="?", help="serve this mutant on stdin/stdout")
     parser.add_argument("--list", action="store_true", help="list the mutants")
     parser.add_argument("--check", nargs="*", metavar="NAME", help="run the suite on these mutants (default: all)")
+    parser.add_argument("--evidence", metavar="FILE",
+                        help="with --check: write the machine rules that caught each mutant (conformance/evidence.json)")
     args = parser.parse_args(argv)
     if args.list:
         for m in MUTANTS.values():
@@ -824,7 +835,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         unknown = [n for n in args.check if n not in MUTANTS]
         if unknown:
             parser.error(f"unknown mutant(s): {', '.join(unknown)}")
-        return _table(args.check or list(MUTANTS), sys.stdout)
+        evidence: dict[str, list[str]] | None = {} if args.evidence else None
+        status = _table(args.check or list(MUTANTS), sys.stdout, evidence)
+        if args.evidence and evidence is not None:
+            from .report import atomic_write_text
+
+            document = {"$comment": "Requirement -> the state-machine rule labels shown to catch a mutant of it "
+                                    "(python -m sessionspec.conformance.mutants --check --evidence FILE). Only these "
+                                    "count as machine coverage (sessionspec requirements); tests/conformance/"
+                                    "test_mutants.py re-proves every entry.",
+                        "machineCatches": dict(sorted(evidence.items()))}
+            atomic_write_text(args.evidence, json.dumps(document, indent=2) + "\n")
+        return status
     if args.name is None:
         parser.error("give a mutant NAME to serve, --list or --check")
     if args.name not in MUTANTS:

@@ -109,6 +109,8 @@ def test_fuzz_calls_the_machines_hook_and_counts_its_failures(monkeypatch, tmp_p
     assert calls["examples"] == 7 and calls["name"].startswith("sessionspec-reference")
     assert "fuzz: 1 distinct failure(s)" in out and "  Surface " in out and "sessionspec replay" in out
     assert load_report(report).footer["fuzz"][0]["machine"] == "Surface"
+    monkeypatch.setattr("sessionspec.conformance.fuzz.machine_evidence",
+                        lambda: {"SURF-5": frozenset({"surface-append-replace"})})
     code, out, _ = run("requirements")
     assert "properties: surface-append-replace" in out
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from sessionspec import cli
-from sessionspec.conformance import machines, mutants
+from sessionspec.conformance import fuzz, machines, mutants
 from sessionspec.conformance.harness import connector_for
 from sessionspec.conformance.runner import start_implementation
 from sessionspec.conformance.trace import read_trace
@@ -49,6 +49,10 @@ def test_mutant_is_caught_through_the_subprocess_protocol(name, record_property)
         f"{name} breaks {catch.mutant.rule} but only requirements of other families caught it: {catch.requirements}"
     )
     assert catch.exact, f"{name}: no catching vector or rule names {catch.mutant.rule}: {catch.requirements}"
+    # the machine evidence recorded for this rule (what `requirements` counts) is re-proven here
+    claimed = set(fuzz.machine_evidence().get(catch.mutant.rule, ()))
+    assert claimed <= set(mutants.machine_catches(catch)), (
+        f"{name}: evidence.json says {sorted(claimed)} catch {catch.mutant.rule}; this run: {mutants.machine_catches(catch)}")
 
 
 @pytest.mark.parametrize("machine", sorted({m for mutant in mutants.MUTANTS.values() for m in mutant.probe}))

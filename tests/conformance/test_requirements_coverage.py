@@ -186,6 +186,31 @@ def test_check_fails_on_a_gap_and_on_a_misclassification(monkeypatch: pytest.Mon
     assert code == 1 and "SURF-5" in err and "observability" in err
 
 
+@pytest.mark.parametrize("area", ["find", "inv", "repair"])
+def test_deleting_a_whole_vector_file_fails_the_check(area: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coverage means evidence: a state-machine rule that merely exercises a requirement does
+    not cover it once its vectors are gone (only a rule shown to catch a mutant of it does)."""
+    corpus = [c for c in load_corpus() if c.area != area]
+    monkeypatch.setattr("sessionspec.requirements_cmd.load_corpus", lambda: corpus)
+    code, _, err = _run("--check")
+    assert code == 1 and "uncovered MUST requirements:" in err, err
+    families = {r.split("-")[0] for r in err.split("uncovered MUST requirements:")[1].strip().split(", ")}
+    assert families & {"FIND", "INV", "REPAIR"}, err
+
+
+def test_machine_rules_count_only_with_evidence() -> None:
+    from sessionspec.conformance import machines
+    from sessionspec.conformance.fuzz import machine_evidence
+
+    evidence = machine_evidence()
+    counted = property_coverage()
+    for label, reqs in counted.items():
+        assert set(reqs) <= set(machines.COVERAGE[label])
+        assert all(label in evidence[r] for r in reqs), label
+    unproven = [(label, r) for label, reqs in machines.COVERAGE.items() for r in reqs if label not in evidence.get(r, ())]
+    assert unproven and all(r not in counted.get(label, ()) for label, r in unproven)
+
+
 def test_the_meta_schema_allows_only_the_two_kinds_with_a_reason() -> None:
     spec = resources.files("sessionspec.spec")
     schema = json.loads(spec.joinpath("schemas/meta/requirements.json").read_text(encoding="utf-8"))
