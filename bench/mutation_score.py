@@ -117,9 +117,8 @@ def main() -> int:
             total = len(items)
             keep = set(range(total)) if args.sample <= 0 else set(
                 random.Random(args.seed).sample(range(total), min(args.sample, total)))
-            for i, item in enumerate(items):
-                if i not in keep:
-                    db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+            skipped = [item.job_id for i, item in enumerate(items) if i not in keep]
+            db.set_multiple_results(skipped, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
         print(f"cosmic-ray generated {total} mutants over reference/; running {len(keep)} (seed {args.seed})",
               flush=True)
         subprocess.run(["cosmic-ray", "exec", str(config), str(session)], check=True, cwd=work)

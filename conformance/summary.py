@@ -163,11 +163,11 @@ def _render_fuzz(run: Any, out: TextIO) -> None:
         out.write(f"\nfuzz: {len(failures)} distinct failure(s); by requirement the rule checks: "
                   + ", ".join(f"{r} {n}" for r, n in sorted(by_req.items(), key=lambda kv: _req_key(kv[0]))) + "\n")
         for f in failures:
-            expected = f.get("expectedCode") or "a result"
-            actual = f.get("actualCode") or "a result"
+            expected, actual = f.get("expectedCode"), f.get("actualCode")
             where = f" at {f['pointer']}" if f.get("pointer") else ""
-            out.write(display(f"  {f.get('machine', '?')} {f.get('rule') or ''} ({f.get('op') or '?'}): "
-                              f"expected {expected}, got {actual}{where}") + "\n")
+            what = (f"the result differs{where}" if expected is None and actual is None
+                    else f"expected {expected or 'a result'}, got {actual or 'a result'}{where}")
+            out.write(display(f"  {f.get('machine', '?')} {f.get('rule') or ''} ({f.get('op') or '?'}): {what}") + "\n")
             first = str(f.get("message") or "").splitlines()
             if first:
                 out.write(f"    {display(first[0][:300])}\n")

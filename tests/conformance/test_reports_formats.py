@@ -74,3 +74,23 @@ def test_junit_is_valid_xml_with_matching_counts(mixed_run):
     assert cases[1].find("failure") is not None and "\\u0001" in cases[1].get("name")
     assert cases[2].find("error") is not None
     assert [p.get("value") for p in cases[0].iter("property")] == ["JSON-1"]
+
+
+def test_report_lines_of_deep_cases_read_with_the_standard_library():
+    """DEC-16 payloads are 10,000 deep; a report line caps them (elided, with the case's source)."""
+    from sessionspec.conformance import wire
+    from sessionspec.conformance.results import REPORT_MAX_DEPTH, CaseResult
+
+    deep: list = []
+    node = deep
+    for _ in range(10_000):
+        node.append([])
+        node = node[0]
+    (case,) = load_case_file(format_case_file("deep", "deep", [json_case(deep, False, "deep on purpose")]), "deep.json")
+    line = CaseResult(case, "failed", "wrong", reply={"seq": 1, "kind": "result", "result": {"isJsonValue": True}}).to_json()
+    loaded = json.loads(wire.dumps(line))  # the standard library: no RecursionError
+    assert loaded["source"] == "deep.json#/cases/0"
+    level, node = 0, loaded["request"]["args"]["value"]
+    while isinstance(node, list):
+        node, level = node[0], level + 1
+    assert "elided" in node and level == REPORT_MAX_DEPTH - 2  # the request object and args are two levels
