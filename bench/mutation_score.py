@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import random
 import shlex
 import shutil

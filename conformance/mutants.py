@@ -26,10 +26,10 @@ import __future__
 
 import argparse
 import functools
-import json
 import importlib
 import inspect
 import io
+import json
 import sys
 import tempfile
 import textwrap
