@@ -188,3 +188,23 @@ __all__ = [
     "write_artifact",
     "write_compressed_artifact",
 ]
+
+
+#: Storage forms whose modules load their codecs (zstandard, sqlite3) only when first used.
+_LAZY = {
+    "CompressedArtifact": "jsonl_zstd",
+    "append_compressed_batch": "jsonl_zstd",
+    "load_compressed_artifact": "jsonl_zstd",
+    "read_compressed_artifact": "jsonl_zstd",
+    "write_compressed_artifact": "jsonl_zstd",
+    "SqliteStore": "sqlite_store",
+    "StoredSession": "sqlite_store",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
