@@ -142,7 +142,13 @@ def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> by
     if not records:
         return b""
     dumps = json_text.dumps_bytes
-    return b"\n".join([dumps(record) for record in records]) + b"\n"
+    # Appended one by one, not joined from a list: each small bytes object from orjson may keep
+    # kilobytes of spare capacity, so a list of a million of them costs gigabytes.
+    out = bytearray()
+    for record in records:
+        out += dumps(record)
+        out += b"\n"
+    return bytes(out)
 
 
 def _header_bytes(header: Mapping[str, Any]) -> bytes:

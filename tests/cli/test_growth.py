@@ -96,3 +96,37 @@ def test_cost_grows_linearly(shape, level, tmp_path):
     size_ratio = len(large) / len(small)
     assert m4 / m1 < 1.6 * size_ratio, (m1, m4)  # quadratic would be ~16x
     assert t4 < 2.5 * size_ratio * t1 + 0.5, (t1, t4)
+
+
+def one_big_row(n: int) -> bytes:
+    """One packed text-chunks row of ``n`` members (a few bytes each) between block-start and block-end."""
+    start = {"type": "assistant/chunk", "seq": 2, "time": T,
+             "data": {"turn": 1, "step": 1, "chunk": {"type": "block-start", "index": 0, "blockType": "text"}}}
+    row = {"type": "text-chunks", "seq0": 3, "time0": T,
+           "data": {"turn": 1, "step": 1, "index": 0, "dt": [0] * (n - 1), "texts": ["a"] * n}}
+    end = {"type": "assistant/chunk", "seq": 3 + n, "time": T, "data": {"turn": 1, "step": 1, "chunk": {
+        "type": "block-end", "index": 0, "block": {"type": "text", "text": "a" * n}}}}
+    lines = [_line(HEADER),
+             _line({"type": "turn/start", "seq": 0, "time": T,
+                    "data": {"turn": 1, "trigger": {"kind": "message", "source": {"kind": "user"}}}}),
+             _line({"type": "step/start", "seq": 1, "time": T, "data": {"turn": 1, "step": 1}}),
+             _line(start), _line(row), _line(end),
+             _line({"type": "step/end", "seq": 4 + n, "time": T, "data": {"turn": 1, "step": 1}}),
+             _line({"type": "turn/end", "seq": 5 + n, "time": T, "data": {"turn": 1, "reason": {"kind": "completed"}}})]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_unpacking_a_huge_row_costs_memory_in_proportion_to_its_output(tmp_path):
+    path, target = tmp_path / "row.jsonl", tmp_path / "out.jsonl"
+    path.write_bytes(one_big_row(10))
+    run(["unpack", str(path), "-o", str(target)], io.StringIO(), io.StringIO())  # warm: imports, tables
+    path.write_bytes(one_big_row(5_000))
+    tracemalloc.start()
+    code = run(["unpack", str(path), "-o", str(target)], io.StringIO(), io.StringIO())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 0
+    output = target.stat().st_size
+    # the events themselves (~1 KB each as Python objects) plus a few copies of the output; a list of
+    # a million orjson results once kept ~4 KB of spare capacity per event (5.7 GB for 7 MB of input)
+    assert peak < 5_000 * 2_000 + 6 * output, (peak, output)
