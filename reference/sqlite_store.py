@@ -352,8 +352,12 @@ class SqliteStore:
         """
         return self.repair([session_id], durable=durable)[0]
 
-    def repair(self, session_ids: Sequence[str], *, durable: bool = True) -> list[LoadedArtifact]:
-        """The load path for several sessions, all repaired in ONE transaction (or none, on any failure)."""
+    def repair(self, session_ids: Sequence[str], *, durable: bool = True,
+               revisions: Mapping[str, Any] | None = None) -> list[LoadedArtifact]:
+        """The load path for several sessions, all repaired in ONE transaction (or none, on any failure).
+
+        ``revisions`` maps a session id to the format revision its closers follow (REPAIR-8; default: pinned).
+        """
         if durable:
             self._require_writable()
             self._transaction()
@@ -362,7 +366,7 @@ class SqliteStore:
             for session_id in session_ids:
                 stored = self.read_session(session_id)
                 check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}")
-                closers = list(interrupted_turn_closers(stored.events))
+                closers = list(interrupted_turn_closers(stored.events, (revisions or {}).get(session_id)))
                 if durable:
                     if stored.torn_from is not None:
                         self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",

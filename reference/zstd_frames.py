@@ -65,22 +65,42 @@ class FrameScan:
 
     frames: list[tuple[int, int]]
     torn_start: int | None = None
+    #: with ``strict=False``: the error that stopped the scan (its offset is ``invalid_at``)
+    invalid: CompressedArtifactError | None = None
+    invalid_at: int | None = None
 
 
-def _invalid(message: str, offset: int) -> CompressedArtifactError:
-    return CompressedArtifactError(
+def _invalid(message: str, offset: int, frames: list[tuple[int, int]]) -> _Invalid:
+    error = CompressedArtifactError(
         f"corrupt zstd session log: {message} at byte {offset}", "ZSTD_FRAME_INVALID", requirement="ZSTD-2"
     )
+    return _Invalid(error, offset, frames)
 
 
-def scan_frames(data: bytes | memoryview, max_frames: int | None = None) -> FrameScan:
+def scan_frames(data: bytes | memoryview, max_frames: int | None = None, *, strict: bool = True) -> FrameScan:
     """Locate complete frames without decoding them (ZSTD-2).
 
     Raises ``ZSTD_FRAME_INVALID`` for structure no zstd writer produces (wrong
     magic, reserved header bit, reserved block type); returns the start of
     the final frame in ``torn_start`` when the data ends inside it. Stops
     after ``max_frames`` complete frames when given (header-only readers).
+    With ``strict=False`` invalid structure ends the scan instead: the frames
+    before it are returned with the error in ``invalid`` (validators).
     """
+    try:
+        return _scan(data, max_frames)
+    except _Invalid as stop:
+        if strict:
+            raise stop.error from None
+        return FrameScan(stop.frames, None, stop.error, stop.offset)
+
+
+class _Invalid(Exception):
+    def __init__(self, error: CompressedArtifactError, offset: int, frames: list[tuple[int, int]]) -> None:
+        self.error, self.offset, self.frames = error, offset, frames
+
+
+def _scan(data: bytes | memoryview, max_frames: int | None) -> FrameScan:
     view = memoryview(data)
     size = len(view)
     frames: list[tuple[int, int]] = []
@@ -89,16 +109,16 @@ def scan_frames(data: bytes | memoryview, max_frames: int | None = None) -> Fram
         start = offset
         if size - offset < 4:
             if bytes(view[offset:]) != MAGIC[: size - offset]:
-                raise _invalid("invalid frame magic", offset)
+                raise _invalid("invalid frame magic", offset, frames)
             return FrameScan(frames, start)
         if bytes(view[offset : offset + 4]) != MAGIC:
-            raise _invalid("invalid frame magic", offset)
+            raise _invalid("invalid frame magic", offset, frames)
         offset += 4
         if offset == size:
             return FrameScan(frames, start)
         descriptor = view[offset]
         if descriptor & 0x18:
-            raise _invalid("reserved frame-header bit", offset)
+            raise _invalid("reserved frame-header bit", offset, frames)
         offset += 1
         single_segment = bool(descriptor & 0x20)
         fcs_flag = descriptor >> 6
@@ -117,7 +137,7 @@ def scan_frames(data: bytes | memoryview, max_frames: int | None = None) -> Fram
             block = view[offset] | (view[offset + 1] << 8) | (view[offset + 2] << 16)
             block_type = (block >> 1) & 0x03
             if block_type == 3:
-                raise _invalid("reserved block type", offset)
+                raise _invalid("reserved block type", offset, frames)
             offset += 3
             payload = 1 if block_type == 1 else block >> 3
             if size - offset < payload:

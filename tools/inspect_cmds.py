@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 from collections import Counter
 from typing import Any, TextIO
 
@@ -23,6 +24,10 @@ from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
+from sessionspec.reference.jsonl_zstd import read_compressed_artifact
+from sessionspec.reference.sqlite_store import SqliteStore
+from sessionspec.reference.zstd_frames import compress_frame
+from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.validate import format_text, read_input
 from sessionspec.validator.lint import Checker
@@ -36,12 +41,24 @@ class _Failure(Exception):
         self.code = code
 
 
-def _load(path: str) -> tuple[bytes, LoadedLog]:
-    data, problem = read_input(path)
+def _unit(path: str, session: str | None) -> Unit:
+    """The one stored session FILE holds (any storage form); a store of several needs ``--session``."""
+    units, problem = open_units(path, read_input, session=session)
     if problem is not None:
         raise _Failure(problem, 2)
-    assert data is not None
-    return data, load_log(data, "<stdin>" if path == "-" else path)
+    if len(units) != 1:
+        ids = ", ".join(u.name.rpartition("#")[2] for u in units[:10]) or "none"
+        raise _Failure(f"{path}: the store holds {len(units)} sessions ({ids}); pick one with --session", 2)
+    unit = units[0]
+    errors = [format_text(f) for f in unit.findings if f.severity == ERROR]
+    if unit.unreadable or errors:
+        raise _Failure("cannot read the stored session:\n  " + "\n  ".join(errors[:5] or ["no readable content"]))
+    return unit
+
+
+def _load(path: str, session: str | None = None) -> tuple[bytes, LoadedLog]:
+    unit = _unit(path, session)
+    return unit.data, load_log(unit.data, unit.name)
 
 
 def _json(value: Any) -> str:
@@ -90,6 +107,10 @@ def _revision_arg(parser: argparse.ArgumentParser) -> None:
 
 def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO) -> str:
     """The revision named by --revision, else the one the log's content shows (the pinned one when unclear)."""
+    return _events_revision(args, log.events, log.event_lines, err)
+
+
+def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: TextIO) -> str:
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
     from sessionspec.validator.detect import detect_revision
 
@@ -98,7 +119,7 @@ def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO) -> str:
             return resolve_revision(args.revision).id
         except UnknownRevision as error:
             raise _Failure(f"--revision: {error.message}", 2) from error
-    detection = detect_revision(log.events, log.event_lines)
+    detection = detect_revision(events, lines)
     if detection.ambiguous and detection.scores and any(detection.scores.values()):
         err.write(f"sessionspec {args._name}: note: {detection.describe()}\n")
     return detection.revision
@@ -131,7 +152,9 @@ def _command(fn: Any) -> Any:
 
 
 def _file_arg(parser: argparse.ArgumentParser, name: str) -> None:
-    parser.add_argument("file", metavar="FILE", help="a JSONL artifact or a JSON array of events ('-' = stdin)")
+    parser.add_argument("file", metavar="FILE", help="a JSONL artifact (raw or zstd-framed), a SQLite session "
+                        "store, or a JSON array of events ('-' = stdin); the form is read from the content")
+    parser.add_argument("--session", metavar="ID", help="the session to read from a SQLite store of several")
     parser.set_defaults(_name=name)
 
 
@@ -189,7 +212,7 @@ class Derive:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file)
+        _, log = _load(args.file, args.session)
         revision = _revision(args, log, err)
         _fold(log, revision)
         _dump(derive_messages(log.events, revision), out, not args.compact)
@@ -213,7 +236,7 @@ class Fold:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file)
+        _, log = _load(args.file, args.session)
         result = _fold(log, _revision(args, log, err))
         if args.format == "json":
             _dump(result, out)
@@ -226,41 +249,118 @@ class Fold:
 
 
 class Repair:
-    """Write a copy of a crashed log, loadable as is: torn tail cut, crash-repair closers appended.
+    """Write a crashed log back loadable: torn tail cut, crash-repair closers appended.
 
     The closers are those a loader appends (REPAIR-6): a synthetic tool/result per
     unanswered call, step/end if a step is open, turn/end {kind: interrupted}.
-    FILE is never touched; OUT is written atomically and must not be FILE.
+    Every storage form keeps its form: a raw artifact is cut and extended; a
+    zstd-framed one is cut at its torn frame, and the frame's complete records
+    are re-appended with the closers as one new frame (ZSTD-7); a SQLite store
+    has every session (or --session) repaired in one transaction (SQLITE-7).
+    FILE is never touched unless --in-place is given; -o OUT is written
+    atomically (for a store: a consistent copy, repaired, then renamed).
 
     example:
       sessionspec repair session.jsonl -o repaired.jsonl
+      sessionspec repair session.jsonl.zstd --in-place
+      sessionspec repair sessions.db -o repaired.db
     """
 
     @staticmethod
     def configure(parser: argparse.ArgumentParser) -> None:
         _file_arg(parser, "repair")
         _revision_arg(parser)
-        _out_arg(parser)
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("-o", "--output", metavar="OUT",
+                            help="where to write: a regular file, never the input ('-' = stdout, not for stores)")
+        target.add_argument("--in-place", action="store_true",
+                            help="repair FILE itself (atomic replacement; one transaction for a store)")
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _refuse_same(args.file, args.output)
-        data, log = _load(args.file)
-        revision = _revision(args, log, err)
-        artifact = _read_artifact(data)
-        closers = interrupted_turn_closers(artifact.events, revision)
-        content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
-        cut = artifact.size - artifact.truncate_offset
-        _write_output(args.output, content, out, err, f"{len(artifact.events)} events kept, {cut} torn byte(s) cut, "
+        if args.in_place and args.file == "-":
+            raise _Failure("--in-place needs a file, not standard input", 2)
+        if args.output is not None:
+            _refuse_same(args.file, args.output)
+        if detect_form(args.file) == "sqlite":
+            return _repair_store(args, out, err)
+        unit = _unit(args.file, args.session)
+        revision = _revision(args, load_log(unit.data, unit.name), err)
+        data, problem = read_input(args.file)
+        if problem is not None:
+            raise _Failure(problem, 2)
+        assert data is not None
+        target = args.file if args.in_place else args.output
+        if unit.form == "jsonl-zstd":
+            compressed = _guard(lambda: read_compressed_artifact(data))
+            closers = interrupted_turn_closers(compressed.events, revision)
+            keep = compressed.decoded.torn_start if compressed.torn else len(data)
+            added = [*compressed.recovered, *closers] if compressed.torn else closers
+            frame = encode_records(added, pack=True)
+            content = data[:keep] + (compress_frame(frame) if frame else b"")
+            kept, cut = len(compressed.events), len(data) - keep
+        else:
+            artifact = _read_artifact(unit.data)
+            closers = interrupted_turn_closers(artifact.events, revision)
+            content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
+            kept, cut = len(artifact.events), artifact.size - artifact.truncate_offset
+        _write_output(target, content, out, err, f"{kept} events kept, {cut} torn byte(s) cut, "
                       f"{len(closers)} closer(s) appended", revision)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
 
 
+def _guard(read: Any) -> Any:
+    try:
+        return read()
+    except SessionSpecError as error:
+        raise _Failure(f"cannot load the log: {error}") from error
+
+
+def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Repair sessions of a SQLite store in one transaction: in place, or in a consistent copy renamed to OUT."""
+    if args.output == "-":
+        raise _Failure("a SQLite store cannot be written to standard output; name a file with -o", 2)
+    source = _guard(lambda: SqliteStore.open(args.file))
+    with source:
+        ids = [h["id"] for h in _guard(source.list_sessions)]
+        if args.session is not None:
+            if args.session not in ids:
+                raise _Failure(f"{args.file}: no session {args.session!r} in the database", 2)
+            ids = [args.session]
+        # each session's closers take the shape of its revision (given, else detected from its rows)
+        revisions = {sid: _events_revision(args, _guard(lambda: source.read_session(sid)).events, None, err)
+                     for sid in ids}
+        _guard(lambda: source.repair(ids, durable=False, revisions=revisions))  # refuse unloadable sessions
+        if args.in_place:
+            target, temp = args.file, None
+        else:
+            directory = os.path.dirname(os.path.abspath(args.output))
+            fd, temp = tempfile.mkstemp(prefix=".sessionspec-repair-", suffix=".db", dir=directory)
+            os.close(fd)
+            os.unlink(temp)
+            _guard(lambda: source.backup_to(temp))
+            target = temp
+    try:
+        with _guard(lambda: SqliteStore.open(target, writable=True)) as store:
+            loaded = _guard(lambda: store.repair(ids, revisions=revisions))
+        if temp is not None:
+            os.replace(temp, args.output)
+            temp = None
+    finally:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)
+    closers = sum(len(item.closers) for item in loaded)
+    torn = sum(item.truncated_bytes for item in loaded)
+    out.write(f"wrote {args.file if args.in_place else args.output}: {len(loaded)} session(s) repaired in one "
+              f"transaction, {torn} torn row(s) deleted, {closers} closer(s) appended\n")
+    return 0
+
+
 def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
     _refuse_same(args.file, args.output)
-    data, log = _load(args.file)
+    data, log = _load(args.file, args.session)
     if log.kind == "json":
         events = log.events
         _require_clean(log)
@@ -328,7 +428,7 @@ class Stats:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file)
+        _, log = _load(args.file, args.session)
         revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
         try:
@@ -383,7 +483,7 @@ class Header:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file)
+        _, log = _load(args.file, args.session)
         if log.kind != "jsonl" or log.header_line is None:
             problems = [format_text(f) for f in log.findings if f.code.startswith("JSONL")] or ["no session header line"]
             raise _Failure("the log has no session header:\n  " + "\n  ".join(problems[:3]))

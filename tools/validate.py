@@ -5,7 +5,14 @@ JSONL committed region); `schema` (default) = plus every event and the header
 line against the spec's JSON Schemas; `strict` = plus the relational
 invariants (INV-*). Each finding names the file, line, event seq, JSON
 pointer, requirement id and code. FILE may be `-` (stdin), a glob, or a
-directory (searched recursively for *.jsonl).
+directory (searched recursively for *.jsonl and *.jsonl.zstd).
+
+Storage forms are told apart by content, not by name: a file starting with
+the zstd magic is a compressed artifact (findings name the frame and the
+logical line), one starting with the SQLite header is a session store (every
+session is checked, located as `store.db#session-id` with the row's seq;
+`--session ID` picks one), anything else is JSONL text or a JSON array.
+Databases are opened read-only.
 
 Speed: a clean log is proved clean in one pass (types generated from the
 schemas, packed chunk rows checked as rows) that reads a file in blocks, so its
@@ -41,6 +48,8 @@ example:
   sessionspec validate ~/.dsh/sessions --level strict -j 4
   sessionspec validate session.jsonl --format json | jq '.files[].findings'
   cat session.jsonl | sessionspec validate - --format github
+  sessionspec validate session.jsonl.zstd
+  sessionspec validate sessions.db --session s1
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ from typing import Any, TextIO
 
 from sessionspec.progress import Progress
 from sessionspec.reference.json_text import display, escape_surrogates
+from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.validator.fastlog import CleanLog, check_clean
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
@@ -76,6 +86,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="lowest severity that makes the exit status 1 (default: warning)")
     parser.add_argument("--revision", metavar="R", default=None,
                         help="format revision to check against (id or npm release); default: detected per file")
+    parser.add_argument("--session", metavar="ID",
+                        help="in a SQLite store, check only this session (default: every session)")
     parser.add_argument("--exact", action="store_true",
                         help="skip the accept-fast path and run the exact checker on every file (slower; same verdicts)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
@@ -101,7 +113,7 @@ def _scan(directory: str, problems: list[str]) -> list[str]:
     for root, dirs, files in os.walk(directory, onerror=lambda exc: problems.append(
             f"{exc.filename}: cannot read the directory: {exc.strerror or exc}")):
         dirs.sort()
-        found.extend(os.path.join(root, name) for name in files if name.endswith(".jsonl"))
+        found.extend(os.path.join(root, name) for name in files if name.endswith((".jsonl", ".jsonl.zstd")))
     return _unique(sorted(p for p in found if os.path.isfile(p)))
 
 
@@ -129,7 +141,7 @@ def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
         if is_dir:
             found = _scan(pattern, problems)
             if not found:
-                problems.append(f"{pattern}: a directory with no *.jsonl file (searched recursively)")
+                problems.append(f"{pattern}: a directory with no *.jsonl or *.jsonl.zstd file (searched recursively)")
             paths.extend(found)
             continue
         if is_dir is not None or os.path.lexists(pattern):
@@ -309,7 +321,7 @@ class Report:
 
 
 def describe(f: Finding) -> str:
-    where = []
+    where = [] if f.frame is None else [f"frame {f.frame}"]
     if f.seq is not None:
         where.append(f"seq {f.seq}")
     if f.pointer:
@@ -492,15 +504,15 @@ def _in_processes(paths: list[str], args: argparse.Namespace, jobs: int,
     import functools
     import multiprocessing
 
-    task = functools.partial(check_file, level=args.level, registry=tuple(args.registry), exact=args.exact,
-                             revision=args.given_revision)
+    task = functools.partial(check_stored, level=args.level, registry=tuple(args.registry), exact=args.exact,
+                             session=args.session, revision=args.given_revision)
     # fork (where there is one) shares the compiled schemas the parent already built
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
         progress.start(f"checking {len(paths)} files in {jobs} processes", len(paths))
-        for done, report in enumerate(pool.map(task, paths, chunksize=max(1, min(64, len(paths) // (jobs * 8)))), 1):
+        for done, reports in enumerate(pool.map(task, paths, chunksize=max(1, min(64, len(paths) // (jobs * 8)))), 1):
             progress.update(done)
-            yield report
+            yield from reports
         progress.clear()
 
 
@@ -509,9 +521,10 @@ def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, A
     from distributed import Client
 
     with Client(args.dask) as client:  # type: ignore[no-untyped-call]  # distributed ships no annotations
-        futures = client.map(check_file, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
-                             revision=args.given_revision, pure=False)
-        yield from client.gather(futures)
+        futures = client.map(check_stored, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
+                             session=args.session, revision=args.given_revision, pure=False)
+        for reports in client.gather(futures):
+            yield from reports
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -553,8 +566,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif jobs > 1 and "-" not in paths:
         reports = _in_processes(paths, args, jobs, progress)
     else:
-        reports = (check_file(path, args.level, tuple(args.registry), args.exact, progress, args.given_revision)
-                   for path in paths)
+        reports = (one for path in paths
+                   for one in check_stored(path, args.level, tuple(args.registry), args.exact, args.session, progress,
+                                           args.given_revision))
     for one in reports:
         report.add(one)
     if not args.quiet:
@@ -562,6 +576,53 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     elif report.input_errors:
         err.writelines(f"sessionspec validate: error: {problem}\n" for problem in report.input_errors)
     return report.exit_code()
+
+
+def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (), exact: bool = False,
+                 session: str | None = None, progress: Progress | None = None,
+                 revision: str | None = None) -> list[dict[str, Any]]:
+    """`check_file` for any storage form: one plain report per stored session (picklable, like `check_file`).
+
+    A JSONL file goes to `check_file` (streamed); a compressed artifact, a SQLite store (every
+    session, or ``session``) and standard input are opened by content through `sessionspec.storage`.
+    Each session is checked at ``revision`` when given, else at the revision its own content shows.
+    """
+    if path != "-" and detect_form(path) == "jsonl" and not path.endswith(".zstd"):
+        return [check_file(path, level, registry, exact, progress, revision)]
+    progress = progress or Progress.for_stream(sys.stderr, True)
+    units, problem = open_units(path, read_input, session=session)
+    reports = [] if problem is None else [{"file": path, "inputError": problem}]
+    return reports + [_unit_report(unit, level, registry, exact, progress, revision) for unit in units]
+
+
+def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool, progress: Progress,
+                 revision: str | None) -> dict[str, Any]:
+    """Validate one stored session's logical JSONL; storage findings come first, every finding is located."""
+    from sessionspec.spec.revisions import DEFAULT_REVISION
+
+    data, name = unit.data, unit.name
+    revision, how = (revision, "given") if revision is not None else _detect(data)
+    if unit.unreadable:
+        return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how)
+    schemas = schema_set(tuple(registry), revision) if level != "load" else None
+    if not exact and not unit.findings and revision == DEFAULT_REVISION:
+        progress.start(f"checking {name}", 1)
+        clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
+        progress.clear()
+        if clean is not None:
+            return {**_plain(clean, 0, revision, how), "kind": unit.form}
+    checker = Checker(level, schemas, revision)
+    with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
+        progress.start(f"reading {name}", data.count(b"\n") + 1)
+        log = load_log(data, name, progress=progress.update if progress.enabled else None)
+        progress.start(f"checking {name}", len(log.events))
+        checker.check(log, progress.update if progress.enabled else None)
+        progress.clear()
+    for finding in log.findings:
+        finding.file = name
+        unit.locate(finding)
+    log.findings[:0] = unit.findings
+    return {**_plain(log, checker.suppressed, revision, how), "kind": unit.form if unit.form != "jsonl" else log.kind}
 
 
 if __name__ == "__main__":  # pragma: no cover

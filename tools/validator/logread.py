@@ -57,10 +57,12 @@ class Finding:
     column: int | None = None
     severity: str = ERROR
     file: str = ""
+    #: for a compressed artifact: the 0-based zstd frame holding ``line`` (a logical line)
+    frame: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.file, "severity": self.severity, "code": self.code}
-        for key in ("requirement", "line", "column", "seq", "pointer"):
+        for key in ("requirement", "frame", "line", "column", "seq", "pointer"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value

@@ -1,0 +1,243 @@
+"""Stored sessions in any of the three forms, as logical JSONL for the validator and the inspect commands.
+
+The form is decided by content, never by name: the zstd magic starts a
+compressed artifact, the SQLite header a session database, anything else is
+JSONL text (or a JSON array). Each stored session becomes one :class:`Unit`:
+its logical JSONL bytes (the text the raw form would hold), the findings the
+storage layer itself makes (framing, checksums, database identity), and a
+way to locate the validator's findings in the storage (a frame and logical
+line for compressed artifacts, ``db#session-id`` and the row's seq for
+databases). Nothing here writes: databases are opened read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionspec.reference import json_text
+from sessionspec.reference.jsonl import header_line, read_artifact
+from sessionspec.reference.sqlite_store import SqliteStore, is_sqlite, row_to_event
+from sessionspec.reference.zstd_frames import decompress, is_zstd, plaintext_budget, scan_frames
+from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
+from sessionspec.validator.logread import ERROR, WARNING, Finding
+
+__all__ = ["Unit", "detect_form", "open_units"]
+
+JSONL, ZSTD, SQLITE = "jsonl", "jsonl-zstd", "sqlite"
+
+
+@dataclass
+class Unit:
+    """One stored session, ready for the JSONL validator."""
+
+    name: str
+    form: str
+    data: bytes
+    findings: list[Finding] = field(default_factory=list)
+    #: sets ``frame`` / ``seq`` of a validator finding from its logical line (and clears synthetic lines)
+    locate: Callable[[Finding], None] = lambda finding: None
+    #: no logical content could be recovered: only ``findings`` are reported
+    unreadable: bool = False
+
+
+def detect_form(path: str) -> str:
+    """``jsonl-zstd``, ``sqlite`` or ``jsonl`` from the first bytes of a regular file (``jsonl`` otherwise)."""
+    if path == "-":
+        return JSONL
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return JSONL
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return JSONL
+        prefix = os.read(fd, 16)
+    except OSError:
+        return JSONL
+    finally:
+        os.close(fd)
+    if is_zstd(prefix):
+        return ZSTD
+    if is_sqlite(prefix):
+        return SQLITE
+    return JSONL
+
+
+def _finding(code: str, requirement: str | None, message: str, *, severity: str = ERROR, frame: int | None = None,
+             line: int | None = None, seq: int | None = None, file: str = "") -> Finding:
+    return Finding(code, requirement, message, line=line, seq=seq, severity=severity, file=file, frame=frame)
+
+
+# ---------------------------------------------------------------- compressed artifacts
+
+
+def _zstd_unit(name: str, data: bytes, budget: int | None) -> Unit:
+    """Decode every frame it can; the first framing or decoding failure is a finding and ends reading."""
+    unit = Unit(name, ZSTD, b"")
+    scan = scan_frames(data, strict=False)
+    left = plaintext_budget(len(data)) if budget is None else budget
+    texts: list[bytes] = []
+    view = memoryview(data)
+    failed = False
+    for index, (start, end) in enumerate(scan.frames):
+        try:
+            text = decompress(view[start:end], left)
+        except CompressedArtifactError as error:
+            unit.findings.append(_finding(error.code, error.requirement,
+                                          f"{error.message} (bytes {start}-{end}); "
+                                          "the frames after it are not read", frame=index, file=name))
+            failed = True
+            break
+        left -= len(text)
+        texts.append(text)
+    if not failed and scan.invalid is not None:
+        unit.findings.append(_finding(scan.invalid.code, scan.invalid.requirement,
+                                      f"{scan.invalid.message}, where a frame should start; "
+                                      "nothing after it is read", frame=len(texts), file=name))
+        failed = True
+    torn = b""
+    if not failed and scan.torn_start is not None:
+        try:
+            torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
+        except CompressedArtifactError as error:  # a bomb in the torn frame is still a bomb
+            unit.findings.append(_finding(error.code, error.requirement, error.message, frame=len(texts), file=name))
+            failed = True
+        else:
+            kept = torn.count(b"\n")
+            unit.findings.append(_finding(
+                "JSONL_TORN_TAIL", "ZSTD-7",
+                f"the final zstd frame, from byte {scan.torn_start}, is incomplete: a crash "
+                f"tail; it still holds {kept} complete line(s), which loaders keep and re-append "
+                "before cutting the frame", severity=WARNING, frame=len(texts), file=name))
+    if texts and (not texts[0] or texts[0].find(b"\n") != len(texts[0]) - 1):
+        unit.findings.append(_finding("ZSTD_HEADER_FRAME", "ZSTD-5",
+                                      "the first frame is not exactly one header line (a file compressed in one "
+                                      "piece is not a session artifact: the header needs its own frame)",
+                                      frame=0, file=name))
+    complete = b"".join(texts)
+    if texts and complete.endswith(b"\n"):
+        try:
+            logical = read_artifact(complete)
+        except SessionSpecError:
+            logical = None  # committed-region damage: the validator reports it with its JSONL code
+        if logical is not None and logical.truncate_offset != len(complete):
+            line = logical.stopped_at_line or complete.count(b"\n") + 1
+            unit.findings.append(_finding("ZSTD_TORN_RECORD", "ZSTD-6",
+                                          f"a complete frame holds an unreadable or out-of-sequence record at "
+                                          f"logical line {line}: only the final, incomplete frame may be torn",
+                                          line=line, file=name))
+    elif texts:
+        unit.findings.append(_finding("ZSTD_TORN_RECORD", "ZSTD-6",
+                                      f"complete frame {len(texts) - 1} ends inside a record",
+                                      frame=len(texts) - 1, file=name))
+    if not texts:
+        unit.unreadable = True
+        if not unit.findings:
+            unit.findings.append(_finding("JSONL_NO_HEADER", "ZSTD-5", "no complete zstd frame: no header",
+                                          frame=0, file=name))
+    unit.data = complete + torn[: torn.rfind(b"\n") + 1]
+    starts: list[int] = []
+    line = 1
+    for text in [*texts, torn]:
+        starts.append(line)
+        line += text.count(b"\n")
+
+    def locate(finding: Finding) -> None:
+        if finding.frame is None and finding.line is not None:
+            finding.frame = max(i for i, s in enumerate(starts) if s <= finding.line) if finding.line >= 1 else 0
+
+    unit.locate = locate
+    for finding in unit.findings:
+        locate(finding)
+    return unit
+
+
+# ---------------------------------------------------------------- databases
+
+
+def _event_line(row: tuple[Any, ...]) -> bytes:
+    """One event row as one logical JSONL line; a row that is not an event becomes an unparsable line."""
+    event = row_to_event(row)
+    if event is not None:
+        try:
+            return json_text.dumps_bytes(event)
+        except SessionSpecError:
+            pass
+    text = row[3] if isinstance(row[3], str) else repr(row[3])
+    return ("<row " + repr(row[0]) + ": " + text.replace("\n", " ").replace("\r", " ")[:200] + ">").encode(
+        "utf-8", "replace")
+
+
+def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
+    try:
+        store = SqliteStore.open(path)
+    except SqliteStoreError as error:
+        if error.code == "SQLITE_LOCKED":
+            return [], f"{path}: {error.message} [{error.code}]"
+        unit = Unit(path, SQLITE, b"", unreadable=True)
+        unit.findings.append(_finding(error.code, error.requirement, error.message, file=path))
+        return [unit], None
+    units = []
+    with store:
+        try:
+            ids = [h["id"] for h in store.list_sessions()]
+            if session is not None:
+                if session not in ids:
+                    return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
+                ids = [session]
+            for session_id in ids:
+                units.append(_session_unit(store, path, session_id))
+        except SqliteStoreError as error:
+            if error.code == "SQLITE_LOCKED":
+                return [], f"{path}: {error.message} [{error.code}]"
+            unit = Unit(path, SQLITE, b"", unreadable=True)
+            unit.findings.append(_finding(error.code, error.requirement, error.message, file=path))
+            units.append(unit)
+    return units, None
+
+
+def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
+    name = f"{path}#{session_id}"
+    header = store.header(session_id)
+    rows = store.rows(session_id)
+    data = json_text.dumps_bytes(header_line(header)) + b"\n" + b"".join(_event_line(r) + b"\n" for r in rows)
+    seqs = [r[0] for r in rows]
+
+    def locate(finding: Finding) -> None:
+        if finding.line is not None and finding.line >= 2 and finding.line - 2 < len(seqs):
+            if finding.seq is None and type(seqs[finding.line - 2]) is int:
+                finding.seq = seqs[finding.line - 2]
+        finding.line = None  # database rows have no lines
+        finding.column = None
+
+    return Unit(name, SQLITE, data, locate=locate)
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]], *, session: str | None = None,
+               budget: int | None = None) -> tuple[list[Unit], str | None]:
+    """The stored sessions of one input, or why it cannot be read (an input error)."""
+    form = detect_form(path)
+    if form == SQLITE:
+        return _database_units(path, session)
+    data, problem = read(path)
+    if problem is not None:
+        return [], problem
+    assert data is not None
+    name = "<stdin>" if path == "-" else path
+    if is_zstd(data[:4]):
+        return [_zstd_unit(name, data, budget)], None
+    if is_sqlite(data[:16]):
+        return [], f"{name}: a SQLite database cannot be read from standard input; name the file"
+    unit = Unit(name, JSONL, data)
+    if path.endswith(".zstd"):
+        unit.findings.append(_finding("ZSTD_FRAME_INVALID", "ZSTD-2",
+                                      "named *.zstd but does not start with the zstd magic 28 B5 2F FD; "
+                                      "read as JSONL text", severity=WARNING, file=name))
+    return [unit], None
