@@ -396,7 +396,8 @@ def render_persistence(spec: Any) -> str:
     ]
     sections = _sections(r)
     lines += [f"- [{name}](#{slug(name)})" for name in sections]
-    lines += ["- [Open and closed parts](#open-and-closed-parts)", "- [Rejected legacy types](#rejected-legacy-types)", ""]
+    lines += ["- [Open and closed parts](#open-and-closed-parts)", "- [Rejected legacy types](#rejected-legacy-types)",
+              "- [Storage forms](#storage-forms)", ""]
     lines += _envelope(r)
     lines += _index(r)
     lines += _events(r)
@@ -408,6 +409,7 @@ def render_persistence(spec: Any) -> str:
             lines.append("")
     lines += _openness(r)
     lines += _legacy()
+    lines += _storage_forms()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -534,6 +536,43 @@ def _legacy() -> list[str]:
 
     rows = [[code(t), cell(why)] for t, why in sorted(constants()["legacyRejectedTypes"].items())]
     return ["## Rejected legacy types", "", "From `spec/constants.json`.", ""] + table(["Type", "Rule"], rows)
+
+
+def _storage_forms() -> list[str]:
+    """How a log is stored: the raw and zstd-framed artifacts and the SQLite layout (spec/constants.json)."""
+    from sessionspec.spec import constants
+
+    c = constants()
+    jsonl, zstd, sqlite = c["jsonl"], c["zstd"], c["sqlite"]
+    budget = zstd["plaintextBudget"]
+    lines = [
+        "## Storage forms", "",
+        "From `spec/constants.json` (requirements JSONL-*, ZSTD-*, SQLITE-*, PERSIST-*). Every form holds the same "
+        "logical log: the header line, then one storage record per line.", "",
+        "### JSONL artifact", "",
+        f"{code(jsonl['plainFileName'])}: the logical log as UTF-8 text; a crash can tear only its last line.", "",
+        "### zstd-framed artifact", "",
+        f"{code(jsonl['compressedFileName'])} (upstream's default): independent zstd frames, magic "
+        f"{code(zstd['magic'])}, content checksum {'on' if zstd['contentChecksum'] else 'off'}, level "
+        f"{cell(zstd['level'])}.", "",
+    ]
+    lines += table(["Frame", "Holds"], ([cell(f["frame"]), cell(f["holds"])] for f in zstd["frames"]))
+    lines += ["", f"Torn tail: {cell(zstd['tornFrame'])}.", "",
+              f"Readers bound the plaintext they decode to the larger of {budget['floorBytes']} bytes and "
+              f"{budget['ratio']} times the compressed size.", "",
+              "### SQLite store", "",
+              f"One database for all sessions: `PRAGMA application_id` = {sqlite['applicationId']} "
+              f"({sqlite['applicationId']:#x}), `PRAGMA user_version` = {sqlite['userVersion']}; journal modes "
+              f"{', '.join(code(m) for m in sqlite['journalModes'])} (default {code(sqlite['defaultJournalMode'])}); "
+              f"files created with mode {sqlite['fileMode']}. Every table is STRICT.", ""]
+    for t in sqlite["tables"]:
+        key = f" Primary key ({', '.join(t['primaryKey'])})." if "primaryKey" in t else ""
+        lines += [f"#### `{t['name']}`", "", cell(t["description"]) + key, ""]
+        lines += table(["Column", "Type", "Constraint", "Holds"],
+                       ([code(col["name"]), col["type"], cell(col["constraint"]) or "—", cell(col["holds"])]
+                        for col in t["columns"]))
+        lines.append("")
+    return lines
 
 
 def render_service_events(spec: Any) -> str:
