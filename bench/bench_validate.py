@@ -12,9 +12,15 @@ Each run times, in the same process and on the same file, interleaved:
 * ``sessionspec validate --level L --quiet FILE`` run in-process (``sessionspec.cli.run``),
   including reading the file; compiling the schemas is a one-time cost paid by a warm-up run.
 
+With ``--zstd`` it measures instead what the compressed storage form costs: the same log as a
+zstd-framed artifact (a header frame, then one frame per append batch of ``--batch`` events, as
+upstream's default backend writes it) against its raw twin, ``validate --level schema`` on each,
+interleaved; the target is at most 1.5x the raw twin.
+
 Usage::
 
     python bench/bench_validate.py                       # 200,000 events and 4x, both layouts
+    python bench/bench_validate.py --zstd --events 50000 # compressed artifact vs its raw twin
     python bench/bench_validate.py --events 20000 --runs 3 --no-4x
     python bench/bench_validate.py --write-doc           # also update docs/benchmarks.md
     python bench/bench_validate.py --profile             # cProfile summary of one schema run
@@ -45,6 +51,7 @@ from gen_logs import generate_events, mix_stats, write_artifact
 
 LEVELS = ("load", "schema", "strict")
 TARGET = 3.0
+ZSTD_TARGET = 1.5
 
 
 def parse_only(path: Path) -> float:
@@ -85,6 +92,45 @@ def measure(path: Path, runs: int, levels: tuple[str, ...]) -> dict[str, Any]:
             "ratios": {level: statistics.median(t) / p for level, t in times.items()}}
 
 
+def write_zstd_twin(raw: Path, events: list[dict[str, Any]], batch: int) -> Path:
+    """The raw artifact's compressed twin, one frame per batch of ``batch`` events (the reference writer)."""
+    from sessionspec.reference.jsonl import read_artifact
+    from sessionspec.reference.jsonl_zstd import append_compressed_batch, write_compressed_artifact
+
+    header = read_artifact(raw.read_bytes()[: raw.read_bytes().index(b"\n") + 1]).header
+    path = raw.with_suffix(".jsonl.zstd")
+    write_compressed_artifact(path, header, events[:batch])
+    for start in range(batch, len(events), batch):
+        append_compressed_batch(path, events[start : start + batch])
+    return path
+
+
+def measure_zstd(raw: Path, packed: Path, runs: int) -> dict[str, Any]:
+    """``validate --level schema`` on the compressed twin and on the raw file, interleaved."""
+    validate_once(raw, "schema")
+    validate_once(packed, "schema")
+    times: dict[str, list[float]] = {"raw": [], "zstd": []}
+    for _ in range(runs):
+        times["raw"].append(validate_once(raw, "schema"))
+        times["zstd"].append(validate_once(packed, "schema"))
+    return {**times, "ratio": statistics.median(times["zstd"]) / statistics.median(times["raw"])}
+
+
+def run_zstd(args: argparse.Namespace) -> int:
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in [args.events] + ([] if args.no_4x else [args.events * 4]):
+            events = generate_events(n)
+            info = write_artifact(Path(tmp) / f"bench-{n}.jsonl", events, packed=True)
+            twin = write_zstd_twin(info.path, events, args.batch)
+            result = measure_zstd(info.path, twin, args.runs)
+            worst = max(worst, result["ratio"])
+            print(f"{info.events:>9,} events  raw {info.bytes / 1e6:6.1f} MB  zstd {twin.stat().st_size / 1e6:6.1f} MB "
+                  f"({-(-n // args.batch):,} batch frames)  validate --level schema: raw {_fmt(result['raw'])}  "
+                  f"zstd {_fmt(result['zstd'])}  = {result['ratio']:.2f}x (target <= {ZSTD_TARGET}x)", flush=True)
+    return 0 if worst <= ZSTD_TARGET else 1
+
+
 def _fmt(times: list[float]) -> str:
     return f"{statistics.median(times):.3f} s ({min(times):.3f}-{max(times):.3f})"
 
@@ -112,7 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exact-once", action="store_true", help="also time one run of the exact path (--exact)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one schema run")
     parser.add_argument("--write-doc", action="store_true", help="write the results into docs/benchmarks.md")
+    parser.add_argument("--zstd", action="store_true",
+                        help="compare validate --level schema on a zstd-framed twin with the raw artifact")
+    parser.add_argument("--batch", type=int, default=64, help="events per append batch (frame) with --zstd")
     args = parser.parse_args(argv)
+    if args.zstd:
+        return run_zstd(args)
     levels = tuple(args.levels.split(","))
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:

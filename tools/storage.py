@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionspec.reference import json_text
-from sessionspec.reference.jsonl import header_line, read_artifact
+from sessionspec.reference.jsonl import header_line
 from sessionspec.reference.sqlite_store import SqliteStore, is_sqlite, row_to_event
 from sessionspec.reference.zstd_frames import decompress, is_zstd, plaintext_budget, scan_frames
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
@@ -118,22 +118,13 @@ def _zstd_unit(name: str, data: bytes, budget: int | None) -> Unit:
                                       "the first frame is not exactly one header line (a file compressed in one "
                                       "piece is not a session artifact: the header needs its own frame)",
                                       frame=0, file=name))
-    complete = b"".join(texts)
-    if texts and complete.endswith(b"\n"):
-        try:
-            logical = read_artifact(complete)
-        except SessionSpecError:
-            logical = None  # committed-region damage: the validator reports it with its JSONL code
-        if logical is not None and logical.truncate_offset != len(complete):
-            line = logical.stopped_at_line or complete.count(b"\n") + 1
+    last = len(texts) - 1 if scan.torn_start is None else len(texts)  # its fragment is the validator's finding
+    for index, text in enumerate(texts):
+        if index != last and text and not text.endswith(b"\n"):
             unit.findings.append(_finding("ZSTD_TORN_RECORD", "ZSTD-6",
-                                          f"a complete frame holds an unreadable or out-of-sequence record at "
-                                          f"logical line {line}: only the final, incomplete frame may be torn",
-                                          line=line, file=name))
-    elif texts:
-        unit.findings.append(_finding("ZSTD_TORN_RECORD", "ZSTD-6",
-                                      f"complete frame {len(texts) - 1} ends inside a record",
-                                      frame=len(texts) - 1, file=name))
+                                          "this complete frame ends inside a record: only the final, incomplete "
+                                          "frame may be torn", frame=index, file=name))
+    complete = b"".join(texts)
     if not texts:
         unit.unreadable = True
         if not unit.findings:
@@ -142,13 +133,20 @@ def _zstd_unit(name: str, data: bytes, budget: int | None) -> Unit:
     unit.data = complete + torn[: torn.rfind(b"\n") + 1]
     starts: list[int] = []
     line = 1
-    for text in [*texts, torn]:
+    for text in texts:
         starts.append(line)
         line += text.count(b"\n")
+    torn_line = line if scan.torn_start is not None else float("inf")  # first logical line of the torn frame
+    if scan.torn_start is not None:
+        starts.append(line)
 
     def locate(finding: Finding) -> None:
         if finding.frame is None and finding.line is not None:
-            finding.frame = max(i for i, s in enumerate(starts) if s <= finding.line) if finding.line >= 1 else 0
+            finding.frame = max((i for i, s in enumerate(starts) if s <= finding.line), default=0)
+        if finding.code == "JSONL_TORN_TAIL" and finding.line is not None and finding.line < torn_line:
+            # a crash tail inside a complete frame is damage, not a crash: only the last frame can tear
+            finding.code, finding.requirement, finding.severity = "ZSTD_TORN_RECORD", "ZSTD-6", ERROR
+            finding.message = f"inside a complete frame: {finding.message.split(': a crash tail')[0]}"
 
     unit.locate = locate
     for finding in unit.findings:
@@ -212,6 +210,7 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
             if finding.seq is None and type(seqs[finding.line - 2]) is int:
                 finding.seq = seqs[finding.line - 2]
         finding.line = None  # database rows have no lines
+        finding.message = finding.message.replace("unreadable line", "unreadable row")
         finding.column = None
 
     return Unit(name, SQLITE, data, locate=locate)
