@@ -24,7 +24,7 @@ from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
-from sessionspec.reference.jsonl_zstd import read_compressed_artifact
+from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
 from sessionspec.reference.sqlite_store import SqliteStore
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.storage import Unit, detect_form, open_units
@@ -163,13 +163,15 @@ def _out_arg(parser: argparse.ArgumentParser) -> None:
                         help="where to write: a regular file, never the input ('-' = stdout)")
 
 
-def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str, revision: str | None = None) -> None:
+def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str, revision: str | None = None,
+                  logical: bytes | None = None) -> None:
     """Write OUT atomically, or to stdout for '-'; the one-line summary goes where the log does not.
 
     A rewritten log is written only if a loader accepts it (what `validate --level load` checks):
     a command that exits 0 promises a loadable log, so it refuses, saying what remains wrong.
+    ``logical`` is the JSONL text a compressed ``content`` stands for.
     """
-    result = load_log(content, "<stdout>" if path == "-" else path)
+    result = load_log(content if logical is None else logical, "<stdout>" if path == "-" else path)
     Checker("load", None, revision).check(result)
     errors = [f for f in result.findings if f.severity == ERROR]
     if errors:
@@ -298,14 +300,16 @@ class Repair:
             added = [*compressed.recovered, *closers] if compressed.torn else closers
             frame = encode_records(added, pack=True)
             content = data[:keep] + (compress_frame(frame) if frame else b"")
+            logical: bytes | None = b"".join(_guard(lambda: decode_frames(content)).plaintexts)
             kept, cut = len(compressed.events), len(data) - keep
         else:
             artifact = _read_artifact(unit.data)
             closers = interrupted_turn_closers(artifact.events, revision)
             content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
+            logical = None
             kept, cut = len(artifact.events), artifact.size - artifact.truncate_offset
         _write_output(target, content, out, err, f"{kept} events kept, {cut} torn byte(s) cut, "
-                      f"{len(closers)} closer(s) appended", revision)
+                      f"{len(closers)} closer(s) appended", revision, logical)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function

@@ -228,3 +228,12 @@ def test_repair_keeps_each_form_and_touches_the_input_only_in_place(tmp_path: Pa
     assert cli("repair", str(db), "--in-place").code == 0
     assert check(db, expect=0).json["files"][0]["events"] == 16
     assert cli("repair", str(db), "-o", str(db)).code == 2  # never the input through -o
+
+
+def test_hostile_session_ids_in_a_store_are_escaped_on_output(tmp_path: Path) -> None:
+    header = {k: v for k, v in HEADER.items() if k != "type"} | {"id": "evil\n\x1b[31mid"}
+    path = write_db(tmp_path / "evil.db", [turn_events(1, 0, close=False)], header)
+    result = cli("validate", str(path))
+    assert result.code == 1 and "Traceback" not in result.out + result.err
+    assert "\x1b" not in result.out and all(line.startswith(str(path)) or line[0].isdigit()
+                                            for line in result.out.splitlines())
