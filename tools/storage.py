@@ -48,7 +48,9 @@ def detect_form(path: str) -> str:
     """``jsonl-zstd``, ``sqlite`` or ``jsonl`` from the first bytes of a regular file (``jsonl`` otherwise)."""
     if path == "-":
         return JSONL
-    try:
+    try:  # stat first: opening a FIFO here would take its writer's data from the real read
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return JSONL
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return JSONL
