@@ -22,13 +22,13 @@ from sessionspec.reference import json_text
 from sessionspec.reference.atomic import OutputError, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact
-from sessionspec.reference.repair import interrupted_turn_closers
-from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
+from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.sqlite_store import SqliteStore
+from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
-from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.spec.errors import SessionSpecError
+from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validate import format_text, read_input
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, LoadedLog, load_log

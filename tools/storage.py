@@ -208,9 +208,9 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
     seqs = [r[0] for r in rows]
 
     def locate(finding: Finding) -> None:
-        if finding.line is not None and finding.line >= 2 and finding.line - 2 < len(seqs):
-            if finding.seq is None and type(seqs[finding.line - 2]) is int:
-                finding.seq = seqs[finding.line - 2]
+        if (finding.line is not None and 2 <= finding.line < len(seqs) + 2 and finding.seq is None
+                and type(seqs[finding.line - 2]) is int):
+            finding.seq = seqs[finding.line - 2]
         finding.line = None  # database rows have no lines
         finding.message = finding.message.replace("unreadable line", "unreadable row")
         finding.column = None

@@ -66,8 +66,8 @@ from typing import Any, TextIO
 
 from sessionspec.progress import Progress
 from sessionspec.reference.json_text import display, escape_surrogates
-from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.reference.json_value import gc_paused
+from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.fastlog import CleanLog, check_clean
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
 from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log

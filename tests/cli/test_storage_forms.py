@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import zstandard
-
 from cli_helpers import HEADER, cli, turn_events
 from sessionspec.reference.jsonl import encode_records
 from sessionspec.reference.zstd_frames import compress_frame, scan_frames
