@@ -409,7 +409,7 @@ def render_persistence(spec: Any) -> str:
             lines.append("")
     lines += _openness(r)
     lines += _legacy()
-    lines += _storage_forms()
+    lines += ["", *_storage_forms()]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
