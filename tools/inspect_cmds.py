@@ -334,7 +334,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _Failure(f"{args.file}: no session {args.session!r} in the database", 2)
             ids = [args.session]
         # each session's closers take the shape of its revision (given, else detected from its rows)
-        revisions = {sid: _events_revision(args, _guard(lambda: source.read_session(sid)).events, None, err)
+        revisions = {sid: _events_revision(args, _guard(lambda sid=sid: source.read_session(sid)).events, None, err)
                      for sid in ids}
         _guard(lambda: source.repair(ids, durable=False, revisions=revisions))  # refuse unloadable sessions
         if args.in_place:
