@@ -356,7 +356,8 @@ class SqliteStore:
                revisions: Mapping[str, Any] | None = None) -> list[LoadedArtifact]:
         """The load path for several sessions, all repaired in ONE transaction (or none, on any failure).
 
-        ``revisions`` maps a session id to the format revision its closers follow (REPAIR-8; default: pinned).
+        ``revisions`` maps a session id to the format revision it is read at and its closers follow (REPAIR-8;
+        default: pinned).
         """
         if durable:
             self._require_writable()
@@ -366,7 +367,8 @@ class SqliteStore:
             for session_id in session_ids:
                 stored = self.read_session(session_id)
                 check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}")
-                closers = list(interrupted_turn_closers(stored.events, (revisions or {}).get(session_id)))
+                revision = (revisions or {}).get(session_id)
+                closers = list(interrupted_turn_closers(stored.events, revision))
                 if durable:
                     if stored.torn_from is not None:
                         self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",
@@ -376,8 +378,8 @@ class SqliteStore:
                     if stored.torn_from is not None or closers:
                         self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
                 balanced = [*stored.events, *closers]
-                loaded.append(LoadedArtifact(Session(session_id, balanced, stored.header), stored.header, balanced,
-                                             closers, stored.rows - len(stored.events)))
+                session = Session(session_id, balanced, stored.header, revision=revision)
+                loaded.append(LoadedArtifact(session, stored.header, balanced, closers, stored.rows - len(stored.events)))
             if durable:
                 self._db.execute("COMMIT")
         except BaseException as error:

@@ -10,6 +10,7 @@ from sessionspec.reference import json_text
 from sessionspec.reference.session import Session
 
 PINNED, PUB = "2f74ac98ba", "b150a551b8"
+PUBLISHED_HEADER = {"version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/work", "delegationDepth": 0}
 
 
 def published_events() -> list:
@@ -104,3 +105,24 @@ def test_conformance_runs_the_reference_at_the_requested_revision():
     result = cli("conformance", "--revision", "0.1.1-rc.2", "--only", "seed")
     assert result.code == 0, result.out
     assert "revision b150a551b8" in result.out
+
+
+def test_compressed_and_stored_logs_are_checked_and_repaired_at_their_revision(tmp_path):
+    from sessionspec.reference.jsonl_zstd import read_compressed_artifact
+    from storage_fixtures import write_cli_zstd, write_db
+
+    packed = write_cli_zstd(tmp_path / "published.jsonl.zstd", [published_events()], dict(PUBLISHED_HEADER))
+    db = write_db(tmp_path / "published.db", [published_events()], dict(PUBLISHED_HEADER))
+    for path in (packed, db):
+        detected = cli("validate", str(path), "--format", "json", "--fail-on", "error").json["files"][0]
+        assert (detected["revision"], detected["valid"]) == (PUB, True), detected
+        given = cli("validate", str(path), "--format", "json", "--revision", PINNED)
+        assert given.code == 1 and given.json["files"][0]["revisionReason"] == "given"
+    out = tmp_path / "repaired.jsonl.zstd"
+    assert cli("repair", str(packed), "-o", str(out)).code == 0
+    events = read_compressed_artifact(out.read_bytes()).events
+    assert events[-3]["data"]["message"]["id"] == "interrupted-tool-result-c1-5"
+    assert cli("repair", str(db), "--in-place").code == 0
+    assert cli("validate", str(db), "--revision", PUB, "--fail-on", "error").code == 0
+    derived = cli("derive", str(db)).json
+    assert derived[-1]["id"] == "interrupted-tool-result-c1-5"
