@@ -31,6 +31,7 @@ from .atomic import write_atomic
 from .jsonl import (
     Artifact,
     LoadedArtifact,
+    _read_bytes,
     check_loadable,
     encode_records,
     header_line,
@@ -53,18 +54,6 @@ __all__ = [
 ]
 
 Source = bytes | bytearray | memoryview | str | os.PathLike[str]
-
-
-def _read(source: Source) -> tuple[bytes, str | None]:
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        return bytes(source), None
-    path = os.fspath(source)
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(), path
-    except OSError as error:
-        raise JsonlError(f"cannot read {path}: {error.strerror or error}", "JSONL_NO_HEADER",
-                         requirement="JSONL-2", path=path, cause=error) from error
 
 
 @dataclass(frozen=True)
@@ -154,7 +143,7 @@ def _check_header_frame(first: bytes, path: str | None) -> None:
 
 def read_compressed_artifact(source: Source, *, budget: int | None = None) -> CompressedArtifact:
     """Parse a compressed artifact into its header and preserved events (ZSTD-2 … ZSTD-6)."""
-    data, path = _read(source)
+    data, path = _read_bytes(source)
     decoded = decode_frames(data, budget=budget, path=path)
     if not decoded.plaintexts:
         raise JsonlError("empty or header-less zstd session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
@@ -176,7 +165,7 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None) -> Co
 
 def read_compressed_header(source: Source) -> dict[str, Any] | None:
     """The header of the first frame only, or ``None`` when it is missing or malformed (listing)."""
-    data, _ = _read(source)
+    data, _ = _read_bytes(source)
     try:
         scan = scan_frames(data, max_frames=1)
         if not scan.frames:

@@ -467,15 +467,24 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     name = "<stdin>" if path == "-" else path
     if revision is None:
         revision, how = _detect(data)
+    log, suppressed = _check_bytes(data, name, level, registry, revision, progress, fast=not exact and not streamed)
+    return _plain(log, suppressed, revision, how)
+
+
+def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], revision: str,
+                 progress: Progress, *, fast: bool) -> tuple[LoadedLog | CleanLog, int]:
+    """The checked log and its knock-on count: the accept-fast pass when allowed, else the exact path."""
+    from sessionspec.spec.revisions import DEFAULT_REVISION
+
     schemas = schema_set(tuple(registry), revision) if level != "load" else None
-    if not exact and not streamed and revision == DEFAULT_REVISION:
+    if fast and revision == DEFAULT_REVISION:
         # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
         # which locates and explains every finding (`sessionspec.validator.fastlog`).
         progress.start(f"checking {name}", 1)
         clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
         progress.clear()
         if clean is not None:
-            return _plain(clean, 0, revision, how)
+            return clean, 0
     checker = Checker(level, schemas, revision)
     with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
         progress.start(f"reading {name}", data.count(b"\n") + 1)
@@ -485,7 +494,7 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
         progress.clear()
     for finding in log.findings:
         finding.file = name
-    return _plain(log, checker.suppressed, revision, how)
+    return log, checker.suppressed
 
 
 def _jobs(requested: int, files: int) -> int:
@@ -598,31 +607,18 @@ def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (
 def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool, progress: Progress,
                  revision: str | None) -> dict[str, Any]:
     """Validate one stored session's logical JSONL; storage findings come first, every finding is located."""
-    from sessionspec.spec.revisions import DEFAULT_REVISION
-
     data, name = unit.data, unit.name
     revision, how = (revision, "given") if revision is not None else _detect(data)
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how)
-    schemas = schema_set(tuple(registry), revision) if level != "load" else None
-    if not exact and not unit.findings and revision == DEFAULT_REVISION:
-        progress.start(f"checking {name}", 1)
-        clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
-        progress.clear()
-        if clean is not None:
-            return {**_plain(clean, 0, revision, how), "kind": unit.form}
-    checker = Checker(level, schemas, revision)
-    with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
-        progress.start(f"reading {name}", data.count(b"\n") + 1)
-        log = load_log(data, name, progress=progress.update if progress.enabled else None)
-        progress.start(f"checking {name}", len(log.events))
-        checker.check(log, progress.update if progress.enabled else None)
-        progress.clear()
+    log, suppressed = _check_bytes(data, name, level, registry, revision, progress,
+                                   fast=not exact and not unit.findings)
+    if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
+        return {**_plain(log, 0, revision, how), "kind": unit.form}
     for finding in log.findings:
-        finding.file = name
         unit.locate(finding)
     log.findings[:0] = unit.findings
-    return {**_plain(log, checker.suppressed, revision, how), "kind": unit.form if unit.form != "jsonl" else log.kind}
+    return {**_plain(log, suppressed, revision, how), "kind": unit.form if unit.form != "jsonl" else log.kind}
 
 
 if __name__ == "__main__":  # pragma: no cover
