@@ -91,6 +91,18 @@ MAX_REPLY_BYTES = 16 << 20
 #: How much of an adapter's stderr is kept for diagnostics (the last bytes written).
 STDERR_TAIL_BYTES = 8 << 10
 _CHUNK = 1 << 16
+
+
+def _read_ready(fd: int) -> bytes | None:
+    """What a non-blocking pipe holds now: None when nothing is ready, b"" at its end or on an error."""
+    try:
+        return os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
 _EXIT_CHECK = 0.1  # seconds between looks at whether a silent adapter has exited
 
 # Every live adapter process group, so a signal or an exit of the harness can end them all.
@@ -181,12 +193,9 @@ class SubprocessConnection:
         return "\n".join(lines[1:] if len(self._stderr) >= STDERR_TAIL_BYTES and len(lines) > 1 else lines)
 
     def _drain_stderr(self) -> None:
-        try:
-            chunk = os.read(self._err, _CHUNK)
-        except BlockingIOError:
+        chunk = _read_ready(self._err)
+        if chunk is None:
             return
-        except OSError:
-            chunk = b""
         if not chunk:
             self._stderr_open = False
             return
@@ -255,12 +264,9 @@ class SubprocessConnection:
                     if not data:
                         poller.unregister(self._in)
                 elif fd == self._out:
-                    try:
-                        chunk = os.read(self._out, _CHUNK)
-                    except BlockingIOError:
+                    chunk = _read_ready(self._out)
+                    if chunk is None:
                         continue
-                    except OSError:
-                        chunk = b""
                     if chunk:
                         self._pending += chunk
                     else:
@@ -273,11 +279,8 @@ class SubprocessConnection:
 
     def _read_rest(self) -> None:
         while len(self._pending) <= self.max_reply:
-            try:
-                chunk = os.read(self._out, _CHUNK)
-            except OSError:
-                return
-            if not chunk:
+            chunk = _read_ready(self._out)
+            if not chunk:  # nothing ready, the end, or an error
                 return
             self._pending += chunk
 
