@@ -61,6 +61,16 @@ def _load(path: str, session: str | None = None) -> tuple[bytes, LoadedLog]:
     return unit.data, load_log(unit.data, unit.name)
 
 
+def _stored_size(path: str, unit: Unit) -> int | None:
+    """Bytes the stored form takes on disk: the file for an artifact, ``None`` for one session of a store."""
+    if unit.form == "sqlite":
+        return None
+    try:
+        return os.stat(path).st_size if path != "-" else len(unit.data)
+    except OSError:
+        return None
+
+
 def _json(value: Any) -> str:
     try:
         return json_text.dumps(value)
@@ -432,7 +442,8 @@ class Stats:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session)
+        unit = _unit(args.file, args.session)
+        log = load_log(unit.data, unit.name)
         revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
         try:
@@ -440,8 +451,9 @@ class Stats:
         except (SessionSpecError, AttributeError, TypeError):
             fold = None
         records = log.lines - (1 if log.kind == "jsonl" else 0)
-        stats = {
-            "file": log.name, "revision": revision, "kind": log.kind, "bytes": log.size, "lines": log.lines,
+        stats: dict[str, Any] = {
+            "file": log.name, "revision": revision, "form": unit.form, "kind": log.kind,
+            "storedBytes": _stored_size(args.file, unit), "bytes": log.size, "lines": log.lines,
             "events": len(log.events),
             "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "turns": types.get("turn/start", 0), "steps": types.get("step/start", 0),
@@ -456,14 +468,15 @@ class Stats:
         if args.format == "json":
             _dump(stats, out)
             return 0
-        out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes, {log.kind}, "
+        stored = "" if unit.form == "jsonl" else f" stored as {unit.form} in {stats['storedBytes']} bytes,"
+        out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes of JSONL,{stored} "
                   f"revision {revision})\n")
         unknown = "unknown (the surface fold fails: run `sessionspec validate`)"
         surface = unknown if fold is None else f"surface size {stats['surfaceSize']}, replaces {stats['replaces']}"
         out.write(f"turns {stats['turns']}, steps {stats['steps']}, {surface}\n")
         out.write(f"packed: {stats['packedRows']} rows holding {stats['packedEvents']} events "
-                  f"({100 * stats['packedRatio']:.1f}% of events)\n")  # type: ignore[operator]
-        shown = {json_text.display(t): count for t, count in stats["types"].items()}  # type: ignore[attr-defined]
+                  f"({100 * stats['packedRatio']:.1f}% of events)\n")
+        shown = {json_text.display(t): count for t, count in stats["types"].items()}
         width = max(map(len, shown), default=0)
         out.writelines(f"  {etype:<{width}}  {count}\n" for etype, count in shown.items())
         if stats["errors"] or stats["warnings"]:

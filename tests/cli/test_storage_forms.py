@@ -62,6 +62,16 @@ def test_the_three_forms_validate_as_the_same_logical_log(tmp_path: Path) -> Non
     assert derived[0] == derived[1] == derived[2] and derived[0].startswith("[")
 
 
+def test_stats_names_the_stored_form_and_its_size(tmp_path: Path) -> None:
+    raw, packed, db = twins(tmp_path)
+    stats = [json.loads(cli("stats", "--format", "json", str(p)).out) for p in (raw, packed, db)]
+    assert [(s["form"], s["events"]) for s in stats] == [(f, 24) for f in ("jsonl", "jsonl-zstd", "sqlite")]
+    assert stats[0]["bytes"] == stats[1]["bytes"]  # the artifact's logical JSONL, not its compressed size
+    assert [s["storedBytes"] for s in stats] == [raw.stat().st_size, packed.stat().st_size, None]
+    text = cli("stats", str(packed)).out
+    assert f"stored as jsonl-zstd in {packed.stat().st_size} bytes" in text
+
+
 def test_the_same_defect_is_found_in_every_form_and_located_in_its_terms(tmp_path: Path) -> None:
     bad = [turn_events(), turn_events(2, 12)]
     bad[1][1]["data"]["content"] = "not a list"  # schema violation at seq 13
