@@ -394,7 +394,7 @@ def _jsonl_load(args: Mapping[str, Any]) -> Any:
         path = os.path.join(tmp, "session.jsonl")
         with open(path, "wb") as handle:
             handle.write(_bytes(args["data"]))
-        loaded = jsonl.load_artifact(path, args["id"])
+        loaded = jsonl.load_artifact(path, args["id"], revision=current_revision())
         with open(path, "rb") as handle:
             written = handle.read()
     return {"header": loaded.header, "events": loaded.events, "closers": loaded.closers, "data": _as_bytes_json(written)}

@@ -78,7 +78,12 @@ def run_persistence(args: Mapping[str, Any], open_backend: Callable[[str, str], 
     if open_backend is None:
         from sessionspec.reference.persistence import open_backend as open_reference
 
-        open_backend = open_reference
+        from .serving import current_revision
+
+        revision = current_revision()
+
+        def open_backend(kind: str, directory: str) -> Any:
+            return open_reference(kind, directory, revision)
     trace: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="sessionspec-persist-") as directory:
         backend = open_backend(args["backend"], directory)

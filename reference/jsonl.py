@@ -372,24 +372,27 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
             )
 
 
-def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True) -> LoadedArtifact:
+def load_artifact(
+    path: str | os.PathLike[str], session_id: str, *, durable: bool = True, revision: Any = None
+) -> LoadedArtifact:
     """The persistence load path (JSONL-12).
 
     Rejects an identity mismatch, a version other than 0 and legacy records;
     computes the crash-repair closers (REPAIR-*); when ``durable`` (default)
     truncates the torn tail and appends the closers to the file before
     seeding; then seeds a ``Session`` (SEED-*, HDR-*). With ``durable=False``
-    the file is left untouched and the repair happens only in memory.
+    the file is left untouched and the repair happens only in memory. The
+    closers and the seeding follow ``revision`` (default: pinned; REPAIR-8).
     """
     artifact = read_artifact(path)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
-    closers = list(interrupted_turn_closers(artifact.events))
+    closers = list(interrupted_turn_closers(artifact.events, revision))
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
     balanced = [*artifact.events, *closers]
-    session = Session(session_id, balanced, artifact.header)
+    session = Session(session_id, balanced, artifact.header, revision=revision)
     return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
 
 

@@ -226,7 +226,8 @@ def append_compressed_batch(
 
 
 def load_compressed_artifact(
-    path: str | os.PathLike[str], session_id: str, *, durable: bool = True, budget: int | None = None
+    path: str | os.PathLike[str], session_id: str, *, durable: bool = True, budget: int | None = None,
+    revision: Any = None,
 ) -> LoadedArtifact:
     """The load path for the compressed form (JSONL-12, ZSTD-7).
 
@@ -237,12 +238,12 @@ def load_compressed_artifact(
     artifact = read_compressed_artifact(path, budget=budget)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
-    closers = list(interrupted_turn_closers(artifact.events))
+    closers = list(interrupted_turn_closers(artifact.events, revision))
     torn_start = artifact.decoded.torn_start
     if durable and (torn_start is not None or closers):
         append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,
                                 truncate_to=torn_start)
     balanced = [*artifact.events, *closers]
-    session = Session(session_id, balanced, artifact.header)
+    session = Session(session_id, balanced, artifact.header, revision=revision)
     truncated = 0 if torn_start is None else artifact.size - torn_start
     return LoadedArtifact(session, artifact.header, balanced, closers, truncated)

@@ -77,9 +77,10 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
 class JsonlBackend:
     """One artifact per session under ``root``: ``session.jsonl`` or ``session.jsonl.zstd``."""
 
-    def __init__(self, root: str | os.PathLike[str], compression: Compression = "zstd") -> None:
+    def __init__(self, root: str | os.PathLike[str], compression: Compression = "zstd", *, revision: Any = None) -> None:
         self.root = Path(root)
         self.compression: Compression = compression
+        self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
 
     @property
@@ -134,8 +135,8 @@ class JsonlBackend:
     def load(self, session_id: str) -> LoadedArtifact:
         path = self._existing(session_id)
         if self.compression == "zstd":
-            return load_compressed_artifact(path, session_id)
-        return load_artifact(path, session_id)
+            return load_compressed_artifact(path, session_id, revision=self.format_revision)
+        return load_artifact(path, session_id, revision=self.format_revision)
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         header, events, _ = self._read(self._existing(session_id))
@@ -174,8 +175,9 @@ class JsonlBackend:
 class SqliteBackend:
     """Every session in one SQLite database (created on first use, owner-only)."""
 
-    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal") -> None:
+    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: Any = None) -> None:
         self.store = SqliteStore.create(path, journal_mode=journal_mode)
+        self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
 
     def create(self, header: Mapping[str, Any]) -> None:
@@ -189,7 +191,7 @@ class SqliteBackend:
         self.store.append(self._header(session_id), events)
 
     def load(self, session_id: str) -> LoadedArtifact:
-        return self.store.load(session_id)
+        return self.store.repair([session_id], revisions={session_id: self.format_revision})[0]
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         stored = self.store.read_session(session_id)
@@ -209,12 +211,13 @@ class SqliteBackend:
         self.store.close()
 
 
-def open_backend(kind: str, directory: str | os.PathLike[str]) -> Backend:
-    """A fresh backend of ``kind`` (``jsonl``, ``jsonl-zstd`` or ``sqlite``) under an empty directory."""
+def open_backend(kind: str, directory: str | os.PathLike[str], revision: Any = None) -> Backend:
+    """A fresh backend of ``kind`` (``jsonl``, ``jsonl-zstd`` or ``sqlite``) under an empty directory;
+    its load path reads, repairs and seeds at ``revision`` (default: pinned)."""
     if kind == "jsonl":
-        return JsonlBackend(directory, "none")
+        return JsonlBackend(directory, "none", revision=revision)
     if kind == "jsonl-zstd":
-        return JsonlBackend(directory, "zstd")
+        return JsonlBackend(directory, "zstd", revision=revision)
     if kind == "sqlite":
-        return SqliteBackend(Path(directory) / "sessions.db")
+        return SqliteBackend(Path(directory) / "sessions.db", revision=revision)
     raise ValueError(f"unknown persistence backend {kind!r}")

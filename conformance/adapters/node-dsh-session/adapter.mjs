@@ -29,9 +29,11 @@
 // packages are loaded from there. The handshake then declares that release.
 
 import { createInterface } from 'node:readline'
-import { createRequire } from 'node:module'
+import { createRequire, register } from 'node:module'
 import { readFileSync } from 'node:fs'
-import { resolve as resolvePath } from 'node:path'
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join, resolve as resolvePath } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 const PROTOCOL_VERSION = 1
@@ -88,34 +90,63 @@ const CAPABILITIES = [
   'scopes',
 ]
 
-/** Operations the package cannot serve, with the reason reported in a `skipped` reply. */
-const NO_JSONL = 'the JSONL format is not part of dsh-session: it lives in @deepseek-ai/dsh-session-persistence-jsonl, which has no 0.1.1-rc.2 release'
 /**
- * The persistence backends (`persistence-*` capabilities). The only published backend package,
- * @deepseek-ai/dsh-session-persistence-jsonl 0.1.0-rc.8, imports the zstd functions of node:zlib
- * statically, so it cannot even be loaded where node:zlib has no zstd (added in Node 22.15 / 23.8),
- * not even for `compression: 'none'`; its peer range (^0.1.0-rc.8) also excludes the dsh-session
- * 0.1.1-rc.2 this adapter drives. The SQLite backend is unpublished and needs node:sqlite
- * (unflagged from Node 22.13). None is claimed, and every persistence case is skipped with the reason.
+ * The JSONL storage form (`jsonl`, `persistence-jsonl`) is not in dsh-session: it is the published
+ * backend package @deepseek-ai/dsh-session-persistence-jsonl (0.1.0-rc.8, the only 0.1.x release; the
+ * release commit's 0.1.1-rc.2 of it was never published), which the adapter drives through its public
+ * class `JsonlSessionPersistence` and the seam `@deepseek-ai/dsh-session-persistence`. The package
+ * imports the zstd functions of node:zlib by name, which Node < 22.15 lacks; there `zlib-hooks.mjs`
+ * resolves its node:zlib to `zlib-without-zstd.mjs` (node:zlib plus zstd functions that throw), and the
+ * backend runs with `compression: 'none'` only. The zstd form and SQLite are not claimed (see README).
  */
+const JSONL_PACKAGE = '@deepseek-ai/dsh-session-persistence-jsonl'
 const HAS_ZSTD = typeof (await import('node:zlib')).zstdCompress === 'function'
 const HAS_SQLITE = await import('node:sqlite').then(() => true, () => false)
-const NO_PERSISTENCE = [
-  `the persistence backends are not claimed on Node ${process.version}:`,
-  '@deepseek-ai/dsh-session-persistence-jsonl 0.1.0-rc.8 (the only release) loads only where node:zlib has zstd',
-  `(Node >= 22.15; here: ${HAS_ZSTD ? 'present' : 'absent'}) and peers on dsh-session ^0.1.0-rc.8, not 0.1.1-rc.2;`,
-  `the SQLite backend is unpublished and needs node:sqlite (Node >= 22.13; here: ${HAS_SQLITE ? 'present' : 'absent'})`,
+let storage = null
+let storageFailure = null
+if (api) {
+  try {
+    if (!HAS_ZSTD) register('./zlib-hooks.mjs', import.meta.url)
+    // The seam calls ES2024 `Promise.withResolvers` (Node >= 22); on Node 20 the standard definition is supplied.
+    if (typeof Promise.withResolvers !== 'function') {
+      Object.defineProperty(Promise, 'withResolvers', {
+        configurable: true,
+        writable: true,
+        value: function withResolvers() {
+          let resolve
+          let reject
+          const promise = new this((res, rej) => { resolve = res; reject = rej })
+          return { promise, resolve, reject }
+        },
+      })
+    }
+    const [backend, seam] = await Promise.all([load(JSONL_PACKAGE), load('@deepseek-ai/dsh-session-persistence')])
+    const pkg = JSON.parse(readFileSync(require.resolve(`${JSONL_PACKAGE}/package.json`), 'utf8'))
+    storage = {
+      JsonlSessionPersistence: backend.JsonlSessionPersistence,
+      errors: [seam.SessionFormatUnsupportedError, seam.SessionPersistenceCorruptionError].filter(Boolean),
+      version: pkg.version,
+    }
+  } catch (error) {
+    storageFailure = `cannot load ${JSONL_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
+  }
+}
+if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl')
+
+/** Operations the package cannot serve, with the reason reported in a `skipped` reply. */
+const NO_ZSTD_SQLITE = [
+  `zstd-framed artifacts need node:zlib zstd (Node >= 22.15; here ${process.version}: ${HAS_ZSTD ? 'present' : 'absent'});`,
+  `the SQLite backend has no 0.1.x release and needs node:sqlite (Node >= 22.13; here: ${HAS_SQLITE ? 'present' : 'absent'})`,
 ].join(' ')
+const NO_HEADER_ONLY = `${JSONL_PACKAGE} writes the header line only together with a first event (lazy materialisation): it has no header-only artifact`
 const UNSUPPORTED = {
-  persistence: NO_PERSISTENCE,
-  'zstd-read': NO_PERSISTENCE,
-  'sqlite-read': NO_PERSISTENCE,
+  'zstd-read': NO_ZSTD_SQLITE,
+  'sqlite-read': NO_ZSTD_SQLITE,
   oob: `${PACKAGE} 0.1.1-rc.2 does not export appendOutOfBand (removed upstream after the spec revision)`,
   'find-last-message-turn-end': `${PACKAGE} 0.1.1-rc.2 does not export findLastMessageTurnEnd (removed upstream after the spec revision)`,
-  'jsonl-read': NO_JSONL,
-  'jsonl-load': NO_JSONL,
-  'jsonl-write': NO_JSONL,
-  'jsonl-path': NO_JSONL,
+}
+if (!storage) {
+  for (const op of ['persistence', 'jsonl-read', 'jsonl-load', 'jsonl-write', 'jsonl-path']) UNSUPPORTED[op] = storageFailure ?? loadFailure
 }
 
 // -- implementation codes and the declared code map ------------------------------
@@ -123,11 +154,16 @@ const UNSUPPORTED = {
 /** A message with its variable parts replaced, so equal conditions give equal codes. */
 function messageTemplate(message) {
   return String(message)
+    // the seam's one seq message tells a batch that does not continue the log (index 0) from a gap inside it
+    .replace(/^(append seq mismatch for "(?:[^"\\]|\\.)*": expected \d+ at index )0, got .*$/s, '$1<first>, got <v>')
     .replace(/(tool\/result for ).*?( with no prior tool\/call in this step)$/, '$1<s>$2')
+    .replace(/ \(raw log: [^)]*\)/g, ' (raw log: <path>)')
+    .replace(/\bv\d+\b/g, 'v<n>')
     .replace(/, got .*$/s, ', got <v>')
     .replace(/"(?:[^"\\]|\\.)*"/g, '"<s>"')
     .replace(/(?<![\w<])-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w>])/g, '<n>')
     .replace(/<n>(?:, <n>)+/g, '<n>')
+    .replace('<first>', '0')
 }
 
 /** The implementation's own code for an error it threw. */
@@ -215,6 +251,23 @@ function buildCodeMap() {
     'session "<s>" is already attached to a store': 'SESSION_ALREADY_ATTACHED',
     'session "<s>" was already announced': 'SESSION_ALREADY_ANNOUNCED',
     'session "<s>" is not live in this store': 'SESSION_NOT_LIVE',
+    // persistence seam and JSONL backend (PERSIST-*, JSONL-*)
+    'append seq mismatch for "<s>": expected <n> at index 0, got <v>': 'PERSIST_SEQ_CONTINUE',
+    'append seq mismatch for "<s>": expected <n> at index <n>, got <v>': 'PERSIST_SEQ_GAP',
+    'TypeError: session event batch is not losslessly JSON-serializable because it contains non-JSON-serializable data': 'PERSIST_DATA_NOT_JSON',
+    'TypeError: session metadata createdAt must be a non-negative safe integer': 'HEADER_CREATED_AT',
+    'TypeError: session metadata must be losslessly JSON-serializable': 'HEADER_NOT_JSON',
+    'empty or header-less session log': 'JSONL_NO_HEADER',
+    'corrupt session log: header line is not valid JSON': 'JSONL_BAD_HEADER',
+    'corrupt session log: first line is not a session header': 'JSONL_BAD_HEADER',
+    'corrupt session log: unparsable committed event at line <n>': 'JSONL_CORRUPT',
+    'corrupt session log "<s>": requested id "<s>" does not match header id "<s>"': 'JSONL_ID_MISMATCH',
+    'stored session identity mismatch: requested "<s>", header contains "<s>"': 'JSONL_ID_MISMATCH',
+    'SessionFormatUnsupportedError: session "<s>" uses log format v<n>, but this harness reads only v<n>: the log was written by a newer harness — upgrade the harness to open it (raw log: <path>)': 'JSONL_VERSION',
+    'SessionFormatUnsupportedError: session "<s>" uses log format v<n>, older than the supported v<n>, and this build ships no upgrade path for it (raw log: <path>)': 'JSONL_VERSION',
+    'cannot encode an empty path segment': 'JSONL_PATH_INVALID',
+    'cannot encode an empty project path': 'JSONL_PATH_INVALID',
+    'corrupt session log: seq gap in committed region at line <n> (expected <n>, got <v>': 'JSONL_CORRUPT',
     // invariants (INV-*)
     [`${INVARIANT_PREFIX}seq must strictly increase: saw <n> after <n>`]: 'INV_SEQ_NOT_INCREASING',
     [`${INVARIANT_PREFIX}turn/start <n> while turn <n> is still open`]: 'INV_TURN_ALREADY_OPEN',
@@ -257,6 +310,14 @@ function buildCodeMap() {
   for (const type of ['todo/write', 'request/header', 'request/context']) {
     map[`${INVARIANT_PREFIX}${type} appended outside any open turn (core execution events must be turn-enclosed)`] = 'INV_NO_OPEN_TURN'
   }
+  // the persistence load path seeds a Session; a seed refusal comes back wrapped (JSONL-12)
+  const LOAD_WRAP = 'SessionPersistenceCorruptionError: stored session "<s>" failed validation: Error: '
+  for (const [template, code] of Object.entries(map)) {
+    if (template.startsWith('seed ') || template.startsWith('invalid seed ') || template.startsWith('session header ')) map[LOAD_WRAP + template] = code
+  }
+  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy request/header-delta event at seq <n>`] = 'JSONL_LEGACY_EVENT'
+  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy mode/set event at seq <n>`] = 'JSONL_LEGACY_EVENT'
+  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>`] = 'JSONL_LEGACY_EVENT'
   return map
 }
 
@@ -309,7 +370,16 @@ class ScriptError extends Error {}
 function deliberate(error) {
   if (!(error instanceof Error)) return false
   if (error.constructor === Error) return true
-  return Boolean(api) && (error instanceof api.SessionForkError || error instanceof api.InvariantError)
+  if (api && (error instanceof api.SessionForkError || error instanceof api.InvariantError)) return true
+  if (storage?.errors.some((type) => error instanceof type)) return true
+  // the persistence seam refuses some inputs with a TypeError of a fixed message (codeMap lists them)
+  return Object.hasOwn(codeMap(), implementationCode(error))
+}
+
+let builtCodeMap = null
+function codeMap() {
+  builtCodeMap ??= buildCodeMap()
+  return builtCodeMap
 }
 
 /** What an error thrown out of the package becomes. */
@@ -337,7 +407,7 @@ async function implAsync(fn) {
 
 /** The seed index a seed-boundary message names ("seed ... at index N"). */
 function seedIndex(error) {
-  const match = /^(?:invalid )?seed [^ ]+ at index (\d+)\b/.exec(error instanceof Error ? error.message : '')
+  const match = /^(?:stored session "(?:[^"\\]|\\.)*" failed validation: Error: )?(?:invalid )?seed [^ ]+ at index (\d+)\b/.exec(error instanceof Error ? error.message : '')
   return match ? Number(match[1]) : undefined
 }
 
@@ -476,6 +546,135 @@ async function attachedWithInvariants(input) {
   return session
 }
 
+// -- the JSONL storage form: the published backend package -----------------------
+
+/** The bytes a protocol `bytes` value stands for. */
+function bytesOf(data) {
+  return typeof data?.base64 === 'string' ? Buffer.from(data.base64, 'base64') : Buffer.from(String(data?.text ?? ''), 'utf8')
+}
+
+/** Protocol bytes: UTF-8 text when the bytes are valid UTF-8, else base64. */
+function bytesJson(buffer) {
+  const text = buffer.toString('utf8')
+  return Buffer.from(text, 'utf8').equals(buffer) ? { text } : { base64: buffer.toString('base64') }
+}
+
+/**
+ * Run `fn(backend, root)` on a fresh published JSONL backend (`JsonlSessionPersistence`, plugged into
+ * its own cordis context with the session store it injects) in a new empty temporary root, removed
+ * afterwards with everything in it.
+ */
+async function withJsonlBackend(config, fn) {
+  const root = await mkdtemp(join(tmpdir(), 'sessionspec-dsh-jsonl-'))
+  const ctx = new api.Context()
+  let fiber = null
+  try {
+    await ctx.plugin(api.SessionStore)
+    fiber = ctx.plugin(storage.JsonlSessionPersistence, { root, compression: 'none', ...config })
+    await fiber
+    const backend = ctx.sessionPersistence
+    if (!(backend instanceof storage.JsonlSessionPersistence)) throw new Error('the JSONL backend did not register as ctx.sessionPersistence')
+    return await fn(backend, root)
+  } finally {
+    await fiber?.dispose()
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+/** The header fields that place an artifact (id, cwd), read from its first line when it has them. */
+function artifactPlacement(data, fallbackId) {
+  const end = data.indexOf(10)
+  let first
+  try {
+    first = JSON.parse(data.subarray(0, end === -1 ? data.length : end).toString('utf8'))
+  } catch {
+    first = null
+  }
+  const ok = first !== null && typeof first === 'object'
+  return {
+    id: ok && typeof first.id === 'string' && first.id !== '' ? first.id : fallbackId,
+    cwd: ok && typeof first.cwd === 'string' ? first.cwd : undefined,
+  }
+}
+
+/**
+ * Put artifact bytes where the backend looks for session `id`: the path its `locate` gives for that id
+ * and the cwd the artifact's own header names (the backend finds logs by root, project and id).
+ */
+async function placeArtifact(backend, data, id) {
+  const { cwd } = artifactPlacement(data, id)
+  const { path } = backend.locate({ version: 0, id, createdAt: 0, ...(cwd === undefined ? {} : { cwd }) })
+  await mkdir(dirname(path), { recursive: true })
+  await writeFile(path, data)
+  return path
+}
+
+/** The JSONL artifact of a session created in a persistence scenario (for `crash`). */
+function storedPath(backend, headers, id) {
+  const header = headers.get(id)
+  if (header === undefined) throw new ScriptError(`crash names session ${JSON.stringify(id)}, which no create step made`)
+  return backend.locate(header).path
+}
+
+/** What a crash leaves in a raw JSONL artifact: the start of a record, without its newline. */
+const TORN_RECORD = '{"type":"turn/end","seq":'
+
+const NON_JSON = {
+  nan: () => NaN,
+  infinity: () => Infinity,
+  'negative-zero': () => -0,
+  undefined: () => undefined,
+  function: () => () => 0,
+  opaque: () => new Map([['k', 1]]),
+  cycle: () => {
+    const value = { type: 'text', text: 'x' }
+    value.self = value
+    return value
+  },
+}
+
+/** `value` with every `{"$nonJson": kind}` replaced by the JavaScript value of that kind (§6a). */
+function hostValue(value) {
+  if (Array.isArray(value)) return value.map(hostValue)
+  if (value === null || typeof value !== 'object') return value
+  const keys = Object.keys(value)
+  if (keys.length === 1 && keys[0] === '$nonJson' && Object.hasOwn(NON_JSON, value.$nonJson)) return NON_JSON[value.$nonJson]()
+  return Object.fromEntries(keys.map((key) => [key, hostValue(value[key])]))
+}
+
+/** One persistence-scenario step on the published backend's seam (create/append/load/inspect/list). */
+async function persistenceStep(backend, headers, step) {
+  switch (step.do) {
+    case 'create':
+      await implAsync(() => backend.create(step.header))
+      if (step.header !== null && typeof step.header === 'object') headers.set(step.header.id, step.header)
+      return null
+    case 'append':
+      await implAsync(() => backend.append(step.id, hostValue(step.events)))
+      return null
+    case 'crash':
+      await implAsync(() => backend.append(step.id, hostValue(step.events)))
+      await appendFile(storedPath(backend, headers, step.id), TORN_RECORD)
+      return null
+    case 'load': {
+      const loaded = await implAsync(() => backend.load(step.id))
+      return { header: loaded.meta, events: [...loaded.events] }
+    }
+    case 'inspect': {
+      // §6a's inspect is the stored prefix without repair: the seam's `readFrom(id, 0)` ("detached and
+      // non-mutating"). Its `inspect` is another view: the load path's in-memory repair, uncommitted.
+      const seen = await implAsync(() => backend.readFrom(step.id, 0))
+      return { header: seen.meta, events: [...seen.events] }
+    }
+    case 'list':
+      return { ids: (await implAsync(() => backend.list())).map((header) => header.id).sort() }
+    case 'revision':
+      return { revision: String(await implAsync(() => backend.readStoredRevision(step.id))) }
+    default:
+      throw new ScriptError(`unknown persistence step ${JSON.stringify(step.do)}`)
+  }
+}
+
 // -- op handlers -----------------------------------------------------------------
 
 const handlers = {
@@ -491,7 +690,7 @@ const handlers = {
       },
       specRevision: api.version,
       capabilities: CAPABILITIES,
-      codeMap: buildCodeMap(),
+      codeMap: codeMap(),
     }
   },
 
@@ -601,6 +800,87 @@ const handlers = {
 
   'json-value'(args) {
     return { isJsonValue: Boolean(impl(() => api.isJsonValue(args.value))) }
+  },
+
+  /** Paths: `locate` of a backend rooted where the case says; a segment or project key is a component of it. */
+  async 'jsonl-path'(args) {
+    const root = args.fn === 'log-path' ? args.root : '/'
+    const compression = args.fn === 'log-path' && (args.compressed ?? true) ? 'zstd' : 'none'
+    const ctx = new api.Context()
+    await ctx.plugin(api.SessionStore)
+    const fiber = ctx.plugin(storage.JsonlSessionPersistence, { root, compression })
+    try {
+      await implAsync(() => fiber)
+      const locate = (id, cwd) => impl(() => ctx.sessionPersistence.locate({ version: 0, id, createdAt: 0, ...(cwd === undefined ? {} : { cwd }) }).path)
+      if (args.fn === 'segment') return { path: basename(dirname(locate(args.value, undefined))) }
+      if (args.fn === 'project') return { path: basename(dirname(dirname(locate('s', args.cwd)))) }
+      return { path: locate(args.id, args.cwd) }
+    } finally {
+      await fiber.dispose()
+    }
+  },
+
+  /**
+   * The writer: `appendBatch` of the backend, once per non-empty batch; the first materialises the file
+   * with the header line. The seam never hands the backend an empty batch (its append of one is a no-op),
+   * and the backend writes no header-only artifact (lazy materialisation, PERSIST-2), so a case without
+   * events has no counterpart upstream and is skipped.
+   */
+  async 'jsonl-write'(args) {
+    const batches = args.batches.filter((batch) => batch.length > 0)
+    if (batches.length === 0) return { skipped: NO_HEADER_ONLY }
+    return withJsonlBackend({ packChunks: args.packChunks ?? true }, async (backend) => {
+      const header = args.header
+      for (const [index, batch] of batches.entries()) await implAsync(() => backend.appendBatch(header, batch, index > 0))
+      return { data: bytesJson(await readFile(backend.locate(header).path)) }
+    })
+  },
+
+  /** The stored prefix, read without repair (`loadStored`); committed bytes end where a torn tail starts. */
+  async 'jsonl-read'(args) {
+    const data = bytesOf(args.data)
+    return withJsonlBackend({}, async (backend) => {
+      const { id } = artifactPlacement(data, 's')
+      await placeArtifact(backend, data, id)
+      const stored = await implAsync(() => backend.loadStored(id))
+      if (stored === undefined) throw new ImplementationFailure(new Error(`session "${id}" not found`))
+      return { header: stored.meta, events: stored.events, committedBytes: stored.tornMarker?.truncateTo ?? data.length }
+    })
+  },
+
+  /**
+   * The load path (`load`: identity and version checks, in-memory repair, seeding a Session, durable
+   * repair). `closers` are the events load adds to the stored prefix, read before with `loadStored`.
+   */
+  async 'jsonl-load'(args) {
+    const data = bytesOf(args.data)
+    return withJsonlBackend({}, async (backend) => {
+      const path = await placeArtifact(backend, data, args.id)
+      const stored = await implAsync(() => backend.loadStored(args.id))
+      const loaded = await implAsync(() => backend.load(args.id))
+      const events = [...loaded.events]
+      return { header: loaded.meta, events, closers: events.slice(stored?.events.length ?? 0), data: bytesJson(await readFile(path)) }
+    })
+  },
+
+  /** A persistence scenario (§6a) on a fresh published JSONL backend. */
+  async persistence(args) {
+    if (args.backend !== 'jsonl') return { skipped: `backend ${JSON.stringify(args.backend)}: ${NO_ZSTD_SQLITE}` }
+    return withJsonlBackend({}, async (backend) => {
+      const headers = new Map()
+      const trace = []
+      for (const [index, step] of args.steps.entries()) {
+        const entry = { at: String(index), do: step.do }
+        try {
+          entry.ok = await persistenceStep(backend, headers, step)
+        } catch (error) {
+          if (!(error instanceof ImplementationFailure)) throw error
+          entry.rejected = { code: implementationCode(error.cause), message: error.cause?.message ?? String(error.cause) }
+        }
+        trace.push(entry)
+      }
+      return { trace }
+    })
   },
 
   async invariants(args) {
