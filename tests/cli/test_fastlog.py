@@ -107,7 +107,6 @@ def test_an_open_turn_longer_than_the_tail_limit_goes_to_the_exact_path(monkeypa
     crashed = b"\n".join(lines[: cut + 1]) + b"\n"
     assert _streamed(crashed, "schema", 256) is not None
     monkeypatch.setattr(fastlog, "TAIL_LIMIT", 0)
-    monkeypatch.setattr(fastlog, "_TAIL_CHECK_LINES", 0)
     assert _streamed(crashed, "schema", 256) is None  # the exact path reports it, with the whole log in hand
     assert _streamed(LOGS["unpacked"], "schema", 256) is not None  # a closed turn needs no tail
 

@@ -324,7 +324,6 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
 #: Bytes of the open turn's lines kept for the crash-tail check; a longer open turn gives the log to the
 #: exact path instead of growing the pass's memory without bound.
 TAIL_LIMIT = 64 << 20
-_TAIL_CHECK_LINES = 4096  # measure the tail only when it has this many lines
 
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
@@ -418,260 +417,371 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     return kinds
 
 
-def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,  # noqa: C901 - the accept-fast loop; its per-kind steps are the nested functions it defines
-           progress: Callable[[int, int], None] | None, total: int | None) -> CleanLog:
-    first = b""
-    for block in blocks:  # up to the end of the header line
-        first += block
-        if b"\n" in block:
-            break
-    if not first or first.startswith(_BOM) or first.lstrip(b" \t\n")[:1] == b"[":
-        raise _GiveUp  # empty, a BOM, or a JSON array of events: the exact path
-    header_raw, newline, rest = first.partition(b"\n")
-    if not newline or b"\r" in header_raw:
-        raise _GiveUp
-    del first
-    loads, dumps = orjson.loads, orjson.dumps
-    # Header line: the exact path's own checks on a one-line log.
-    header = _trusted(header_raw, 1)
-    if type(header) is not dict or header_problem(header) is not None:
-        raise _GiveUp
-    probe = LoadedLog(name=name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
-    Checker(level, schemas).check_header(probe)
-    if probe.findings:
-        raise _GiveUp
+#: Bytes of whole lines decoded and verified with one call each way: a group the generated types refuse (or
+#: holding a line that is not canonical) is read again line by line, so this bounds the work a doubtful line repeats.
+GROUP_BYTES = 64 << 10
 
-    core = schemas if schemas is not None else _core_schema_set()
-    compiled = schemas.event if schemas is not None and level != "load" else None
-    by_tag = compiled.by_tag if compiled is not None else {}
-    generic = compiled._predicate if compiled is not None else None
-    fast = core.fast_types if msgspec is not None else None
-    kinds = _kinds_of(fast) if fast is not None else {}
-    decode = fast.decoder.decode if fast is not None else None
-    encode = fast.encoder.encode if fast is not None else None
-    to_builtins = msgspec.to_builtins if msgspec is not None else None
-    astuple = msgspec.structs.astuple if msgspec is not None else None
-    unset = msgspec.UNSET if msgspec is not None else None
-    struct_errors = (msgspec.MsgspecError,) if msgspec is not None else ()
-    row_compiled = compiled if compiled is not None else core.event  # member checks of struct rows
-    strict = level == "strict"
-    plans = _plans_for(row_compiled)
-    kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
 
-    def lookup(seq: int) -> Any:
-        found = kept.get(seq)
-        return found if found is None or type(found) is dict else to_builtins(found)
+class _Pass:
+    """One accept-fast pass over a log: its state and the steps that advance it.
 
-    state = SurfaceState(lookup)
-    check_surface, apply_surface = state.check, state.apply
+    The steps, in the order a line meets them: `header` (the first line, with the exact path's own
+    checks); `block` (a piece of the file: lines, the ``-0.0`` scan, the open turn's lines);
+    `batch` (decode and verify many lines with one call each); `structs` (the load rules on
+    verified structs, a log-only event inline); `line` (one line that a batch could not take: the
+    structs, else ``orjson``); `event` and `row` (the rules on a plain event or a chunk row); `finish`
+    (the crash-tail warnings). ``expected`` (the next seq) is the state every step advances.
+    """
 
-    def replace(plan: SurfacePlan) -> None:
+    def __init__(self, name: str, level: str, schemas: SchemaSet | None,
+                 progress: Callable[[int, int], None] | None, total: int | None) -> None:
+        self.name, self.level, self.schemas = name, level, schemas
+        self.progress = progress if progress is not None and total else None
+        self.total = total or 0
+        core = schemas if schemas is not None else _core_schema_set()
+        compiled = schemas.event if schemas is not None and level != "load" else None
+        self.compiled = compiled
+        self.by_tag = compiled.by_tag if compiled is not None else {}
+        self.generic = compiled._predicate if compiled is not None else None
+        self.row_compiled = compiled if compiled is not None else core.event  # member checks of struct rows
+        self.plans = _plans_for(self.row_compiled)
+        self.strict = level == "strict"
+        fast = self.fast = core.fast_types if msgspec is not None else None
+        kinds = _kinds_of(fast) if fast is not None else {}
+        self.decode = fast.decoder.decode if fast is not None else None
+        self.encode = fast.encoder.encode if fast is not None else None
+        self.decode_lines = fast.decoder.decode_lines if fast is not None else None
+        self.encode_lines = fast.encoder.encode_lines if fast is not None else None
+        self.log_only = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY)
+        self.handlers: dict[type, Callable[[Any, int], None]] = {
+            cls: (self._surface_struct if kind == _SURFACE_EVENT else
+                  self._row_struct if kind in (_ROW, _ROW_TYPED) else self._convert_struct)
+            for cls, kind in kinds.items() if kind != _LOG_ONLY}
+        self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED)
+        self.in_step_classes = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
+        self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
+        self.surface = SurfaceState(self._lookup)
+        self.inv = InvariantFold()  # INV-*: a mutable fold, advanced in place
+        self.expected = 0  # the seq the next event must have (JSONL-7)
+        self.rows = 0
+        self.open_turn: Any = None
+        self.turn_line = 0  # index (0 = header) of the last turn/start's line: where a crash-tail check starts
+        self.tail: list[tuple[bytes, int, int]] = []  # regions from the last turn/start's on (the crash-tail check)
+        self.tail_skip = 0  # lines of the first of them before that turn/start
+        self.tail_bytes = 0
+        self.tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
+        self.neg_zero = False  # the current block holds "-0.0" somewhere
+        self.carry = b""  # a line cut by the end of a block
+        self.base = 1  # lines before the current block (the header is line 1)
+        self.done = 0  # bytes before the current block
+
+    def _lookup(self, seq: int) -> Any:
+        found = self.kept.get(seq)
+        return found if found is None or type(found) is dict else msgspec.to_builtins(found)
+
+    # -- the first line ---------------------------------------------------------------------
+
+    def header(self, blocks: Iterator[bytes]) -> bytes:
+        """Check the header line (the exact path's own checks on a one-line log); the bytes after it."""
+        first = b""
+        for block in blocks:  # up to the end of the header line
+            first += block
+            if b"\n" in block:
+                break
+        if not first or first.startswith(_BOM) or first.lstrip(b" \t\n")[:1] == b"[":
+            raise _GiveUp  # empty, a BOM, or a JSON array of events: the exact path
+        header_raw, newline, rest = first.partition(b"\n")
+        if not newline or b"\r" in header_raw:
+            raise _GiveUp
+        header = _trusted(header_raw, 1)
+        if type(header) is not dict or header_problem(header) is not None:
+            raise _GiveUp
+        probe = LoadedLog(name=self.name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
+        Checker(self.level, self.schemas).check_header(probe)
+        if probe.findings:
+            raise _GiveUp
+        self.done = len(header_raw) + 1
+        return rest
+
+    # -- pieces of the file -----------------------------------------------------------------
+
+    def block(self, piece: bytes) -> None:
+        """The next piece of the file: the line the previous piece cut, then its complete lines (no copy of it)."""
+        if b"\r" in piece:
+            raise _GiveUp  # CRLF: the exact path reports it
+        start = 0
+        if self.carry:
+            newline = piece.find(b"\n")
+            if newline < 0:
+                self.carry += piece
+                return
+            start = newline + 1
+            head = self.carry + piece[:start]
+            self.region(head, 0, len(head))
+        cut = piece.rfind(b"\n") + 1
+        self.carry = piece[max(cut, start):]  # b"" after a newline; at the end, a torn final fragment (JSONL-4)
+        if cut > start:
+            self.region(piece, start, cut)
+
+    def region(self, buf: bytes, lo: int, hi: int) -> None:
+        """The complete lines ``buf[lo:hi]`` (`hi` follows a newline), group by group."""
+        self.neg_zero = _NEG_ZERO.search(buf, lo, hi) is not None
+        base = index = self.base
+        progress, done = self.progress, self.done - lo
+        pos = lo
+        while pos < hi:
+            if progress is not None:
+                progress(done + pos, self.total)
+            end = buf.find(b"\n", pos + GROUP_BYTES, hi)
+            end = hi if end < 0 else end + 1
+            index += self.group(buf[pos:end], index)
+            pos = end
+        self._keep_tail(buf, lo, hi, base)
+        self.base = index
+        self.done += hi - lo
+
+    def _keep_tail(self, buf: bytes, lo: int, hi: int, base: int) -> None:
+        """Keep the lines of the open turn (from its turn/start on) for the crash-tail check, up to TAIL_LIMIT.
+
+        Whole regions are kept by reference (`tail_skip`: the lines of the first one before the turn/start),
+        so this costs nothing per line.
+        """
+        if self.turn_line >= base:  # a turn started in this region
+            self.tail = [(buf, lo, hi)]
+            self.tail_skip = self.turn_line - base
+            self.tail_bytes = hi - lo
+            self.tail_lost = False
+        elif not self.tail_lost:
+            self.tail.append((buf, lo, hi))
+            self.tail_bytes += hi - lo
+        if self.tail_bytes > TAIL_LIMIT:
+            self.tail.clear()
+            self.tail_bytes = 0
+            self.tail_lost = True
+
+    def group(self, text: bytes, index: int) -> int:
+        """Complete lines from line `index` (0 = header) on: all decoded by the generated types and re-encoded to
+        themselves (lossless JSON) with one call each way, or else line by line. Returns the number of lines."""
+        if self.decode_lines is not None:
+            try:
+                objs = self.decode_lines(text)
+            except msgspec.MsgspecError:
+                objs = None
+            # `encode_lines` writes each struct's canonical JSON and a newline: equal bytes mean each line is
+            # exactly one struct's canonical form (blank lines, spaces, escapes, duplicate keys all differ).
+            if objs is not None and self.encode_lines(objs) == text and not (  # type: ignore[misc]
+                    self.neg_zero and _NEG_ZERO.search(text)):
+                self.structs(objs, index)
+                return len(objs)
+        lines = text.split(b"\n")
+        lines.pop()  # the empty text after the last newline
+        for number, raw in enumerate(lines, index + 1):
+            self.line(raw, number)
+        return len(lines)
+
+    def line(self, raw: bytes, number: int) -> None:
+        """One line by itself: a generated struct when it verifies, else the value `orjson` reads."""
+        if self.decode is not None:
+            try:
+                obj = self.decode(raw)
+            except msgspec.MsgspecError:
+                obj = None
+            if obj is not None and self.encode(obj) == raw and not (self.neg_zero and b"-0.0" in raw):  # type: ignore[misc]
+                self.structs([obj], number - 1)
+                return
+        try:
+            value = orjson.loads(raw)
+            if orjson.dumps(value, option=_STRICT) != raw or (self.neg_zero and b"-0.0" in raw):
+                value = _trusted(raw, number)
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+            value = _trusted(raw, number)
+        if type(value) is not dict:
+            raise _GiveUp
+        tag = value.get("type")
+        spec = _ROW_SPECS.get(tag) if type(tag) is str else None
+        if spec is None:
+            self.event(value, number - 1)
+            return
+        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+            raise _GiveUp  # CHUNK-9
+        self.row(spec.tag, value["seq0"], value["time0"], value["data"], value, number - 1)
+
+    # -- verified structs -------------------------------------------------------------------
+
+    def structs(self, objs: list[Any], index: int) -> None:
+        """Structs accepted by the generated types and canonical (schema-valid, lossless JSON), from line `index`.
+
+        A log-only event (most of a log: chunks) costs a seq test here; the other kinds have their step.
+        """
+        log_only, handlers = self.log_only, self.handlers
+        strict = self.strict
+        expected = self.expected
+        for i, obj in enumerate(objs, index):
+            cls = obj.__class__
+            if cls in log_only:
+                if obj.seq != expected:
+                    raise _GiveUp  # JSONL-7
+                if strict:
+                    self._strict_log_only(obj, expected)
+                expected += 1
+                continue
+            self.expected = expected
+            handlers[cls](obj, i)
+            expected = self.expected
+        self.expected = expected
+
+    def _strict_log_only(self, obj: Any, seq: int) -> None:
+        if obj.__class__ in self.in_step_classes and self.inv.in_step(seq, obj.data.turn, obj.data.step):
+            return
+        if self.inv.step(msgspec.to_builtins(obj), seq):
+            raise _GiveUp
+
+    def _surface_struct(self, obj: Any, index: int) -> None:
+        """A surface event whose struct type implies its load rules (`_struct_kinds`)."""
+        seq = obj.seq
+        if seq != self.expected:
+            raise _GiveUp
+        state = self.surface
+        state.skip(seq - state.length)  # the log-only events before it
+        sources = obj.sourceEventSeqs
+        tag = self.fast.tags[obj.__class__]
+        if not (state.try_append(tag, obj.surfaceOp) if sources is msgspec.UNSET
+                else state.try_append(tag, obj.surfaceOp, sources)):
+            self._replace(state.check(msgspec.to_builtins(obj), seq))
+        if tag == "tool/result":
+            self.kept[seq] = obj
+        if self.strict and self.inv.step(msgspec.to_builtins(obj), seq):
+            raise _GiveUp
+        self.expected = seq + 1
+
+    def _row_struct(self, obj: Any, index: int) -> None:
+        d = obj.data
+        unset = msgspec.UNSET
+        row_data = {k: v for k, v in zip(d.__struct_fields__, msgspec.structs.astuple(d)) if v is not unset}
+        self.row(self.fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda: msgspec.to_builtins(obj),
+                 index, obj.__class__ in self.typed_rows)
+
+    def _convert_struct(self, obj: Any, index: int) -> None:
+        """A struct whose type cannot prove its load rules: the dict path's rules on its plain value."""
+        value = msgspec.to_builtins(obj)
+        spec = _ROW_SPECS.get(value.get("type"))
+        if spec is None:
+            self.event(value, index, checked=True)
+            return
+        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+            raise _GiveUp
+        self.row(spec.tag, value["seq0"], value["time0"], value["data"], value, index)
+
+    # -- plain values -----------------------------------------------------------------------
+
+    def _replace(self, plan: SurfacePlan) -> None:
         """Apply a checked plan; a node it shadows is never current again, so SURF-10 never looks it up."""
-        apply_surface(plan)
+        self.surface.apply(plan)
         for gone in plan.shadowed or ():
-            kept.pop(gone, None)
-    inv_fold = InvariantFold()  # INV-*: a mutable fold, advanced in place
-    inv_step, inv_in_step = inv_fold.step, inv_fold.in_step
-    in_step_classes = _in_step_classes(fast) if fast is not None and strict else frozenset()
-    skip_surface, try_append = state.skip, state.try_append
-    neg_zero = False
-    expected = 0
-    open_turn: Any = None
-    turn_line = 0  # index (0 = header) of the last turn/start's line: where a crash-tail check starts
-    current = 0
-    tail: list[bytes] = []  # the lines from the last turn/start on (the crash-tail check reads them)
-    tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
-    rows = 0
-    row_specs = _ROW_SPECS
-    surface_types, legacy, data_checked = _SURFACE, _LEGACY, SEED_DATA_RULE_TYPES
-    log_only, surface_event, row_kind, row_typed = _LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED
+            self.kept.pop(gone, None)
 
-    def event(value: Any, checked: bool = False) -> None:
+    def event(self, value: Any, index: int, checked: bool = False) -> None:
         """One event as a dict: the load rules in the exact path's order, then the schema, surface, INV.
 
         `checked`: the schema is already known to hold (a generated struct accepted it).
         """
-        nonlocal expected, open_turn, turn_line, tail_lost
         if type(value) is not dict:
             raise _GiveUp
         seq = value.get("seq")
-        if type(seq) is not int or seq != expected:
+        if type(seq) is not int or seq != self.expected:
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
-        if not is_event_envelope(value) or tag in legacy:
+        if not is_event_envelope(value) or tag in _LEGACY:
             raise _GiveUp  # SEED-3, JSONL-12
-        if tag in data_checked:
+        if tag in SEED_DATA_RULE_TYPES:
             check_seed_entry(value, seq)  # SEED-4 ... SEED-8 (raises SeedError)
             payload = value["data"]
             if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
                 raise _GiveUp  # JSONL-12
             if tag == "turn/end":
-                open_turn = None
+                self.open_turn = None
         elif tag == "turn/start":
             payload = value["data"]
-            open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
-            turn_line = current
-            del tail[:-1]  # keep this turn/start's own line, the last one read
-            tail_lost = False
-        if not checked and generic is not None and not by_tag.get(tag, generic)(value):  # type: ignore[arg-type]
+            self.open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
+            self.turn_line = index
+        if not checked and self.generic is not None and not self.by_tag.get(tag, self.generic)(value):  # type: ignore[arg-type]
             raise _GiveUp  # schema
-        if tag in surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
-            skip_surface(seq - state.length)  # the log-only events before it
-            if not (("sourceEventSeqs" not in value and try_append(tag, value.get("surfaceOp")))
-                    or ("sourceEventSeqs" in value and try_append(tag, value.get("surfaceOp"), value["sourceEventSeqs"]))):
-                replace(check_surface(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
+        if tag in _SURFACE or "surfaceOp" in value or "sourceEventSeqs" in value:
+            state = self.surface
+            state.skip(seq - state.length)  # the log-only events before it
+            if not (("sourceEventSeqs" not in value and state.try_append(tag, value.get("surfaceOp")))
+                    or ("sourceEventSeqs" in value and state.try_append(tag, value.get("surfaceOp"), value["sourceEventSeqs"]))):
+                self._replace(state.check(value, seq))  # SEED-10 / SURF-* (raises SurfaceError)
             if tag == "tool/result":
-                kept[seq] = value
-        if strict and inv_step(value, seq):
+                self.kept[seq] = value
+        if self.strict and self.inv.step(value, seq):
             raise _GiveUp
-        expected = seq + 1
+        self.expected = seq + 1
 
-    def row(tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, typed: bool = False) -> None:
-        """One chunk row (`value`: the row as a dict, built only when the members must be expanded)."""
-        nonlocal expected, rows
-        spec = row_specs[tag]
+    def row(self, tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, index: int, typed: bool = False) -> None:
+        """One chunk row (`value`: the row as a dict, or a function building it when the members must be expanded)."""
+        spec = _ROW_SPECS[tag]
         shape = _row_parts(seq0, time0, row_data, spec, typed)
         if shape is None:
             raise _GiveUp  # CHUNK-9
         row_data, members, times, tmin, tmax = shape
-        if seq0 != expected:
+        if seq0 != self.expected:
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
-        plan = plans.get((tag, present))
+        plan = self.plans.get((tag, present))
         if plan is None:
-            plan = plans[(tag, present)] = RowPlan(tag, present, row_compiled)
-        rows += 1
+            plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled)
+        self.rows += 1
         if not plan.loadable or tmin < 0 or (
-            compiled is not None and not plan.members_valid(seq0, times, tmin, tmax, row_data, members)
+            self.compiled is not None and not plan.members_valid(seq0, times, tmin, tmax, row_data, members)
         ):
-            row_value = value() if callable(value) else value
-            for member in decode_storage_record(row_value):  # the exact per-event checks
-                event(member)
+            for member in decode_storage_record(value() if callable(value) else value):  # the exact per-event checks
+                self.event(member, index)
             return
-        if strict:
+        if self.strict:
             last = seq0 + len(members) - 1
             for probe_event in (plan.builder(seq0, times[0], row_data, members[0]),
                                 plan.builder(last, times[-1], row_data, members[-1])):
-                if inv_step(probe_event, probe_event["seq"]):
+                if self.inv.step(probe_event, probe_event["seq"]):
                     raise _GiveUp
-        expected = seq0 + len(members)
+        self.expected = seq0 + len(members)
 
-    def pieces() -> Iterator[bytes]:
-        yield rest
-        yield from blocks
+    # -- the end ----------------------------------------------------------------------------
 
-    carry = b""  # a line cut by the end of a block
-    base = 1  # lines before this block (the header is line 1)
-    done = len(header_raw) + 1
-    for piece in pieces():
-        if carry:
-            piece = carry + piece
-        if b"\r" in piece:
-            raise _GiveUp  # CRLF: the exact path reports it
-        lines = piece.split(b"\n")
-        carry = lines.pop()  # b"" after a newline; at the end, a torn final fragment (JSONL-4)
-        neg_zero = _NEG_ZERO.search(piece) is not None
-        length = len(piece) - len(carry)
-        del piece
-        if len(tail) > _TAIL_CHECK_LINES and sum(map(len, tail)) > TAIL_LIMIT:
-            tail.clear()
-            tail_lost = True
-        tail_append = tail.append
-        step = max(1, len(lines) // 100) if progress is not None and total else len(lines) or 1
-        for start in range(0, len(lines), step):
-            if progress is not None and total:
-                progress(done + length * start // len(lines), total)
-            for number, raw in enumerate(lines[start:start + step] if step < len(lines) else lines, base + start + 1):
-                current = number - 1
-                tail_append(raw)
-                if decode is not None:
-                    try:
-                        obj = decode(raw)
-                    except struct_errors:
-                        obj = None
-                    if obj is not None and encode(obj) == raw and not (neg_zero and b"-0.0" in raw):  # type: ignore[misc]
-                        # Accepted by the generated types and canonical: schema-valid, lossless JSON.
-                        kind = kinds[obj.__class__]
-                        if kind is log_only:
-                            if obj.seq != expected:
-                                raise _GiveUp
-                            if strict and not (obj.__class__ in in_step_classes  # noqa: SIM102 - the two conditions are separate proofs
-                                               and inv_in_step(expected, obj.data.turn, obj.data.step)):  # type: ignore[attr-defined]
-                                if inv_step(to_builtins(obj), expected):
-                                    raise _GiveUp
-                            expected += 1
-                            continue
-                        if kind is surface_event:
-                            seq = obj.seq
-                            if seq != expected:
-                                raise _GiveUp
-                            skip_surface(seq - state.length)
-                            sources = obj.sourceEventSeqs
-                            tag = fast.tags[obj.__class__]
-                            if not (try_append(tag, obj.surfaceOp) if sources is unset
-                                    else try_append(tag, obj.surfaceOp, sources)):
-                                replace(check_surface(to_builtins(obj), seq))
-                            if tag == "tool/result":
-                                kept[seq] = obj
-                            if strict and inv_step(to_builtins(obj), seq):
-                                raise _GiveUp
-                            expected = seq + 1
-                            continue
-                        if kind is row_typed or kind is row_kind:
-                            d = obj.data
-                            row_data = {k: v for k, v in zip(d.__struct_fields__, astuple(d)) if v is not unset}
-                            row(fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda o=obj: to_builtins(o),
-                                kind is row_typed)
-                            continue
-                        value = to_builtins(obj)
-                        spec = row_specs.get(value.get("type"))
-                        if spec is not None:
-                            if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-                                raise _GiveUp
-                            row(spec.tag, value["seq0"], value["time0"], value["data"], value)
-                        else:
-                            event(value, checked=True)
-                        continue
-                try:
-                    value = loads(raw)
-                    if dumps(value, option=_STRICT) != raw or (neg_zero and b"-0.0" in raw):
-                        value = _trusted(raw, number)
-                except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-                    value = _trusted(raw, number)
-                if type(value) is not dict:
-                    raise _GiveUp
-                tag = value.get("type")
-                spec = row_specs.get(tag) if type(tag) is str else None
-                if spec is None:
-                    event(value)
-                    continue
-                if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-                    raise _GiveUp  # CHUNK-9
-                row(spec.tag, value["seq0"], value["time0"], value["data"], value)
-        base += len(lines)
-        done += length
-        del lines
-    fragment = carry
-    size = done + len(fragment)
-    findings: list[Finding] = []
-    if open_turn is not None and expected:
-        # REPAIR-6: the log ends inside a turn. The closers depend only on the events from the last
-        # turn/start on (it resets the scan), so the exact path's check runs on that suffix alone.
-        if tail_lost:
-            raise _GiveUp
-        suffix = LoadedLog(name=name, kind="jsonl", size=size)
-        for number, raw in enumerate(tail, turn_line + 1):
-            for member in decode_storage_record(loads(raw)):
-                suffix.events.append(member)
-                suffix.event_lines.append(number)
-        Checker(level, schemas).check_crash_tail(suffix)
-        findings += suffix.findings
-    if fragment:
-        findings.append(fragment_finding(fragment, base + 1))
-    for finding in findings:
-        finding.file = name
-    findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
-    return CleanLog(name=name, events=expected, lines=base + (1 if fragment else 0), rows=rows, findings=findings)
+    def finish(self) -> CleanLog:
+        """The report: the crash-tail warnings (REPAIR-6, JSONL-4) the exact path's own code gives, if any."""
+        fragment = self.carry
+        size = self.done + len(fragment)
+        findings: list[Finding] = []
+        if self.open_turn is not None and self.expected:
+            # REPAIR-6: the log ends inside a turn. The closers depend only on the events from the last
+            # turn/start on (it resets the scan), so the exact path's check runs on that suffix alone.
+            if self.tail_lost:
+                raise _GiveUp
+            suffix = LoadedLog(name=self.name, kind="jsonl", size=size)
+            lines = b"".join(buf[lo:hi] for buf, lo, hi in self.tail).split(b"\n")[self.tail_skip:-1]
+            for number, raw in enumerate(lines, self.turn_line + 1):
+                for member in decode_storage_record(orjson.loads(raw)):
+                    suffix.events.append(member)
+                    suffix.event_lines.append(number)
+            Checker(self.level, self.schemas).check_crash_tail(suffix)
+            findings += suffix.findings
+        if fragment:
+            findings.append(fragment_finding(fragment, self.base + 1))
+        for finding in findings:
+            finding.file = self.name
+        findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
+        return CleanLog(name=self.name, events=self.expected, lines=self.base + (1 if fragment else 0), rows=self.rows,
+                        findings=findings)
+
+
+def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,
+           progress: Callable[[int, int], None] | None, total: int | None) -> CleanLog:
+    run = _Pass(name, level, schemas, progress, total)
+    run.block(run.header(blocks))
+    for block in blocks:
+        run.block(block)
+    return run.finish()
 
 
 _PLANS: dict[int, tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
