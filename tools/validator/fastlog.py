@@ -212,6 +212,7 @@ class RowPlan:
         # seq <= 2^53-1, times within +/-(2^53-1), string members and run-constant keys, numeric
         # turn/step/index; a bound that admits all of that is skipped.
         self.checks: list[tuple[str, Any, str]] = []
+        self.reads_data = False
         if self.bounds is not None:
             b = self.bounds
             if not b[self.seq_path].admits_ints(0, _MAX):
@@ -224,6 +225,7 @@ class RowPlan:
                 trivial = b[path].admits_all_strings() if key in spec.fixed else b[path].admits_all_numbers()
                 if not trivial:
                     self.checks.append(("value", b[path], key))
+        self.reads_data = any(what == "value" for what, _, _ in self.checks)
 
     def members_valid(self, seq0: int, times: list[int], tmin: int, tmax: int, data: dict[str, Any],
                       members: list[str]) -> bool:
@@ -231,6 +233,15 @@ class RowPlan:
 
         verdict(member) = constant AND (each varying or per-row value meets its bounds).
         """
+        if not self.bounds_ok(seq0, tmin, tmax, data, members):
+            return False
+        if self.constant is None:
+            predicate = self.predicate
+            self.constant = predicate is not None and bool(predicate(self.builder(seq0, times[0], data, members[0])))
+        return self.constant
+
+    def bounds_ok(self, seq0: int, tmin: int, tmax: int, data: Mapping[str, Any] | None, members: list[str]) -> bool:
+        """Whether each varying and per-row value meets its bounds (`data` is only read when `reads_data`)."""
         if self.bounds is None or self.predicate is None:
             return False
         for what, bounds, key in self.checks:
@@ -241,12 +252,10 @@ class RowPlan:
             elif what == "members":
                 ok = bounds.strs_ok(members)
             else:
-                ok = key not in data or bounds.value_ok(data[key])
+                ok = key not in data or bounds.value_ok(data[key])  # type: ignore[operator,index]
             if not ok:
                 return False
-        if self.constant is None:
-            self.constant = bool(self.predicate(self.builder(seq0, times[0], data, members[0])))
-        return self.constant
+        return True
 
 
 def _template_source(value: Any, sentinels: dict[Any, tuple[str, str]], path: tuple[str, ...],
@@ -327,17 +336,19 @@ TAIL_LIMIT = 64 << 20
 
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
-_LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED, _CONVERT = range(5)
+_LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED, _CONVERT, _TURN_START = range(6)
 
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
     """Whether a row's data struct guarantees what `_row_parts(typed=True)` skips.
 
     Member texts are strings, gaps are ints within +/-(2^53-1), turn/step/index are ints or
-    floats (msgspec never yields a non-finite float), run-constant keys are strings.
+    floats (msgspec never yields a non-finite float), run-constant keys are strings; its fields
+    are the layout's data keys, the optional ones exactly those that may be missing (UNSET).
     """
     fields = {f.name: f for f in data.fields}
-    if any(f.name != f.encode_name for f in data.fields) or set(fields) - set(spec.data_keys):
+    if (any(f.name != f.encode_name for f in data.fields) or set(fields) != set(spec.data_keys)
+            or {f.name for f in data.fields if not f.required} != set(spec.optional)):
         return False
 
     def kinds(t: Any) -> list[Any]:
@@ -395,10 +406,16 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
             and _int_field(fields["seq"].type, 0, _MAX)
             and _int_field(fields["time"].type, 0, _MAX)
-            and tag not in _LEGACY | _DATA_CHECKED | {"turn/start", _HEADER_TYPE}
+            and tag not in _LEGACY | _DATA_CHECKED | {_HEADER_TYPE}
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
+        elif tag == "turn/start":  # opens a turn: its `turn` is read from the struct
+            data = fields["data"].type
+            turn = next((f for f in data.fields if f.name == "turn"), None) if isinstance(
+                data, msgspec.inspect.StructType) else None
+            plain_turn = turn is not None and turn.required and turn.encode_name == "turn"
+            kinds[cls] = _TURN_START if plain_turn and not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
         elif tag in _SURFACE:
             seed_ok = True
             if tag == "assistant/message":  # SEED-6 must follow from the type
@@ -452,13 +469,15 @@ class _Pass:
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
         self.encode_lines = fast.encoder.encode_lines if fast is not None else None
-        self.log_only = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY)
+        # Log-only events take no step at the schema level (the loop checks their seq inline); at strict
+        # they go through `_strict_log_only` for the INV fold.
+        self.log_only: frozenset[Any] = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict)
+        steps = {_LOG_ONLY: self._strict_log_only, _SURFACE_EVENT: self._surface_struct, _ROW: self._row_struct,
+                 _ROW_TYPED: self._typed_row, _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
-            cls: (self._surface_struct if kind == _SURFACE_EVENT else
-                  self._row_struct if kind in (_ROW, _ROW_TYPED) else self._convert_struct)
-            for cls, kind in kinds.items() if kind != _LOG_ONLY}
+            cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
         self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED)
-        self.in_step_classes = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
+        self.in_step_classes: frozenset[Any] = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
         self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
         self.surface = SurfaceState(self._lookup)
         self.inv = InvariantFold()  # INV-*: a mutable fold, advanced in place
@@ -614,27 +633,38 @@ class _Pass:
         A log-only event (most of a log: chunks) costs a seq test here; the other kinds have their step.
         """
         log_only, handlers = self.log_only, self.handlers
-        strict = self.strict
         expected = self.expected
         for i, obj in enumerate(objs, index):
-            cls = obj.__class__
-            if cls in log_only:
+            if obj.__class__ in log_only:
                 if obj.seq != expected:
                     raise _GiveUp  # JSONL-7
-                if strict:
-                    self._strict_log_only(obj, expected)
                 expected += 1
                 continue
             self.expected = expected
-            handlers[cls](obj, i)
+            handlers[obj.__class__](obj, i)
             expected = self.expected
         self.expected = expected
 
-    def _strict_log_only(self, obj: Any, seq: int) -> None:
-        if obj.__class__ in self.in_step_classes and self.inv.in_step(seq, obj.data.turn, obj.data.step):
-            return
-        if self.inv.step(msgspec.to_builtins(obj), seq):
+    def _strict_log_only(self, obj: Any, index: int) -> None:
+        """A log-only event at the strict level: its seq, then the INV fold (from the struct when it can)."""
+        seq = obj.seq
+        if seq != self.expected:
+            raise _GiveUp  # JSONL-7
+        if not (obj.__class__ in self.in_step_classes and self.inv.in_step(seq, obj.data.turn, obj.data.step)) and (
+                self.inv.step(msgspec.to_builtins(obj), seq)):
             raise _GiveUp
+        self.expected = seq + 1
+
+    def _turn_start_struct(self, obj: Any, index: int) -> None:
+        """A turn/start (log-only, no seed rule on its data): it opens a turn, where a crash-tail check would start."""
+        seq = obj.seq
+        if seq != self.expected:
+            raise _GiveUp  # JSONL-7
+        self.open_turn = obj.data.turn
+        self.turn_line = index
+        if self.strict and self.inv.step(msgspec.to_builtins(obj), seq):
+            raise _GiveUp
+        self.expected = seq + 1
 
     def _surface_struct(self, obj: Any, index: int) -> None:
         """A surface event whose struct type implies its load rules (`_struct_kinds`)."""
@@ -653,6 +683,31 @@ class _Pass:
         if self.strict and self.inv.step(msgspec.to_builtins(obj), seq):
             raise _GiveUp
         self.expected = seq + 1
+
+    def _typed_row(self, obj: Any, index: int) -> None:
+        """A chunk row whose struct type guarantees its CHUNK-9 shape (`_row_struct_typed`): at the schema and
+        load levels, with a known family verdict, checked from the struct's fields; anything else takes `row`."""
+        tag = self.fast.tags[obj.__class__]
+        spec = _ROW_SPECS[tag]
+        d = obj.data
+        members = getattr(d, spec.list_key)
+        dt = d.dt
+        count = len(members)
+        seq0 = obj.seq0
+        if (self.strict or seq0 != self.expected or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX
+                or (dt and min(dt) < 0)):
+            self._row_struct(obj, index)
+            return
+        tmin = obj.time0  # the gaps are >= 0: the first member's time is the lowest, the last one's the highest
+        tmax = tmin + sum(dt)
+        present = frozenset([k for k in spec.optional if getattr(d, k) is not msgspec.UNSET]) if spec.optional else _NONE
+        plan = self.plans.get((tag, present))
+        if (plan is None or not plan.loadable or tmin < 0 or tmax > _MAX or (self.compiled is not None and not (
+                plan.constant is True and not plan.reads_data and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
+            self._row_struct(obj, index)
+            return
+        self.rows += 1
+        self.expected = seq0 + count
 
     def _row_struct(self, obj: Any, index: int) -> None:
         d = obj.data

@@ -249,10 +249,10 @@ class Pregenerated(CompiledSchema):
     """
 
     def __init__(self, schema: Any, make_oracle: Any, entry: tuple[Any, dict[str, Any], str | None],
-                 registry: Any) -> None:
+                 spec: Any) -> None:
         self.schema = schema
         self._make_oracle = make_oracle
-        self._registry = registry
+        self._spec = spec  # its `registry` (importing `referencing`, crawling every schema) only when asked for
         self._predicate, self.by_tag, self.tag_key = entry
         self.fallbacks = ()
 
@@ -266,7 +266,7 @@ class Pregenerated(CompiledSchema):
 
     @functools.cached_property
     def root_resolver(self) -> Resolver:  # type: ignore[override]
-        return root_scope(self.compiler, self.schema, self._registry)
+        return root_scope(self.compiler, self.schema, self._spec.registry)
 
 
 @dataclass(frozen=True)
@@ -304,9 +304,9 @@ def generated_parts(spec: Any) -> Parts | None:
     fast = FastTypes(msgspec.json.Decoder(typing.Union[module.STRUCTS]), msgspec.json.Encoder(), tags,
                      module.EVENTS, module.ROWS, dict(module.SKIPPED))
     return Parts(
-        Pregenerated(spec.event_schema, spec.event_validator, module.EVENT, spec.registry),
-        Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), module.HEADER, spec.registry),
-        Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), module.ROW, spec.registry),
+        Pregenerated(spec.event_schema, spec.event_validator, module.EVENT, spec),
+        Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), module.HEADER, spec),
+        Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), module.ROW, spec),
         fast,
     )
 
