@@ -7,7 +7,7 @@ such a type really accepts the same payloads everywhere, and that a type whose s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from cli_strategies import mutate
 from hypothesis import given
@@ -49,7 +49,7 @@ def test_a_reference_the_walk_cannot_follow_keeps_the_check():
     spec = SPECS[known_revisions()[0]]
 
     class Nested:
-        schemas = {**spec.schemas, "urn:x": {"$id": "urn:x", "properties": {"a": {"$id": "urn:y"}}}}
+        schemas: ClassVar[dict[str, Any]] = {**spec.schemas, "urn:x": {"$id": "urn:x", "properties": {"a": {"$id": "urn:y"}}}}
 
     assert detect._closure(Nested, "urn:x") is None
     assert detect._closure(Nested, "urn:missing") is None
