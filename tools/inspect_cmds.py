@@ -31,7 +31,10 @@ from sessionspec.spec.errors import SessionSpecError
 from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validate import format_text, read_input
 from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import ERROR, LoadedLog, load_log
+from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
+
+#: Findings a command keeps of a log (the rest are counted): its messages show the first five errors.
+KEEP_FINDINGS = 100
 
 
 class _Failure(Exception):
@@ -43,22 +46,22 @@ class _Failure(Exception):
 
 def _unit(path: str, session: str | None) -> Unit:
     """The one stored session FILE holds (any storage form); a store of several needs ``--session``."""
-    units, problem = open_units(path, read_input, session=session)
+    units, problem = open_units(path, read_input, session=session, keep=KEEP_FINDINGS)
     if problem is not None:
         raise _Failure(problem, 2)
     if len(units) != 1:
         ids = ", ".join(u.name.rpartition("#")[2] for u in units[:10]) or "none"
         raise _Failure(f"{path}: the store holds {len(units)} sessions ({ids}); pick one with --session", 2)
     unit = units[0]
-    errors = [format_text(f) for f in unit.findings if f.severity == ERROR]
+    errors = _first_errors(unit.findings)
     if unit.unreadable or errors:
-        raise _Failure("cannot read the stored session:\n  " + "\n  ".join(errors[:5] or ["no readable content"]))
+        raise _Failure("cannot read the stored session:\n  " + (errors or "no readable content"))
     return unit
 
 
 def _load(path: str, session: str | None = None) -> tuple[bytes, LoadedLog]:
     unit = _unit(path, session)
-    return unit.data, load_log(unit.data, unit.name)
+    return unit.data, load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
 
 
 def _stored_size(path: str, unit: Unit) -> int | None:
@@ -88,8 +91,11 @@ def _dump(value: Any, out: TextIO, pretty: bool = True) -> None:
     out.write(text + "\n")
 
 
-def _errors(log: LoadedLog) -> list[str]:
-    return [format_text(f) for f in log.findings if f.severity == ERROR]
+def _first_errors(findings: list[Finding]) -> str:
+    """The first five errors, one a line, and how many more there are ("" when there is none)."""
+    shown = [format_text(f) for f in findings if f.severity == ERROR][:5]
+    total = findings.errors if isinstance(findings, FindingList) else sum(f.severity == ERROR for f in findings)
+    return "\n  ".join(shown) + (f"\n  … {total - len(shown)} more" if total > len(shown) else "")
 
 
 def _refuse_same(src: str, dst: str) -> None:
@@ -181,13 +187,11 @@ def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: 
     a command that exits 0 promises a loadable log, so it refuses, saying what remains wrong.
     ``logical`` is the JSONL text a compressed ``content`` stands for.
     """
-    result = load_log(content if logical is None else logical, "<stdout>" if path == "-" else path)
+    result = load_log(content if logical is None else logical, "<stdout>" if path == "-" else path, keep=KEEP_FINDINGS)
     Checker("load", None, revision).check(result)
-    errors = [f for f in result.findings if f.severity == ERROR]
+    errors = _first_errors(result.findings)
     if errors:
-        shown = "\n  ".join(format_text(f) for f in errors[:5]) + (
-            f"\n  … {len(errors) - 5} more" if len(errors) > 5 else "")
-        raise _Failure(f"not written: a loader would still reject the result (`validate --level load`):\n  {shown}")
+        raise _Failure(f"not written: a loader would still reject the result (`validate --level load`):\n  {errors}")
     if path == "-":
         buffer = getattr(out, "buffer", None)
         if buffer is not None:
@@ -203,10 +207,9 @@ def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: 
 
 
 def _require_clean(log: LoadedLog) -> None:
-    errors = _errors(log)
+    errors = _first_errors(log.findings)
     if errors:
-        shown = "\n  ".join(errors[:5]) + (f"\n  … {len(errors) - 5} more" if len(errors) > 5 else "")
-        raise _Failure(f"the log has errors (run `sessionspec validate`):\n  {shown}")
+        raise _Failure(f"the log has errors (run `sessionspec validate`):\n  {errors}")
 
 
 class Derive:
@@ -297,7 +300,7 @@ class Repair:
         if detect_form(args.file) == "sqlite":
             return _repair_store(args, out, err)
         unit = _unit(args.file, args.session)
-        revision = _revision(args, load_log(unit.data, unit.name), err)
+        revision = _revision(args, load_log(unit.data, unit.name, keep=KEEP_FINDINGS), err)
         data, problem = read_input(args.file)
         if problem is not None:
             raise _Failure(problem, 2)
@@ -462,8 +465,7 @@ class Stats:
             "packedRows": log.rows, "packedEvents": log.row_members,
             "packedRatio": round(log.row_members / len(log.events), 4) if log.events else 0.0,
             "recordsPerEvent": round(records / len(log.events), 4) if log.events else None,
-            "errors": sum(1 for f in log.findings if f.severity == ERROR),
-            "warnings": sum(1 for f in log.findings if f.severity != ERROR),
+            "errors": log.findings.errors, "warnings": log.findings.warnings,
         }
         if args.format == "json":
             _dump(stats, out)

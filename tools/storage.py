@@ -12,6 +12,7 @@ databases). Nothing here writes: databases are opened read-only.
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from sessionspec.reference.jsonl import header_line
 from sessionspec.reference.sqlite_store import SqliteStore, is_sqlite, row_to_event
 from sessionspec.reference.zstd_frames import decompress, is_zstd, plaintext_budget, scan_frames
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
-from sessionspec.validator.logread import ERROR, WARNING, Finding
+from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
 
 __all__ = ["Unit", "detect_form", "open_units"]
 
@@ -37,7 +38,7 @@ class Unit:
     name: str
     form: str
     data: bytes
-    findings: list[Finding] = field(default_factory=list)
+    findings: FindingList = field(default_factory=FindingList)
     #: sets ``frame`` / ``seq`` of a validator finding from its logical line (and clears synthetic lines)
     locate: Callable[[Finding], None] = lambda finding: None
     #: no logical content could be recovered: only ``findings`` are reported
@@ -77,9 +78,11 @@ def _finding(code: str, requirement: str | None, message: str, *, severity: str 
 # ---------------------------------------------------------------- compressed artifacts
 
 
-def _zstd_unit(name: str, data: bytes, budget: int | None) -> Unit:
-    """Decode every frame it can; the first framing or decoding failure is a finding and ends reading."""
-    unit = Unit(name, ZSTD, b"")
+def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Unit:
+    """Decode every frame it can; the first framing or decoding failure is a finding and ends reading.
+
+    ``keep`` > 0 bounds the findings kept (one a torn frame could be many; the rest are counted)."""
+    unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
     scan = scan_frames(data, strict=False)
     left = plaintext_budget(len(data)) if budget is None else budget
     texts: list[bytes] = []
@@ -144,7 +147,7 @@ def _zstd_unit(name: str, data: bytes, budget: int | None) -> Unit:
 
     def locate(finding: Finding) -> None:
         if finding.frame is None and finding.line is not None:
-            finding.frame = max((i for i, s in enumerate(starts) if s <= finding.line), default=0)
+            finding.frame = max(bisect.bisect_right(starts, finding.line) - 1, 0)
         if finding.code == "JSONL_TORN_TAIL" and finding.line is not None and finding.line < torn_line:
             # a crash tail inside a complete frame is damage, not a crash: only the last frame can tear
             finding.code, finding.requirement, finding.severity = "ZSTD_TORN_RECORD", "ZSTD-6", ERROR
@@ -222,8 +225,9 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
 
 
 def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]], *, session: str | None = None,
-               budget: int | None = None) -> tuple[list[Unit], str | None]:
-    """The stored sessions of one input, or why it cannot be read (an input error)."""
+               budget: int | None = None, keep: int = 0) -> tuple[list[Unit], str | None]:
+    """The stored sessions of one input, or why it cannot be read (an input error); ``keep`` > 0
+    bounds the storage findings kept per session (`FindingList`)."""
     form = detect_form(path)
     if form == SQLITE:
         return _database_units(path, session)
@@ -233,7 +237,7 @@ def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]]
     assert data is not None
     name = "<stdin>" if path == "-" else path
     if is_zstd(data[:4]):
-        return [_zstd_unit(name, data, budget)], None
+        return [_zstd_unit(name, data, budget, keep)], None
     if is_sqlite(data[:16]):
         return [], f"{name}: a SQLite database cannot be read from standard input; name the file"
     unit = Unit(name, JSONL, data)

@@ -69,8 +69,8 @@ from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.fastlog import CleanLog, check_clean
-from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, is_failure, schema_set
-from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog, load_log
+from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, schema_set
+from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="plugin registry directory (events/, schemas/); repeatable")
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing; only the exit status tells")
     parser.add_argument("--max-findings", type=int, default=100, metavar="N",
-                        help="findings shown per file (default 100; 0 = all); all are counted")
+                        help="findings kept and shown per file (default 100; 0 = all); the rest are counted")
     parser.add_argument("--fail-on", choices=(ERROR, WARNING), default=WARNING,
                         help="lowest severity that makes the exit status 1 (default: warning)")
     parser.add_argument("--revision", metavar="R", default=None,
@@ -253,11 +253,16 @@ class Report:
             self.input_errors.append(report["inputError"])
             return
         findings = [_finding(f) for f in report["findings"]]
-        failing = any(is_failure(f, self.fail_on) for f in findings)
+        failing = report["errors"] > 0 or (report["warnings"] > 0 and self.fail_on == WARNING)
         self.files.append({**report, "valid": not failing, "findings": findings})
 
     def shown(self, findings: list[Finding]) -> list[Finding]:
         return findings if self.max_findings <= 0 else findings[: self.max_findings]
+
+    @staticmethod
+    def hidden(entry: dict[str, Any], shown: list[Finding]) -> int:
+        """Findings of a file that are counted but not shown (nor kept: `--max-findings`)."""
+        return int(entry["errors"]) + int(entry["warnings"]) - len(shown)
 
     def exit_code(self) -> int:
         if self.input_errors:
@@ -278,8 +283,9 @@ class Report:
         for entry in self.files:
             findings = entry["findings"]
             name = display(entry["file"])
-            out.writelines(format_text(f) + "\n" for f in self.shown(findings))
-            hidden = len(findings) - len(self.shown(findings))
+            shown = self.shown(findings)
+            out.writelines(format_text(f) + "\n" for f in shown)
+            hidden = self.hidden(entry, shown)
             if hidden:
                 out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
             status = "ok" if entry["valid"] else "INVALID"
@@ -299,14 +305,19 @@ class Report:
             item = {k: v for k, v in entry.items() if k != "findings"}
             shown = self.shown(entry["findings"])
             item["findings"] = [f.to_json() for f in shown]
-            item["truncated"] = len(shown) < len(entry["findings"])
+            item["notShown"] = self.hidden(entry, shown)
+            item["truncated"] = item["notShown"] > 0
             files.append(item)
         doc = {"files": files, "inputErrors": self.input_errors, "summary": self._summary()}
         out.write(escape_surrogates(json.dumps(doc, ensure_ascii=False, indent=2)) + "\n")
 
     def _render_github(self, out: TextIO) -> None:
         for entry in self.files:
-            for f in self.shown(entry["findings"]):
+            shown = self.shown(entry["findings"])
+            hidden = self.hidden(entry, shown)
+            if hidden:
+                out.write(f"{display(entry['file'])}: … {hidden} more finding(s) not shown (--max-findings)\n")
+            for f in shown:
                 props = [f"file={_gh_escape(f.file, True)}"]
                 if f.line is not None:
                     props.append(f"line={f.line}")
@@ -421,13 +432,18 @@ def _detect(data: bytes) -> tuple[str, str]:
     return detection.revision, detection.describe().split(" (", 1)[1][:-1]
 
 
-def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str) -> dict[str, Any]:
+def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, keep: int = 0) -> dict[str, Any]:
+    """A plain report of a checked log: its first ``keep`` findings (0 = all) in report order, every one counted."""
     findings = log.findings
     errors = sum(1 for f in findings if f.severity == ERROR)
+    warnings = len(findings) - errors
+    if isinstance(findings, FindingList):
+        errors, warnings = errors + findings.cut_errors, warnings + findings.cut_warnings
     return {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
-        "lines": log.lines, "errors": errors, "warnings": len(findings) - errors, "knockOnSuppressed": suppressed,
-        "findings": [f.to_json() for f in findings], "revision": revision, "revisionReason": how,
+        "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
+        "findings": [f.to_json() for f in (findings[:keep] if keep else findings)], "revision": revision,
+        "revisionReason": how,
     }
 
 
@@ -436,14 +452,15 @@ def _finding(plain: dict[str, Any]) -> Finding:
 
 
 def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (), exact: bool = False,
-               progress: Progress | None = None, revision: str | None = None) -> dict[str, Any]:
+               progress: Progress | None = None, revision: str | None = None, keep: int = 0) -> dict[str, Any]:
     """Check one log file (``-`` is stdin) and return a plain report: JSON values only, so it pickles.
 
     The report has ``file``, ``kind``, ``events``, ``lines``, ``errors``, ``warnings``,
     ``knockOnSuppressed``, ``findings`` (each as in ``--format json``), ``revision`` and
     ``revisionReason`` (``revision`` given, else detected from the content); or only ``file`` and
     ``inputError`` when the file cannot be read. This is what every ``-j`` worker and a Dask
-    cluster (``--dask``) run; the compiled schemas are built once per process.
+    cluster (``--dask``) run; the compiled schemas are built once per process. ``keep`` > 0
+    (``--max-findings``) bounds the findings kept, while checking too: the rest are only counted.
     """
     from sessionspec.spec.revisions import DEFAULT_REVISION
 
@@ -459,7 +476,7 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
         schemas = schema_set(tuple(registry)) if level != "load" else None
         streamed, clean = _check_file_streaming(path, level, schemas, progress)
         if clean is not None:
-            return _plain(clean, 0, revision, how)
+            return _plain(clean, 0, revision, how, keep)
     data, problem = read_input(path)
     if problem is not None:
         return {"file": path, "inputError": problem}
@@ -467,12 +484,14 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     name = "<stdin>" if path == "-" else path
     if revision is None:
         revision, how = _detect(data)
-    log, suppressed = _check_bytes(data, name, level, registry, revision, progress, fast=not exact and not streamed)
-    return _plain(log, suppressed, revision, how)
+    log, suppressed = _check_bytes(data, name, level, registry, revision, progress, fast=not exact and not streamed,
+                                   keep=keep)
+    return _plain(log, suppressed, revision, how, keep)
 
 
 def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], revision: str,
-                 progress: Progress, *, fast: bool) -> tuple[LoadedLog | CleanLog, int]:
+                 progress: Progress, *, fast: bool, keep: int = 0,
+                 locate: Callable[[Finding], None] | None = None) -> tuple[LoadedLog | CleanLog, int]:
     """The checked log and its knock-on count: the accept-fast pass when allowed, else the exact path."""
     from sessionspec.spec.revisions import DEFAULT_REVISION
 
@@ -488,7 +507,7 @@ def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], 
     checker = Checker(level, schemas, revision)
     with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
         progress.start(f"reading {name}", data.count(b"\n") + 1)
-        log = load_log(data, name, progress=progress.update if progress.enabled else None)
+        log = load_log(data, name, progress=progress.update if progress.enabled else None, keep=keep, locate=locate)
         progress.start(f"checking {name}", len(log.events))
         checker.check(log, progress.update if progress.enabled else None)
         progress.clear()
@@ -514,7 +533,7 @@ def _in_processes(paths: list[str], args: argparse.Namespace, jobs: int,
     import multiprocessing
 
     task = functools.partial(check_stored, level=args.level, registry=tuple(args.registry), exact=args.exact,
-                             session=args.session, revision=args.given_revision)
+                             session=args.session, revision=args.given_revision, keep=args.max_findings)
     # fork (where there is one) shares the compiled schemas the parent already built
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
@@ -531,7 +550,7 @@ def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, A
 
     with Client(args.dask) as client:  # type: ignore[no-untyped-call]  # distributed ships no annotations
         futures = client.map(check_stored, paths, level=args.level, registry=tuple(args.registry), exact=args.exact,
-                             session=args.session, revision=args.given_revision, pure=False)
+                             session=args.session, revision=args.given_revision, keep=args.max_findings, pure=False)
         for reports in client.gather(futures):
             yield from reports
 
@@ -577,7 +596,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         reports = (one for path in paths
                    for one in check_stored(path, args.level, tuple(args.registry), args.exact, args.session, progress,
-                                           args.given_revision))
+                                           args.given_revision, args.max_findings))
     for one in reports:
         report.add(one)
     if not args.quiet:
@@ -589,7 +608,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (), exact: bool = False,
                  session: str | None = None, progress: Progress | None = None,
-                 revision: str | None = None) -> list[dict[str, Any]]:
+                 revision: str | None = None, keep: int = 0) -> list[dict[str, Any]]:
     """`check_file` for any storage form: one plain report per stored session (picklable, like `check_file`).
 
     A JSONL file goes to `check_file` (streamed); a compressed artifact, a SQLite store (every
@@ -597,28 +616,31 @@ def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (
     Each session is checked at ``revision`` when given, else at the revision its own content shows.
     """
     if path != "-" and detect_form(path) == "jsonl" and not path.endswith(".zstd"):
-        return [check_file(path, level, registry, exact, progress, revision)]
+        return [check_file(path, level, registry, exact, progress, revision, keep)]
     progress = progress or Progress.for_stream(sys.stderr, True)
-    units, problem = open_units(path, read_input, session=session)
+    units, problem = open_units(path, read_input, session=session, keep=keep)
     reports = [] if problem is None else [{"file": path, "inputError": problem}]
-    return reports + [_unit_report(unit, level, registry, exact, progress, revision) for unit in units]
+    return reports + [_unit_report(unit, level, registry, exact, progress, revision, keep) for unit in units]
 
 
 def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool, progress: Progress,
-                 revision: str | None) -> dict[str, Any]:
+                 revision: str | None, keep: int = 0) -> dict[str, Any]:
     """Validate one stored session's logical JSONL; storage findings come first, every finding is located."""
     data, name = unit.data, unit.name
     revision, how = (revision, "given") if revision is not None else _detect(data)
     if unit.unreadable:
-        return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how)
+        return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
     log, suppressed = _check_bytes(data, name, level, registry, revision, progress,
-                                   fast=not exact and not unit.findings)
+                                   fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
     if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
-        return {**_plain(log, 0, revision, how), "kind": unit.form}
+        return {**_plain(log, 0, revision, how, keep), "kind": unit.form}
     for finding in log.findings:
         unit.locate(finding)
     log.findings[:0] = unit.findings
-    return {**_plain(log, suppressed, revision, how), "kind": unit.form if unit.form != "jsonl" else log.kind}
+    if isinstance(unit.findings, FindingList):
+        log.findings.cut_errors += unit.findings.cut_errors
+        log.findings.cut_warnings += unit.findings.cut_warnings
+    return {**_plain(log, suppressed, revision, how, keep), "kind": unit.form if unit.form != "jsonl" else log.kind}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -39,7 +39,7 @@ from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.logread import ERROR, WARNING, Finding, LoadedLog
+from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 
 LEVELS = ("load", "schema", "strict")
@@ -171,21 +171,43 @@ class Checker:
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.rules = rules_for(revision)
-        self._schema_targets: list[tuple[Finding, dict[str, Any], str, tuple[str, ...]]] = []
         self.level = level
         self.schemas = schemas if level != "load" else None
         self.suppressed = 0
+        # The findings of the line being checked, in the order found, each with its schema targets
+        # (None: a load finding); settled into the log when the line is done (`_settle`).
+        self._line: list[tuple[Finding, dict[str, Any] | None, str, tuple[str, ...]]] = []
+        self._line_loads: list[Explainer] = []
 
     def check(self, log: LoadedLog, progress: Callable[[int], None] | None = None) -> None:
         self.suppressed = 0
-        self._schema_targets = []
         if log.kind == "jsonl":
             self.check_header(log)
         self._check_events(log, progress)
-        self._drop_explained_schema_findings(log)
         if self.level == "strict":
             self._check_invariants(log)
         log.findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
+
+    def _load(self, finding: Finding) -> None:
+        """A load finding of the line being checked."""
+        self._line.append((finding, None, "", ()))
+        self._line_loads.append((finding.code, finding.seq, finding.pointer or ""))
+
+    def _settle(self, log: LoadedLog, reader: list[Explainer]) -> None:
+        """One defect, one finding: add the line's findings to the log, less each schema finding a
+        load finding of the same event (same line and seq; ``reader``: the reader's of the line)
+        already reports (see `_explains`)."""
+        found, self._line = self._line, []
+        loads, self._line_loads = self._line_loads, []
+        loads += reader
+        for finding, event, base, targets in found:
+            if event is not None and targets and all(
+                any(seq == finding.seq and _explains(code, (pointer or "")[len(base):], target, event)
+                    for code, seq, pointer in loads)
+                for target in targets
+            ):
+                continue
+            log.add(finding)
 
     # -- header ---------------------------------------------------------------------------
     def check_header(self, log: LoadedLog) -> None:
@@ -193,18 +215,18 @@ class Checker:
         if line is None:
             return
         if self.schemas is not None and not self.schemas.header.is_valid(line):
-            # registered like an event's, so a JSONL_BAD_HEADER about the same member explains it (dropped)
-            self._schema_findings(log, self.schemas.header, line, 1, None, "", "storage/jsonl-header.json", line)
-        if not log.header_ok:
-            return
-        if line.get("version") != _FORMAT_VERSION:
-            log.add(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only version "
-                            f"{_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
-            return
-        try:
-            validate_header(line["id"], header_from_line(line), self.rules)
-        except HeaderError as error:
-            log.add(Finding(error.code, error.requirement, error.message, line=1))
+            # like an event's, so a JSONL_BAD_HEADER about the same member explains it (dropped)
+            self._schema_findings(self.schemas.header, line, 1, None, "", "storage/jsonl-header.json", line)
+        if log.header_ok:
+            if line.get("version") != _FORMAT_VERSION:
+                self._load(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only "
+                                   f"version {_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
+            else:
+                try:
+                    validate_header(line["id"], header_from_line(line), self.rules)
+                except HeaderError as error:
+                    self._load(Finding(error.code, error.requirement, error.message, line=1))
+        self._settle(log, log.line_explainers(1))
 
     # -- events -----------------------------------------------------------------------------
     def _check_events(self, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
@@ -215,12 +237,18 @@ class Checker:
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
         expected = 0
-        lossless_lines = {f.line for f in log.findings if f.code == "JSON_NOT_LOSSLESS"}
+        current: Any = object()
+        reader: list[Explainer] = []
+        lossless = False  # the reader reported a number that is not lossless JSON on this line
         tick = max(1, len(events) // 200)
         for i, event in enumerate(events):
             if progress is not None and i % tick == 0:
                 progress(i)
             line = lines[i]
+            if line != current:
+                self._settle(log, reader)
+                current, reader = line, log.line_explainers(line)
+                lossless = any(code == "JSON_NOT_LOSSLESS" for code, _, _ in reader)
             base = pointers[i]
             is_dict = type(event) is dict
             seq = event.get("seq") if is_dict else None
@@ -229,13 +257,11 @@ class Checker:
                 etype = event.get("type") if is_dict else None
                 ref = self.schemas.payload_ref(etype) if self.schemas else None
                 label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
-                self._schema_findings(log, compiled, event, line, seq_int, base, label, event if is_dict else None)
-            # Numbering: a JSON array reports SEED-9 here (JSONL-7 was reported by the reader); both
-            # then follow the log's own numbering so that one gap is reported once.
+                self._schema_findings(compiled, event, line, seq_int, base, label, event if is_dict else None)
+            # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per
+            # defect; its finding explains a schema finding on this seq. The fold follows the numbering.
             if seq_int is not None and seq_int != expected:
-                if not jsonl:
-                    log.add(Finding("SEED_NOT_CONTIGUOUS", "SEED-9", f"seq {seq_int} where {expected} was expected: "
-                                    "a seed is contiguous from 0", line=line, seq=seq_int, pointer=base + "/seq"))
+                self._line_loads.append(("JSONL_CORRUPT" if jsonl else "SEED_NOT_CONTIGUOUS", seq_int, base + "/seq"))
                 if seq_int < expected:
                     continue  # a duplicate or backward seq cannot take a place in the log
                 fold.skip(seq_int - expected)
@@ -249,21 +275,22 @@ class Checker:
                     etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason"))
                 ):
                     what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
-                    log.add(Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses "
-                                    "the whole file", line=line, seq=seq_int, pointer=base + "/type"))
+                    self._load(Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path "
+                                       "refuses the whole file", line=line, seq=seq_int, pointer=base + "/type"))
                     if seq_int is not None:
                         rejected.add(seq_int)
                     fold.skip()
                     expected += 1
                     continue
-            if line in lossless_lines or not _seed_precheck(event, index, rules):
+            if lossless or not _seed_precheck(event, index, rules):
                 try:
                     check_seed_entry(event, index, rules)
                 except SeedError as error:
                     # (a non-lossless number was already located by the reader; numbering above)
-                    if not (error.code == "SEED_NOT_JSON" and line in lossless_lines):
+                    if not (error.code == "SEED_NOT_JSON" and lossless):
                         pointer = base + (error.path or _seed_pointer(error.code))
-                        log.add(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int, pointer=pointer))
+                        self._load(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
+                                           pointer=pointer))
                     if seq_int is not None:
                         rejected.add(seq_int)
                     fold.skip()
@@ -279,12 +306,13 @@ class Checker:
                     if rejected and _refs(event) & rejected:
                         self.suppressed += 1  # knock-on: it names an event that was already rejected
                     else:
-                        log.add(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
-                                        pointer=base + _surface_pointer(error.requirement, error.code)))
+                        self._load(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
+                                           pointer=base + _surface_pointer(error.requirement, error.code)))
                     if seq_int is not None:
                         rejected.add(seq_int)
                     fold.skip()
             expected += 1
+        self._settle(log, reader)
         if jsonl and events:
             self.check_crash_tail(log)
 
@@ -301,12 +329,14 @@ class Checker:
                             severity=WARNING))
 
     # -- schema -----------------------------------------------------------------------------
-    def _schema_findings(self, log: LoadedLog, compiled: CompiledSchema, value: Any, line: int | None,
+    def _schema_findings(self, compiled: CompiledSchema, value: Any, line: int | None,
                          seq: int | None, base: str, label: str, event: Any = None) -> None:
+        """The schema findings of a value of the line being checked (with what each is about, for `_settle`)."""
         errors = compiled.errors(value, limit=5)
         if not errors:
-            log.add(Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too deeply nested "
-                            "for the oracle to locate the error)", line=line, seq=seq, pointer=base or None))
+            self._line.append((Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too "
+                                       "deeply nested for the oracle to locate the error)", line=line, seq=seq,
+                                       pointer=base or None), None, "", ()))
             return
         for error in errors:
             rel = "".join("/" + _escape(p) for p in error.absolute_path)
@@ -315,29 +345,7 @@ class Checker:
             if len(message) > 300:
                 message = message[:300] + "…"
             finding = Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None)
-            log.add(finding)
-            if event is not None:
-                self._schema_targets.append((finding, event, base, _targets(error, rel)))
-
-    def _drop_explained_schema_findings(self, log: LoadedLog) -> None:
-        """One defect, one finding: drop a schema finding a load finding of the same event explains."""
-        if not self._schema_targets:
-            return
-        keys = {(f.line, f.seq) for f, _, _, _ in self._schema_targets}
-        loads: dict[tuple[int | None, int | None], list[Finding]] = {}
-        for f in log.findings:
-            if f.requirement and not f.requirement.startswith("schema:") and (f.line, f.seq) in keys:
-                loads.setdefault((f.line, f.seq), []).append(f)
-        drop: set[int] = set()
-        for finding, event, base, targets in self._schema_targets:
-            found = loads.get((finding.line, finding.seq))
-            if found and targets and all(
-                any(_explains(load, (load.pointer or "")[len(base):], target, event) for load in found)
-                for target in targets
-            ):
-                drop.add(id(finding))
-        if drop:
-            log.findings[:] = [f for f in log.findings if id(f) not in drop]
+            self._line.append((finding, event, base, _targets(error, rel) if event is not None else ()))
 
     # -- invariants -----------------------------------------------------------------------------
     def _check_invariants(self, log: LoadedLog) -> None:
@@ -386,18 +394,18 @@ _MEMBER_RULES = {
 _CHECKED_MEMBERS = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
 
 
-def _explains(load: Finding, pointer: str, target: str, event: dict[str, Any]) -> bool:
-    """Whether load finding ``load`` (at ``pointer`` in the event) already reports schema error ``target``."""
-    if load.code == "SEED_ENVELOPE":
+def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bool:
+    """Whether a load finding ``code`` (at ``pointer`` in the event) already reports schema error ``target``."""
+    if code == "SEED_ENVELOPE":
         return target in envelope_defects(event)
-    member = _MEMBER_RULES.get(load.code)
+    member = _MEMBER_RULES.get(code)
     if member is not None:
         return target == member or target.startswith(member + "/")
     if not pointer:
         return False
     if target == pointer:
         return True
-    return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(load.code, ()))
+    return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(code, ()))
 
 
 def _seed_pointer(code: str) -> str:

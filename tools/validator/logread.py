@@ -22,9 +22,11 @@ is safe: ``OPT_STRICT_INTEGER``). Anything else is re-read by
 
 from __future__ import annotations
 
+import bisect
 import json
 import sys
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -70,6 +72,65 @@ class Finding:
         return out
 
 
+def _line_order(finding: Finding) -> int:
+    return finding.line if finding.line is not None else 1 << 62
+
+
+class FindingList(list[Finding]):
+    """A log's findings, keeping at most ``keep`` of them (0 = all) and counting every one.
+
+    What is kept is what a report shows first: the first ``keep`` in line order (ties in the
+    order found). Once twice that many are held, the list is sorted and cut back, so memory does
+    not grow with the number of defects; the cut findings are counted by severity (after
+    ``locate``, which may change a severity, as `sessionspec.storage` does for a torn frame).
+    """
+
+    def __init__(self, items: Iterable[Finding] = (), keep: int = 0,
+                 locate: Callable[[Finding], None] | None = None) -> None:
+        super().__init__(items)
+        self.keep = keep
+        self.locate = locate
+        self.cut_errors = 0
+        self.cut_warnings = 0
+
+    def append(self, finding: Finding) -> None:
+        super().append(finding)
+        if self.keep and len(self) >= 2 * self.keep + 64:
+            self.cut()
+
+    def cut(self) -> None:
+        """Keep the first ``keep`` findings in line order; count the rest."""
+        if not self.keep or len(self) <= self.keep:
+            return
+        self.sort(key=_line_order)
+        for finding in self[self.keep :]:
+            if self.locate is not None:
+                self.locate(finding)
+            if finding.severity == ERROR:
+                self.cut_errors += 1
+            else:
+                self.cut_warnings += 1
+        del self[self.keep :]
+
+    @property
+    def errors(self) -> int:
+        """Errors found, kept or not."""
+        return self.cut_errors + sum(1 for f in self if f.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        """Warnings (any other severity) found, kept or not."""
+        return self.cut_warnings + sum(1 for f in self if f.severity != ERROR)
+
+    @property
+    def total(self) -> int:
+        return len(self) + self.cut_errors + self.cut_warnings
+
+
+#: (code, seq, JSON pointer) of a reader finding that may explain a schema finding on the same line
+Explainer = tuple[str, int | None, str]
+
+
 @dataclass
 class LoadedLog:
     """What the CLI works on: the events a loader would keep, with their file lines."""
@@ -82,16 +143,40 @@ class LoadedLog:
     events: list[Any] = field(default_factory=list)
     event_lines: list[int | None] = field(default_factory=list)
     event_pointers: list[str] = field(default_factory=list)  # "" for JSONL, "/<index>" for JSON arrays
-    findings: list[Finding] = field(default_factory=list)
+    findings: FindingList = field(default_factory=FindingList)
     lines: int = 0
     rows: int = 0  # packed chunk rows read
     row_members: int = 0  # events that came out of rows
     stopped_at_line: int | None = None  # where a torn tail made reading stop
     bad_event_lines: set[int] = field(default_factory=set)  # lines whose JSON is already reported
+    #: reader findings with a pointer that cannot be found again from a line (header line, JSON arrays)
+    explainers: dict[int | None, list[Explainer]] = field(default_factory=dict)
+    #: lines whose JSON text has anomalies and where they start in ``data``: what `line_explainers`
+    #: parses again (16 bytes a line, so the anomalies need not be kept beyond ``findings``)
+    anomaly_lines: array[int] = field(default_factory=lambda: array("q"))
+    anomaly_offsets: array[int] = field(default_factory=lambda: array("q"))
+    data: bytes = b""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.findings, FindingList):
+            self.findings = FindingList(self.findings)
 
     def add(self, finding: Finding) -> None:
         finding.file = self.name
         self.findings.append(finding)
+
+    def line_explainers(self, line: int | None) -> list[Explainer]:
+        """The reader's located findings on ``line`` (JSON anomalies, a rejected header member)."""
+        found = list(self.explainers.get(line, ()))
+        if line is not None and self.anomaly_lines:
+            at = bisect.bisect_left(self.anomaly_lines, line)
+            if at < len(self.anomaly_lines) and self.anomaly_lines[at] == line:
+                start = self.anomaly_offsets[at]
+                end = self.data.find(b"\n", start)
+                again: list[Finding] = []
+                parse_line(self.data[start : end if end >= 0 else len(self.data)], line, again)
+                found += [(f.code, f.seq, f.pointer) for f in again if f.pointer is not None]
+        return found
 
 
 class _Hole:
@@ -247,9 +332,14 @@ def read_source(path: str, stdin: BinaryIO | None = None) -> bytes:
         return handle.read()
 
 
-def load_log(data: bytes, name: str, *, progress: Callable[[int], None] | None = None) -> LoadedLog:
-    """Bytes of a JSONL artifact or a JSON array of events -> `LoadedLog` (never raises on content)."""
-    log = LoadedLog(name=name, kind="jsonl", size=len(data))
+def load_log(data: bytes, name: str, *, progress: Callable[[int], None] | None = None, keep: int = 0,
+             locate: Callable[[Finding], None] | None = None) -> LoadedLog:
+    """Bytes of a JSONL artifact or a JSON array of events -> `LoadedLog` (never raises on content).
+
+    ``keep`` > 0 bounds the findings kept (`FindingList`; the rest are counted); ``locate`` is the
+    storage form's locating step, applied to a finding before it is counted and not kept.
+    """
+    log = LoadedLog(name=name, kind="jsonl", size=len(data), findings=FindingList(keep=keep, locate=locate), data=data)
     if not data:
         log.add(Finding("JSONL_NO_HEADER", "JSONL-2", "the file is empty: an artifact starts with a session header line"))
         return log
@@ -269,9 +359,9 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
         data = data[3:]
     value = _parse_slow(data, None, findings) if _needs_slow_document(data) else orjson.loads(data)
     for finding in findings:
-        if finding.line is None and finding.pointer is not None:
-            finding.line = None
         log.add(finding)
+        if finding.pointer is not None:
+            log.explainers.setdefault(None, []).append((finding.code, finding.seq, finding.pointer))
     if isinstance(value, _Hole):
         line = column = None
         if value.column is not None:  # a character offset in the whole text: locate it as line and column
@@ -288,10 +378,8 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
     if not isinstance(value, list):
         log.add(Finding("SEED_ENVELOPE", "SEED-3", f"a JSON event file must be an array of events, not a {type(value).__name__}"))
         return
-    log.events = value
-    log.event_lines = [None] * len(value)
-    log.event_pointers = [f"/{i}" for i in range(len(value))]
     log.lines = data.count(b"\n") + 1
+    _emulate_loader(log, value, 0, b"", array=True)
 
 
 def _needs_slow_document(data: bytes) -> bool:
@@ -309,33 +397,8 @@ def _needs_slow_document(data: bytes) -> bool:
     return False
 
 
-def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
-    lines = data.split(b"\n")
-    fragment = lines.pop()  # b"" when the file ends with a newline
-    log.lines = len(lines) + (1 if fragment else 0)
-    crlf = [i + 1 for i, raw in enumerate(lines) if raw.endswith(b"\r")]
-    if crlf:
-        log.add(
-            Finding(
-                "JSONL_CRLF",
-                "JSONL-3",
-                f"{len(crlf)} line(s) end in CRLF (first: line {crlf[0]}); records are separated by \\n alone. "
-                "Readers tolerate the \\r as whitespace, but writers never produce it",
-                line=crlf[0],
-                severity=WARNING,
-            )
-        )
-    if not lines:
-        log.add(
-            Finding(
-                "JSONL_NO_HEADER",
-                "JSONL-2",
-                f"no complete line: {len(fragment)} bytes without a newline (a torn header); a loader rejects the file",
-                line=1,
-            )
-        )
-        return
-    first = lines[0]
+def _read_header(first: bytes, log: LoadedLog) -> bool:
+    """Read the first line as the session header (JSONL-2); True when it is an event instead."""
     if first.startswith(_BOM):
         log.add(
             Finding(
@@ -352,6 +415,8 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
     header = parse_line(first, 1, header_findings)
     for finding in header_findings:
         log.add(finding)
+        if finding.pointer is not None:
+            log.explainers.setdefault(1, []).append((finding.code, finding.seq, finding.pointer))
     first_is_event = False
     if isinstance(header, _Hole):
         log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {header.reason}", line=1, column=header.column))
@@ -362,173 +427,373 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
             log.header_ok = True
         else:
             log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
+            if problem[1]:
+                log.explainers.setdefault(1, []).append(("JSONL_BAD_HEADER", None, problem[1]))
             if isinstance(header, dict) and header.get("type") == _HEADER_TYPE:
                 log.header_line = header
             elif isinstance(header, dict) and "seq" in header:
                 first_is_event = True
-    start = 0 if first_is_event else 1
-    decoded: list[Any] = [None] * (len(lines) - start)
-    tick = max(1, len(lines) // 200)
-    findings = log.findings
-    for i in range(start, len(lines)):
-        raw = lines[i]
+    return first_is_event
+
+
+def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
+    end = data.rfind(b"\n")
+    fragment = data[end + 1 :]  # b"" when the file ends with a newline
+    count = data.count(b"\n")  # complete lines (walked with find: no list of every line is held)
+    log.lines = count + (1 if fragment else 0)
+    crlf = data.count(b"\r\n")
+    if crlf:
+        first_crlf = data.count(b"\n", 0, data.find(b"\r\n")) + 1
+        log.add(
+            Finding(
+                "JSONL_CRLF",
+                "JSONL-3",
+                f"{crlf} line(s) end in CRLF (first: line {first_crlf}); records are separated by \\n alone. "
+                "Readers tolerate the \\r as whitespace, but writers never produce it",
+                line=first_crlf,
+                severity=WARNING,
+            )
+        )
+    if not count:
+        log.add(
+            Finding(
+                "JSONL_NO_HEADER",
+                "JSONL-2",
+                f"no complete line: {len(fragment)} bytes without a newline (a torn header); a loader rejects the file",
+                line=1,
+            )
+        )
+        return
+    first_end = data.find(b"\n")
+    start = 0 if _read_header(data[:first_end], log) else 1
+    decoded: list[Any] = [None] * (count - start)
+    tick = max(1, count // 200)
+    found: list[Finding] = []
+    pos = 0 if start == 0 else first_end + 1
+    for i in range(start, count):
+        at = pos
+        pos = data.find(b"\n", at) + 1
+        raw = data[at : pos - 1]
         number = i + 1
         if progress is not None and i % tick == 0:
             progress(i)
         if not raw or raw == b"\r":
             decoded[i - start] = _EMPTY
             continue
-        before = len(findings)
-        value = parse_line(raw, number, findings)
-        for finding in findings[before:]:
-            finding.file = log.name
-        if isinstance(value, _Hole):
-            decoded[i - start] = value
-            continue
-        if isinstance(value, dict):
-            tag = value.get("type")
-            if type(tag) is str and tag in _ROW_TYPES:
-                try:
-                    members = decoded[i - start] = decode_storage_record(value)
-                except ChunkRowError as exc:
-                    decoded[i - start] = _Hole(f"malformed {tag} row ({exc.message})")
-                    log.add(Finding("CHUNK_ROW_MALFORMED", "CHUNK-9", f"{exc.message}", line=number))
-                    log.bad_event_lines.add(number)
-                else:
-                    log.rows += 1
-                    log.row_members += len(members)
-                continue
-            if _is_header_like(value) and number > 1:
-                log.add(
-                    Finding(
-                        "JSONL_BAD_HEADER",
-                        "JSONL-1",
-                        f"a session header line at line {number}: the header must be the first line "
-                        "(loaders read it as an event without seq)",
-                        line=number,
-                    )
-                )
-                log.bad_event_lines.add(number)
-                decoded[i - start] = _Hole("a session header line that is not first")
-                continue
-        decoded[i - start] = [value]
+        value = parse_line(raw, number, found)
+        if found:
+            for finding in found:
+                log.add(finding)
+            if number > 1 and any(f.pointer is not None for f in found):  # (line 1's are in explainers)
+                log.anomaly_lines.append(number)
+                log.anomaly_offsets.append(at)
+            found.clear()
+        decoded[i - start] = _decoded(value, number, log)
     _emulate_loader(log, decoded, start, fragment)
 
 
-def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes) -> None:
-    """JSONL-6/7: committed region, holes, seq contiguity; keep going where a loader would stop only for corruption."""
-    last_turn_end = -1
+def _decoded(value: Any, number: int, log: LoadedLog) -> Any:
+    """What a parsed line holds for the loader: a `_Hole`, a list of records (a packed row's members, or
+    a line that is a JSON array), or the one record (not wrapped: a list per line would double the memory)."""
+    if isinstance(value, _Hole):
+        return value
+    if isinstance(value, dict):
+        tag = value.get("type")
+        if type(tag) is str and tag in _ROW_TYPES:
+            try:
+                members = decode_storage_record(value)
+            except ChunkRowError as exc:
+                log.add(Finding("CHUNK_ROW_MALFORMED", "CHUNK-9", f"{exc.message}", line=number))
+                log.bad_event_lines.add(number)
+                return _Hole(f"malformed {tag} row ({exc.message})")
+            log.rows += 1
+            log.row_members += len(members)
+            return members
+        if _is_header_like(value) and number > 1:
+            log.add(
+                Finding(
+                    "JSONL_BAD_HEADER",
+                    "JSONL-1",
+                    f"a session header line at line {number}: the header must be the first line "
+                    "(loaders read it as an event without seq)",
+                    line=number,
+                )
+            )
+            log.bad_event_lines.add(number)
+            return _Hole("a session header line that is not first")
+    return [value] if type(value) is list else value
+
+
+def _records(entry: Any) -> Any:
+    return entry if type(entry) is list else (entry,)
+
+
+def _seq(event: Any) -> Any:
+    return event.get("seq") if isinstance(event, dict) else None
+
+
+def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False) -> None:
+    """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering; keep going where a
+    loader would stop, except at a torn tail (`_Numbering` resynchronises after a misnumbered record)."""
+    last_turn_end = len(decoded) - 1 if array else -1
     for i in range(len(decoded) - 1, -1, -1):
-        records = decoded[i]
-        if not isinstance(records, _Hole) and any(
-            isinstance(e, dict) and e.get("type") == "turn/end" for e in records
+        if array:
+            break
+        entry = decoded[i]
+        if not isinstance(entry, _Hole) and any(
+            isinstance(e, dict) and e.get("type") == "turn/end" for e in _records(entry)
         ):
             last_turn_end = i
             break
     committed_line = last_turn_end + start + 1 if last_turn_end >= 0 else None
-    events, event_lines = log.events, log.event_lines
-    expected = 0
+    numbering = _Numbering(log, decoded, start, array, committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
-    for i, records in enumerate(decoded):
+    for i, entry in enumerate(decoded):
         number = i + start + 1
-        if isinstance(records, _Hole):
+        if isinstance(entry, _Hole):
             if number in log.bad_event_lines and i <= last_turn_end:
                 continue  # already reported with its own finding
             if i <= last_turn_end:
-                if run and run[2] == number - 1 and run[3] == records.reason:
+                if run and run[2] == number - 1 and run[3] == entry.reason:
                     run[2] = number  # one finding per run (a megabyte of blank lines is one defect)
                     run[0].message = (f"{number - run[1] + 1} unreadable lines (lines {run[1]}-{number}) inside the "
                                       f"committed region (which ends at the turn/end on line {committed_line}): "
-                                      f"{records.reason}; a loader rejects the whole file")
+                                      f"{entry.reason}; a loader rejects the whole file")
                     continue
                 finding = Finding(
                     "JSONL_CORRUPT",
                     "JSONL-7",
                     f"unreadable line inside the committed region (which ends at the turn/end on line "
-                    f"{committed_line}): {records.reason}; a loader rejects the whole file",
+                    f"{committed_line}): {entry.reason}; a loader rejects the whole file",
                     line=number,
-                    column=records.column,
+                    column=entry.column,
                 )
                 log.add(finding)
-                run = [finding, number, number, records.reason]
+                run = [finding, number, number, entry.reason]
                 continue
             dropped = len(decoded) - i - 1
             log.add(
                 Finding(
                     "JSONL_TORN_TAIL",
                     "JSONL-7",
-                    f"unreadable line after the last turn/end ({records.reason}): a crash tail; a loader stops "
+                    f"unreadable line after the last turn/end ({entry.reason}): a crash tail; a loader stops "
                     f"here and drops it" + (f" and the {dropped} line(s) after it" if dropped else ""),
                     line=number,
-                    column=records.column,
+                    column=entry.column,
                     severity=WARNING,
                 )
             )
             log.stopped_at_line = number
             break
-        stop = False
-        for k, event in enumerate(records):
-            seq = event.get("seq") if isinstance(event, dict) else None
-            if type(seq) is not int or seq != expected:
-                shown = "no seq" if seq is None else f"seq {seq!r}"
-                committed = i <= last_turn_end
-                log.add(
-                    Finding(
-                        "JSONL_CORRUPT" if committed else "JSONL_TORN_TAIL",
-                        "JSONL-7",
-                        f"{shown} where seq {expected} was expected, "
-                        + (
-                            "inside the committed region: a loader rejects the whole file"
-                            if committed
-                            else "after the last turn/end: a loader stops here and drops the rest of the file"
-                        ),
-                        line=number,
-                        seq=seq if type(seq) is int else None,
-                        pointer="/seq",
-                        severity=ERROR if committed else WARNING,
-                    )
-                )
-                if committed:
-                    # Resynchronise as a compiler does: report the defect once, then check every later
-                    # record against what it would have been. The record after this one tells which:
-                    following = _following_seq(decoded, i, k)
-                    if following == expected + 1:  # this one record is misnumbered: it holds its place
-                        if isinstance(event, dict):
-                            event = {**event, "seq": expected}
-                    elif following == expected:  # an extra record (a duplicate, an insertion)
-                        continue
-                    elif type(seq) is int and (following == seq + 1 or seq > expected):
-                        expected = seq  # the numbering jumps (a gap, a renumbering): reported once
-                    else:
-                        continue  # an unnumbered or duplicate record cannot take a place in the log
-                else:
-                    log.stopped_at_line = number
-                    stop = True
-                    break
-            events.append(event)
-            event_lines.append(number)
-            expected += 1
-        if stop:
+        if not numbering.line(i, (entry,) if array else _records(entry), i <= last_turn_end):
+            log.stopped_at_line = number
             break
-    log.event_pointers = [""] * len(events)
     if fragment:
         log.add(fragment_finding(fragment, log.lines))
 
 
-_LOOKAHEAD = 16  # lines searched for the record after a misnumbered one (bounded: linear in the log)
+_LOOKAHEAD = 16  # records searched after a misnumbered one (bounded: linear in the log)
+_GAPS = 16  # recent runs of missing seqs remembered, so that a record moved further is still one finding
+_MOVED = 1024  # how far back such a record is put in its place (a bounded list insert: linear in the log)
 
 
-def _following_seq(decoded: list[Any], i: int, k: int) -> Any:
-    """The seq of the record after member ``k`` of line ``i`` (holes skipped), or None."""
-    records = decoded[i]
-    if k + 1 < len(records):
-        nxt = records[k + 1]
-        return nxt.get("seq") if isinstance(nxt, dict) else None
-    for records in decoded[i + 1 : i + 1 + _LOOKAHEAD]:
-        if not isinstance(records, _Hole) and records:
-            nxt = records[0]
-            return nxt.get("seq") if isinstance(nxt, dict) else None
-    return None
+class _Numbering:
+    """Places each record of a log by its seq, as a loader would, and resynchronises after a defect.
+
+    A compiler reports a syntax error once and goes on checking what follows as it would have been;
+    here the records after a misnumbered one decide what it was, and the defect is one finding:
+
+    * a block of up to `_LOOKAHEAD` records holding exactly the next seqs, out of order (two records
+      swapped, one moved by k places): checked in seq order;
+    * the record after it has the next seq: this one is misnumbered and keeps its place;
+    * the record after it has the expected seq: an extra record (a duplicate, an insertion), skipped;
+    * a higher seq that the next records follow: records are missing (dropped, or the numbering
+      jumps); numbering goes on from there. A missing seq found later (a record moved further than
+      the look-ahead) is told in that same finding.
+
+    Each placed record is appended to the log's events with its line and pointer.
+    """
+
+    def __init__(self, log: LoadedLog, decoded: list[Any], start: int, array: bool, committed: int | None) -> None:
+        self.log, self.decoded, self.start, self.array, self.committed = log, decoded, start, array, committed
+        self.expected = 0
+        self.placed: set[tuple[int, int]] = set()  # records of a reordered block placed ahead of their turn
+        self.gaps: list[list[Any]] = []  # [first missing, last missing, finding, found later, event index]
+        self.early: dict[int, tuple[Any, int, Finding]] = {}  # records skipped for a seq still ahead
+
+    def _where(self, i: int) -> str:
+        return f"index {i}" if self.array else f"line {i + self.start + 1}"
+
+    def _place(self, event: Any, i: int) -> None:
+        log = self.log
+        log.events.append(event)
+        log.event_lines.append(None if self.array else i + self.start + 1)
+        log.event_pointers.append(f"/{i}" if self.array else "")
+
+    def _finding(self, i: int, seq: Any, message: str, severity: str = ERROR) -> Finding:
+        shown = "no seq" if seq is None else f"seq {seq!r}"
+        if self.array:
+            finding = Finding("SEED_NOT_CONTIGUOUS", "SEED-9", f"{shown} where {self.expected} was expected: a seed "
+                              f"is contiguous from 0{message}", seq=seq if type(seq) is int else None,
+                              pointer=f"/{i}/seq")
+        else:
+            finding = Finding("JSONL_CORRUPT" if severity == ERROR else "JSONL_TORN_TAIL", "JSONL-7",
+                              f"{shown} where seq {self.expected} was expected, " + (
+                                  "inside the committed region: a loader rejects the whole file"
+                                  if severity == ERROR else
+                                  "after the last turn/end: a loader stops here and drops the rest of the file"
+                              ) + message, line=i + self.start + 1, seq=seq if type(seq) is int else None,
+                              pointer="/seq", severity=severity)
+        self.log.add(finding)
+        return finding
+
+    def line(self, i: int, records: Any, committed: bool) -> bool:
+        """Place the records of entry ``i``; False when reading stops there (a torn tail)."""
+        for k, event in enumerate(records):
+            if self.placed and (i, k) in self.placed:
+                self.placed.discard((i, k))
+                continue
+            seq = _seq(event)
+            if type(seq) is int and seq == self.expected:
+                self._place(event, i)
+                self.expected += 1
+                continue
+            if self.array and type(seq) is not int:  # SEED-3 reports it; it takes its place
+                self._place(event, i)
+                self.expected += 1
+                continue
+            if not committed:
+                self._finding(i, seq, "", WARNING)
+                return False
+            self._resync(i, k, event, seq)
+        return True
+
+    def _ahead(self, i: int, k: int) -> Any:
+        """(entry, member, record) of the records from member ``k`` of entry ``i`` on, holes skipped."""
+        decoded = self.decoded
+        for j in range(i, min(len(decoded), i + _LOOKAHEAD)):
+            entry = decoded[j]
+            if isinstance(entry, _Hole):
+                continue
+            records = (entry,) if self.array else _records(entry)
+            for m in range(k if j == i else 0, len(records)):
+                yield j, m, records[m]
+
+    def _block(self, i: int, k: int) -> list[tuple[int, int, int, Any]] | None:
+        """The records from (i, k) on that hold exactly the next seqs, out of order, or None."""
+        expected = self.expected
+        block: list[tuple[int, int, int, Any]] = []
+        seen: set[int] = set()
+        for count, (j, m, event) in enumerate(self._ahead(i, k)):
+            seq = _seq(event)
+            if count >= _LOOKAHEAD or type(seq) is not int or not expected <= seq < expected + _LOOKAHEAD or seq in seen:
+                return None
+            seen.add(seq)
+            block.append((seq, j, m, event))
+            if len(block) > 1 and max(seen) - expected + 1 == len(block):
+                return block
+        return None
+
+    def _resync(self, i: int, k: int, event: Any, seq: Any) -> None:
+        expected = self.expected
+        block = self._block(i, k)
+        if block is not None:
+            self._reordered(block)
+            return
+        if type(seq) is int and seq < expected and self._found_later(i, event, seq):
+            return
+        if type(seq) is int and seq > expected and expected in self.early:
+            self._place_early(i)
+            if seq == self.expected:
+                self._place(event, i)
+                self.expected += 1
+                return
+            expected = self.expected
+        following = next((_seq(e) for j, m, e in self._ahead(i, k) if (j, m) != (i, k)), None)
+        if following == expected + 1:  # this one record is misnumbered: it holds its place
+            self._finding(i, seq, f"; the records around it are in order, so it is checked as seq {expected}")
+            self._place({**event, "seq": expected} if isinstance(event, dict) else event, i)
+            self.expected += 1
+        elif following == expected:  # an extra record (a duplicate, an insertion, a record moved early)
+            what = "an extra record"
+            if type(seq) is int and seq > expected:
+                what += " (or one moved early)"
+            if type(seq) is int and seq < expected:
+                log = self.log
+                first = (f" (the first is at {'index ' + log.event_pointers[seq][1:] if self.array else 'line ' + str(log.event_lines[seq])})"
+                         if seq < len(log.events) and _seq(log.events[seq]) == seq else "")
+                what = f"a second record of seq {seq}{first}"
+            finding = self._finding(i, seq, f"; {what}, skipped (the next record continues the numbering)")
+            if type(seq) is int and seq > expected:
+                if len(self.early) >= _GAPS:
+                    del self.early[next(iter(self.early))]
+                self.early[seq] = (event, i, finding)
+        elif type(seq) is int and (following == seq + 1 or seq > expected):
+            missing = f"seq {expected}" if seq == expected + 1 else f"seqs {expected}-{seq - 1}"
+            finding = self._finding(i, seq, f"; {missing} missing (a dropped record, or a jump in the numbering); "
+                                    f"checking goes on from seq {seq}")
+            self.gaps = [*self.gaps[-(_GAPS - 1):], [expected, seq - 1, finding, 0, len(self.log.events)]]
+            self.expected = seq
+            self._place(event, i)
+            self.expected += 1
+        else:
+            self._finding(i, seq, "; it cannot take a place in the log (skipped)")
+
+    def _reordered(self, block: list[tuple[int, int, int, Any]]) -> None:
+        """One finding for records holding the next seqs out of order; they are checked in seq order."""
+        first = self.expected
+        seqs = [b[0] for b in block]
+        last = first + len(block) - 1
+        where = {b[0]: self._where(b[1]) for b in block}
+        swap = "; two records swapped" if len(block) == 2 else ""
+        if seqs[1:] == list(range(first, last)):  # the first one came early
+            message = (f"; seq {last} comes {len(block) - 1} record(s) early: it belongs after seq {last - 1} "
+                       f"({where[last - 1]}){swap}")
+        elif seqs[:-1] == list(range(first + 1, last + 1)):  # the last one came late
+            message = (f"; seq {first} ({where[first]}) comes {len(block) - 1} record(s) late: it belongs "
+                       f"before seq {first + 1}")
+        else:
+            message = f"; the records of seqs {first}-{last} are out of order"
+        self._finding(block[0][1], block[0][0], message + "; they are checked in seq order")
+        head = block[0][1:3]
+        for _, j, m, event in sorted(block, key=lambda b: b[0]):
+            self._place(event, j)
+            if (j, m) != head:
+                self.placed.add((j, m))
+        self.expected = last + 1
+
+    def _place_early(self, i: int) -> None:
+        """Place the records skipped earlier for the seqs due now (each moved early): no new finding."""
+        while self.expected in self.early:
+            event, j, finding = self.early.pop(self.expected)
+            finding.message = finding.message.split("; an extra record")[0] + (
+                f"; it comes early: its place is before seq {self.expected + 1} ({self._where(i)}), where it is checked")
+            self._place(event, j)
+            self.expected += 1
+
+    def _found_later(self, i: int, event: Any, seq: int) -> bool:
+        """A record of a seq reported missing, found further on: told in the finding of the gap, and
+        checked in its place when it is the next one missing there and at most `_MOVED` records back."""
+        log = self.log
+        for gap in reversed(self.gaps):
+            if gap[0] <= seq <= gap[1]:
+                gap[3] += 1
+                if gap[3] == 1:
+                    gap[2].message += f"; seq {seq} is found later, out of place ({self._where(i)})"
+                elif gap[3] == 2:
+                    gap[2].message += "; and more of them"
+                at = gap[4]
+                if seq == gap[0] and len(log.events) - at <= _MOVED:
+                    log.events.insert(at, event)
+                    log.event_lines.insert(at, None if self.array else i + self.start + 1)
+                    log.event_pointers.insert(at, f"/{i}" if self.array else "")
+                    gap[0] += 1
+                    gap[4] += 1
+                    for other in self.gaps:
+                        if other is not gap and other[4] > at:
+                            other[4] += 1
+                return True
+        return False
 
 
 def fragment_finding(fragment: bytes, line: int) -> Finding:
