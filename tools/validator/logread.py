@@ -675,13 +675,33 @@ class _Numbering:
             entry = decoded[j]
             if isinstance(entry, _Hole):
                 continue
-            records = (entry,) if self.array else _records(entry)
+            records = self._records(entry)
             for m in range(k if j == i else 0, len(records)):
                 yield j, m, records[m]
+
+    def _records(self, entry: Any) -> Any:
+        return (entry,) if self.array else _records(entry)
+
+    def _following(self, i: int, k: int) -> Any:
+        """The seq of the record after member ``k`` of entry ``i`` (holes skipped), or None."""
+        records = self._records(self.decoded[i])
+        if k + 1 < len(records):
+            return _seq(records[k + 1])
+        decoded = self.decoded
+        for j in range(i + 1, min(len(decoded), i + _LOOKAHEAD)):
+            entry = decoded[j]
+            if not isinstance(entry, _Hole):
+                records = self._records(entry)
+                if records:
+                    return _seq(records[0])
+        return None
 
     def _block(self, i: int, k: int) -> list[tuple[int, int, int, Any]] | None:
         """The records from (i, k) on that hold exactly the next seqs, out of order, or None."""
         expected = self.expected
+        seq = _seq(self._records(self.decoded[i])[k])
+        if type(seq) is not int or not expected < seq < expected + _LOOKAHEAD:
+            return None  # (the common case, decided without looking ahead)
         block: list[tuple[int, int, int, Any]] = []
         seen: set[int] = set()
         for count, (j, m, event) in enumerate(self._ahead(i, k)):
@@ -709,7 +729,7 @@ class _Numbering:
                 self.expected += 1
                 return
             expected = self.expected
-        following = next((_seq(e) for j, m, e in self._ahead(i, k) if (j, m) != (i, k)), None)
+        following = self._following(i, k)
         if following == expected + 1:  # this one record is misnumbered: it holds its place
             self._finding(i, seq, f"; the records around it are in order, so it is checked as seq {expected}")
             self._place({**event, "seq": expected} if isinstance(event, dict) else event, i)
