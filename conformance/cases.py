@@ -21,6 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from sessionspec.spec.inputs import read_text
+
 from . import protocol, wire
 
 __all__ = [
@@ -213,7 +215,13 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
 
 def _vector_files(directory: Path | None) -> list[tuple[str, str]]:
     if directory is not None:
-        return [(str(p), p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+        found = []
+        for file in sorted(directory.glob("*.json")):
+            text, problem = read_text(file)
+            if text is None:
+                raise CaseFileError(str(file), "", str(problem).removeprefix(f"{file}: "))
+            found.append((str(file), text))
+        return found
     root = resources.files("sessionspec.conformance").joinpath("vectors")
     if not root.is_dir():
         return []

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessionspec.spec.inputs import read_text
+
 from . import protocol, wire
 
 __all__ = ["STRICT_FUZZ_EXAMPLES", "Expectations", "ExpectationsError", "FuzzExpectation", "load_expectations"]
@@ -89,12 +91,9 @@ class Expectations:
 
 def load_expectations(path: str | Path) -> Expectations:
     """Read and validate an expectation file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExpectationsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ExpectationsError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+    text, problem = read_text(path)
+    if text is None:
+        raise ExpectationsError(str(problem))
     try:
         data = wire.loads(text)
         protocol.validate(data, "expectations.json")

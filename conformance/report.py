@@ -19,6 +19,7 @@ from typing import Any
 
 from sessionspec import SPEC_REVISION, __version__
 from sessionspec.reference.atomic import write_atomic
+from sessionspec.spec.inputs import read_text
 
 from . import protocol, wire
 from .results import OUTCOMES
@@ -135,15 +136,9 @@ class LoadedReport:
 
 def load_report(path: str | Path) -> LoadedReport:
     """Reload and check a JSONL report (every line against ``report.json``)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidReport(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InvalidReport(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+    text, problem = read_text(path)
+    if text is None:
+        raise InvalidReport(str(problem))
     numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
     if not numbered:
         raise EmptyReport(f"{path}: the report is empty")

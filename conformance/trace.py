@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessionspec.spec.inputs import read_text
+
 from . import protocol, wire
 from .compare import Verdict, judge, normalise_reply
 from .harness import Implementation
@@ -70,12 +72,9 @@ def write_trace(path: str | Path, steps: Iterable[TraceStep], *, description: st
 
 def read_trace(path: str | Path) -> tuple[dict[str, Any], list[TraceStep]]:
     """Read and check a trace; the header line is optional."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not UTF-8 text (byte {exc.start + 1})") from None
+    text, problem = read_text(path)
+    if text is None:
+        raise TraceError(str(problem))
     header: dict[str, Any] = {}
     steps: list[TraceStep] = []
     for number, raw in enumerate(text.split("\n"), 1):

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonlError, JsonTextError, SessionSpecError
+from sessionspec.spec.inputs import read_input
 
 from . import json_text
 from .atomic import write_atomic
@@ -193,12 +194,10 @@ def _read_bytes(source: bytes | bytearray | memoryview | str | os.PathLike[str])
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source), None
     path = os.fspath(source)
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(), path
-    except OSError as error:
-        raise JsonlError(f"cannot read {path}: {error.strerror or error}", "JSONL_NO_HEADER",
-                         requirement="JSONL-2", path=path, cause=error) from error
+    data, problem = read_input(path)  # bounded, never blocking: a device or a FIFO is refused
+    if data is None:
+        raise JsonlError(f"cannot read {problem}", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
+    return data, path
 
 
 _HOLE = object()

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.errors import SessionSpecError
+from sessionspec.spec.inputs import read_text
 
 SCHEMA_BASE = "https://sessionspec.dev/schema/"
 ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
@@ -75,6 +76,8 @@ class Source:
             for child in node.iterdir():
                 child_rel = f"{rel}/{child.name}"
                 if child.is_dir():
+                    if isinstance(child, os.PathLike) and os.path.islink(child):
+                        continue  # a symlinked folder is not entered: no loops, no file read twice
                     pending.append((child_rel, child))
                 elif child.name.endswith(".json"):
                     found.append((child_rel, child))
@@ -83,10 +86,17 @@ class Source:
 
     def _parse(self, rel: str, file: Traversable) -> Any:
         where = f"{self.label}/{rel}"
+        if not self.trusted and isinstance(file, os.PathLike):  # a folder on disk: bounded, like any input
+            text, problem = read_text(file)
+            if text is None:
+                raise registry_error(f"{where}: cannot read: {str(problem).removeprefix(os.fspath(file) + ': ')}")
+        else:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise registry_error(f"{where}: cannot read: {exc}") from exc
         try:
-            return json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise registry_error(f"{where}: cannot read: {exc}") from exc
+            return json.loads(text)
         except json.JSONDecodeError as exc:
             raise registry_error(f"{where}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
         except RecursionError:  # no registry file nests deeper than a few dozen levels

@@ -28,8 +28,9 @@ from sessionspec.reference.sqlite_store import SqliteStore
 from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError
+from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, open_units
-from sessionspec.validate import format_text, read_input
+from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
 

@@ -24,6 +24,7 @@ from typing import TextIO
 
 from sessionspec.conformance.html_report import RunView, render_html
 from sessionspec.conformance.report import InvalidReport, atomic_write_text, load_report
+from sessionspec.spec.inputs import read_text
 
 _MAX_ERROR = 1_000
 
@@ -56,10 +57,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     page = render_html(runs)
     target = Path(args.html)
     if args.check:
-        try:
-            current = target.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            current = ""
+        current = read_text(target)[0] or ""
         if current == page:
             out.write(f"{target} is up to date\n")
             return 0

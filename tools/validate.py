@@ -58,7 +58,6 @@ import argparse
 import glob
 import json
 import os
-import select
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -67,6 +66,7 @@ from typing import Any, TextIO
 from sessionspec.progress import Progress
 from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
+from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.fastlog import CleanLog, check_clean
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, schema_set
@@ -95,16 +95,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dask", metavar="ADDRESS",
                         help="check files on a Dask cluster (scheduler address; needs `sessionspec[dask]`; "
                              "the workers must see the same paths)")
-
-
-#: The largest input read whole (bytes): a stream without end (``-`` from /dev/zero) stops here, not at
-#: the memory limit. Stored session logs are far smaller; docs/security.md lists every such bound. A
-#: regular file that the streaming pass proves clean is read in blocks and never held whole, so this
-#: bound applies to it only when it has findings (the exact path reads it whole to locate them).
-MAX_INPUT_BYTES = 1 << 30
-#: How long a FIFO named as FILE may go without a writer before it is reported (seconds).
-FIFO_WAIT = 10.0
-_CHUNK = 1 << 20
 
 
 def _scan(directory: str, problems: list[str]) -> list[str]:
@@ -164,76 +154,13 @@ def _unique(paths: list[str]) -> list[str]:
     for path in paths:
         try:
             info = os.stat(path)
-        except OSError:  # gone since the scan: read_input reports it
+        except OSError:  # gone since the scan: `read_input` reports it
             kept.append(path)
             continue
         if (info.st_dev, info.st_ino) not in seen:
             seen.add((info.st_dev, info.st_ino))
             kept.append(path)
     return kept
-
-
-def _read_bounded(fd: int, name: str, limit: int) -> bytes:
-    chunks: list[Any] = []
-    size = 0
-    while True:
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge(f"{name}: larger than the input limit of {limit} bytes; not read")
-        chunks.append(chunk)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-def read_input(path: str, limit: int | None = None) -> tuple[bytes | None, str | None]:
-    """(bytes, None) or (None, why it cannot be read), never blocking or growing without bound.
-
-    Regular files, FIFOs and stdin are read up to ``MAX_INPUT_BYTES``; a FIFO with no writer
-    for ``FIFO_WAIT`` seconds, a device, a socket and a directory are refused.
-    """
-    limit = MAX_INPUT_BYTES if limit is None else limit
-    if path == "-":
-        if sys.stdin is None:
-            return None, "<stdin>: standard input is closed"
-        try:
-            return _read_bounded(sys.stdin.fileno(), "<stdin>", limit), None
-        except _TooLarge as exc:
-            return None, str(exc)
-        except (OSError, ValueError, AttributeError):  # no real descriptor (embedded use, tests)
-            data = sys.stdin.buffer.read(limit + 1)
-            if len(data) > limit:
-                return None, f"<stdin>: larger than the input limit of {limit} bytes; not read"
-            return data, None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if isinstance(exc, IsADirectoryError):
-            return None, f"{path}: is a directory, not a log file"
-        return None, f"{path}: cannot read: {exc.strerror or exc}"
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            return None, f"{path}: is a directory, not a log file"
-        if stat.S_ISFIFO(mode):
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            if not poller.poll(int(FIFO_WAIT * 1000)):
-                return None, f"{path}: a FIFO with no writer for {FIFO_WAIT:g} s; not read"
-        elif not stat.S_ISREG(mode):
-            return None, f"{path}: is a device or socket, not a log file (pipe it to '-' to read a stream)"
-        os.set_blocking(fd, True)
-        return _read_bounded(fd, path, limit), None
-    except _TooLarge as exc:
-        return None, str(exc)
-    except OSError as exc:
-        return None, f"{path}: cannot read: {exc.strerror or exc}"
-    finally:
-        os.close(fd)
 
 
 class Report:

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 from cli_helpers import cli, jsonl, turn_events
-from sessionspec import validate
+from sessionspec.spec import inputs
 from sessionspec.reference import atomic
 from sessionspec.reference.atomic import OutputError, write_atomic
 
@@ -113,7 +113,7 @@ def test_devices_are_refused_without_reading(tmp_path):
 
 
 def test_stdin_and_files_are_read_up_to_the_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(validate, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(inputs, "MAX_INPUT_BYTES", 1000)
     with open("/dev/zero", "rb") as zero:
         monkeypatch.setattr(sys, "stdin", zero)
         result = cli("validate", "-")
@@ -125,7 +125,7 @@ def test_stdin_and_files_are_read_up_to_the_limit(tmp_path, monkeypatch):
 
 
 def test_a_fifo_without_writer_is_reported_and_one_with_a_writer_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(validate, "FIFO_WAIT", 0.2)
+    monkeypatch.setattr(inputs, "FIFO_WAIT", 0.2)
     fifo = tmp_path / "log.jsonl"
     os.mkfifo(fifo)
     result = cli("validate", str(fifo))
@@ -136,7 +136,7 @@ def test_a_fifo_without_writer_is_reported_and_one_with_a_writer_is_read(tmp_pat
         with open(fifo, "wb") as handle:
             handle.write(payload)
 
-    monkeypatch.setattr(validate, "FIFO_WAIT", 10.0)
+    monkeypatch.setattr(inputs, "FIFO_WAIT", 10.0)
     writer = threading.Thread(target=feed)
     writer.start()
     result = cli("validate", str(fifo))

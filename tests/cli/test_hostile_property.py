@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessionspec import validate
+from sessionspec.spec import inputs
 from sessionspec.cli import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -134,7 +134,7 @@ def _hostile_paths(tmp: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
 def test_hostile_paths_keep_the_promise(tmp_path, monkeypatch, command):
-    monkeypatch.setattr(validate, "FIFO_WAIT", 0.05)
+    monkeypatch.setattr(inputs, "FIFO_WAIT", 0.05)
     paths = _hostile_paths(tmp_path)
     good = str(tmp_path / "file")
     for name, hostile in paths.items():

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import bisect
 import json
-import sys
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
@@ -321,15 +320,6 @@ def header_problem(value: Any) -> tuple[str, str] | None:
 
 def _is_header_like(value: Any) -> bool:
     return isinstance(value, dict) and value.get("type") == _HEADER_TYPE and "seq" not in value
-
-
-def read_source(path: str, stdin: BinaryIO | None = None) -> bytes:
-    """The bytes of FILE (``-`` = stdin); raises OSError for the CLI to report."""
-    if path == "-":
-        stream = stdin or sys.stdin.buffer
-        return stream.read()
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def load_log(data: bytes, name: str, *, progress: Callable[[int], None] | None = None, keep: int = 0,
