@@ -13,9 +13,9 @@ import threading
 
 import pytest
 from cli_helpers import cli, jsonl, turn_events
-from sessionspec.spec import inputs
 from sessionspec.reference import atomic
 from sessionspec.reference.atomic import OutputError, write_atomic
+from sessionspec.spec import inputs
 
 WRITERS = [("repair",), ("pack",), ("unpack",)]
 

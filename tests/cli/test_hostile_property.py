@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessionspec.spec import inputs
 from sessionspec.cli import run
+from sessionspec.spec import inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from gen_logs import artifact_bytes, generate_events

@@ -596,7 +596,9 @@ class _Numbering:
     * a block of up to `_LOOKAHEAD` records holding exactly the next seqs, out of order (two records
       swapped, one moved by k places): checked in seq order;
     * the record after it has the next seq: this one is misnumbered and keeps its place;
-    * the record after it has the expected seq: an extra record (a duplicate, an insertion), skipped;
+    * a seq already placed: a repeated record, skipped with the run of repeated records after it;
+    * the record after it has the expected seq: an extra record (an insertion), skipped, or one moved
+      early: placed when its seq is due;
     * a higher seq that the next records follow: records are missing (dropped, or the numbering
       jumps); numbering goes on from there. A missing seq found later (a record moved further than
       the look-ahead) is told in that same finding.
@@ -608,8 +610,11 @@ class _Numbering:
         self.log, self.decoded, self.start, self.array, self.committed = log, decoded, start, array, committed
         self.expected = 0
         self.placed: set[tuple[int, int]] = set()  # records of a reordered block placed ahead of their turn
-        self.gaps: list[list[Any]] = []  # [first missing, last missing, finding, found later, event index]
+        # [first missing, last missing, finding, how many found later, event index, seqs put in place]
+        self.gaps: list[list[Any]] = []
         self.early: dict[int, tuple[Any, int, Finding]] = {}  # records skipped for a seq still ahead
+        self.renumbered: dict[int, tuple[int, Any, int, Finding]] = {}  # seq -> (event index, record, entry, finding)
+        self.repeated: list[Any] | None = None  # [next seq of a repeated run, its length, finding, message]
 
     def _where(self, i: int) -> str:
         return f"index {i}" if self.array else f"line {i + self.start + 1}"
@@ -648,10 +653,11 @@ class _Numbering:
                 self._place(event, i)
                 self.expected += 1
                 continue
-            if self.array and type(seq) is not int:  # SEED-3 reports it; it takes its place
-                self._place(event, i)
-                self.expected += 1
-                continue
+            if self.repeated is not None:
+                if seq == self.repeated[0] and seq < self.expected:  # the repeated run goes on: same defect
+                    self._repeat(seq)
+                    continue
+                self.repeated = None
             if not committed:
                 self._finding(i, seq, "", WARNING)
                 return False
@@ -710,7 +716,7 @@ class _Numbering:
         if block is not None:
             self._reordered(block)
             return
-        if type(seq) is int and seq < expected and self._found_later(i, event, seq):
+        if type(seq) is int and seq < expected and (self._found_later(i, event, seq) or self._swapped(i, event, seq)):
             return
         if type(seq) is int and seq > expected and expected in self.early:
             self._place_early(i)
@@ -721,19 +727,22 @@ class _Numbering:
             expected = self.expected
         following = self._following(i, k)
         if following == expected + 1:  # this one record is misnumbered: it holds its place
-            self._finding(i, seq, f"; the records around it are in order, so it is checked as seq {expected}")
+            finding = self._finding(i, seq, f"; the records around it are in order, so it is checked as seq {expected}")
+            if type(seq) is int and seq > expected:  # unless its seq turns up later: a swap (`_swapped`)
+                if len(self.renumbered) >= _GAPS:
+                    del self.renumbered[next(iter(self.renumbered))]
+                self.renumbered[expected] = (len(self.log.events), event, i, finding)
             self._place({**event, "seq": expected} if isinstance(event, dict) else event, i)
             self.expected += 1
-        elif following == expected:  # an extra record (a duplicate, an insertion, a record moved early)
-            what = "an extra record"
-            if type(seq) is int and seq > expected:
-                what += " (or one moved early)"
-            if type(seq) is int and seq < expected:
-                log = self.log
-                first = (f" (the first is at {'index ' + log.event_pointers[seq][1:] if self.array else 'line ' + str(log.event_lines[seq])})"
-                         if seq < len(log.events) and _seq(log.events[seq]) == seq else "")
-                what = f"a second record of seq {seq}{first}"
-            finding = self._finding(i, seq, f"; {what}, skipped (the next record continues the numbering)")
+        elif type(seq) is int and seq < expected:  # a record (or a run of them) repeated
+            log = self.log
+            first = (f" (the first is at {'index ' + log.event_pointers[seq][1:] if self.array else 'line ' + str(log.event_lines[seq])})"
+                     if seq < len(log.events) and _seq(log.events[seq]) == seq else "")
+            finding = self._finding(i, seq, f"; a second record of seq {seq}{first}, skipped")
+            self.repeated = [seq + 1, 1, finding, finding.message]
+        elif following == expected:  # an extra record (an insertion, a record moved early)
+            finding = self._finding(i, seq, "; an extra record (or one moved early), skipped (the next record "
+                                    "continues the numbering)")
             if type(seq) is int and seq > expected:
                 if len(self.early) >= _GAPS:
                     del self.early[next(iter(self.early))]
@@ -742,7 +751,7 @@ class _Numbering:
             missing = f"seq {expected}" if seq == expected + 1 else f"seqs {expected}-{seq - 1}"
             finding = self._finding(i, seq, f"; {missing} missing (a dropped record, or a jump in the numbering); "
                                     f"checking goes on from seq {seq}")
-            self.gaps = [*self.gaps[-(_GAPS - 1):], [expected, seq - 1, finding, 0, len(self.log.events)]]
+            self.gaps = [*self.gaps[-(_GAPS - 1):], [expected, seq - 1, finding, 0, len(self.log.events), []]]
             self.expected = seq
             self._place(event, i)
             self.expected += 1
@@ -772,6 +781,30 @@ class _Numbering:
                 self.placed.add((j, m))
         self.expected = last + 1
 
+    def _swapped(self, i: int, event: Any, seq: int) -> bool:
+        """Seq ``seq`` turns up where the record taken for it (as misnumbered) belongs: the two were
+        swapped. Each goes to its place, told in the first one's finding."""
+        taken = self.renumbered.pop(seq, None)
+        if taken is None or _seq(taken[1]) != self.expected:
+            return False
+        index, other, j, finding = taken
+        log = self.log
+        log.events[index] = event
+        log.event_lines[index] = None if self.array else i + self.start + 1
+        log.event_pointers[index] = f"/{i}" if self.array else ""
+        self._place(other, j)
+        self.expected += 1
+        finding.message = (finding.message.split("; the records around it")[0]
+                           + f"; it is swapped with seq {seq} ({self._where(i)}); they are checked in seq order")
+        return True
+
+    def _repeat(self, seq: int) -> None:
+        """One more record of a repeated run (seqs already placed, in order): told in the run's finding."""
+        run = self.repeated
+        assert run is not None
+        run[0], run[1] = seq + 1, run[1] + 1
+        run[2].message = f"{run[3]}; {run[1]} records repeated in a row (seqs {seq - run[1] + 1}-{seq}), all skipped"
+
     def _place_early(self, i: int) -> None:
         """Place the records skipped earlier for the seqs due now (each moved early): no new finding."""
         while self.expected in self.early:
@@ -783,26 +816,25 @@ class _Numbering:
 
     def _found_later(self, i: int, event: Any, seq: int) -> bool:
         """A record of a seq reported missing, found further on: told in the finding of the gap, and
-        checked in its place when it is the next one missing there and at most `_MOVED` records back."""
+        checked in its place (in seq order among the others found) when at most `_MOVED` records back."""
         log = self.log
-        for gap in reversed(self.gaps):
-            if gap[0] <= seq <= gap[1]:
-                gap[3] += 1
-                if gap[3] == 1:
-                    gap[2].message += f"; seq {seq} is found later, out of place ({self._where(i)})"
-                elif gap[3] == 2:
-                    gap[2].message += "; and more of them"
-                at = gap[4]
-                if seq == gap[0] and len(log.events) - at <= _MOVED:
-                    log.events.insert(at, event)
-                    log.event_lines.insert(at, None if self.array else i + self.start + 1)
-                    log.event_pointers.insert(at, f"/{i}" if self.array else "")
-                    gap[0] += 1
-                    gap[4] += 1
-                    for other in self.gaps:
-                        if other is not gap and other[4] > at:
-                            other[4] += 1
-                return True
+        for n, gap in enumerate(self.gaps):
+            if not gap[0] <= seq <= gap[1] or seq in gap[5]:
+                continue
+            gap[3] += 1
+            if gap[3] == 1:
+                gap[2].message += f"; seq {seq} is found later, out of place ({self._where(i)})"
+            elif gap[3] == 2:
+                gap[2].message += "; and more of them"
+            at = gap[4] + bisect.bisect_left(gap[5], seq)
+            if len(log.events) - at <= _MOVED:
+                log.events.insert(at, event)
+                log.event_lines.insert(at, None if self.array else i + self.start + 1)
+                log.event_pointers.insert(at, f"/{i}" if self.array else "")
+                bisect.insort(gap[5], seq)
+                for later in self.gaps[n + 1 :]:
+                    later[4] += 1
+            return True
         return False
 
 
