@@ -447,7 +447,7 @@ class Stats:
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit = _unit(args.file, args.session)
-        log = load_log(unit.data, unit.name)
+        log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
         revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
         try:

@@ -80,8 +80,27 @@ def _cost(data: bytes, level: str, tmp_path) -> tuple[float, int]:
     return elapsed, peak
 
 
+def scrambled_numbering(n: int) -> bytes:
+    """Records out of order every way the reader resynchronises on: pairs swapped, runs reversed,
+    records moved far, repeated and dropped (each a finding)."""
+    body = [_user(k + 1, surfaceOp="append") for k in range(8 * n)]
+    for k in range(0, len(body) - 40, 40):
+        body[k], body[k + 1] = body[k + 1], body[k]  # a swap
+        body[k + 5 : k + 9] = body[k + 5 : k + 9][::-1]  # a reversed run
+        body.insert(k + 30, body.pop(k + 12))  # moved 18 later
+        body.insert(k + 35, dict(body[k + 34]))  # repeated
+        del body[k + 38]  # dropped
+    return _log(body)
+
+
+def reversed_numbering(n: int) -> bytes:
+    """Every record in reverse order: one gap, then each seq found later (put back up to a bound)."""
+    return _log([_user(k + 1, surfaceOp="append") for k in reversed(range(8 * n))])
+
+
 # events per shape at 1x: small enough for the CI profile (tracemalloc slows the checker ~10x)
-SIZES = {rejected_replaces: 150, long_sources: 150, schema_invalid: 50, blank_lines: 60}
+SIZES = {rejected_replaces: 150, long_sources: 150, schema_invalid: 50, blank_lines: 60, scrambled_numbering: 150,
+         reversed_numbering: 150}
 
 
 @pytest.mark.parametrize("shape", list(SIZES), ids=lambda f: f.__name__)

@@ -525,10 +525,8 @@ def _seq(event: Any) -> Any:
 def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False) -> None:
     """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering; keep going where a
     loader would stop, except at a torn tail (`_Numbering` resynchronises after a misnumbered record)."""
-    last_turn_end = len(decoded) - 1 if array else -1
-    for i in range(len(decoded) - 1, -1, -1):
-        if array:
-            break
+    last_turn_end = len(decoded) - 1 if array else -1  # a JSON array has no torn tail
+    for i in range(len(decoded) - 1, -1, -1) if not array else ():
         entry = decoded[i]
         if not isinstance(entry, _Hole) and any(
             isinstance(e, dict) and e.get("type") == "turn/end" for e in _records(entry)
@@ -536,7 +534,7 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
             last_turn_end = i
             break
     committed_line = last_turn_end + start + 1 if last_turn_end >= 0 else None
-    numbering = _Numbering(log, decoded, start, array, committed_line)
+    numbering = _Numbering(log, decoded, start, array)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
     for i, entry in enumerate(decoded):
         number = i + start + 1
@@ -595,19 +593,22 @@ class _Numbering:
 
     * a block of up to `_LOOKAHEAD` records holding exactly the next seqs, out of order (two records
       swapped, one moved by k places): checked in seq order;
-    * the record after it has the next seq: this one is misnumbered and keeps its place;
+    * the record after it has the next seq: this one is misnumbered and keeps its place, unless its
+      own seq turns up later where the one taken for it belongs: the two were swapped, and each is
+      put in its place;
     * a seq already placed: a repeated record, skipped with the run of repeated records after it;
     * the record after it has the expected seq: an extra record (an insertion), skipped, or one moved
       early: placed when its seq is due;
     * a higher seq that the next records follow: records are missing (dropped, or the numbering
       jumps); numbering goes on from there. A missing seq found later (a record moved further than
-      the look-ahead) is told in that same finding.
+      the look-ahead) is told in that same finding and put in its place (at most `_MOVED` back).
 
-    Each placed record is appended to the log's events with its line and pointer.
+    Each placed record is appended to the log's events with its line and pointer, so the fold and
+    the invariants see the log in seq order. The state kept is bounded (`_GAPS` entries each).
     """
 
-    def __init__(self, log: LoadedLog, decoded: list[Any], start: int, array: bool, committed: int | None) -> None:
-        self.log, self.decoded, self.start, self.array, self.committed = log, decoded, start, array, committed
+    def __init__(self, log: LoadedLog, decoded: list[Any], start: int, array: bool) -> None:
+        self.log, self.decoded, self.start, self.array = log, decoded, start, array
         self.expected = 0
         self.placed: set[tuple[int, int]] = set()  # records of a reordered block placed ahead of their turn
         # [first missing, last missing, finding, how many found later, event index, seqs put in place]
@@ -819,19 +820,22 @@ class _Numbering:
         checked in its place (in seq order among the others found) when at most `_MOVED` records back."""
         log = self.log
         for n, gap in enumerate(self.gaps):
-            if not gap[0] <= seq <= gap[1] or seq in gap[5]:
+            if not gap[0] <= seq <= gap[1]:
                 continue
+            placed = bisect.bisect_left(gap[5], seq)
+            if placed < len(gap[5]) and gap[5][placed] == seq:
+                continue  # put in place already: this one is a repeat
             gap[3] += 1
             if gap[3] == 1:
                 gap[2].message += f"; seq {seq} is found later, out of place ({self._where(i)})"
             elif gap[3] == 2:
                 gap[2].message += "; and more of them"
-            at = gap[4] + bisect.bisect_left(gap[5], seq)
+            at = gap[4] + placed
             if len(log.events) - at <= _MOVED:
                 log.events.insert(at, event)
                 log.event_lines.insert(at, None if self.array else i + self.start + 1)
                 log.event_pointers.insert(at, f"/{i}" if self.array else "")
-                bisect.insort(gap[5], seq)
+                gap[5].insert(placed, seq)
                 for later in self.gaps[n + 1 :]:
                     later[4] += 1
             return True
