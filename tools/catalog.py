@@ -341,6 +341,11 @@ class Renderer:
         """Heading-less body of a type section: description, source, then shape."""
         schema = self.spec.schemas[schema_id]
         lines = [cell(str(schema.get("description", ""))), "", f"Schema: {self.source_link(schema_id)}", ""]
+        return lines + self.describe_shape(schema)
+
+    def describe_shape(self, schema: dict[str, Any]) -> list[str]:
+        """The shape of a schema: a tagged-union table, its alternatives, an enum or a field table."""
+        lines: list[str] = []
         union = self.union_rows(schema)
         if union is not None:
             tag, is_open, rows = union
@@ -494,7 +499,7 @@ def _event(r: Renderer, entry: dict[str, Any]) -> list[str]:
     target = r.resolve(payload)
     if target is not payload:
         lines += [f"The payload is a {r.link(target['$id'])}.", ""]
-    lines += r.field_table(target)
+    lines += r.field_table(target) if "properties" in target else r.describe_shape(target)
     lines += ["", f"**Provenance.** {cell(entry['provenance'])}", ""]
     example = entry["examples"]["valid"][0]
     lines += [f"**Example.** {cell(example['description'])}", ""]

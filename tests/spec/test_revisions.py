@@ -156,3 +156,29 @@ def test_merge_patch_follows_rfc_7396() -> None:
     assert rv.merge_patch(target, {"a": "z", "c": {"f": None}, "l": [3]}) == {"a": "z", "c": {"d": "e"}, "l": [3]}
     assert target == {"a": "b", "c": {"d": "e", "f": "g"}, "l": [1, 2]}
     assert rv.merge_patch({"a": 1}, ["x"]) == ["x"]
+
+
+@pytest.mark.parametrize("rid", rv.known_revisions())
+def test_every_type_a_revision_knows_has_a_registry_entry_with_a_constraining_payload_schema(rid: str) -> None:
+    """The revision's own list of known types (when it has one) is exactly its registry, and no payload is left open."""
+    spec = load_spec(revision=rid)
+    known = spec.constants.get("knownEventTypes")
+    if known is not None:
+        assert sorted(known) == sorted(spec.events)
+    for event_type, entry in spec.events.items():
+        validator = spec.validator(entry["payloadSchema"])
+        assert not (validator.is_valid("x") and validator.is_valid([]) and validator.is_valid({"x": 1})), event_type
+
+
+def test_published_plugin_types_are_checked_at_the_published_revision_only() -> None:
+    """A payload schema declared once in the revision data reaches the event validator of that revision alone."""
+    pinned, published = load_spec(), load_spec(revision=PUBLISHED)
+    run = {"type": "command/run", "seq": 3, "time": 0, "data": {"commandId": "c1", "name": "compact", "source": {"kind": "user"}}}
+    assert "command/run" in published.events and "command/run" not in pinned.events
+    assert list(published.event_validator().iter_errors(run)) == []
+    bad = {**run, "data": {"commandId": "c1", "name": "compact", "source": "user"}}
+    assert [json_pointer(e.absolute_path) for e in published.event_validator().iter_errors(bad)] == ["/data/source"]
+    assert list(pinned.event_validator().iter_errors(bad)) == []  # an unregistered type: envelope only
+    retry = published.events["llm/retry"]["examples"]["valid"][0]["event"]
+    assert list(published.event_validator().iter_errors(retry)) == []
+    assert list(pinned.event_validator().iter_errors(retry)) != []  # retryId, provider, mode, policyKey are new
