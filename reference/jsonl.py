@@ -52,6 +52,7 @@ __all__ = [
     "project_dir",
     "project_dir_key",
     "read_artifact",
+    "seed_repaired",
     "session_dir",
     "session_log_path",
     "write_artifact",
@@ -371,28 +372,38 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
             )
 
 
-def load_artifact(
-    path: str | os.PathLike[str], session_id: str, *, durable: bool = True, revision: Any = None
-) -> LoadedArtifact:
+def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True,
+                  revision: Any = None) -> LoadedArtifact:
     """The persistence load path (JSONL-12).
 
     Rejects an identity mismatch, a version other than 0 and legacy records;
-    computes the crash-repair closers (REPAIR-*); when ``durable`` (default)
-    truncates the torn tail and appends the closers to the file before
-    seeding; then seeds a ``Session`` (SEED-*, HDR-*). With ``durable=False``
-    the file is left untouched and the repair happens only in memory. The
-    closers and the seeding follow ``revision`` (default: pinned; REPAIR-8).
+    computes the crash-repair closers (REPAIR-*) and seeds a ``Session``
+    (SEED-*, HDR-*), both at ``revision`` (the format revision of the log: an
+    id, a release or `Rules`; default: the pinned one); only once the seed is
+    accepted, when ``durable`` (default), truncates the torn tail and appends
+    the closers to the file. With ``durable=False``, or when loading fails,
+    the file is left untouched.
     """
     artifact = read_artifact(path)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
-    closers = list(interrupted_turn_closers(artifact.events, revision))
+    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision)
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
-    balanced = [*artifact.events, *closers]
-    session = Session(session_id, balanced, artifact.header, revision=revision)
-    return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
+    return LoadedArtifact(session, artifact.header, [*artifact.events, *closers], closers, truncated)
+
+
+def seed_repaired(
+    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: Any = None
+) -> tuple[Session, list[dict[str, Any]]]:
+    """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
+
+    Shared by every storage form so a log is closed in the shape of its own
+    revision (REPAIR-8) and nothing is written back before the seed passes.
+    """
+    closers = list(interrupted_turn_closers(events, revision))
+    return Session(session_id, [*events, *closers], header, revision=revision), closers
 
 
 def check_loadable(

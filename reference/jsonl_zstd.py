@@ -37,9 +37,8 @@ from .jsonl import (
     header_line,
     parse_header_line,
     read_artifact,
+    seed_repaired,
 )
-from .repair import interrupted_turn_closers
-from .session import Session
 from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
 
 __all__ = [
@@ -231,19 +230,18 @@ def load_compressed_artifact(
 ) -> LoadedArtifact:
     """The load path for the compressed form (JSONL-12, ZSTD-7).
 
-    The same identity, version and legacy checks as the raw form; then, when
-    ``durable``, the torn frame is cut off and its recovered records are
-    written back with the closers as one frame.
+    The same identity, version and legacy checks as the raw form, and the same
+    repair and seed at ``revision`` (the log's format revision; default: the
+    pinned one); then, when ``durable`` and the seed passed, the torn frame is
+    cut off and its recovered records are written back with the closers as one frame.
     """
     artifact = read_compressed_artifact(path, budget=budget)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
-    closers = list(interrupted_turn_closers(artifact.events, revision))
+    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision)
     torn_start = artifact.decoded.torn_start
     if durable and (torn_start is not None or closers):
         append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,
                                 truncate_to=torn_start)
-    balanced = [*artifact.events, *closers]
-    session = Session(session_id, balanced, artifact.header, revision=revision)
     truncated = 0 if torn_start is None else artifact.size - torn_start
-    return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
+    return LoadedArtifact(session, artifact.header, [*artifact.events, *closers], closers, truncated)

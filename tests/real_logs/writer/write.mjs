@@ -1,0 +1,107 @@
+// Writes the published-revision fixture logs with @deepseek-ai/dsh-session and
+// @deepseek-ai/dsh-session-persistence-jsonl (both 0.1.0-rc.8, the format of every
+// npm release): `node write.mjs <out-dir>`. Every event is appended through the
+// package's own SessionStore; the JSONL backend writes the artifacts.
+import { register } from 'node:module'
+import { mkdtempSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { tmpdir } from 'node:os'
+register('./hooks.mjs', import.meta.url)
+// ES2024 Promise.withResolvers (Node 22) used by the persistence coordinator; Node 20 lacks it.
+Promise.withResolvers ??= function withResolvers() {
+  let resolve, reject
+  const promise = new this((yes, no) => { resolve = yes; reject = no })
+  return { promise, resolve, reject }
+}
+const { Context } = await import('@deepseek-ai/cordis')
+const { SessionStore } = await import('@deepseek-ai/dsh-session')
+const { JsonlSessionPersistence } = await import('@deepseek-ai/dsh-session-persistence-jsonl')
+
+const out = process.argv[2]
+if (!out) throw new Error('usage: node write.mjs <out-dir>')
+const CWD = '/work/project'
+const text = (t) => [{ type: 'text', text: t }]
+const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' }
+
+/** One closed chat turn with a streamed answer, a tool call and its result. */
+function chatTurn(s, turn) {
+  s.append('turn/start', { turn })
+  s.append('user/message', { id: `u${turn}`, role: 'user', source: { kind: 'user' }, content: text('Fix the failing test') }, { surfaceOp: 'append' })
+  s.append('step/start', { turn, step: 1 })
+  const chunks = []
+  for (const piece of ['Let ', 'me ', 'look ', 'first.']) {
+    chunks.push(s.append('assistant/chunk', { turn, step: 1, chunk: { type: 'text-delta', index: 0, text: piece } }).seq)
+  }
+  const call = { type: 'tool-call', id: `call_${turn}`, name: 'read', arguments: '{"path":"a.py"}' }
+  s.append('assistant/message', { turn, step: 1, message: { id: `a${turn}`, role: 'assistant', source: model, content: [...text('Let me look first.'), call] }, usage: { inputTokens: 812, outputTokens: 64 } },
+    { surfaceOp: 'append', sourceEventSeqs: chunks })
+  const callSeq = s.append('tool/call', { turn, step: 1, callId: call.id, name: 'read', arguments: call.arguments }).seq
+  s.append('tool/result', { turn, step: 1, message: { id: `r${turn}`, role: 'user', source: { kind: 'tool', callId: call.id },
+    content: [{ type: 'tool-result', toolCallId: call.id, content: text("print('hi')"), isError: false }] } },
+    { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
+  s.append('step/end', { turn, step: 1 })
+  s.append('turn/end', { turn, reason: { kind: 'completed' } })
+}
+
+async function withStore(compression, body) {
+  const root = mkdtempSync(join(tmpdir(), 'sessionspec-real-logs-'))
+  const ctx = new Context()
+  await ctx.plugin(SessionStore)
+  await ctx.plugin(JsonlSessionPersistence, { root, compression, writeBatchMaxDelayMs: 1 })
+  try {
+    await body(ctx.sessions)
+  } finally {
+    await ctx.dispose?.()
+  }
+  return root
+}
+
+function collect(root, names) {
+  // <root>/<project>/<session>/session.jsonl[.zstd] -> <out>/<name>
+  for (const project of readdirSync(root)) {
+    for (const dir of readdirSync(join(root, project))) {
+      for (const file of readdirSync(join(root, project, dir))) {
+        const name = names[dir]
+        if (name === undefined) throw new Error(`unexpected session directory ${dir}`)
+        cpSync(join(root, project, dir, file), join(out, name + file.slice('session'.length)))
+      }
+    }
+  }
+  rmSync(root, { recursive: true, force: true })
+}
+
+// 1. A chat session: two closed turns (packed chunk rows, a tool call and result).
+// 2. A resumed session: seeded with the chat's events, so the package appends its
+//    session/end-seed marker, then a slash command and a third turn.
+// 3. A settings-only session: a title and an approval policy, types whose payload is
+//    the same in both revisions (the ambiguous case for detection).
+collect(await withStore('none', async (sessions) => {
+  const chat = sessions.create('npm-chat', { meta: { cwd: CWD } })
+  chatTurn(chat, 1)
+  chatTurn(chat, 2)
+  await sessions.flush(chat)
+  const resumed = sessions.create('npm-resumed', { seed: chat.events, meta: { cwd: CWD, seedLength: chat.events.length } })
+  resumed.append('command/run', { commandId: 'cmd-1', name: 'compact', args: '', source: { kind: 'user' } })
+  resumed.append('command/done', { commandId: 'cmd-1', kind: 'success', text: 'nothing to compact' })
+  chatTurn(resumed, 3)
+  await sessions.flush(resumed)
+  const settings = sessions.create('npm-settings', { meta: { cwd: CWD } })
+  settings.append('approval/policy', { policy: 'never' })
+  settings.append('session/title', { title: 'Fix the flaky parser test', messageSeqs: [], source: { kind: 'provider', provider: 'title-llm', model: { provider: 'deepseek', model: 'deepseek-chat' } } })
+  await sessions.flush(settings)
+}), { 'npm-chat': 'published-chat', 'npm-resumed': 'published-resumed', 'npm-settings': 'published-settings' })
+
+// 4. A compressed artifact of a crashed session: one closed turn, then a turn left open
+//    with a requested tool call that has no result (crash repair must close it).
+collect(await withStore('zstd', async (sessions) => {
+  const s = sessions.create('npm-crashed', { meta: { cwd: CWD } })
+  chatTurn(s, 1)
+  await sessions.flush(s)
+  s.append('turn/start', { turn: 2 })
+  s.append('user/message', { id: 'u2', role: 'user', source: { kind: 'user' }, content: text('Now run the tests') }, { surfaceOp: 'append' })
+  s.append('step/start', { turn: 2, step: 1 })
+  const call = { type: 'tool-call', id: 'call_run', name: 'bash', arguments: '{"cmd":"pytest"}' }
+  s.append('assistant/message', { turn: 2, step: 1, message: { id: 'a2', role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
+  s.append('tool/call', { turn: 2, step: 1, callId: call.id, name: 'bash', arguments: call.arguments })
+  await sessions.flush(s)
+}), { 'npm-crashed': 'published-crashed' })
