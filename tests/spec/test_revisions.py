@@ -182,3 +182,32 @@ def test_published_plugin_types_are_checked_at_the_published_revision_only() -> 
     retry = published.events["llm/retry"]["examples"]["valid"][0]["event"]
     assert list(published.event_validator().iter_errors(retry)) == []
     assert list(pinned.event_validator().iter_errors(retry)) != []  # retryId, provider, mode, policyKey are new
+
+
+def test_published_message_sources_headers_and_dialects_follow_the_release_commit() -> None:
+    """What the release commit's own logs carry: context forms on plugin sources, header origin and preset, ..."""
+    pinned, published = load_spec(), load_spec(revision=PUBLISHED)
+    source = SCHEMA_BASE + "type/message-source.json"
+    snapshot = {"kind": "plugin", "plugin": "@deepseek-ai/dsh-system-prompt", "form": "snapshot",
+                "sections": [{"name": "sandbox:policy", "text": "Current DSH file policy: read-only."}]}
+    checkpoint = {"kind": "plugin", "plugin": "compact", "compactionId": "cmp-1"}
+    for value in (snapshot, checkpoint, {"kind": "plugin", "plugin": "p", "form": "notice", "summary": "done"},
+                  {"kind": "user", "rpcId": "r1", "clientTimeZone": "Europe/Paris"}):
+        assert published.validator(source).is_valid(value) and not pinned.validator(source).is_valid(value), value
+    for value in ({**snapshot, "sections": None} | {"form": "catalog"}, {"kind": "plugin", "plugin": "p", "form": "notice"},
+                  {"kind": "plugin", "plugin": "p", "form": "slides"}):
+        assert not published.validator(source).is_valid(value), value
+    goal = {"kind": "goal", "goalId": "g1", "revision": 1, "round": 2}
+    change = {"kind": "goal/change", "version": 1, "operation": "clear", "cleared": {"id": "g1", "revision": 1}, "clearedAt": 0}
+    assert published.validator(source).is_valid(goal) and not published.validator(source).is_valid({**goal, "change": change})
+    assert pinned.validator(source).is_valid({**goal, "change": change})
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 0, "delegationDepth": 1, "origin": "subagent",
+              "agentPreset": "reviewer"}
+    jsonl_header = SCHEMA_BASE + "storage/jsonl-header.json"
+    assert published.validator(jsonl_header).is_valid(header) and not pinned.validator(jsonl_header).is_valid(header)
+    config = SCHEMA_BASE + "type/llm-call-config.json"
+    effort = {"provider": "deepseek", "model": "deepseek-reasoner", "reasoningEffort": "high"}
+    assert published.validator(config).is_valid(effort) and not pinned.validator(config).is_valid(effort)
+    assert not published.validator(config).is_valid({**effort, "reasoningEffort": ""})
+    dialect = SCHEMA_BASE + "type/hook-dialect.json"
+    assert published.validator(dialect).is_valid("claude-code") and not published.validator(dialect).is_valid("claude")
