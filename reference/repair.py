@@ -40,7 +40,8 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
     with ``surfaceOp`` written before ``sourceEventSeqs``. The payload shape of
     the synthetic results follows ``revision`` (REPAIR-8).
     """
-    shape = rules_for(revision).messages
+    rules = rules_for(revision)
+    shape = rules.messages
     open_turn: Any = None
     open_step: Any = None
     # callId -> [step, call seq or None]; insertion ordered (REPAIR-2, REPAIR-3)
@@ -81,7 +82,8 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
     for call_id, (step, call_seq) in pending.items():
         started = call_seq is not None
         spec = _REPAIR["outcomeUnknown"] if started else _REPAIR["notStarted"]
-        data = shape.closer_result(open_turn, step, call_id, spec["text"], seq)
+        message_id = rules.interrupted_message_id.format(callId=call_id, seq=seq)
+        data = shape.closer_result(open_turn, step, call_id, spec["text"], message_id)
         data["error"] = {"name": spec["name"], "code": spec["code"]}
         result: dict[str, Any] = {"type": "tool/result", "seq": seq, "time": time, "data": data, "surfaceOp": "append"}
         if started:

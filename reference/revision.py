@@ -71,8 +71,11 @@ class MessageShape:
         """What a ``tool/result`` replacement must keep equal (SURF-10): everything but the content it may change."""
         raise NotImplementedError
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
-        """The payload of a synthetic crash-repair result without its ``error`` (REPAIR-8)."""
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
+        """The payload of a synthetic crash-repair result without its ``error`` (REPAIR-8).
+
+        ``message_id`` is the revision's id for it (``repair.interruptedMessageIdFormat``), where messages have ids.
+        """
         raise NotImplementedError
 
     def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
@@ -145,7 +148,7 @@ class FlatMessages(MessageShape):
     def rewrite_key(self, data: Any) -> Any:
         return _spread(data, "content")
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
         return {"turn": turn, "step": step, "callId": call_id,
                 "content": [{"type": "text", "text": text}], "isError": True}
 
@@ -205,9 +208,9 @@ class IdentifiedMessages(MessageShape):
         rest["message"] = {**_spread(message, "content"), "content": [{**_spread(first, "content"), "content": None}]}
         return rest
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, seq: int) -> dict[str, Any]:
+    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
         message = {
-            "id": f"interrupted-tool-result-{call_id}-{seq}",
+            "id": message_id,
             "role": "user",
             "source": {"kind": "tool", "callId": call_id},
             "content": [{"type": "tool-result", "toolCallId": call_id, "isError": True,
@@ -272,6 +275,7 @@ class Rules:
         self.adapter_default_markers: tuple[str, ...] = tuple(c["adapterDefaultMarkers"])
         self.header_keys: tuple[str, ...] = tuple(c["sessionHeaderKeys"])
         self.seed_end_marker: str | None = c.get("seedEndMarker")
+        self.interrupted_message_id: str = c["repair"].get("interruptedMessageIdFormat", "")
         self.fork_between_turns = c["forkBoundary"] == "between-turns"
         self.flush_reports_participation = c["flushResult"] == "participation"
         self.unknown_needs_turn = c["unknownTypeEnclosure"] == "turn"
