@@ -47,8 +47,8 @@ def _lines(data: bytes) -> list[bytes]:
 def mutated_log(draw):
     data = bytearray(LOGS[draw(st.sampled_from(sorted(LOGS)))])
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["flip", "insert", "delete-line", "duplicate-line", "swap-lines", "truncate",
-                                     "row-edit", "splice-text"]))
+        kind = draw(st.sampled_from(["flip", "insert", "delete-line", "duplicate-line", "swap-lines", "move-line",
+                                     "truncate", "row-edit", "splice-text"]))
         lines = _lines(bytes(data))
         if kind == "flip" and data:
             i = draw(st.integers(0, len(data) - 1))
@@ -66,6 +66,8 @@ def mutated_log(draw):
             lines.insert(j, lines[i])
         elif kind == "swap-lines":
             lines[i], lines[j] = lines[j], lines[i]
+        elif kind == "move-line":
+            lines.insert(j, lines.pop(i))
         elif kind == "truncate":
             data = data[: draw(st.integers(0, len(data)))]
             continue
