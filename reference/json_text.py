@@ -33,14 +33,26 @@ import sys
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner, absent from typeshed
 from json.encoder import encode_basestring
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 from sessionspec.spec.errors import JsonTextError
 
-from .json_value import FrozenDict, FrozenList, is_json_value, json_pointer
+from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_json_value, json_pointer
 
-__all__ = ["display", "dumps", "dumps_bytes", "escape_surrogates", "loads", "loads_with_duplicates"]
+__all__ = [
+    "ANOMALY_KINDS",
+    "Anomaly",
+    "AnomalyHook",
+    "JsonSyntaxError",
+    "display",
+    "dumps",
+    "dumps_bytes",
+    "escape_surrogates",
+    "loads",
+    "loads_with_duplicates",
+    "parse",
+]
 
 # An integer literal of 19+ digits may lie outside [-2**63, 2**64 - 1], which
 # orjson would read as a float. Finding such a digit run anywhere (even inside
@@ -56,19 +68,41 @@ _INT_DIGITS_LIMIT = 4000  # below CPython's default int<->str conversion limit (
 
 
 # ------------------------------------------------------------------- reading
-def _position(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return line, col
+class Anomaly(NamedTuple):
+    """Something the exact reader accepts but a careful operator wants to know (for validators)."""
+
+    kind: str  # one of ANOMALY_KINDS
+    pointer: str
+    detail: str
 
 
-def _error(text: str, pos: int, what: str) -> JsonTextError:
-    line, col = _position(text, pos)
-    err = JsonTextError(f"invalid JSON text at line {line} column {col}: {what}", requirement="JSON-12")
-    err.line = line  # type: ignore[attr-defined]
-    err.column = col  # type: ignore[attr-defined]
-    err.offset = pos  # type: ignore[attr-defined]
-    return err
+ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number")
+
+AnomalyHook = Callable[[Anomaly], None]
+"""Called by :func:`parse` for each anomaly, in document order (a key's at the key)."""
+
+
+class JsonSyntaxError(JsonTextError):
+    """The text is not JSON: where (``offset``, ``line``, ``column``), why (``reason``) and what ``kind``.
+
+    ``kind`` is ``"syntax"``, ``"empty"`` (only whitespace), ``"nan-literal"``,
+    ``"control-char"`` (a raw control character in a string), ``"number-range"``
+    (a number beyond a double, when overflow is an error) or ``"encoding"`` (not UTF-8).
+    """
+
+    def __init__(self, text: str, offset: int, reason: str, kind: str = "syntax") -> None:
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        super().__init__(f"invalid JSON text at line {line} column {column}: {reason}", requirement="JSON-12")
+        self.offset = offset
+        self.line = line
+        self.column = column
+        self.reason = reason
+        self.kind = kind
+        self._text_args = (text, offset, reason, kind)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), self._text_args)
 
 
 def _parse_int(digits: str) -> int:
@@ -85,31 +119,53 @@ def _parse_int(digits: str) -> int:
     return -value if negative else value
 
 
-class _Parser:
-    """Iterative recursive-descent JSON parser (explicit stack, any depth)."""
+def _short(token: str) -> str:
+    return token if len(token) <= 40 else token[:20] + "…" + token[-10:]
 
-    def __init__(self, text: str, report_duplicates: bool) -> None:
+
+_BAD_LITERALS = ("NaN", "Infinity", "-Infinity")
+_INF = float("inf")
+_NINF = float("-inf")
+
+
+class _Parser:
+    """Iterative recursive-descent JSON parser (explicit stack, any depth).
+
+    Without a hook it is the reference's strict reader. With one (validators)
+    it also reports every :class:`Anomaly` with its JSON pointer; with
+    ``infinity=True`` a number beyond a double (``1e400``, an integer of
+    thousands of digits) reads as JavaScript reads it, ``±Infinity``, and is
+    reported instead of refused.
+    """
+
+    def __init__(self, text: str, hook: AnomalyHook | None = None, infinity: bool = False,
+                 duplicates_only: bool = False) -> None:
         self.text = text
-        self.report = report_duplicates
-        self.duplicates: list[str] = []
+        self.hook = hook
+        self.infinity = infinity
+        #: report every anomaly kind (validators), or only duplicate keys (`loads_with_duplicates`)
+        self.diagnose = hook is not None and not duplicates_only
 
     def parse(self) -> Any:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
         end = len(text)
         ws = _WS_AT
+        diagnose = self.diagnose
         pos = ws(text, 0).end()
+        if pos >= end:
+            raise JsonSyntaxError(text, pos, "empty JSON text", "empty")
         # A frame is [container, is_object, pending_key, path_token].
         stack: list[list[Any]] = []
-        result: Any = None
         while True:
             # ---- parse one value at pos
             if pos >= end:
-                raise _error(text, pos, "unexpected end of text, expected a value")
+                raise JsonSyntaxError(text, pos, "unexpected end of text, expected a value")
             ch = text[pos]
             value: Any
-            opened = False
             if ch == '"':
                 value, pos = self._string(pos)
+                if diagnose and _SURROGATE.search(value) is not None:
+                    self._report(stack, "lone-surrogate", "string contains a lone UTF-16 surrogate escape")
             elif ch == "{":
                 pos = ws(text, pos + 1).end()
                 if pos < end and text[pos] == "}":
@@ -117,8 +173,8 @@ class _Parser:
                     pos += 1
                 else:
                     stack.append([{}, True, None, None])
-                    opened = True
-                    pos = self._key(stack[-1], pos)
+                    pos = self._key(stack, pos)
+                    continue
             elif ch == "[":
                 pos = ws(text, pos + 1).end()
                 if pos < end and text[pos] == "]":
@@ -126,7 +182,7 @@ class _Parser:
                     pos += 1
                 else:
                     stack.append([[], False, None, 0])
-                    opened = True
+                    continue
             elif ch == "t" and text.startswith("true", pos):
                 value, pos = True, pos + 4
             elif ch == "f" and text.startswith("false", pos):
@@ -135,46 +191,37 @@ class _Parser:
                 value, pos = None, pos + 4
             else:
                 m = _NUMBER.match(text, pos)
-                if m is None or m.end() == pos:
-                    if text.startswith(("NaN", "Infinity", "-Infinity"), pos):
-                        raise _error(text, pos, "NaN and Infinity are not JSON")
-                    raise _error(text, pos, f"unexpected character {ch!r}, expected a value")
+                if m is None:
+                    raise self._not_a_value(pos)
                 integer, frac, exp = m.groups()
-                if frac is None and exp is None:
-                    value = _parse_int(integer)
+                if frac is None and exp is None and (
+                    len(integer) < 16 or (not diagnose and len(integer) <= _INT_DIGITS_LIMIT)
+                ):  # exact, and safe or not looked at: nothing to report
+                    value = int(integer)
                 else:
-                    value = float(m.group())
-                    if value in (float("inf"), float("-inf")):
-                        raise _error(text, pos, "number is out of the range of a double")
+                    value = self._number(stack, pos, m)
                 pos = m.end()
-            if opened:
-                pos = ws(text, pos).end()
-                continue
             # ---- attach the finished value to its parent, closing containers
             while True:
                 if not stack:
-                    result = value
                     pos = ws(text, pos).end()
                     if pos != end:
-                        raise _error(text, pos, "extra data after the JSON value")
-                    return result
+                        raise JsonSyntaxError(text, pos, "extra data after the JSON value")
+                    return value
                 frame = stack[-1]
                 container = frame[0]
                 if frame[1]:
-                    key = frame[2]
-                    if key in container and self.report:
-                        self.duplicates.append(json_pointer(self._path(stack) + [key]))
-                    container[key] = value
+                    container[frame[2]] = value
                 else:
                     container.append(value)
                 pos = ws(text, pos).end()
                 if pos >= end:
-                    raise _error(text, pos, "unexpected end of text inside a container")
+                    raise JsonSyntaxError(text, pos, "unexpected end of text inside a container")
                 ch = text[pos]
                 if ch == ",":
                     pos = ws(text, pos + 1).end()
                     if frame[1]:
-                        pos = self._key(frame, pos)
+                        pos = self._key(stack, pos)
                     else:
                         frame[3] = len(container)
                     break
@@ -184,33 +231,71 @@ class _Parser:
                     value = container
                     continue
                 expected = "',' or '}'" if frame[1] else "',' or ']'"
-                raise _error(text, pos, f"expected {expected}, found {ch!r}")
+                raise JsonSyntaxError(text, pos, f"expected {expected}, found {ch!r}")
 
-    def _path(self, stack: list[list[Any]]) -> list[str | int]:
-        tokens: list[str | int] = []
-        for frame in stack[:-1]:
-            tokens.append(frame[2] if frame[1] else frame[3])
-        return tokens
+    def _report(self, stack: list[list[Any]], kind: str, detail: str) -> None:
+        tokens: list[str | int] = [frame[2] if frame[1] else frame[3] for frame in stack]
+        self.hook(Anomaly(kind, json_pointer(tokens), detail))  # type: ignore[misc]  # only called with a hook
 
-    def _key(self, frame: list[Any], pos: int) -> int:
+    def _key(self, stack: list[list[Any]], pos: int) -> int:
         text = self.text
         if pos >= len(text) or text[pos] != '"':
-            raise _error(text, pos, "expected a string key")
+            raise JsonSyntaxError(text, pos, "expected a string key")
         key, pos = self._string(pos)
+        frame = stack[-1]
+        frame[2] = key
+        if self.hook is not None:
+            if self.diagnose and _SURROGATE.search(key) is not None:
+                self._report(stack, "lone-surrogate", "an object key contains a lone UTF-16 surrogate escape")
+            if key in frame[0]:
+                self._report(stack, "duplicate-key", f"duplicate key {key!r}; the last one wins" if self.diagnose else "")
         pos = _WS_AT(text, pos).end()
         if pos >= len(text) or text[pos] != ":":
-            raise _error(text, pos, "expected ':' after an object key")
-        frame[2] = key
+            raise JsonSyntaxError(text, pos, "expected ':' after an object key")
         return _WS_AT(text, pos + 1).end()
 
     def _string(self, pos: int) -> tuple[str, int]:
         try:
             found: tuple[str, int] = scanstring(self.text, pos + 1, True)
             return found
-        except ValueError as exc:
+        except ValueError as exc:  # json.JSONDecodeError
             at = getattr(exc, "pos", pos)
             msg = getattr(exc, "msg", str(exc))
-            raise _error(self.text, at, msg) from None
+            kind = "control-char" if "control" in msg.lower() else "syntax"
+            raise JsonSyntaxError(self.text, at, f"invalid string: {msg}", kind) from None
+
+    def _not_a_value(self, pos: int) -> JsonSyntaxError:
+        text = self.text
+        for literal in _BAD_LITERALS:
+            if text.startswith(literal, pos):
+                return JsonSyntaxError(text, pos, f"{literal} is not a JSON value (JSON-12)", "nan-literal")
+        return JsonSyntaxError(text, pos, f"unexpected character {text[pos]!r}, expected a value")
+
+    def _number(self, stack: list[list[Any]], pos: int, m: re.Match[str]) -> Any:
+        """A number other than a short integer: big, fractional or with an exponent."""
+        text = self.text
+        integer, frac, exp = m.groups()
+        value: Any
+        if frac is None and exp is None:
+            if len(integer) > _INT_DIGITS_LIMIT and self.infinity:
+                # Far beyond a double: JavaScript's JSON.parse reads Infinity, so the number is not lossless (JSON-2).
+                value = _NINF if integer.startswith("-") else _INF
+                self._report(stack, "infinite-number",
+                             f"integer of {len(integer.lstrip('-'))} digits overflows to infinity")
+            else:
+                value = _parse_int(integer)
+                if self.diagnose and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                    self._report(stack, "unsafe-integer", f"integer {_short(integer)} is beyond ±(2^53-1)")
+        else:
+            token = m.group()
+            value = float(token)
+            if value in (_INF, _NINF):
+                if not self.infinity:
+                    raise JsonSyntaxError(text, pos, "number is out of the range of a double", "number-range")
+                self._report(stack, "infinite-number", f"number {_short(token)} overflows to infinity")
+            elif self.diagnose and value == 0.0 and token.startswith("-"):
+                self._report(stack, "negative-zero", f"number {_short(token)} is negative zero")
+        return value
 
 
 def _decode(text: str | bytes | bytearray | memoryview) -> str:
@@ -239,7 +324,19 @@ def loads(text: str | bytes | bytearray | memoryview) -> Any:
         raise JsonTextError(
             f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
         ) from None
-    return _Parser(_decode(text), False).parse()
+    return _Parser(_decode(text)).parse()
+
+
+def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = False) -> Any:
+    """The exact reader of :func:`loads` (no orjson), with the validators' diagnostics hook.
+
+    ``on_anomaly`` receives each :class:`Anomaly` (duplicate key, lone
+    surrogate, unsafe integer, negative zero, infinite number) with its JSON
+    pointer. ``infinity=True`` reads a number beyond a double as ``±inf`` (as
+    JavaScript does) and reports it, instead of raising. A syntax error raises
+    :class:`JsonSyntaxError` (offset, line, column, reason, kind).
+    """
+    return _Parser(text, on_anomaly, infinity).parse()
 
 
 def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[Any, list[str]]:
@@ -248,9 +345,9 @@ def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[A
     The last occurrence wins (as in :func:`loads`); validators report the
     pointers as findings.
     """
-    parser = _Parser(_decode(text), True)
-    value = parser.parse()
-    return value, parser.duplicates
+    found: list[Anomaly] = []
+    value = _Parser(_decode(text), found.append, duplicates_only=True).parse()
+    return value, [a.pointer for a in found]
 
 
 # ------------------------------------------------------------------- writing

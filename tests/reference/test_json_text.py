@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from sessionspec.reference import (
     loads_with_duplicates,
     snapshot_json_value,
 )
+from sessionspec.reference.json_text import ANOMALY_KINDS, Anomaly, JsonSyntaxError, parse
 from strategies import deep_value, json_values
 
 
@@ -154,3 +157,79 @@ def test_json13_round_trip_property(value: Any) -> None:
 def test_json13_known_limit_adjacent_surrogate_code_points_read_back_combined() -> None:
     """Documented in json_text: in UTF-16 (JavaScript) the two strings are the same."""
     assert loads(dumps("\ud83d\ude00")) == "\U0001f600"
+
+
+# ---- the one exact parser and its diagnostics hook (validators) -----------------------------
+
+
+def _diagnosed(text: str) -> tuple[Any, list[tuple[str, str]]]:
+    found: list[Anomaly] = []
+    value = parse(text, on_anomaly=found.append, infinity=True)
+    return value, [(a.kind, a.pointer) for a in found]
+
+
+def test_the_hook_reports_every_anomaly_located_in_document_order() -> None:
+    text = '{"a":{"b":1,"b":2},"\\ud800":[3, "x\\udfff", 9007199254740992, -0.0, 1e400, -12345678901234567890]}'
+    value, found = _diagnosed(text)
+    assert found == [
+        ("duplicate-key", "/a/b"),
+        ("lone-surrogate", "/\ud800"),
+        ("lone-surrogate", "/\ud800/1"),
+        ("unsafe-integer", "/\ud800/2"),
+        ("negative-zero", "/\ud800/3"),
+        ("infinite-number", "/\ud800/4"),
+        ("unsafe-integer", "/\ud800/5"),
+    ]
+    assert value["a"] == {"b": 2} and value["\ud800"][4] == float("inf")
+    assert set(ANOMALY_KINDS) == {kind for kind, _ in found}
+
+
+def test_the_hook_sees_a_root_value_and_nothing_on_clean_text() -> None:
+    assert _diagnosed('"\\ud83d"') == ("\ud83d", [("lone-surrogate", "")])
+    assert _diagnosed('{"a":[1,2.5,"\\ud83d\\ude00",9007199254740991,-0,0.0]}')[1] == []
+
+
+def test_infinity_mode_reads_overflow_as_javascript_does_strict_mode_refuses_or_keeps_it_exact() -> None:
+    big = "7" * 5000
+    assert _diagnosed(f"[-{big}]") == ([float("-inf")], [("infinite-number", "/0")])
+    assert parse(f"[-{big}]") == loads(f"[-{big}]") and parse(f"[-{big}]")[0] % 10**9 == 10**9 - 777777777  # DEC-3: exact
+    with pytest.raises(JsonSyntaxError) as info:
+        parse("[1e400]")
+    assert (info.value.kind, info.value.offset) == ("number-range", 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "offset", "reason"),
+    [
+        (" \n ", "empty", 3, "empty JSON text"),
+        ('{"a": -Infinity}', "nan-literal", 6, "-Infinity is not a JSON value (JSON-12)"),
+        ('["a\x01"]', "control-char", 3, "invalid string: Invalid control character at"),
+        ('["a', "syntax", 1, "invalid string: Unterminated string starting at"),
+        ("[1,", "syntax", 3, "unexpected end of text, expected a value"),
+        ("[1", "syntax", 2, "unexpected end of text inside a container"),
+        ('{"a" 1}', "syntax", 5, "expected ':' after an object key"),
+        ("{1:2}", "syntax", 1, "expected a string key"),
+        ("[1 2]", "syntax", 3, "expected ',' or ']', found '2'"),
+        ("[] x", "syntax", 3, "extra data after the JSON value"),
+        ("[tru]", "syntax", 1, "unexpected character 't', expected a value"),
+    ],
+)
+def test_syntax_errors_carry_kind_offset_reason_and_line_column(text: str, kind: str, offset: int, reason: str) -> None:
+    for hook in (None, [].append):
+        with pytest.raises(JsonSyntaxError) as info:
+            parse(text, on_anomaly=hook, infinity=hook is not None)
+        err = info.value
+        assert (err.kind, err.offset, err.reason) == (kind, offset, reason)
+        assert err.code == "JSON_TEXT_INVALID" and err.requirement == "JSON-12"
+        assert f"line {err.line} column {err.column}: {reason}" in str(err)
+    assert pickle.loads(pickle.dumps(err)).reason == reason
+
+
+def test_one_exact_json_parser_in_the_project() -> None:
+    """The validator's diagnostics are a hook of the reference's parser, not a second parser."""
+    root = Path(__file__).resolve().parents[2]
+    scanners = sorted(
+        str(p.relative_to(root)) for folder in ("reference", "tools", "conformance", "spec") for p in (root / folder).rglob("*.py")
+        if "scanstring" in p.read_text(encoding="utf-8")
+    )
+    assert scanners == ["reference/json_text.py"]

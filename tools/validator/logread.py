@@ -17,7 +17,8 @@ decisions (JSONL-2 … JSONL-7) without raising:
 Fast path: ``orjson.loads`` per line, then ``orjson.dumps`` of the value
 must give back the same bytes (then no key was duplicated and every integer
 is safe: ``OPT_STRICT_INTEGER``). Anything else is re-read by
-`sessionspec.validator.jsondiag`, which is exact and locates each anomaly.
+the reference's exact parser (`json_text.parse`), whose anomaly hook locates
+each duplicate key, lone surrogate, unsafe integer and non-lossless number.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
 from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError
-from sessionspec.validator import jsondiag
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
 _ROW_TYPES = frozenset(ROW_TYPES)
@@ -206,7 +207,7 @@ _ANOMALY = {
 }
 
 
-def _anomaly_finding(anomaly: jsondiag.Anomaly, line: int | None, base: str = "") -> Finding:
+def _anomaly_finding(anomaly: json_text.Anomaly, line: int | None, base: str = "") -> Finding:
     code, req, severity = _ANOMALY[anomaly.kind]
     message = anomaly.detail
     if anomaly.kind == "unsafe-integer":
@@ -234,16 +235,17 @@ def _parse_slow(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
             )
         )
         text = raw.decode("utf-8", errors="replace")
+    anomalies: list[json_text.Anomaly] = []
     try:
-        value, anomalies, depth = jsondiag.parse(text)  # noqa: RUF059 - the unpacking names the triple's shape
-    except jsondiag.JsonSyntaxError as exc:
+        value = json_text.parse(text, on_anomaly=anomalies.append, infinity=True)
+    except json_text.JsonSyntaxError as exc:
         if exc.kind == "empty":
             return _EMPTY
         col = exc.offset + 1
         where = f"column {col}"
         if exc.kind == "syntax" and exc.offset >= len(text.rstrip()):
-            return _Hole(f"truncated JSON text ({exc.message} at {where})", col)
-        return _Hole(f"{exc.message} at {where}", col)
+            return _Hole(f"truncated JSON text ({exc.reason} at {where})", col)
+        return _Hole(f"{exc.reason} at {where}", col)
     for anomaly in anomalies:
         findings.append(_anomaly_finding(anomaly, line))
     return value
