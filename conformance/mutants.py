@@ -8,11 +8,12 @@ its requirement id, and runs as an ordinary adapter process::
     python -m sessionspec.conformance.mutants --list      # the catalogue
     python -m sessionspec.conformance.mutants --check     # run the suite on every mutant, print who caught it
 
-A mutant is a patch applied in the adapter process before it serves: a
-wrapper around a reference function, a replaced module constant, or (for
-logic written inline) a recompiled copy of one function with one snippet
-changed. The reference's files are never modified, and the patch lives only
-in that process, so the in-process reference that judges it stays intact.
+A mutant replaces ONE entry of the reference's rule table
+(``sessionspec.reference.rule_table``, the function or datum that decides its
+rule), as python-jsonschema's ``validators.extend`` swaps one keyword: it is
+built from the reference's own entry, through public names only, never from
+source text. The swap happens in the adapter process before it serves, so the
+in-process reference that judges it stays intact.
 
 :func:`check` runs the suite against a mutant through the subprocess
 protocol: the vectors of the mutant's requirement family, then a short,
@@ -22,35 +23,39 @@ the requirement ids it checks.
 """
 
 from __future__ import annotations
-import __future__
 
 import argparse
 import functools
-import importlib
-import inspect
 import io
 import json
 import sys
 import tempfile
-import textwrap
 import time
-import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from sessionspec.reference import rule_table
+
 __all__ = ["MUTANTS", "Catch", "Mutant", "check", "command", "main"]
+
+
+Entry = Any
+"""A rule table entry: a function or a datum (``sessionspec.reference.rule_table``)."""
 
 
 @dataclass(frozen=True)
 class Mutant:
-    """One broken variant: the rule it violates, how, and where the suite should look."""
+    """One broken variant: the rule it violates, the one table entry it swaps, and where the suite should look."""
 
     name: str
     rule: str
     description: str
-    apply: Callable[[], None]
+    entry: str
+    """The rule table entry this mutant replaces (``rule_table.HOMES``)."""
+    build: Callable[[Entry], Entry]
+    """The reference's entry -> the broken one."""
     probe: Mapping[str, Sequence[str]]
     """Machine -> the rules (``"rule"`` or ``"rule:kind,kind"``) a short run focuses on."""
 
@@ -58,108 +63,43 @@ class Mutant:
     def family(self) -> str:
         return self.rule.split("-")[0]
 
+    def apply(self) -> None:
+        """Make this process's reference the variant (the adapter process only)."""
+        rule_table.swap(self.entry, self.build)
+
 
 MUTANTS: dict[str, Mutant] = {}
 
 
-def mutant(name: str, rule: str, description: str,
-           **probe: Sequence[str]) -> Callable[[Callable[[], None]], Callable[[], None]]:
-    """Register a mutant: ``probe`` keywords are machine names mapped to their focus rules."""
+def mutant(name: str, rule: str, description: str, entry: str,
+           **probe: Sequence[str]) -> Callable[[Callable[[Entry], Entry]], Callable[[Entry], Entry]]:
+    """Register a mutant of one table entry: ``probe`` keywords are machine names mapped to their focus rules."""
 
-    def register(apply: Callable[[], None]) -> Callable[[], None]:
+    def register(build: Callable[[Entry], Entry]) -> Callable[[Entry], Entry]:
         if name in MUTANTS:
             raise ValueError(f"duplicate mutant {name!r}")
-        MUTANTS[name] = Mutant(name, rule, description, apply, dict(probe))
-        return apply
+        if entry not in rule_table.HOMES:
+            raise ValueError(f"mutant {name!r}: {entry!r} is not a rule table entry")
+        MUTANTS[name] = Mutant(name, rule, description, entry, build, dict(probe))
+        return build
 
     return register
 
 
-# -- patch helpers -----------------------------------------------------------------------
-
-
-def _modules() -> list[types.ModuleType]:
-    return [m for n, m in list(sys.modules.items()) if m is not None and n.startswith("sessionspec.")]
-
-
-def replace_everywhere(original: Any, replacement: Any) -> None:
-    """Rebind every module-level name that refers to ``original`` (``from x import f`` copies)."""
-    hits = 0
-    for module in _modules():
-        for key, value in list(vars(module).items()):
-            if value is original:
-                setattr(module, key, replacement)
-                hits += 1
-    if not hits:
-        raise LookupError(f"no module refers to {original!r}")
-
-
-def patch_source(owner: Any, attr: str, old: str, new: str) -> None:
-    """Recompile ``owner.attr`` (a function or method) with one snippet of its source changed.
-
-    For logic written inline, where no wrapper can reach. Fails loudly when the
-    reference no longer contains the snippet exactly once."""
-    raw = inspect.getattr_static(owner, attr)
-    function = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
-    source = textwrap.dedent(inspect.getsource(function))
-    if source.count(old) != 1:
-        raise LookupError(f"{owner.__name__}.{attr}: expected the snippet once, found {source.count(old)}: {old!r}")
-    module = sys.modules[function.__module__]
-    code = compile(source.replace(old, new), inspect.getsourcefile(function) or "<mutant>", "exec",
-                   flags=__future__.annotations.compiler_flag, dont_inherit=True)
-    scope: dict[str, Any] = {}
-    exec(code, vars(module), scope)  # noqa: S102 - recompiling the reference's own function
-    patched = scope[attr]
-    if isinstance(patched, (staticmethod, classmethod)):
-        setattr(owner, attr, patched)
-    elif isinstance(raw, staticmethod):
-        setattr(owner, attr, staticmethod(patched))
-    else:
-        setattr(owner, attr, patched)
-
-
-def patch_constant(function: Any, old: Any, new: Any) -> None:
-    """Change one literal constant of a function's code (e.g. the type a check compares with)."""
-    code = function.__code__
-    if code.co_consts.count(old) != 1:
-        raise LookupError(f"{function.__qualname__}: constant {old!r} not found exactly once")
-    function.__code__ = code.replace(co_consts=tuple(new if c == old and type(c) is type(old) else c
-                                                     for c in code.co_consts))
-
-
-_REFERENCE_MODULES = ("chunk_rows", "derive", "find", "invariants", "json_value", "jsonl", "repair",
-                      "request_header", "session", "store", "surface")
-
-
-def _ref() -> Any:
-    """Import every reference module (so ``from`` copies exist before patching)."""
-    for module in _REFERENCE_MODULES:
-        importlib.import_module(f"sessionspec.reference.{module}")
-    return importlib.import_module("sessionspec.reference")
-
-
 # -- the catalogue ------------------------------------------------------------------------
-# One rule each; `probe` names the state-machine rules that exercise it.
+# One rule each, one table entry each; `probe` names the state-machine rules that exercise it.
 
 
-@mutant("json2-accepts-negative-zero", "JSON-2", "treats -0.0 as a lossless JSON value",
+@mutant("json2-accepts-negative-zero", "JSON-2", "treats -0.0 as a lossless JSON value", "float_problem",
         session=("json_value", "append_invalid:data-not-json,metadata-not-json"))
-def _json2() -> None:
-    from sessionspec.reference import json_value as jv
-
-    jv._bad = lambda v: v != v or v in (jv._INF, jv._NINF)
-    original = jv._bad_float
-    jv._bad_float = lambda v: None if v == 0.0 else original(v)  # type: ignore[assignment]
+def _json2(float_problem: Callable[[float], str | None]) -> Callable[[float], str | None]:
+    return lambda value: None if value == 0.0 else float_problem(value)
 
 
-@mutant("json10-rejects-proto-key", "JSON-10", "rejects a value holding a \"__proto__\" key",
+@mutant("json10-rejects-proto-key", "JSON-10", "rejects a value holding a \"__proto__\" key", "is_json_value",
         session=("json_value",))
-def _json10() -> None:
-    from sessionspec.reference import json_value as jv
-
-    original = jv.is_json_value
-
-    def is_json_value(value: Any) -> bool:
+def _json10(is_json_value: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
         stack = [value]
         while stack:
             item = stack.pop()
@@ -169,421 +109,297 @@ def _json10() -> None:
                 stack.extend(item.values())
             elif isinstance(item, list):
                 stack.extend(item)
-        return original(value)
+        return is_json_value(value)
 
-    replace_everywhere(original, is_json_value)
+    return check
 
 
 @mutant("append3-accepts-header-delta", "APPEND-3", "appends a legacy request/header-delta event",
-        session=("append_invalid:legacy-type",))
-def _append3() -> None:
-    _ref()
-    from sessionspec.reference import session as mod
-
-    if not hasattr(mod, "_DELTA_TYPE"):  # the check compares with a literal
-        patch_constant(mod.Session.append, "request/header-delta", "request/header-delta (check disabled)")
-        return
-    original = mod.Session.append
-    delta = mod._DELTA_TYPE
-
-    def append(self: Any, type: str, data: Any, intent: Any = None) -> Any:
-        mod._DELTA_TYPE = "(append check disabled)"  # only the append-time check; seeds still refuse it
-        try:
-            return original(self, type, data, intent)
-        finally:
-            mod._DELTA_TYPE = delta
-
-    mod.Session.append = append  # type: ignore[method-assign]
+        "append_legacy_type", session=("append_invalid:legacy-type",))
+def _append3(legacy_type: str) -> str:
+    return "(append check disabled)"  # only the append-time check; seeds still refuse it (SEED-4)
 
 
 @mutant("append5-surface-without-marker", "APPEND-5", "appends a surface event without surfaceOp as if it said append",
-        session=("append_invalid:marker-missing,registry-invalid",))
-def _append5() -> None:
-    from sessionspec.reference.surface import SURFACE_TYPES, SurfaceState
-
-    original = SurfaceState.check
-
-    def check(self: Any, event: Mapping[str, Any], index: int | None = None) -> Any:
-        if event.get("type") in SURFACE_TYPES and "surfaceOp" not in event:
-            return original(self, {**event, "surfaceOp": "append"}, index)
-        return original(self, event, index)
-
-    SurfaceState.check = check  # type: ignore[method-assign]
+        "surface_op_when_missing", session=("append_invalid:marker-missing,registry-invalid",))
+def _append5(when_missing: Callable[[str], Any]) -> Callable[[str], Any]:
+    return lambda etype: "append"
 
 
 @mutant("seed11-seq-before-provenance", "SEED-11",
         "checks a seed entry's seq before its provider/model, aborted-reason and fallback checks",
-        session=("seed_invalid:two-faults",))
-def _seed11() -> None:
-    _ref()
-    from sessionspec.reference import session as mod
+        "check_seed_entry", session=("seed_invalid:two-faults",))
+def _seed11(check_seed_entry: Callable[..., Any]) -> Callable[..., Any]:
     from sessionspec.spec.errors import SeedError
 
-    original = mod.check_seed_entry
     later = {"SEED_REQUEST_HEADER_CONFIG", "SEED_PROVENANCE", "SEED_ABORTED_REASON", "SEED_LEGACY_FALLBACK"}
 
     def check(entry: Any, index: int, *rest: Any) -> Any:
         try:
-            return original(entry, index, *rest)
+            return check_seed_entry(entry, index, *rest)
         except SeedError as error:
             if error.code in later and entry.get("seq") != index:
                 raise SeedError(f"seed event at index {index} is not contiguous", "SEED_NOT_CONTIGUOUS",
                                 requirement="SEED-9", index=index) from error
             raise
 
-    replace_everywhere(original, check)
+    return check
 
 
-@mutant("hdr6-accepts-relative-cwd", "HDR-6", "accepts a header whose cwd is a relative path",
+@mutant("hdr6-accepts-relative-cwd", "HDR-6", "accepts a header whose cwd is a relative path", "is_absolute_path",
         session=("header:relative-cwd,valid",))
-def _hdr6() -> None:
-    _ref()
-    from sessionspec.reference import session as mod
-
-    mod._is_absolute = lambda path: True
+def _hdr6(is_absolute: Callable[[str], bool]) -> Callable[[str], bool]:
+    return lambda path: True
 
 
 @mutant("surf5-compares-seq-values", "SURF-5",
         "refuses a replace whose start seq is larger than its end seq, though start comes first by position",
-        session=("compaction",))
-def _surf5() -> None:
-    from sessionspec.reference.surface import SurfaceState
-
-    patch_source(SurfaceState, "check", "if slot_s > slot_e:", "if slot_s > slot_e or start > end:")
+        "replace_range_reversed", session=("compaction",))
+def _surf5(reversed_range: Callable[[int, int, int, int], bool]) -> Callable[[int, int, int, int], bool]:
+    return lambda start_slot, end_slot, start, end: reversed_range(start_slot, end_slot, start, end) or start > end
 
 
 @mutant("surf7-empty-sources", "SURF-7", "accepts an empty sourceEventSeqs on a type other than assistant/message",
-        session=("append_invalid:sources-invalid,registry-invalid",))
-def _surf7() -> None:
-    from sessionspec.reference.surface import SurfaceState
-
-    original = SurfaceState._check_sources
-
-    def check_sources(self: Any, event: Any, etype: str, seq: int, shadowed: Any, index: int) -> None:
+        "check_sources", session=("append_invalid:sources-invalid,registry-invalid",))
+def _surf7(check_sources: Callable[..., None]) -> Callable[..., None]:
+    def check(state: Any, event: Any, etype: str, *rest: Any, **options: Any) -> None:
         if event.get("sourceEventSeqs") == [] and etype != "assistant/message":
             event = {k: v for k, v in event.items() if k != "sourceEventSeqs"}
-        original(self, event, etype, seq, shadowed, index)
+        check_sources(state, event, etype, *rest, **options)
 
-    SurfaceState._check_sources = check_sources  # type: ignore[method-assign, assignment]
+    return check
 
 
 @mutant("surf9-provenance-misses-shadowed", "SURF-9",
         "accepts a replace whose sourceEventSeqs cite the start node but miss another shadowed node",
-        session=("append", "compaction", "append_invalid:replace-coverage"))
-def _surf9() -> None:
-    from sessionspec.reference.surface import SurfaceState
-
-    original = SurfaceState._check_sources
-
-    def check_sources(self: Any, event: Any, etype: str, seq: int, shadowed: Any, index: int) -> None:
+        "check_sources", session=("append", "compaction", "append_invalid:replace-coverage"))
+def _surf9(check_sources: Callable[..., None]) -> Callable[..., None]:
+    def check(state: Any, event: Any, etype: str, seq: int, shadowed: Any, *rest: Any, **options: Any) -> None:
         cited = shadowed[:1] if "sourceEventSeqs" in event else shadowed
-        original(self, event, etype, seq, cited, index)
+        check_sources(state, event, etype, seq, cited, *rest, **options)
 
-    SurfaceState._check_sources = check_sources  # type: ignore[method-assign, assignment]
+    return check
 
 
 @mutant("surf10-rewrite-checks-call-id-only", "SURF-10",
         "accepts a tool/result rewrite that changes more than content, as long as the callId matches",
-        session=("append", "append_invalid:tool-result-rewrite"))
-def _surf10() -> None:
-    from sessionspec.reference.revision import FlatMessages
+        "rewrite_key_for", session=("append", "append_invalid:tool-result-rewrite"))
+def _surf10(rewrite_key_for: Callable[[Any], Callable[[Any], Any]]) -> Callable[[Any], Callable[[Any], Any]]:
+    def key_for(shape: Any) -> Callable[[Any], Any]:
+        key = rewrite_key_for(shape)
+        return lambda data: {"callId": data.get("callId")} if isinstance(data, dict) else key(data)
 
-    original = FlatMessages.rewrite_key
-    FlatMessages.rewrite_key = lambda self, data: (  # type: ignore[method-assign]
-        {"callId": data.get("callId")} if isinstance(data, dict) else original(self, data)
-    )
+    return key_for
 
 
 @mutant("surf13-generation-counts-shadowed", "SURF-13",
         "increases replaceGeneration by the number of shadowed nodes instead of by one",
-        session=("compaction",))
-def _surf13() -> None:
-    from sessionspec.reference.surface import SurfaceState
-
-    original = SurfaceState.apply
-
-    def apply(self: Any, plan: Any) -> None:
-        original(self, plan)
-        if plan.kind == "replace":
-            self._generation += len(plan.shadowed) - 1
-
-    SurfaceState.apply = apply  # type: ignore[method-assign]
+        "next_replace_generation", session=("compaction",))
+def _surf13(next_generation: Callable[[int, Any], int]) -> Callable[[int, Any], int]:
+    return lambda generation, plan: next_generation(generation, plan) + len(plan.shadowed) - 1
 
 
-def _wrap_messages(change: Callable[[Mapping[str, Any], Any], Any]) -> None:
-    _ref()
-    from sessionspec.reference.revision import FlatMessages
+def _changed_messages(change: Callable[[Mapping[str, Any], Any], Any]) -> Callable[[Any], Any]:
+    """A `message_deriver` build: each derived message passes through ``change(event, message)``."""
 
-    original = FlatMessages.derive
+    def build(message_deriver: Callable[[Any], Callable[[Any], Any]]) -> Callable[[Any], Callable[[Any], Any]]:
+        def deriver(shape: Any) -> Callable[[Any], Any]:
+            derive = message_deriver(shape)
+            return lambda event: change(event, derive(event))
 
-    def derive(self: Any, event: Mapping[str, Any]) -> Any:
-        return change(event, original(self, event))
+        return deriver
 
-    FlatMessages.derive = derive  # type: ignore[method-assign]
+    return build
 
 
-@mutant("derive4-empty-assistant-message", "DERIVE-4", "derives a message from an assistant/message with empty content",
-        session=("append",))
-def _derive4() -> None:
+def _derive4_change(event: Mapping[str, Any], message: Any) -> Any:
     from sessionspec.reference.json_value import FrozenDict, FrozenList
 
-    def change(event: Mapping[str, Any], message: Any) -> Any:
-        data = event.get("data")
-        if message is None and event.get("type") == "assistant/message" and isinstance(data, dict) \
-                and data.get("content") == []:
-            return FrozenDict({"role": "assistant", "content": FrozenList(), "provenance": data.get("provenance")})
-        return message
-
-    _wrap_messages(change)
+    data = event.get("data")
+    if message is None and event.get("type") == "assistant/message" and isinstance(data, dict) \
+            and data.get("content") == []:
+        return FrozenDict({"role": "assistant", "content": FrozenList(), "provenance": data.get("provenance")})
+    return message
 
 
-@mutant("derive5-tool-result-drops-false-is-error", "DERIVE-5",
-        "leaves isError out of a derived tool result when it is false",
-        session=("append",))
-def _derive5() -> None:
+def _derive5_change(event: Mapping[str, Any], message: Any) -> Any:
     from sessionspec.reference.json_value import FrozenDict, FrozenList
 
-    def change(event: Mapping[str, Any], message: Any) -> Any:
-        if event.get("type") != "tool/result" or message is None:
-            return message
-        part = message["content"][0]
-        if part.get("isError") is False:
-            part = FrozenDict({k: v for k, v in part.items() if k != "isError"})
-            return FrozenDict({**message, "content": FrozenList([part])})
+    if event.get("type") != "tool/result" or message is None:
         return message
+    part = message["content"][0]
+    if part.get("isError") is False:
+        part = FrozenDict({k: v for k, v in part.items() if k != "isError"})
+        return FrozenDict({**message, "content": FrozenList([part])})
+    return message
 
-    _wrap_messages(change)
+
+mutant("derive4-empty-assistant-message", "DERIVE-4", "derives a message from an assistant/message with empty content",
+       "message_deriver", session=("append",))(_changed_messages(_derive4_change))
+mutant("derive5-tool-result-drops-false-is-error", "DERIVE-5",
+       "leaves isError out of a derived tool result when it is false",
+       "message_deriver", session=("append",))(_changed_messages(_derive5_change))
 
 
 @mutant("req1-keeps-empty-system", "REQ-1", "keeps an empty system prompt in the canonical header",
-        session=("header_views", "request_header"))
-def _req1() -> None:
-    _ref()
-    from sessionspec.reference import request_header
-
-    original = request_header.canonical_header
-
-    def canonical_header(header: Any) -> Any:
-        out = original(header)
+        "canonical_header", session=("header_views", "request_header"))
+def _req1(canonical_header: Callable[..., Any]) -> Callable[..., Any]:
+    def canonical(header: Any, *rest: Any) -> Any:
+        out = canonical_header(header, *rest)
         if isinstance(header, Mapping) and header.get("system") == "":
             out["system"] = ""
         return out
 
-    replace_everywhere(original, canonical_header)
+    return canonical
 
 
 @mutant("req4-equality-ignores-system", "REQ-4", "calls two request headers equal when only their system prompts differ",
-        session=("header_views",))
-def _req4() -> None:
-    _ref()
-    from sessionspec.reference import request_header
+        "header_equals", session=("header_views",))
+def _req4(header_equals: Callable[..., bool]) -> Callable[..., bool]:
+    def equals(a: Mapping[str, Any], b: Mapping[str, Any], *rest: Any) -> bool:
+        return header_equals({k: v for k, v in a.items() if k != "system"},
+                             {k: v for k, v in b.items() if k != "system"}, *rest)
 
-    original = request_header.header_equals
-
-    def header_equals(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-        return original({k: v for k, v in a.items() if k != "system"}, {k: v for k, v in b.items() if k != "system"})
-
-    replace_everywhere(original, header_equals)
+    return equals
 
 
 @mutant("store9-disposes-unannounced", "STORE-9", "emits session/disposed for an entry that was never announced",
-        store=("listen", "prepare", "detach"))
-def _store9() -> None:
-    from sessionspec.reference.store import SessionStore
-
-    original = SessionStore._remove
-
-    def remove(self: Any, entry: Any) -> None:
-        entry.announced = True
-        original(self, entry)
-
-    SessionStore._remove = remove  # type: ignore[method-assign]
+        "disposal_announced", store=("listen", "prepare", "detach"))
+def _store9(announced: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda entry: True
 
 
 @mutant("store13-flush-stops-at-sync-raise", "STORE-13",
         "stops starting session/flush listeners at the first one that raises synchronously",
-        store=("listen", "create", "act"))
-def _store13() -> None:
-    from sessionspec.reference.store import SessionStore
+        "sync_flush_failure", store=("listen", "create", "act"))
+def _store13(keep_failure: Callable[[list[Any], Exception], None]) -> Callable[[list[Any], Exception], None]:
+    def stop(outcomes: list[Any], error: Exception) -> None:
+        raise error
 
-    patch_source(SessionStore, "flush", "outcomes.append(error)", "raise error")
+    return stop
 
 
 @mutant("oob4-wraps-open-turn", "OOB-4", "wraps an out-of-band event in a new turn even while a turn is open",
-        store=("out_of_band",))
-def _oob4() -> None:
-    from sessionspec.reference.store import SessionStore
-
-    patch_source(SessionStore, "append_out_of_band",
-                 'if last_boundary is not None and last_boundary["type"] == "turn/start":', "if False:")
+        "turn_is_open", store=("out_of_band",))
+def _oob4(turn_is_open: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda last_boundary: False
 
 
 @mutant("oob8-swallows-flush-failure", "OOB-8", "returns the event when only the closing flush of an out-of-band turn fails",
-        store=("out_of_band",))
-def _oob8() -> None:
-    from sessionspec.reference.store import SessionStore
-
-    original = SessionStore.append_out_of_band
-
-    async def append_out_of_band(self: Any, session: Any, type: str, data: Any, trigger: Any) -> Any:
-        real = self.flush
-
-        async def flush(target: Any) -> None:
-            try:
-                await real(target)
-            except Exception:  # noqa: BLE001, S110 - the mutation: a failed flush is forgotten
-                pass
-
-        self.flush = flush
+        "out_of_band_flush", store=("out_of_band",))
+def _oob8(flush: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    async def swallowed(store: Any, session: Any) -> None:
         try:
-            return await original(self, session, type, data, trigger)
-        finally:
-            del self.flush
+            await flush(store, session)
+        except Exception:  # noqa: BLE001, S110 - the mutation: a failed flush is forgotten
+            pass
 
-    SessionStore.append_out_of_band = append_out_of_band  # type: ignore[method-assign]
+    return swallowed
 
 
-@mutant("fork5-boundary-true-is-one", "FORK-5", "accepts the boolean true as fork boundary 1",
+@mutant("fork5-boundary-true-is-one", "FORK-5", "accepts the boolean true as fork boundary 1", "fork_seed",
         fork=("fork_invalid:not-safe-int",))
-def _fork5() -> None:
-    from sessionspec.reference.store import SessionStore
-
-    original = SessionStore._fork_seed
-
-    def fork_seed(self: Any, session: Any, requested: Any) -> Any:
-        return original(self, session, int(requested) if type(requested) is bool else requested)
-
-    SessionStore._fork_seed = fork_seed  # type: ignore[method-assign]
+def _fork5(fork_seed: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    return lambda store, session, requested: fork_seed(
+        store, session, int(requested) if type(requested) is bool else requested)
 
 
-@mutant("fork8-forks-at-step-end", "FORK-8", "forks at a step/end boundary as if it closed a turn",
+@mutant("fork8-forks-at-step-end", "FORK-8", "forks at a step/end boundary as if it closed a turn", "fork_seed",
         fork=("fork_invalid:not-turn-end",))
-def _fork8() -> None:
-    from sessionspec.reference.store import SessionStore
+def _fork8(fork_seed: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
     from sessionspec.spec.errors import SessionForkError
 
-    original = SessionStore._fork_seed
-
-    def fork_seed(self: Any, session: Any, requested: Any) -> Any:
+    def seed(store: Any, session: Any, requested: Any) -> Any:
         try:
-            return original(self, session, requested)
+            return fork_seed(store, session, requested)
         except SessionForkError as error:
-            log = session._log
+            log = session.events
             boundary = log[-1]["seq"] if requested is None else requested
             if error.code == "OPEN_TURN" and log[boundary]["type"] == "step/end":
-                return log[: boundary + 1]
+                return list(log[: boundary + 1])
             raise
 
-    SessionStore._fork_seed = fork_seed  # type: ignore[method-assign]
+    return seed
 
 
-@mutant("fork9-seed-length-off-by-one", "FORK-9", "records seedLength one short in the child's header",
+@mutant("fork9-seed-length-off-by-one", "FORK-9", "records seedLength one short in the child's header", "seed_length",
         fork=("fork_valid",))
-def _fork9() -> None:
-    from sessionspec.reference.store import SessionStore
-
-    patch_source(SessionStore, "fork", 'meta["seedLength"] = len(seed)', 'meta["seedLength"] = max(len(seed) - 1, 0)')
+def _fork9(seed_length: Callable[[Any], int]) -> Callable[[Any], int]:
+    return lambda seed: max(seed_length(seed) - 1, 0)
 
 
 @mutant("find2-ignores-trigger-kind", "FIND-2", "answers with the last turn end of any trigger kind, not only message turns",
-        storage=("find",))
-def _find2() -> None:
-    _ref()
-    from sessionspec.reference import find
-
-    original = find.find_last_message_turn_end
-
-    def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> Any:
-        started: set[Any] = set()
-        latest = None
-        for event in events:
-            data = event.get("data")
-            turn = find._turn_key(data.get("turn") if isinstance(data, dict) else None)
-            if event.get("type") == "turn/start":
-                started.add(turn)
-            elif event.get("type") == "turn/end" and turn in started:
-                started.discard(turn)
-                latest = event
-        return latest
-
-    replace_everywhere(original, find_last_message_turn_end)
+        "message_turn_start", storage=("find",))
+def _find2(message_turn_start: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda event: isinstance(event.get("data"), dict)
 
 
 @mutant("chunk3-run-ignores-name-presence", "CHUNK-3",
-        "continues a tool-call run across a delta that adds or drops the tool name",
+        "continues a tool-call run across a delta that adds or drops the tool name", "run_continues",
         storage=("pack", "stream"))
-def _chunk3() -> None:
-    from sessionspec.reference import chunk_rows
+def _chunk3(continues: Callable[[Any, Any, Any], bool]) -> Callable[[Any, Any, Any], bool]:
+    def run_continues(prev: Any, nxt: Any, row: Any) -> bool:
+        ca, cb = prev["data"]["chunk"], nxt["data"]["chunk"]
+        aligned = dict(cb)
+        for key in row.fixed:  # a key present on one side only is taken as equal
+            if key in ca and key not in cb:
+                aligned[key] = ca[key]
+            elif key in cb and key not in ca:
+                del aligned[key]
+        return continues(prev, {**nxt, "data": {**nxt["data"], "chunk": aligned}}, row)
 
-    patch_source(chunk_rows, "_continues", "if (key in ca) != (key in cb) or ca.get(key) != cb.get(key):",
-                 "if ca.get(key, cb.get(key)) != cb.get(key, ca.get(key)):")
+    return run_continues
 
 
 @mutant("chunk4-packs-runs-of-two", "CHUNK-4", "packs runs of two deltas into a row (the minimum run is three)",
+        "min_run", storage=("pack", "stream"))
+def _chunk4(min_run: int) -> int:
+    return min_run - 1
+
+
+@mutant("chunk6-dt-off-by-one", "CHUNK-6", "writes every time gap of a row one millisecond too large", "build_row",
         storage=("pack", "stream"))
-def _chunk4() -> None:
-    from sessionspec.reference import chunk_rows
-
-    chunk_rows.MIN_RUN = chunk_rows.MIN_RUN - 1
-
-
-@mutant("chunk6-dt-off-by-one", "CHUNK-6", "writes every time gap of a row one millisecond too large",
-        storage=("pack", "stream"))
-def _chunk6() -> None:
-    from sessionspec.reference import chunk_rows
-
-    original = chunk_rows._build_row
-
-    def build_row(row: Any, run: Any) -> dict[str, Any]:
-        out = original(row, run)
+def _chunk6(build_row: Callable[[Any, Any], dict[str, Any]]) -> Callable[[Any, Any], dict[str, Any]]:
+    def build(row: Any, run: Any) -> dict[str, Any]:
+        out = build_row(row, run)
         out["data"]["dt"] = [gap + 1 for gap in out["data"]["dt"]]
         return out
 
-    chunk_rows._build_row = build_row
+    return build
 
 
 @mutant("chunk9-decodes-stray-key", "CHUNK-9", "decodes a chunk row that carries a key outside its layout",
-        storage=("pack", "stream"))
-def _chunk9() -> None:
-    from sessionspec.reference import chunk_rows
+        "validate_row", storage=("pack", "stream"))
+def _chunk9(validate_row: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    from sessionspec.reference.chunk_rows import ROW_ENVELOPE_KEYS
 
-    original = chunk_rows._validate_row
-
-    def validate_row(value: Mapping[str, Any], row: Any) -> Any:
-        value = {k: v for k, v in value.items() if k in chunk_rows.ROW_ENVELOPE_KEYS}
+    def validate(value: Mapping[str, Any], row: Any) -> Any:
+        value = {k: v for k, v in value.items() if k in ROW_ENVELOPE_KEYS}
         if isinstance(value.get("data"), dict):
             value["data"] = {k: v for k, v in value["data"].items() if k in row.data_keys}
-        return original(value, row)
+        return validate_row(value, row)
 
-    chunk_rows._validate_row = validate_row
+    return validate
 
 
 @mutant("repair6-step-end-first", "REPAIR-6", "closes the open step before answering the pending calls",
-        storage=("repair", "grow"))
-def _repair6() -> None:
-    _ref()
-    from sessionspec.reference import repair
-
-    original = repair.interrupted_turn_closers
-
-    def interrupted_turn_closers(events: Any) -> list[dict[str, Any]]:
-        closers = original(events)
+        "interrupted_turn_closers", storage=("repair", "grow"))
+def _repair6(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., list[dict[str, Any]]]:
+    def interrupted_turn_closers(events: Any, *rest: Any) -> list[dict[str, Any]]:
+        closers = closers_of(events, *rest)
         if not closers:
             return closers
         ordered = [c for c in closers if c["type"] == "step/end"] + [c for c in closers if c["type"] != "step/end"]
         first = closers[0]["seq"]
         return [{**c, "seq": first + i} for i, c in enumerate(ordered)]
 
-    replace_everywhere(original, interrupted_turn_closers)
+    return interrupted_turn_closers
 
 
 @mutant("repair9-swapped-texts", "REPAIR-9", "uses the not-started text for a started call and vice versa",
-        storage=("repair", "grow"))
-def _repair9() -> None:
-    from sessionspec.reference import repair
-
-    texts = repair._REPAIR
-    repair._REPAIR = {
+        "repair_texts", storage=("repair", "grow"))
+def _repair9(texts: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {
         **texts,
         "notStarted": {**texts["notStarted"], "text": texts["outcomeUnknown"]["text"]},
         "outcomeUnknown": {**texts["outcomeUnknown"], "text": texts["notStarted"]["text"]},
@@ -591,100 +407,83 @@ def _repair9() -> None:
 
 
 @mutant("jsonl1-omits-delegation-depth", "JSONL-1", "leaves delegationDepth out of the header line when the header has none",
-        storage=("jsonl",))
-def _jsonl1() -> None:
-    _ref()
-    from sessionspec.reference import jsonl
-
-    original = jsonl.header_line
-
-    def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
-        line = original(header)
+        "header_line", storage=("jsonl",))
+def _jsonl1(header_line: Callable[[Mapping[str, Any]], dict[str, Any]]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def line_of(header: Mapping[str, Any]) -> dict[str, Any]:
+        line = header_line(header)
         if "delegationDepth" not in header:
             del line["delegationDepth"]
         return line
 
-    replace_everywhere(original, header_line)
+    return line_of
 
 
 @mutant("jsonl7-skips-holes", "JSONL-7", "skips an unparsable line, even inside the committed region, and reads on",
-        storage=("jsonl_damaged:hole-in-committed", "close"))
-def _jsonl7() -> None:
-    from sessionspec.reference import jsonl
+        "decode_line", storage=("jsonl_damaged:hole-in-committed", "close"))
+def _jsonl7(decode_line: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    from sessionspec.reference.jsonl import UNREADABLE_LINE
 
-    original = jsonl._decode_line
-    jsonl._decode_line = lambda raw: [] if (found := original(raw)) is jsonl._HOLE else found
+    return lambda raw: [] if (found := decode_line(raw)) is UNREADABLE_LINE else found
 
 
 @mutant("jsonl10-keeps-tilde", "JSONL-10", "keeps '~' unescaped in a path segment (the encoding is no longer injective)",
-        storage=("paths",))
-def _jsonl10() -> None:
-    from sessionspec.reference import jsonl
-
-    jsonl._SAFE = jsonl._SAFE | {ord("~")}
+        "path_safe_units", storage=("paths",))
+def _jsonl10(safe_units: frozenset[int]) -> frozenset[int]:
+    return safe_units | {ord("~")}
 
 
 @mutant("jsonl12-loads-mode-set", "JSONL-12", "loads an artifact holding a legacy mode/set event",
-        storage=("jsonl_damaged:legacy",))
-def _jsonl12() -> None:
-    from sessionspec.reference import jsonl
-
-    jsonl._LEGACY_TYPES = [t for t in jsonl._LEGACY_TYPES if t != "mode/set"]
+        "load_rejected_types", storage=("jsonl_damaged:legacy",))
+def _jsonl12(rejected: Sequence[str]) -> list[str]:
+    return [t for t in rejected if t != "mode/set"]
 
 
-@mutant("persist3-accepts-restated-seqs", "PERSIST-3", "lets an append batch start anywhere instead of at the stored length")
-def _persist3() -> None:
-    from sessionspec.reference import sqlite_store
+@mutant("persist3-accepts-restated-seqs", "PERSIST-3", "lets an append batch start anywhere instead of at the stored length",
+        "check_appendable")
+def _persist3(check_appendable: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
+    def check(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
+        first = events[0].get("seq") if events else None
+        check_appendable(events, first if type(first) is int else next_seq)
 
-    patch_source(sqlite_store, "check_appendable", "if event.get(\"seq\") != expected or", "if offset and event.get(\"seq\") != expected or")
-    from sessionspec.reference import persistence
-
-    persistence.check_appendable = sqlite_store.check_appendable
-
-
-@mutant("persist5-skips-data-check", "PERSIST-5", "appends event data without checking it is lossless JSON")
-def _persist5() -> None:
-    from sessionspec.reference import persistence, sqlite_store
-
-    patch_source(sqlite_store, "check_appendable", "if not is_json_value(event.get(\"data\")):", "if False:")
-    persistence.check_appendable = sqlite_store.check_appendable
+    return check
 
 
-@mutant("zstd3-tolerates-bad-checksums", "ZSTD-3", "treats a complete frame that fails its checksum like a torn one")
-def _zstd3() -> None:
-    from sessionspec.reference import jsonl_zstd
-
-    patch_source(jsonl_zstd, "decode_frames", "text = decompress(view[start:end], left)",
-                 "text = decompress(view[start:end], left, tolerate_errors=True)")
+@mutant("persist5-skips-data-check", "PERSIST-5", "appends event data without checking it is lossless JSON",
+        "check_appendable")
+def _persist5(check_appendable: Callable[[Any, int], None]) -> Callable[[Any, int], None]:
+    return lambda events, next_seq: check_appendable([{**event, "data": None} for event in events], next_seq)
 
 
-@mutant("zstd7-drops-torn-frame-records", "ZSTD-7", "drops the complete records of a torn final frame")
-def _zstd7() -> None:
-    from sessionspec.reference import jsonl_zstd
+@mutant("zstd3-tolerates-bad-checksums", "ZSTD-3", "treats a complete frame that fails its checksum like a torn one",
+        "frame_decoder")
+def _zstd3(decoder: Callable[[Any, int], bytes]) -> Callable[[Any, int], bytes]:
+    from sessionspec.reference.zstd_frames import decompress
 
-    patch_source(jsonl_zstd, "read_compressed_artifact", "if decoded.torn_plaintext:", "if False:")
-
-
-@mutant("sqlite1-accepts-foreign-databases", "SQLITE-1", "opens a database whatever its application id")
-def _sqlite1() -> None:
-    from sessionspec.reference import sqlite_store
-
-    patch_source(sqlite_store.SqliteStore, "_check_identity", "if app != APPLICATION_ID:", "if False:")
+    return lambda frame, budget: decompress(frame, budget, tolerate_errors=True)
 
 
-@mutant("sqlite5-tolerates-committed-holes", "SQLITE-5", "ends the preserved prefix at a committed hole instead of rejecting")
-def _sqlite5() -> None:
-    from sessionspec.reference import sqlite_store
+@mutant("zstd7-drops-torn-frame-records", "ZSTD-7", "drops the complete records of a torn final frame",
+        "keep_torn_frame_records")
+def _zstd7(keep: bool) -> bool:
+    return False
 
-    patch_source(sqlite_store.SqliteStore, "read_session", "if i <= last_end:", "if False:")
+
+@mutant("sqlite1-accepts-foreign-databases", "SQLITE-1", "opens a database whatever its application id",
+        "application_id_ok")
+def _sqlite1(application_id_ok: Callable[[int], bool]) -> Callable[[int], bool]:
+    return lambda app: True
 
 
-@mutant("inv2-turn-number-unchecked", "INV-2", "lets a turn/start carry any turn number",
+@mutant("sqlite5-tolerates-committed-holes", "SQLITE-5", "ends the preserved prefix at a committed hole instead of rejecting",
+        "in_committed_region")
+def _sqlite5(in_committed_region: Callable[[int, int], bool]) -> Callable[[int, int], bool]:
+    return lambda index, last_turn_end: False
+
+
+@mutant("inv2-turn-number-unchecked", "INV-2", "lets a turn/start carry any turn number", "turn_number_ok",
         session=("invariants",))
-def _inv2() -> None:
-    from sessionspec.reference import invariants
-
-    patch_source(invariants, "_transition", "if not _same(turn, next_turn):", "if False:")
+def _inv2(turn_number_ok: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    return lambda turn, expected: True
 
 
 # -- serving --------------------------------------------------------------------------------
@@ -704,7 +503,6 @@ def serve_mutant(name: str) -> int:
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     from .reference_adapter import serve
 
-    _ref()
     MUTANTS[name].apply()
 
     def start(args: Mapping[str, Any]) -> Any:

@@ -26,6 +26,7 @@ from sessionspec.spec.errors import ChunkRowError
 
 from .json_value import MAX_SAFE_INTEGER, gc_paused
 from .json_value import is_safe_int as _is_safe
+from .rule_table import TABLE, define
 
 __all__ = [
     "MIN_RUN",
@@ -172,10 +173,11 @@ def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
     out: list[Any] = []
     run: list[Mapping[str, Any]] = []
     kind: RowSpec | None = None
+    continues, build_row, min_run = TABLE.run_continues, TABLE.build_row, TABLE.min_run
 
     def flush() -> None:
-        if kind is not None and len(run) >= MIN_RUN:
-            out.append(_build_row(kind, run))
+        if kind is not None and len(run) >= min_run:
+            out.append(build_row(kind, run))
         else:
             out.extend(run)
 
@@ -187,7 +189,7 @@ def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
             kind = None
             out.append(event)
             continue
-        if row is kind and run and _continues(run[-1], event, row):
+        if row is kind and run and continues(run[-1], event, row):
             run.append(event)
             continue
         flush()
@@ -270,7 +272,7 @@ def decode_storage_record(value: Any) -> list[Any]:
     row = _ROWS.get(tag) if isinstance(tag, str) else None
     if row is None:
         return [value]
-    data, payload, times = _validate_row(value, row)
+    data, payload, times = TABLE.validate_row(value, row)
     turn = data["turn"]
     step = data["step"]
     index = data["index"]
@@ -310,3 +312,9 @@ def decode_storage_records(values: Iterable[Any]) -> list[Any]:
         for value in values:
             out.extend(decode_storage_record(value))
     return out
+
+
+define("run_continues", _continues)  # CHUNK-3
+define("min_run", MIN_RUN)  # CHUNK-4
+define("build_row", _build_row)  # CHUNK-6 (and the row layout)
+define("validate_row", _validate_row)  # CHUNK-9

@@ -24,7 +24,10 @@ from typing import Any
 
 from .json_value import FrozenDict
 from .revision import rules_for
+from .rule_table import TABLE, define
 from .surface import SurfaceState, fold_surface
+
+define("message_deriver", lambda shape: shape.derive)  # DERIVE-2..6: what a message event projects to
 
 __all__ = ["MessageLog", "derive_event_message", "derive_messages"]
 
@@ -48,15 +51,16 @@ def derive_event_message(event: Mapping[str, Any], revision: Any = None) -> Froz
     At the published revision a message event projects to the identified
     message it stores. ``revision`` is an id, a release or `Rules`.
     """
-    return rules_for(revision).messages.derive(event)
+    return TABLE.message_deriver(rules_for(revision).messages)(event)  # type: ignore[no-any-return]
 
 
 def derive_messages(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[FrozenDict]:
     """From-scratch derivation over a whole log (the oracle for :class:`MessageLog`)."""
     rules = rules_for(revision)
+    derive = TABLE.message_deriver(rules.messages)
     out = []
     for seq in fold_surface(events, revision=rules)["nodes"]:
-        message = rules.messages.derive(events[seq])
+        message = derive(events[seq])
         if message is not None:
             out.append(message)
     return out
@@ -75,7 +79,7 @@ class MessageLog:
     __slots__ = ("_cursor", "_derive", "_generation", "_messages", "_projected")
 
     def __init__(self, revision: Any = None) -> None:
-        self._derive = rules_for(revision).messages.derive
+        self._derive = TABLE.message_deriver(rules_for(revision).messages)
         self._messages: list[FrozenDict] = []
         self._generation = -1
         self._cursor = 0

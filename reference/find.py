@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .rule_table import TABLE, define
+
 __all__ = ["find_last_message_turn_end"]
 
 
@@ -35,11 +37,8 @@ def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> Mapping[s
     for event in events:
         etype = event.get("type")
         if etype == "turn/start":
-            data = event.get("data")
-            if isinstance(data, dict):
-                trigger = data.get("trigger")
-                if isinstance(trigger, dict) and trigger.get("kind") == "message":
-                    pending.add(_turn_key(data.get("turn")))
+            if TABLE.message_turn_start(event):
+                pending.add(_turn_key(event["data"].get("turn")))
         elif etype == "turn/end":
             data = event.get("data")
             key = _turn_key(data.get("turn") if isinstance(data, dict) else None)
@@ -47,3 +46,15 @@ def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> Mapping[s
                 pending.discard(key)
                 latest = event
     return latest
+
+
+def _message_turn_start(event: Mapping[str, Any]) -> bool:
+    """FIND-2: a turn/start whose trigger kind is ``message`` (other triggers start no candidate turn)."""
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return False
+    trigger = data.get("trigger")
+    return isinstance(trigger, dict) and trigger.get("kind") == "message"
+
+
+define("message_turn_start", _message_turn_start)

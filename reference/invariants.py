@@ -33,6 +33,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import InvariantError
 
 from .revision import Rules, rules_for
+from .rule_table import TABLE, define
 
 if TYPE_CHECKING:  # pragma: no cover
     from .session import Session
@@ -99,6 +100,9 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is str and type(b) is str:
         return a == b
     return False  # bools/None are singletons (caught by `is`); containers are references
+
+
+define("turn_number_ok", _same)  # INV-2: a turn/start carries the expected turn number (JavaScript ===)
 
 
 def _truthy(value: Any) -> bool:
@@ -302,7 +306,7 @@ def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | Non
         if open_turn is not None:  # INV-2
             _fail(errors, "INV-2", "INV_TURN_ALREADY_OPEN",
                   f"turn/start {_show(turn)} while turn {_show(open_turn)} is still open", index, err_seq)
-        if not _same(turn, next_turn):
+        if not TABLE.turn_number_ok(turn, next_turn):
             _fail(errors, "INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}",
                   index, err_seq)
         state.open_turn = turn

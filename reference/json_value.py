@@ -39,6 +39,8 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonValueError
 from sessionspec.spec.loader import json_pointer
 
+from .rule_table import TABLE, define
+
 __all__ = [
     "MAX_SAFE_INTEGER",
     "FrozenDict",
@@ -198,7 +200,8 @@ def is_nonneg_safe_int(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
-def _bad_float(value: float) -> str | None:
+def _float_problem(value: float) -> str | None:
+    """Why a float is not a lossless JSON number (JSON-2: NaN, infinities, -0.0), or None."""
     if value != value:
         return "NaN is not JSON"
     if value in (math.inf, -math.inf):
@@ -206,6 +209,13 @@ def _bad_float(value: float) -> str | None:
     if value == 0.0 and _NEG_ZERO_SIGN(1.0, value) < 0:
         return "-0.0 does not survive JSON (it reads back as 0)"
     return None
+
+
+define("float_problem", _float_problem)
+
+
+def _bad_float(value: float) -> str | None:
+    return TABLE.float_problem(value)  # type: ignore[no-any-return]
 
 
 def _scalar_problem(value: object) -> str | None:
@@ -329,7 +339,7 @@ def _validate(value: object) -> bool:
                 stack.append((iter(v), v))
                 break
             if tv is float:
-                if v != v or v in (math.inf, -math.inf) or (v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0):
+                if _bad(v):
                     return False
                 continue
             return False
@@ -362,11 +372,7 @@ class _TooDeep(Exception):
 
 
 def _bad(v: float) -> bool:
-    return v != v or v in (_INF, _NINF) or (v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0)
-
-
-_INF = math.inf
-_NINF = -math.inf
+    return TABLE.float_problem(v) is not None
 
 
 def _val_dict(d: dict[Any, Any], depth: int) -> None:
@@ -563,6 +569,10 @@ def _fz_flist(items: FrozenList, depth: int) -> FrozenList:
 
 def is_json_value(value: object) -> bool:
     """True exactly when :func:`snapshot_json_value` would succeed (JSON-9)."""
+    return TABLE.is_json_value(value)  # type: ignore[no-any-return]
+
+
+def _is_json_value(value: object) -> bool:
     t = type(value)
     if t is str or t is int or t is bool or value is None:
         return True
@@ -580,6 +590,9 @@ def is_json_value(value: object) -> bool:
     except (_TooDeep, RecursionError):
         return _validate(value)
     return True
+
+
+define("is_json_value", _is_json_value)
 
 
 def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - the one-pass copy/freeze walk dispatches on every JSON type with an explicit stack
@@ -632,7 +645,7 @@ def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - the one-pass co
                     stack.append([iter(v), [], v, False, k, not (freeze and tv is FrozenList)])
                     break
                 elif tv is float:
-                    if v != v or v in (math.inf, -math.inf) or (v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0):
+                    if _bad(v):
                         raise _Invalid
                     out[k] = v
                 else:
@@ -679,7 +692,7 @@ def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - the one-pass co
                     stack.append([iter(v), [], v, False, None, not (freeze and tv is FrozenList)])
                     break
                 elif tv is float:
-                    if v != v or v in (math.inf, -math.inf) or (v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0):
+                    if _bad(v):
                         raise _Invalid
                     append(v)
                 else:

@@ -35,9 +35,11 @@ from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
+from .rule_table import TABLE, define
 from .session import Session
 
 __all__ = [
+    "UNREADABLE_LINE",
     "Artifact",
     "LoadedArtifact",
     "append_batch",
@@ -82,6 +84,10 @@ def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
     is always written, 0 when the header has none (HDR-12). Keys the format
     does not know are not written.
     """
+    return TABLE.header_line(header)  # type: ignore[no-any-return]
+
+
+def _header_line(header: Mapping[str, Any]) -> dict[str, Any]:
     missing = [key for key in ("version", "id", "createdAt") if key not in header]
     if missing:
         raise JsonlError(
@@ -201,13 +207,14 @@ def _read_bytes(source: bytes | bytearray | memoryview | str | os.PathLike[str])
     return data, path
 
 
-_HOLE = object()
+UNREADABLE_LINE: Any = object()
+"""What the line decoder gives for a line that holds no readable record (JSONL-5)."""
 
 
 def _decode_line(raw: bytes) -> Any:
-    """The events one complete line stands for, or ``_HOLE`` (JSONL-5)."""
+    """The events one complete line stands for, or ``UNREADABLE_LINE`` (JSONL-5)."""
     if not raw:
-        return _HOLE
+        return UNREADABLE_LINE
     try:
         try:
             value = json_text.loads(raw)
@@ -216,7 +223,7 @@ def _decode_line(raw: bytes) -> Any:
             value = json_text.loads(raw.decode("utf-8", errors="replace"))
         return decode_storage_record(value)
     except (SessionSpecError, ValueError):
-        return _HOLE
+        return UNREADABLE_LINE
 
 
 def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str]) -> Artifact:
@@ -245,16 +252,17 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
 
     decoded: list[Any] = []
     start = ends[0]
+    decode_line = TABLE.decode_line
     with gc_paused():  # a bulk build of acyclic values: collections during it only re-traverse them
         for end in ends[1:]:
-            decoded.append(_decode_line(data[start : end - 1]))
+            decoded.append(decode_line(data[start : end - 1]))
             start = end
 
     # The committed region ends at the last line holding a turn/end (JSONL-6).
     last_turn_end = -1
     for i in range(len(decoded) - 1, -1, -1):
         records = decoded[i]
-        if records is not _HOLE and any(
+        if records is not UNREADABLE_LINE and any(
             isinstance(event, dict) and event.get("type") == "turn/end" for event in records
         ):
             last_turn_end = i
@@ -265,7 +273,7 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
     stopped: int | None = None
     for i, records in enumerate(decoded):
         file_line = i + 2
-        if records is _HOLE:
+        if records is UNREADABLE_LINE:
             if i <= last_turn_end:
                 raise JsonlError(f"corrupt session log: unparsable committed event at line {file_line}",
                                  "JSONL_CORRUPT", requirement="JSONL-7", path=path)
@@ -289,7 +297,7 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
             break
         last_line = i
 
-    holes = [i + 2 for i in range(max(last_turn_end + 1, 0), len(decoded)) if decoded[i] is _HOLE]
+    holes = [i + 2 for i in range(max(last_turn_end + 1, 0), len(decoded)) if decoded[i] is UNREADABLE_LINE]
     truncate_offset = ends[last_line + 1] if last_line >= 0 else ends[0]
     return Artifact(
         header=header_from_line(parsed_header),
@@ -355,7 +363,7 @@ class LoadedArtifact:
 
 def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path: str | None) -> None:
     """JSONL-12: the load path refuses legacy records (delta, mode/set, fallback reason)."""
-    for legacy in _LEGACY_TYPES:
+    for legacy in TABLE.load_rejected_types:
         for event in events:
             if event.get("type") == legacy:
                 raise JsonlError(
@@ -457,7 +465,8 @@ def encode_path_segment(raw: str) -> str:
         return "~002E"
     if raw == "..":
         return "~002E~002E"
-    return "".join(chr(unit) if unit in _SAFE else f"~{unit:04X}" for unit in _utf16_units(raw))
+    safe = TABLE.path_safe_units
+    return "".join(chr(unit) if unit in safe else f"~{unit:04X}" for unit in _utf16_units(raw))
 
 
 def project_dir_key(cwd: str) -> str:
@@ -466,13 +475,14 @@ def project_dir_key(cwd: str) -> str:
         raise JsonlError("cannot encode an empty project path", "JSONL_PATH_INVALID", requirement="JSONL-10")
     out: list[str] = []
     separator_run = False
+    safe = TABLE.path_safe_units
     for unit in _utf16_units(cwd):
         if unit in (0x2F, 0x5C, 0x3A):  # / \ :
             if not separator_run:
                 out.append("-")
             separator_run = True
         else:
-            out.append(chr(unit) if unit in _SAFE else f"~{unit:04X}")
+            out.append(chr(unit) if unit in safe else f"~{unit:04X}")
             separator_run = False
     slug = "".join(out).lstrip("-") or "root"
     return f"--{slug[:_KEY_MAX]}--"
@@ -494,3 +504,9 @@ def session_log_path(
     """The artifact path of a session (JSONL-10); the reference backend compresses by default."""
     name = _COMPRESSED_NAME if compression == "zstd" else _PLAIN_NAME
     return session_dir(root, cwd, session_id) / name
+
+
+define("header_line", _header_line)  # JSONL-1
+define("decode_line", _decode_line)  # JSONL-5, JSONL-7: a line's records or UNREADABLE_LINE
+define("path_safe_units", _SAFE)  # JSONL-10: the UTF-16 units a path segment keeps as they are
+define("load_rejected_types", _LEGACY_TYPES)  # JSONL-12: the legacy types the load path refuses

@@ -39,6 +39,7 @@ from .jsonl import (
     read_artifact,
     seed_repaired,
 )
+from .rule_table import TABLE, define
 from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
 
 __all__ = [
@@ -92,9 +93,10 @@ def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = 
     scan = scan_frames(data)
     view = memoryview(data)
     plaintexts: list[bytes] = []
+    decode_frame = TABLE.frame_decoder
     for index, (start, end) in enumerate(scan.frames):
         try:
-            text = decompress(view[start:end], left)
+            text = decode_frame(view[start:end], left)
         except CompressedArtifactError as error:
             error.message = f"frame {index} (bytes {start}-{end}): {error.message}"
             error.args = (error.message,)
@@ -157,7 +159,7 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None) -> Co
             "ZSTD_TORN_RECORD", requirement="ZSTD-6", path=path,
         )
     recovered: list[dict[str, Any]] = []
-    if decoded.torn_plaintext:
+    if decoded.torn_plaintext and TABLE.keep_torn_frame_records:
         recovered = read_artifact(complete + decoded.torn_plaintext).events[len(logical.events) :]
     return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
 
@@ -245,3 +247,7 @@ def load_compressed_artifact(
                                 truncate_to=torn_start)
     truncated = 0 if torn_start is None else artifact.size - torn_start
     return LoadedArtifact(session, artifact.header, [*artifact.events, *closers], closers, truncated)
+
+
+define("frame_decoder", decompress)  # ZSTD-3: a complete frame decodes exactly (checksum included) or is refused
+define("keep_torn_frame_records", True)  # ZSTD-7: the complete records of a torn final frame are kept

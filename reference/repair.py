@@ -19,6 +19,7 @@ from typing import Any
 from sessionspec.spec import FORMAT
 
 from .revision import rules_for
+from .rule_table import TABLE, define
 
 __all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
 
@@ -40,6 +41,10 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
     with ``surfaceOp`` written before ``sourceEventSeqs``. The payload shape of
     the synthetic results follows ``revision`` (REPAIR-8).
     """
+    return TABLE.interrupted_turn_closers(events, revision)  # type: ignore[no-any-return]
+
+
+def _interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[dict[str, Any]]:
     rules = rules_for(revision)
     shape = rules.messages
     open_turn: Any = None
@@ -81,7 +86,8 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
     closers: list[dict[str, Any]] = []
     for call_id, (step, call_seq) in pending.items():
         started = call_seq is not None
-        spec = _REPAIR["outcomeUnknown"] if started else _REPAIR["notStarted"]
+        texts = TABLE.repair_texts
+        spec = texts["outcomeUnknown"] if started else texts["notStarted"]
         message_id = rules.interrupted_message_id.format(callId=call_id, seq=seq)
         data = shape.closer_result(open_turn, step, call_id, spec["text"], message_id)
         data["error"] = {"name": spec["name"], "code": spec["code"]}
@@ -102,3 +108,7 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
         }
     )
     return closers
+
+
+define("interrupted_turn_closers", _interrupted_turn_closers)  # REPAIR-1 … REPAIR-8 (REPAIR-6: their order)
+define("repair_texts", _REPAIR)  # REPAIR-9: the text of each synthetic result

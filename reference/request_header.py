@@ -17,6 +17,7 @@ from sessionspec.spec import FORMAT
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
 from .revision import rules_for
+from .rule_table import TABLE, define
 
 __all__ = [
     "REQUEST_HEADER_TYPE",
@@ -45,6 +46,10 @@ def canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[st
     At a revision with adapter-default markers, ``adapterDefaults`` is kept
     unchanged when one of its markers is ``true``.
     """
+    return TABLE.canonical_header(header, revision)  # type: ignore[no-any-return]
+
+
+def _canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
     if not isinstance(header, Mapping):
         return {}
     out: dict[str, Any] = {}
@@ -63,6 +68,9 @@ def canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[st
         if isinstance(defaults, Mapping) and any(defaults.get(m) is True for m in markers):
             out["adapterDefaults"] = defaults
     return out
+
+
+define("canonical_header", _canonical_header)  # REQ-1
 
 
 def _header_of(event: Mapping[str, Any]) -> Any:
@@ -112,6 +120,10 @@ def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = No
     tool lists (absent = ``[]``) pairwise identical as compact JSON text, so the
     order of tools and of keys inside a schema both matter.
     """
+    return TABLE.header_equals(a, b, revision)  # type: ignore[no-any-return]
+
+
+def _header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = None) -> bool:
     rules = rules_for(revision)
     if not call_config_equals(a.get("config"), b.get("config"), rules):
         return False
@@ -126,6 +138,9 @@ def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = No
     if len(ta) != len(tb):
         return False
     return all(x is y or dumps(x) == dumps(y) for x, y in zip(ta, tb))
+
+
+define("header_equals", _header_equals)  # REQ-4
 
 
 def _markers_equal(a: Mapping[str, Any], b: Mapping[str, Any], markers: Sequence[str]) -> bool:

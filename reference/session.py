@@ -38,6 +38,7 @@ from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .json_value import is_safe_int as _signed_safe
 from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
+from .rule_table import TABLE, define
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 __all__ = [
@@ -253,7 +254,7 @@ def validate_header(session_id: str, header: Any = NO_HEADER, revision: Any = No
         cwd = record["cwd"]
         if type(cwd) is not str:
             raise HeaderError("session header cwd must be a string", "HEADER_CWD", requirement="HDR-6")
-        if not _is_absolute(cwd):
+        if not TABLE.is_absolute_path(cwd):
             raise HeaderError(f"session header cwd must be an absolute path, got {cwd!r}",
                               "HEADER_CWD", requirement="HDR-6")
     if "parentSession" in record and type(record["parentSession"]) is not str:
@@ -275,6 +276,11 @@ def validate_header(session_id: str, header: Any = NO_HEADER, revision: Any = No
 
 def _is_absolute(path: str) -> bool:
     return os.path.isabs(path)  # DEC-12: absolute on the host
+
+
+define("is_absolute_path", _is_absolute)
+define("check_seed_entry", check_seed_entry)  # SEED-11: the order of the entry checks
+define("append_legacy_type", _DELTA_TYPE)  # APPEND-3: the type append refuses (seeds refuse it by SEED-4)
 
 
 def validate_seed(seed: Iterable[Any], revision: Any = None) -> list[FrozenDict]:
@@ -300,7 +306,7 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
     append = log.append
     project = messages.project if messages is not None else None
     for index, entry in enumerate(seed):
-        event = check_seed_entry(entry, index, rules)
+        event = TABLE.check_seed_entry(entry, index, rules)
         try:
             plan = check(event, index)  # SEED-10: the same transition as a live append
         except SurfaceError as error:
@@ -429,7 +435,7 @@ class Session:
                 "APPEND_DATA_NOT_JSON", requirement="APPEND-2", path=error.path, cause=error,
             ) from error
         # (b) legacy vocabulary (APPEND-3).
-        if type == _DELTA_TYPE:
+        if type == TABLE.append_legacy_type:
             raise AppendError(f'session event "{type}" uses unsupported legacy request/header-delta format',
                               "APPEND_LEGACY_HEADER_DELTA", requirement="APPEND-3")
         if type == "request/header" and frozen.__class__ is FrozenDict and is_rejected_reason(frozen.get("reason")):
@@ -495,7 +501,7 @@ class Session:
 
     def derive_event_message(self, event: Mapping[str, Any]) -> Any:
         """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
-        return self._rules.messages.derive(event)
+        return TABLE.message_deriver(self._rules.messages)(event)
 
     def request_header(self) -> Any:
         """The canonical request header in force, or ``None`` before the first ``request/header`` (REQ-3)."""

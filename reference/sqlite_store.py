@@ -32,6 +32,7 @@ from . import json_text
 from .json_value import is_json_value, is_nonneg_safe_int
 from .jsonl import LoadedArtifact, check_loadable
 from .repair import interrupted_turn_closers
+from .rule_table import TABLE, define
 from .session import Session
 
 __all__ = ["APPLICATION_ID", "USER_VERSION", "SqliteStore", "StoredSession", "is_sqlite", "schema_sql"]
@@ -179,7 +180,7 @@ class SqliteStore:
                 return True
             raise _error("database holds no session store (empty, no application id)",
                          "SQLITE_FOREIGN", "SQLITE-1", self.path)
-        if app != APPLICATION_ID:
+        if not TABLE.application_id_ok(app):
             raise _error(f"database belongs to another application (application_id {app:#x}, "
                          f"expected {APPLICATION_ID:#x})", "SQLITE_FOREIGN", "SQLITE-1", self.path)
         if version != USER_VERSION:
@@ -273,7 +274,7 @@ class SqliteStore:
         preserved: list[dict[str, Any]] = []
         for i, event in enumerate(events):
             if event is None or event["seq"] != i:
-                if i <= last_end:
+                if TABLE.in_committed_region(i, last_end):
                     what = "unparsable event row" if event is None else f"seq gap (expected {i}, got {rows[i][0]})"
                     raise SqliteStoreError(f"corrupt session {session_id!r}: {what} in the committed region",
                                            "SQLITE_CORRUPT", requirement="SQLITE-5", seq=rows[i][0],
@@ -418,7 +419,11 @@ def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:
 
 
 def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
-    """The backend contract's batch checks: contiguous seqs from ``next_seq``, JSON data (PERSIST-2 … PERSIST-4)."""
+    """The backend contract's batch checks: contiguous seqs from ``next_seq``, JSON data (PERSIST-2 … PERSIST-5)."""
+    TABLE.check_appendable(events, next_seq)
+
+
+def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
     for offset, event in enumerate(events):
         expected = next_seq + offset
         if event.get("seq") != expected or type(event.get("seq")) is not int:
@@ -433,3 +438,8 @@ def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None
                 f"data of {event.get('type')} event at seq {expected} is not losslessly JSON-serializable",
                 "PERSIST_DATA_NOT_JSON", requirement="PERSIST-5", index=offset, seq=expected,
             )
+
+
+define("check_appendable", _check_appendable)  # PERSIST-3 … PERSIST-5
+define("application_id_ok", lambda app: app == APPLICATION_ID)  # SQLITE-1: only this format's databases open
+define("in_committed_region", lambda index, last_turn_end: index <= last_turn_end)  # SQLITE-5: a hole there is corrupt

@@ -40,6 +40,7 @@ from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .revision import rules_for
+from .rule_table import TABLE, define
 from .session import Session, now_ms
 from .surface import SurfacePlan
 
@@ -392,7 +393,7 @@ class SessionStore:
         if entry.owner_release is not None:
             entry.owner_release()
             entry.owner_release = None
-        if entry.announced:
+        if TABLE.disposal_announced(entry):
             try:
                 listeners = self._snapshot("session/disposed", entry)
                 self._contained(listeners, "session/disposed", entry.id, (entry.session,))
@@ -511,7 +512,7 @@ class SessionStore:
             try:
                 result = listener(session)
             except Exception as error:  # noqa: BLE001 - a sync raise is that listener's failure
-                outcomes.append(error)
+                TABLE.sync_flush_failure(outcomes, error)
                 continue
             if inspect.isawaitable(result):
                 future = asyncio.ensure_future(result)
@@ -568,7 +569,7 @@ class SessionStore:
                 if event["type"] == "turn/start" or event["type"] == "turn/end":
                     last_boundary = event
                     break
-            if last_boundary is not None and last_boundary["type"] == "turn/start":
+            if TABLE.turn_is_open(last_boundary):
                 return session.append(type, data)  # OOB-4
             turn = 1
             for event in reversed(log):
@@ -587,7 +588,7 @@ class SessionStore:
             if opened:
                 session.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
                 try:
-                    await self.flush(session)
+                    await TABLE.out_of_band_flush(self, session)
                 except Exception as error:  # noqa: BLE001
                     if failure is None:
                         failure = error
@@ -613,12 +614,12 @@ class SessionStore:
             raise SessionForkError(f"session {child_id!r} already exists", "SESSION_ALREADY_EXISTS",
                                    requirement="FORK-1")
         live = self._resolve_fork_source(source)
-        seed = self._fork_seed(live, boundary)
+        seed = TABLE.fork_seed(self, live, boundary)
         meta: dict[str, Any] = {}
         if "cwd" in live.header:
             meta["cwd"] = live.header["cwd"]
         meta["parentSession"] = live.id
-        meta["seedLength"] = len(seed)
+        meta["seedLength"] = TABLE.seed_length(seed)
         return self.create(child_id, seed=seed, meta=meta, scope=scope)
 
     def _resolve_fork_source(self, source: Session | str) -> Session:
@@ -688,4 +689,19 @@ def _next_turn(data: Any) -> Any:
     return 1
 
 
+def _keep_sync_failure(outcomes: builtins.list[Any], error: Exception) -> None:
+    """STORE-13: a listener that raises synchronously is that listener's failure; the others still start."""
+    outcomes.append(error)
 
+
+def _turn_is_open(last_boundary: Mapping[str, Any] | None) -> bool:
+    """OOB-4: the last turn boundary is a turn/start (an out-of-band event then joins that turn)."""
+    return last_boundary is not None and last_boundary["type"] == "turn/start"
+
+
+define("disposal_announced", lambda entry: entry.announced)  # STORE-9: only announced entries are disposed
+define("sync_flush_failure", _keep_sync_failure)
+define("turn_is_open", _turn_is_open)
+define("out_of_band_flush", lambda store, session: store.flush(session))  # OOB-8: its failure is raised
+define("fork_seed", SessionStore._fork_seed)  # FORK-5 … FORK-8: the boundary checks and the seed
+define("seed_length", len)  # FORK-9: seedLength is the seed's length

@@ -31,6 +31,7 @@ from sessionspec.spec.errors import SurfaceError
 
 from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
+from .rule_table import TABLE, define
 
 __all__ = [
     "SURFACE_TYPES",
@@ -147,7 +148,7 @@ class SurfaceState:
 
         rules = rules_for(revision)
         self._types = rules.surface_types
-        self._rewrite_key = rules.messages.rewrite_key
+        self._rewrite_key = TABLE.rewrite_key_for(rules.messages)
         if events is None:
             self._lookup: EventLookup | None = None
         elif callable(events):
@@ -313,6 +314,8 @@ class SurfaceState:
                 )
             return SurfacePlan("log", seq, self._version)
         if op is _MISSING:
+            op = TABLE.surface_op_when_missing(etype)
+        if op is _MISSING:
             raise self._error(
                 f'session event "{etype}" is surface-eligible and requires a surfaceOp marker',
                 "SURFACE_MARKER_MISSING",
@@ -323,7 +326,7 @@ class SurfaceState:
         if op == "append" and type(op) is str:
             sources = event.get("sourceEventSeqs", _MISSING)
             if sources is not _MISSING and not plain_append_sources(sources, seq, etype):
-                self._check_sources(event, etype, seq, (), index)  # raises the located SURF-7 error
+                TABLE.check_sources(self, event, etype, seq, (), index)  # raises the located SURF-7 error
             return SurfacePlan("append", seq, self._version)
         if not isinstance(op, dict):
             raise self._error(
@@ -352,7 +355,7 @@ class SurfaceState:
         end: int = op["end"]
         slot_s = self._bound_slot("start", start, event, index)
         slot_e = self._bound_slot("end", end, event, index)
-        if slot_s > slot_e:
+        if TABLE.replace_range_reversed(slot_s, slot_e, start, end):
             raise self._error(
                 f"surface replace: start seq {start} (position {self.position_of(start)}) is after "
                 f"end seq {end} (position {self.position_of(end)})",
@@ -373,7 +376,7 @@ class SurfaceState:
         while slot != slot_e and len(shadowed) <= limit:
             slot = find(slot + 1)
             shadowed.append(slot_seq[slot])
-        self._check_sources(event, etype, seq, shadowed, index, complete=slot == slot_e)
+        TABLE.check_sources(self, event, etype, seq, shadowed, index, complete=slot == slot_e)
         if etype == "tool/result":
             self._check_tool_result_rewrite(event, shadowed, index)
         return SurfacePlan("replace", seq, self._version, start, end, shadowed)
@@ -522,7 +525,7 @@ class SurfaceState:
         self._dead += len(shadowed) - 1
         slot_seq[start_slot] = plan.seq
         seq_slot[plan.seq] = start_slot
-        self._generation += 1
+        self._generation = TABLE.next_replace_generation(self._generation, plan)
         self._nodes_cache = None
 
     def advance(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
@@ -533,6 +536,18 @@ class SurfaceState:
 
 
 _SHOWN_SEQS = 20
+
+
+def _replace_range_reversed(start_slot: int, end_slot: int, start: int, end: int) -> bool:
+    """SURF-5: a replace range is reversed when its start comes after its end by surface position (not by seq)."""
+    return start_slot > end_slot
+
+
+define("surface_op_when_missing", lambda etype: _MISSING)  # APPEND-5: a surface event without surfaceOp is refused
+define("replace_range_reversed", _replace_range_reversed)
+define("check_sources", SurfaceState._check_sources)  # SURF-7 then SURF-9
+define("rewrite_key_for", lambda shape: shape.rewrite_key)  # SURF-10: what a tool/result rewrite must keep
+define("next_replace_generation", lambda generation, plan: generation + 1)  # SURF-13: one per replace
 
 
 def _seq_list(seqs: Sequence[int], complete: bool) -> str:

@@ -90,17 +90,67 @@ def test_a_saved_trace_reproduces_the_failure_of_a_mutant_and_passes_on_the_refe
     assert "1 of 1 steps match" in against_reference.getvalue()
 
 
-def test_patches_fail_loudly_when_the_reference_changes_under_them():
-    def sample(x: int) -> int:
-        return x + 1
+def _reference_state() -> dict[str, object]:
+    """Every global of every reference module and every class attribute defined there, by identity."""
+    import sessionspec.reference as reference
+    from sessionspec.reference import rule_table
 
-    holder = type("Holder", (), {"sample": staticmethod(sample)})
-    with pytest.raises(LookupError, match="snippet"):
-        mutants.patch_source(holder, "sample", "x " + "* 2", "x")
-    mutants.patch_source(holder, "sample", "x + 1", "x + 2")
-    assert holder.sample(1) == 3
-    with pytest.raises(LookupError, match="constant"):
-        mutants.patch_constant(sample, "absent", "x")
+    rule_table.entries()  # import every module that defines an entry
+    state: dict[str, object] = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(reference.__name__ + ".") or module is None:
+            continue
+        for key, value in vars(module).items():
+            state[f"{name}.{key}"] = value
+            if isinstance(value, type) and value.__module__ == name:
+                for attr, member in vars(value).items():
+                    state[f"{name}.{key}.{attr}"] = member
+    return state
+
+
+@pytest.mark.parametrize("name", list(mutants.MUTANTS))
+def test_each_mutant_swaps_exactly_one_rule_table_entry_and_nothing_else(name, monkeypatch):
+    """A mutant is a variant through the public seam: one entry differs, no module or class is patched,
+    and building it reads no source text (so renaming locals in the reference cannot break it)."""
+    import inspect
+    import linecache
+
+    from sessionspec.reference import rule_table
+
+    def no_source(*args, **kwargs):
+        raise AssertionError("a mutant read source text")
+
+    before_state = _reference_state()
+    before = rule_table.entries()
+    monkeypatch.setattr(inspect, "getsource", no_source)
+    monkeypatch.setattr(inspect, "getsourcelines", no_source)
+    monkeypatch.setattr(linecache, "getlines", no_source)
+    try:
+        mutants.MUTANTS[name].apply()
+        after = rule_table.entries()
+        after_state = _reference_state()
+    finally:
+        rule_table.restore()
+    assert [entry for entry in before if after[entry] is not before[entry]] == [mutants.MUTANTS[name].entry]
+    assert {k for k in before_state if after_state.get(k) is not before_state[k]} == set()
+    assert rule_table.entries() == before
+
+
+def test_mutants_use_the_rule_table_only_never_source_text():
+    """No recompiling, no getsource, no private reference names (tests/packaging/test_private_names.py)."""
+    import ast
+
+    tree = ast.parse(Path(mutants.__file__).read_text(encoding="utf-8"))
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names}
+    assert not {"exec", "compile", "eval", "setattr"} & names
+    assert not {"getsource", "getsourcelines", "__code__", "co_consts"} & attributes
+    assert not {"inspect", "textwrap", "linecache"} & imported
+    from sessionspec.reference import rule_table
+
+    assert {m.entry for m in mutants.MUTANTS.values()} == set(rule_table.HOMES), "an entry no mutant swaps"
 
 
 def test_the_mutant_process_names_itself_and_leaves_this_process_untouched():
