@@ -387,8 +387,8 @@ def test_json_hot_path_is_linear_and_fast() -> None:
         }
         for i in range(20_000)
     ]
-    start = time.perf_counter()
+    start = time.process_time()
     with gc_paused():
         frozen = [freeze_json_value(e) for e in events]
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert frozen[-1]["data"]["chunk"]["text"] == "tok"

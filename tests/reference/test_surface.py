@@ -521,8 +521,8 @@ def test_surf_replace_cost_does_not_grow_with_surface_size() -> None:
     for j in range(k):
         a, b = tail[2 * j], tail[2 * j + 1]
         events.append({"type": "user/message", "seq": n + j, "time": 0, "data": None, "surfaceOp": rep(a, b), "sourceEventSeqs": [a, b]})
-    start = time.perf_counter()
+    start = time.process_time()
     result = fold_surface(events)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert len(result["nodes"]) == n - k and result["nodes"][-1] == n + k - 1
     assert elapsed < 1.0, elapsed
