@@ -32,6 +32,7 @@ from typing import Any, TextIO
 
 from sessionspec.reference.atomic import OutputError
 from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
+from sessionspec.spec.inputs import read_text
 
 PERSISTENCE = "persistence-catalog.md"
 EVENTS = "event-catalog.md"
@@ -151,12 +152,11 @@ def check(rendered: dict[str, str], target: Path, out: TextIO, err: TextIO) -> i
     stale = []
     for name, expected in rendered.items():
         path = target / name
-        try:
-            actual = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not path.exists() and not path.is_symlink():
             actual = ""
-        except (OSError, UnicodeDecodeError) as exc:  # a folder in its place, unreadable, not UTF-8
-            actual = f"<unreadable: {exc}>"
+        else:  # bounded: a FIFO, a device or a folder in its place, unreadable, not UTF-8
+            text, problem = read_text(path)
+            actual = text if text is not None else f"<unreadable: {problem}>"
         if actual != expected:
             stale.append(name)
             out.writelines(

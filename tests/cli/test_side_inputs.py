@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -82,3 +83,16 @@ def test_a_symlinked_folder_in_a_registry_is_not_entered(tmp_path):
     (registry / "events" / "loop").symlink_to(registry / "events")
     result = cli("catalog", "--registry", str(registry), "--out", str(tmp_path / "cat"))
     assert result.code == 0, result.err
+
+
+def test_catalog_check_does_not_wait_on_a_fifo_in_place_of_a_catalog(tmp_path, monkeypatch):
+    monkeypatch.setattr(inputs, "FIFO_WAIT", 0.05)
+    target = tmp_path / "cat"
+    assert cli("catalog", "--out", str(target)).code == 0
+    first = min(target.iterdir())
+    first.unlink()
+    os.mkfifo(first)
+    started = time.monotonic()
+    result = cli("catalog", "--out", str(target), "--check")
+    assert result.code == 1 and first.name in result.err and time.monotonic() - started < 30
+    assert stat.S_ISFIFO(first.lstat().st_mode)  # --check writes nothing
