@@ -18,6 +18,7 @@ The row tags, member keys and ``MIN_RUN`` come from the spec constants.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate, pairwise
 from types import MappingProxyType
 from typing import Any
 
@@ -37,7 +38,9 @@ __all__ = [
     "RowSpec",
     "decode_storage_record",
     "decode_storage_records",
+    "expand_row",
     "pack_chunk_runs",
+    "row_spec",
 ]
 
 MIN_RUN: int = FORMAT.chunk_min_run
@@ -93,42 +96,116 @@ ROW_SPECS: Mapping[str, RowSpec] = MappingProxyType(_ROWS)
 _BY_CHUNK_TYPE: dict[str, RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
 
 
-def _keys_are(value: Mapping[str, Any], exact: frozenset[str]) -> bool:
-    """Whether ``value`` has exactly the keys ``exact`` (one C-level containment test)."""
-    return len(value) == len(exact) and value.keys() >= exact
+def _classify(event: Any) -> tuple[RowSpec, int, int, tuple[Any, ...]] | None:
+    """(row layout, seq, time, run key) of an event that packs, or None to store it verbatim (CHUNK-2, DEC-13).
 
-
-def _classify(event: Any) -> RowSpec | None:
-    """The row layout an event packs into, or None to store it verbatim (CHUNK-2, DEC-13)."""
-    if not isinstance(event, dict) or event.get("type") != _CHUNK_EVENT_TYPE or not _keys_are(event, _EVENT_KEYS):
+    Two packable deltas continue one run when their layouts and run keys (turn, step, index and
+    the run-constant fields, absent ones included) are equal, the seqs consecutive and the time
+    gap a safe integer (CHUNK-3). The cheapest refusals come first: most events are not deltas.
+    """
+    if not isinstance(event, dict) or event.get("type") != _CHUNK_EVENT_TYPE:
         return None
-    seq = event["seq"]
-    if type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER or not _is_safe(event["time"]):
+    data = event.get("data")
+    if not isinstance(data, dict):
         return None
-    data = event["data"]
-    if not isinstance(data, dict) or not _keys_are(data, _EVENT_DATA_KEYS):
-        return None
-    if type(data["turn"]) is not int or type(data["step"]) is not int:
-        return None
-    chunk = data["chunk"]
-    if not isinstance(chunk, dict) or type(chunk.get("index")) is not int:
+    chunk = data.get("chunk")
+    if not isinstance(chunk, dict):
         return None
     chunk_type = chunk.get("type")
-    row = _BY_CHUNK_TYPE.get(chunk_type) if isinstance(chunk_type, str) else None
-    if row is None:
+    row = _BY_CHUNK_TYPE.get(chunk_type) if type(chunk_type) is str else None
+    if row is None or event.keys() != _EVENT_KEYS or data.keys() != _EVENT_DATA_KEYS:
         return None
-    if not (_keys_are(chunk, row.chunk_keys) or (row.optional and _keys_are(chunk, row.chunk_keys_min))):
+    keys = chunk.keys()
+    if not (keys == row.chunk_keys or (row.optional and keys == row.chunk_keys_min)):
         return None
-    if type(chunk[row.member_key]) is not str:
+    seq = event["seq"]
+    time = event["time"]
+    turn = data["turn"]
+    step = data["step"]
+    index = chunk["index"]
+    if (
+        type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER
+        or type(time) is not int or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+        or type(turn) is not int or type(step) is not int or type(index) is not int
+        or type(chunk[row.member_key]) is not str
+    ):
         return None
-    for key in row.fixed:
-        if key in chunk and type(chunk[key]) is not str:
+    if not row.fixed:
+        return row, seq, time, (turn, step, index)
+    fixed = tuple(chunk.get(key, _ABSENT) for key in row.fixed)
+    for value in fixed:
+        if value is not _ABSENT and type(value) is not str:
             return None
-    return row
+    return row, seq, time, (turn, step, index, *fixed)
+
+
+_ABSENT: Any = object()
+
+
+def _build_row(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    first = run[0]
+    fdata = first["data"]
+    fchunk = fdata["chunk"]
+    times = [event["time"] for event in run]
+    data: dict[str, Any] = {
+        "turn": fdata["turn"],
+        "step": fdata["step"],
+        "index": fchunk["index"],
+        "dt": [b - a for a, b in pairwise(times)],
+    }
+    for key in row.fixed:
+        if key in fchunk:
+            data[key] = fchunk[key]
+    member = row.member_key
+    data[row.list_key] = [event["data"]["chunk"][member] for event in run]
+    return {"type": row.tag, "seq0": first["seq"], "time0": first["time"], "data": data}
+
+
+def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """Records to store for a batch: runs of >= MIN_RUN packable deltas become rows (CHUNK-1..7).
+
+    Pure: the input is not modified and events are passed through as the same
+    objects. Runs never span calls.
+    """
+    if TABLE.run_continues is not _continues:  # a variant's run rule (a mutant): the general loop asks it
+        return _pack_general(events)
+    out: list[Any] = []
+    append = out.append
+    run: list[Mapping[str, Any]] = []
+    kind: RowSpec | None = None
+    run_key: tuple[Any, ...] = ()
+    last_seq = last_time = 0
+    classify = _classify
+    for event in events:
+        found = classify(event)
+        if found is None:
+            if run:
+                _flush(out, kind, run)
+                run = []
+                kind = None
+            append(event)
+            continue
+        row, seq, time, key = found
+        if (  # _continues, on the run keys (CHUNK-3)
+            row is kind and seq == last_seq + 1 and key == run_key
+            and -MAX_SAFE_INTEGER <= time - last_time <= MAX_SAFE_INTEGER
+        ):
+            run.append(event)
+        else:
+            if run:
+                _flush(out, kind, run)
+            run = [event]
+            kind = row
+            run_key = key
+        last_seq = seq
+        last_time = time
+    if run:
+        _flush(out, kind, run)
+    return out
 
 
 def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: RowSpec) -> bool:
-    """Whether ``nxt`` extends a run ending in ``prev`` (CHUNK-3)."""
+    """Whether ``nxt`` extends a run ending in ``prev`` (CHUNK-3); the fast loop compares run keys instead."""
     if nxt["seq"] != prev["seq"] + 1:
         return False
     if not -MAX_SAFE_INTEGER <= nxt["time"] - prev["time"] <= MAX_SAFE_INTEGER:
@@ -141,62 +218,40 @@ def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: RowSpec) ->
     cb = b["chunk"]
     if ca["index"] != cb["index"]:
         return False
-    for key in row.fixed:  # noqa: SIM110 - an explicit loop is faster than all() over a generator (pack hot path)
+    for key in row.fixed:  # noqa: SIM110 - an explicit loop is faster than all() over a generator
         if (key in ca) != (key in cb) or ca.get(key) != cb.get(key):
             return False
     return True
 
 
-def _build_row(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    first = run[0]
-    fdata = first["data"]
-    fchunk = fdata["chunk"]
-    data: dict[str, Any] = {
-        "turn": fdata["turn"],
-        "step": fdata["step"],
-        "index": fchunk["index"],
-        "dt": [run[i + 1]["time"] - run[i]["time"] for i in range(len(run) - 1)],
-    }
-    for key in row.fixed:
-        if key in fchunk:
-            data[key] = fchunk[key]
-    data[row.list_key] = [event["data"]["chunk"][row.member_key] for event in run]
-    return {"type": row.tag, "seq0": first["seq"], "time0": first["time"], "data": data}
-
-
-def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """Records to store for a batch: runs of >= MIN_RUN packable deltas become rows (CHUNK-1..7).
-
-    Pure: the input is not modified and events are passed through as the same
-    objects. Runs never span calls.
-    """
+def _pack_general(events: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """:func:`pack_chunk_runs` asking the rule table's ``run_continues`` for every pair."""
     out: list[Any] = []
     run: list[Mapping[str, Any]] = []
     kind: RowSpec | None = None
-    continues, build_row, min_run = TABLE.run_continues, TABLE.build_row, TABLE.min_run
-
-    def flush() -> None:
-        if kind is not None and len(run) >= min_run:
-            out.append(build_row(kind, run))
-        else:
-            out.extend(run)
-
+    continues = TABLE.run_continues
     for event in events:
-        row = _classify(event)
-        if row is None:
-            flush()
-            run = []
-            kind = None
-            out.append(event)
-            continue
-        if row is kind and run and continues(run[-1], event, row):
+        found = _classify(event)
+        row = found[0] if found is not None else None
+        if row is not None and row is kind and run and continues(run[-1], event, row):
             run.append(event)
             continue
-        flush()
-        kind = row
-        run = [event]
-    flush()
+        if run:
+            _flush(out, kind, run)
+        run, kind = ([event], row) if row is not None else ([], None)
+        if row is None:
+            out.append(event)
+    if run:
+        _flush(out, kind, run)
     return out
+
+
+def _flush(out: list[Any], kind: RowSpec | None, run: list[Mapping[str, Any]]) -> None:
+    """A finished run: one row when it is long enough (CHUNK-4), else its events verbatim."""
+    if kind is not None and len(run) >= TABLE.min_run:
+        out.append(TABLE.build_row(kind, run))
+    else:
+        out.extend(run)
 
 
 def _malformed(tag: str, why: str) -> ChunkRowError:
@@ -210,53 +265,93 @@ def _is_number(value: object) -> bool:
 
 
 def _validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
+    """CHUNK-9 in the order of behaviours.md section 16; returns (data, members, member times).
+
+    The per-member checks are whole-list operations (``set(map(type, ...))``, ``min``/``max``,
+    ``accumulate``), so a row costs a few C-level passes however many members it has; every
+    message is independent of which member failed, so the order of the checks is all that matters.
+    """
     tag = row.tag
-    if not _keys_are(value, ROW_ENVELOPE_KEYS):
+    if value.keys() != ROW_ENVELOPE_KEYS:
         raise _malformed(tag, "envelope must be exactly {type, seq0, time0, data}")
     seq0 = value["seq0"]
     if type(seq0) is not int or not 0 <= seq0 <= MAX_SAFE_INTEGER:
         raise _malformed(tag, "seq0 must be a non-negative safe integer")
-    if not _is_safe(value["time0"]):
+    time0 = value["time0"]
+    if not _is_safe(time0):
         raise _malformed(tag, "time0 must be a safe integer")
     data = value["data"]
     if not isinstance(data, dict):
         raise _malformed(tag, "data must be an object")
-    if not (_keys_are(data, row.data_keys) or (row.optional and _keys_are(data, row.data_keys_min))):
+    if not (data.keys() == row.data_keys or (row.optional and data.keys() == row.data_keys_min)):
         shown = ", ".join(k + ("?" if k in row.optional else "") for k in FORMAT.chunk_rows[tag].data_keys)
         raise _malformed(tag, f"data must be exactly {{{shown}}}")
     for key in row.fixed:
         if key in data and type(data[key]) is not str:
             names = " and ".join(row.fixed)
             raise _malformed(tag, f"{names} must be strings")
-    if not (_is_number(data["turn"]) and _is_number(data["step"]) and _is_number(data["index"])):
+    turn, step, index = data["turn"], data["step"], data["index"]
+    if not (
+        (turn.__class__ is int or _is_number(turn))
+        and (step.__class__ is int or _is_number(step))
+        and (index.__class__ is int or _is_number(index))
+    ):
         raise _malformed(tag, "turn/step/index must be numbers")
     payload = data[row.list_key]
-    if not isinstance(payload, list) or not payload:
+    if not isinstance(payload, list) or not payload or set(map(type, payload)) != _STR_ONLY:
         raise _malformed(tag, f"{row.list_key} must be a non-empty list of strings")
-    for member in payload:
-        if type(member) is not str:
-            raise _malformed(tag, f"{row.list_key} must be a non-empty list of strings")
     dt = data["dt"]
-    if not isinstance(dt, list):
+    if not isinstance(dt, list) or (dt and (set(map(type, dt)) != _INT_ONLY or max(map(abs, dt)) > MAX_SAFE_INTEGER)):
         raise _malformed(tag, "dt must be a list of safe integers")
-    # One pass: gap types (checked first) and the running member times (checked last).
-    time = value["time0"]
-    times = [time]
-    time_escapes = False
-    for gap in dt:
-        if type(gap) is not int or not -MAX_SAFE_INTEGER <= gap <= MAX_SAFE_INTEGER:
-            raise _malformed(tag, "dt must be a list of safe integers")
-        time += gap
-        if not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER:
-            time_escapes = True
-        times.append(time)
     if len(dt) != len(payload) - 1:
         raise _malformed(tag, f"dt length {len(dt)} does not match {len(payload)} members")
     if seq0 + len(payload) - 1 > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member seqs must stay safe integers")
-    if time_escapes:
+    times = list(accumulate(dt, initial=time0))
+    if max(map(abs, times)) > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member times must stay safe integers")
     return data, payload, times
+
+
+_STR_ONLY = {str}
+_INT_ONLY = {int}
+
+
+def expand_row(value: Mapping[str, Any], row: RowSpec) -> list[dict[str, Any]]:
+    """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
+    plain dicts in the format's key order; raises :class:`ChunkRowError`."""
+    data, payload, times = TABLE.validate_row(value, row)
+    turn = data["turn"]
+    step = data["step"]
+    index = data["index"]
+    chunk_type = row.chunk_type
+    member_key = row.member_key
+    seq0 = value["seq0"]
+    event_type = _CHUNK_EVENT_TYPE
+    seqs = range(seq0, seq0 + len(payload))
+    if not row.fixed:
+        return [
+            {"type": event_type, "seq": seq, "time": time,
+             "data": {"turn": turn, "step": step, "chunk": {"type": chunk_type, "index": index, member_key: member}}}
+            for seq, time, member in zip(seqs, times, payload)
+        ]
+    base = {"type": chunk_type, "index": index}
+    for key in row.fixed:
+        if key in data:
+            base[key] = data[key]
+    return [
+        {"type": event_type, "seq": seq, "time": time,
+         "data": {"turn": turn, "step": step, "chunk": {**base, member_key: member}}}
+        for seq, time, member in zip(seqs, times, payload)
+    ]
+
+
+def row_spec(value: Any) -> RowSpec | None:
+    """The layout of a stored record whose ``type`` is a row tag, else None (CHUNK-8)."""
+    if value.__class__ is not dict and not isinstance(value, dict):
+        return None
+    tag = value.get("type")
+    return _ROWS.get(tag) if tag.__class__ is str else None
 
 
 def decode_storage_record(value: Any) -> list[Any]:
@@ -266,39 +361,8 @@ def decode_storage_record(value: Any) -> list[Any]:
     returned as ``[value]`` unvalidated; a row is validated and expanded into
     plain event dicts, or :class:`ChunkRowError` is raised.
     """
-    if not isinstance(value, dict):
-        return [value]
-    tag = value.get("type")
-    row = _ROWS.get(tag) if isinstance(tag, str) else None
-    if row is None:
-        return [value]
-    data, payload, times = TABLE.validate_row(value, row)
-    turn = data["turn"]
-    step = data["step"]
-    index = data["index"]
-    fixed = [(k, data[k]) for k in row.fixed if k in data]
-    chunk_type = row.chunk_type
-    member_key = row.member_key
-    seq0 = value["seq0"]
-    event_type = _CHUNK_EVENT_TYPE
-    if not fixed:
-        return [
-            {
-                "type": event_type,
-                "seq": seq0 + k,
-                "time": times[k],
-                "data": {"turn": turn, "step": step, "chunk": {"type": chunk_type, "index": index, member_key: member}},
-            }
-            for k, member in enumerate(payload)
-        ]
-    events = []
-    for k, member in enumerate(payload):
-        chunk: dict[str, Any] = {"type": chunk_type, "index": index}
-        for key, fixed_value in fixed:
-            chunk[key] = fixed_value  # noqa: PERF403 - builds the chunk in the key order of the format
-        chunk[member_key] = member
-        events.append({"type": event_type, "seq": seq0 + k, "time": times[k], "data": {"turn": turn, "step": step, "chunk": chunk}})
-    return events
+    row = row_spec(value)
+    return [value] if row is None else expand_row(value, row)
 
 
 def decode_storage_records(values: Iterable[Any]) -> list[Any]:
@@ -308,9 +372,20 @@ def decode_storage_records(values: Iterable[Any]) -> list[Any]:
     (collections during it would only re-traverse the growing output).
     """
     out: list[Any] = []
+    append = out.append
+    extend = out.extend
+    rows = _ROWS
     with gc_paused():
         for value in values:
-            out.extend(decode_storage_record(value))
+            if value.__class__ is dict:  # the common case, inlined: a parsed record
+                tag = value.get("type")
+                row = rows.get(tag) if tag.__class__ is str else None
+            else:
+                row = row_spec(value)
+            if row is None:
+                append(value)
+            else:
+                extend(expand_row(value, row))
     return out
 
 

@@ -18,12 +18,13 @@ JSON reader (this one, JavaScript) reads back as the ONE astral character the
 pair encodes. In UTF-16 (the format's native string model) the two are the
 same string; only Python distinguishes them. Lone surrogates round-trip.
 
-orjson is the fast path. It is not used where it would be wrong: it refuses
-depth > 1024 (read) or > 254 (write), lone surrogates and integers outside
-64 bits (write), and it silently reads integer literals beyond 64 bits as
-floats and writes NaN as ``null``. Those cases go to the iterative
-implementation below, which also produces the located error messages
-(line, column, JSON pointer).
+msgspec is the fast reader and orjson the fast writer. Neither is used where
+it would be wrong: msgspec declines lone surrogates, integers beyond CPython's
+conversion limit and deep nesting; orjson refuses depth > 254, lone surrogates
+and integers outside 64 bits on write (and would read integer literals beyond
+64 bits as floats, so it is not the reader). Those cases go to the iterative
+implementation below, which also produces the located error messages (line,
+column, JSON pointer).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scann
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple, cast
 
+import msgspec
 import orjson
 from sessionspec.spec.errors import JsonTextError
 
@@ -42,6 +44,7 @@ from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_json_value,
 
 __all__ = [
     "ANOMALY_KINDS",
+    "FAST_DECLINED",
     "Anomaly",
     "AnomalyHook",
     "JsonSyntaxError",
@@ -49,16 +52,21 @@ __all__ = [
     "dumps",
     "dumps_bytes",
     "escape_surrogates",
+    "fast_loads",
     "loads",
     "loads_with_duplicates",
     "parse",
 ]
 
-# An integer literal of 19+ digits may lie outside [-2**63, 2**64 - 1], which
-# orjson would read as a float. Finding such a digit run anywhere (even inside
-# a string) just sends the text to the exact parser.
-_LONG_DIGITS_STR = re.compile(r"[0-9]{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+# The fast reader: msgspec reads integers of any length up to CPython's conversion limit
+# exactly (orjson reads those beyond 64 bits as floats, which needed a digit-run scan of the
+# whole text first) and agrees with the exact parser on every text it accepts
+# (tests/reference/test_json_text.py); it declines lone surrogates, longer integers and
+# deep nesting, which the exact parser then reads.
+fast_loads = msgspec.json.Decoder().decode
+"""The fast reader alone: :func:`loads` for every text it accepts; raises one of
+``FAST_DECLINED`` where :func:`loads` must decide (bulk readers fall back to it then)."""
+FAST_DECLINED = (msgspec.DecodeError, RecursionError)
 
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_AT = cast("Callable[[str, int], re.Match[str]]", _WS.match)  # always matches (possibly empty)
@@ -314,12 +322,10 @@ def _decode(text: str | bytes | bytearray | memoryview) -> str:
 
 def loads(text: str | bytes | bytearray | memoryview) -> Any:
     """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`."""
-    long_digits = _LONG_DIGITS_STR if isinstance(text, str) else _LONG_DIGITS_BYTES
     try:
-        if long_digits.search(text) is None:  # type: ignore[arg-type]
-            return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
+        return fast_loads(text)
+    except FAST_DECLINED:
+        pass  # not JSON, or JSON msgspec declines: the exact parser decides and locates
     except TypeError:
         raise JsonTextError(
             f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import JsonlError, JsonTextError, SessionSpecError
+from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
 from sessionspec.spec.inputs import read_input
 
 from . import json_text
 from .atomic import write_atomic
-from .chunk_rows import decode_storage_record, pack_chunk_runs
+from .chunk_rows import ROW_SPECS, decode_storage_record, expand_row, pack_chunk_runs
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
@@ -231,18 +231,13 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
     data, path = _read_bytes(source)
     size = len(data)
     # Only `\n`-terminated lines count; a final fragment is torn (JSONL-4).
-    ends: list[int] = []
-    position = data.find(b"\n")
-    while position != -1:
-        ends.append(position + 1)
-        position = data.find(b"\n", position + 1)
-    if not ends:
+    lines = data.split(b"\n")
+    if len(lines) == 1:
         raise JsonlError("empty or header-less session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
-    fragment = size - ends[-1]
+    fragment = len(lines.pop())
 
-    header_raw = data[: ends[0] - 1]
     try:
-        parsed_header = json_text.loads(header_raw)
+        parsed_header = json_text.loads(lines[0])
     except (SessionSpecError, ValueError) as error:
         raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path, cause=error) from error
@@ -250,13 +245,77 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
         raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path)
 
-    decoded: list[Any] = []
-    start = ends[0]
-    decode_line = TABLE.decode_line
     with gc_paused():  # a bulk build of acyclic values: collections during it only re-traverse them
-        for end in ends[1:]:
-            decoded.append(decode_line(data[start : end - 1]))
-            start = end
+        clean = _read_clean(lines)
+    if clean is not None:  # every line whole and contiguous: nothing to truncate, no holes
+        events, last_turn_end = clean
+        return Artifact(
+            header=header_from_line(parsed_header),
+            header_line=parsed_header,
+            events=events,
+            size=size,
+            truncate_offset=size - fragment,
+            committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
+            fragment_bytes=fragment,
+        )
+    return _read_damaged(lines, parsed_header, size, fragment, path)
+
+
+def _read_clean(lines: list[bytes]) -> tuple[list[Any], int] | None:
+    """The events of lines 2.. and the index of the last line holding a ``turn/end``, when every line is
+    a whole record and the seqs run on from 0 (the common case, in one pass); else None.
+
+    A line the fast reader declines (a hole, a seq gap, a malformed row, text only the exact
+    parser reads) sends the whole artifact to :func:`_read_damaged`, which decides exactly.
+    """
+    if TABLE.decode_line is not _decode_line:  # a variant's line rule (a mutant): only the general reader uses it
+        return None
+    decode = json_text.fast_loads
+    declined = json_text.FAST_DECLINED
+    rows = ROW_SPECS
+    events: list[Any] = []
+    append = events.append
+    extend = events.extend
+    expected = 0
+    last_turn_end = 0
+    for index in range(1, len(lines)):
+        try:
+            value = decode(lines[index])
+        except declined:
+            return None
+        if value.__class__ is not dict:
+            return None
+        tag = value.get("type")
+        row = rows.get(tag) if tag.__class__ is str else None
+        if row is None:
+            seq = value.get("seq")
+            if seq.__class__ is not int or seq != expected:
+                return None
+            append(value)
+            expected += 1
+            if tag == "turn/end":
+                last_turn_end = index
+        else:
+            if value.get("seq0") != expected:
+                return None
+            try:
+                members = expand_row(value, row)
+            except ChunkRowError:
+                return None
+            extend(members)
+            expected += len(members)
+    return events, last_turn_end
+
+
+def _read_damaged(
+    lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None
+) -> Artifact:
+    """The exact reader for an artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8)."""
+    decoded: list[Any] = []
+    decode_line = TABLE.decode_line
+    with gc_paused():
+        for raw in lines[1:]:
+            decoded.append(decode_line(raw))
 
     # The committed region ends at the last line holding a turn/end (JSONL-6).
     last_turn_end = -1
@@ -298,7 +357,9 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
         last_line = i
 
     holes = [i + 2 for i in range(max(last_turn_end + 1, 0), len(decoded)) if decoded[i] is UNREADABLE_LINE]
-    truncate_offset = ends[last_line + 1] if last_line >= 0 else ends[0]
+    # the byte end of the last preserved line (or of the header line): the lines before it and their `\n`s
+    kept = lines[: last_line + 2]
+    truncate_offset = sum(map(len, kept)) + len(kept)
     return Artifact(
         header=header_from_line(parsed_header),
         header_line=parsed_header,

@@ -29,7 +29,7 @@ from typing import Any
 from sessionspec.spec import SURFACE_TYPES
 from sessionspec.spec.errors import SurfaceError
 
-from .json_value import MAX_SAFE_INTEGER, FrozenList, json_equal
+from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
 from .rule_table import TABLE, define
 
@@ -595,9 +595,39 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: Any = None) -> d
     replacements: list[dict[str, Any]] = []
     check = state.check
     apply = state.apply
-    for event in events:
+    position = 0
+    for at in _marked(events, state._types):
+        state.skip(at - position)  # the plain log-only events between two marked ones
+        event = events[at]
         plan = check(event)
         apply(plan)
         if plan.kind == "replace":
             replacements.append(plan.replacement())
+        position = at + 1
     return {"nodes": list(state.nodes), "replacements": replacements}
+
+
+def _marked(events: Sequence[Mapping[str, Any]], types: frozenset[str]) -> Sequence[int]:
+    """Positions of the events :meth:`SurfaceState.check` must see; every other one is a plain log-only event.
+
+    Plain log-only: a dict whose ``seq`` is the int equal to its position, whose ``type`` is a str
+    outside ``types``, with neither surface marker. One pass touching each event once (a log is
+    larger than the caches, so several C-level passes cost more); anything unusual makes every
+    position marked, so ``check`` decides and reports.
+    """
+    marked: list[int] = []
+    append = marked.append
+    for position, event in enumerate(events):
+        cls = event.__class__
+        if cls is not dict and cls is not FrozenDict:
+            return range(len(events))
+        seq = event.get("seq")
+        etype = event.get("type")
+        if type(seq) is not int or seq != position or type(etype) is not str:
+            return range(len(events))
+        if etype in types or "surfaceOp" in event or "sourceEventSeqs" in event:
+            append(position)
+    return marked
+
+
+_STR_ONLY = {str}

@@ -1,0 +1,155 @@
+"""The storage path's fast paths decide exactly as the general paths they skip.
+
+Three shortcuts of issue 13 (docs/benchmarks.md): the JSON reader (msgspec,
+else the exact parser), the artifact reader (one pass over whole, contiguous
+lines, else the line-by-line reader of JSONL-5..8) and the surface fold (only
+the marked events go through ``SurfaceState.check``). Each is compared with
+its general path on generated logs, including damaged ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sessionspec.reference import json_text, jsonl, surface
+from sessionspec.reference.json_text import dumps, loads
+from sessionspec.spec.errors import SessionSpecError
+from strategies import json_values, session_logs
+
+
+def _exact(text: str | bytes) -> Any:
+    return json_text._Parser(text.decode("utf-8") if isinstance(text, bytes) else text, False).parse()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same compact JSON text, which also tells ``1`` from ``1.0`` and ``-0.0`` from ``0.0``."""
+    return dumps(a) == dumps(b)
+
+
+@given(json_values(), st.sampled_from(["", " ", "\n\t"]))
+def test_fast_reader_reads_what_the_exact_parser_reads(value: Any, space: str) -> None:
+    text = space + dumps(value) + space
+    assert _same(loads(text), _exact(text))
+    assert _same(loads(text.encode()), _exact(text))
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1,"b":2,"a":3}', "123456789012345678901234567890", "-99999999999999999999", "18446744073709551616",
+    "1" * 4000, "[1e22, 1e23, 5e-324, 1.7976931348623157e308, 1.5e-400, -1e-400]", "-0", "-0.0", "0.1e1",
+    '"\\ud800"', '{"\\udfff": "\\ud800x"}', '"\\ud800\\udc00"', "[" * 3000 + "]" * 3000, '"\\u0000\\/"',
+    "100000000000000000000000000000000000000e-20", "12345678901234567890123e-3",
+])
+def test_fast_reader_edge_cases(text: str) -> None:
+    """Long integers, negative zero, lone surrogates, deep nesting: read exactly (msgspec declines some)."""
+    assert _same(loads(text), _exact(text))
+    assert _same(loads(text.encode()), _exact(text))
+
+
+@pytest.mark.parametrize("text", ["NaN", "1e400", "[1,]", "\ufeff{}", '"\x01"', "01", "", "{} {}", "1" * 5000 + "x"])
+def test_fast_reader_rejects_what_the_exact_parser_rejects(text: str) -> None:
+    with pytest.raises(SessionSpecError):
+        _exact(text)
+    with pytest.raises(SessionSpecError):
+        loads(text)
+
+
+_DAMAGE = st.sampled_from(["none", "hole", "gap", "torn", "blank", "bad-row", "surrogate", "long-int", "not-object"])
+
+
+def _damaged(events: list[dict[str, Any]], damage: str, at: int) -> bytes:
+    header = {"version": 0, "id": "s", "createdAt": 1}
+    data = jsonl._header_bytes(header) + jsonl.encode_records(events)
+    lines = data.split(b"\n")
+    line = 1 + at % max(len(lines) - 2, 1) if len(lines) > 2 else 1
+    if damage == "hole":
+        lines[line] = b"{not json"
+    elif damage == "gap" and len(lines) > 2:
+        lines[line] = lines[line].replace(b'"seq":', b'"seq":1', 1).replace(b'"seq0":', b'"seq0":1', 1)
+    elif damage == "torn":
+        return data[: len(data) - 1 - at % max(len(data) // 2, 1)]
+    elif damage == "blank":
+        lines.insert(line, b"")
+    elif damage == "bad-row":
+        lines[line] = lines[line].replace(b'"dt":[', b'"dt":[true,', 1)
+    elif damage == "surrogate":
+        lines[line] = lines[line].replace(b'"type":', b'"x":"\\ud800","type":', 1)
+    elif damage == "long-int":
+        lines[line] = lines[line].replace(b'"time":', b'"time":1' + b"0" * 30 + b",\"t\":", 1)
+    elif damage == "not-object":
+        lines[line] = b"[1,2]"
+    return b"\n".join(lines)
+
+
+def _read(data: bytes) -> Any:
+    try:
+        return jsonl.read_artifact(data)
+    except SessionSpecError as error:
+        return (type(error), error.code, str(error))
+
+
+@given(session_logs(), _DAMAGE, st.integers(0, 10_000))
+def test_artifact_reader_one_pass_agrees_with_the_line_by_line_reader(
+    events: list[dict[str, Any]], damage: str, at: int
+) -> None:
+    data = _damaged(events, damage, at)
+    fast = _read(data)
+    original = jsonl._read_clean
+    jsonl._read_clean = lambda lines: None  # type: ignore[assignment]  # force the general reader
+    try:
+        general = _read(data)
+    finally:
+        jsonl._read_clean = original
+    assert fast == general
+
+
+_EDIT = st.sampled_from(["none", "seq", "bool-seq", "marker", "sources", "type", "no-type", "no-marker", "list"])
+
+
+def _edited(events: list[dict[str, Any]], edit: str, at: int) -> list[Any]:
+    out: list[Any] = [dict(e) for e in events]
+    if not out:
+        return out
+    i = at % len(out)
+    event = out[i]
+    if edit == "seq":
+        event["seq"] += 1
+    elif edit == "bool-seq" and event["seq"] == 1:
+        event["seq"] = True
+    elif edit == "marker":
+        event["surfaceOp"] = "append"
+    elif edit == "sources":
+        event["sourceEventSeqs"] = [0]
+    elif edit == "type":
+        event["type"] = ["user/message"]
+    elif edit == "no-type":
+        del event["type"]
+    elif edit == "no-marker":
+        event.pop("surfaceOp", None)
+    elif edit == "list":
+        out[i] = list(event)
+    return out
+
+
+def _fold(events: list[Any]) -> Any:
+    try:
+        return surface.fold_surface(events)
+    except (SessionSpecError, AttributeError, TypeError) as error:
+        return (type(error), getattr(error, "code", None), str(error))
+
+
+@given(session_logs(), _EDIT, st.integers(0, 10_000))
+def test_fold_that_skips_plain_log_events_agrees_with_checking_every_event(
+    events: list[dict[str, Any]], edit: str, at: int
+) -> None:
+    edited = _edited(events, edit, at)
+    fast = _fold(edited)
+    original = surface._marked
+    surface._marked = lambda events, types: range(len(events))  # type: ignore[assignment]  # check every event
+    try:
+        general = _fold(edited)
+    finally:
+        surface._marked = original
+    assert fast == general
