@@ -16,12 +16,15 @@ file: the target is then exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["OutputError", "check_target", "fsync_dir", "write_atomic"]
+__all__ = ["OutputError", "atomic_writer", "check_target", "fsync_dir", "write_atomic"]
 
 
 class OutputError(OSError):
@@ -65,6 +68,18 @@ def check_target(path: str | os.PathLike[str]) -> Path:
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the contents of ``path`` with ``data`` atomically, creating parent folders."""
+    with atomic_writer(path) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary handle on a temp file that replaces ``path`` when the block ends without an exception.
+
+    For writers that stream (memory bounded by what they hold, not by the file): an exception in the
+    block removes the temp file and leaves the target exactly as it was. The block may read back what
+    it wrote (``handle.flush()``, then ``os.pread(handle.fileno(), ...)``) before deciding.
+    """
     target = check_target(path)
     name = os.fspath(path)
     try:
@@ -78,7 +93,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

@@ -17,7 +17,7 @@ The row tags, member keys and ``MIN_RUN`` come from the spec constants.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, pairwise
 from types import MappingProxyType
 from typing import Any
@@ -39,8 +39,10 @@ __all__ = [
     "decode_storage_record",
     "decode_storage_records",
     "expand_row",
+    "expand_row_batches",
     "pack_chunk_runs",
     "row_spec",
+    "validate_row",
 ]
 
 MIN_RUN: int = FORMAT.chunk_min_run
@@ -317,16 +319,35 @@ _STR_ONLY = {str}
 _INT_ONLY = {int}
 
 
+def validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
+    """CHUNK-9 for a row with layout ``row`` (:func:`row_spec`): (data, members, member times), or
+    :class:`ChunkRowError`."""
+    return TABLE.validate_row(value, row)  # type: ignore[no-any-return]
+
+
 def expand_row(value: Mapping[str, Any], row: RowSpec) -> list[dict[str, Any]]:
     """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
     data, payload, times = TABLE.validate_row(value, row)
+    return _members(value["seq0"], data, row, payload, times)
+
+
+def expand_row_batches(value: Mapping[str, Any], row: RowSpec, batch: int) -> Iterator[list[dict[str, Any]]]:
+    """:func:`expand_row` ``batch`` members at a time (validated once, before the first batch), so that a
+    streaming writer never holds a long row's member events all at once."""
+    data, payload, times = TABLE.validate_row(value, row)
+    seq0 = value["seq0"]
+    for start in range(0, len(payload), batch):
+        stop = start + batch
+        yield _members(seq0 + start, data, row, payload[start:stop], times[start:stop])
+
+
+def _members(seq0: int, data: Mapping[str, Any], row: RowSpec, payload: list[str], times: list[int]) -> list[dict[str, Any]]:
     turn = data["turn"]
     step = data["step"]
     index = data["index"]
     chunk_type = row.chunk_type
     member_key = row.member_key
-    seq0 = value["seq0"]
     event_type = _CHUNK_EVENT_TYPE
     seqs = range(seq0, seq0 + len(payload))
     if not row.fixed:

@@ -22,15 +22,24 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
+import orjson
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
 from sessionspec.spec.inputs import read_input
 
 from . import json_text
 from .atomic import write_atomic
-from .chunk_rows import ROW_SPECS, decode_storage_record, expand_row, pack_chunk_runs
+from .chunk_rows import (
+    ROW_SPECS,
+    decode_storage_record,
+    expand_row,
+    expand_row_batches,
+    pack_chunk_runs,
+    row_spec,
+    validate_row,
+)
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
@@ -58,6 +67,7 @@ __all__ = [
     "session_dir",
     "session_log_path",
     "write_artifact",
+    "write_unpacked",
 ]
 
 _JSONL = FORMAT.jsonl
@@ -261,12 +271,13 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
     return _read_damaged(lines, parsed_header, size, fragment, path)
 
 
-def _read_clean(lines: list[bytes]) -> tuple[list[Any], int] | None:
+def _read_clean(lines: list[bytes], keep: bool = True) -> tuple[list[Any], int] | None:
     """The events of lines 2.. and the index of the last line holding a ``turn/end``, when every line is
     a whole record and the seqs run on from 0 (the common case, in one pass); else None.
 
     A line the fast reader declines (a hole, a seq gap, a malformed row, text only the exact
     parser reads) sends the whole artifact to :func:`_read_damaged`, which decides exactly.
+    ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
     """
     if TABLE.decode_line is not _decode_line:  # a variant's line rule (a mutant): only the general reader uses it
         return None
@@ -274,7 +285,7 @@ def _read_clean(lines: list[bytes]) -> tuple[list[Any], int] | None:
     declined = json_text.FAST_DECLINED
     rows = ROW_SPECS
     events: list[Any] = []
-    append = events.append
+    append = events.append if keep else _discard
     extend = events.extend
     expected = 0
     last_turn_end = 0
@@ -299,12 +310,68 @@ def _read_clean(lines: list[bytes]) -> tuple[list[Any], int] | None:
             if value.get("seq0") != expected:
                 return None
             try:
-                members = expand_row(value, row)
+                if keep:
+                    members = expand_row(value, row)
+                    extend(members)
+                    expected += len(members)
+                else:
+                    expected += len(validate_row(value, row)[1])
             except ChunkRowError:
                 return None
-            extend(members)
-            expected += len(members)
     return events, last_turn_end
+
+
+def _discard(value: Any) -> None:
+    """``list.append`` for a pass that keeps nothing."""
+
+
+def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096) -> int | None:
+    """Write the artifact ``data`` with every event on its own line to ``handle``; the number of events.
+
+    The same bytes as ``header line + encode_records(read_artifact(data).events, pack=False)``, in memory
+    bounded by the input and ``batch`` member events (a row is expanded ``batch`` members at a time,
+    never whole), for an artifact whose lines are all whole and contiguous. Anything else (holes, gaps,
+    a malformed row, a bad header) returns None before writing anything: the caller then takes
+    :func:`read_artifact`, which decides and reports exactly.
+    """
+    lines = data.split(b"\n")
+    if len(lines) == 1:
+        return None
+    lines.pop()  # a torn fragment (or nothing): never part of the log (JSONL-4)
+    try:
+        parsed_header = json_text.loads(lines[0])
+    except (SessionSpecError, ValueError):
+        return None
+    if not _is_header_line(parsed_header) or _read_clean(lines, keep=False) is None:
+        return None
+    dumps = json_text.dumps_bytes
+    orjson_dumps = orjson.dumps
+    handle.write(dumps(header_line(header_from_line(parsed_header))) + b"\n")
+    events = 0
+    for index in range(1, len(lines)):
+        value = json_text.loads(lines[index])
+        row = row_spec(value)
+        out = bytearray()
+        if row is None:
+            out += dumps(value)
+            out += b"\n"
+            events += 1
+        else:
+            for members in expand_row_batches(value, row, batch):
+                out.clear()
+                for event in members:
+                    # built from a validated row: JSON values whose only hazard is a lone surrogate
+                    # (orjson refuses it), so the lossless-value walk of dumps_bytes is not needed
+                    try:
+                        out += orjson_dumps(event)
+                    except orjson.JSONEncodeError:
+                        out += dumps(event)
+                    out += b"\n"
+                handle.write(out)
+                events += len(members)
+            continue
+        handle.write(out)
+    return events
 
 
 def _read_damaged(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -149,3 +151,38 @@ def test_unpacking_a_huge_row_costs_memory_in_proportion_to_its_output(tmp_path)
     # the events themselves (~1 KB each as Python objects) plus a few copies of the output; a list of
     # a million orjson results once kept ~4 KB of spare capacity per event (5.7 GB for 7 MB of input)
     assert peak < 5_000 * 2_000 + 6 * output, (peak, output)
+
+
+#: Peak resident memory of `unpack` above a bare run: a fixed part (the streaming check's 8 MiB blocks and
+#: their lines, one batch of member events) plus a part per MB of input (its bytes, lines and parsed
+#: records). Issue 14: a 6 MB row of a million members peaks at 204 MB (140 MB above the floor), against
+#: 2.9 GB when every member event was held; 1.4 MB (200,000 members): 60 MB above the floor.
+UNPACK_FIXED_MB = 48
+UNPACK_MB_PER_INPUT_MB = 30
+
+
+def _peak_rss_kb(args: list[str]) -> int:
+    """Peak RSS of a fresh process running the CLI with ``args`` (its own ``ru_maxrss``, in KB)."""
+    script = ("import io, resource, sys\nfrom sessionspec.cli import run\n"
+              "code = run(sys.argv[1:], io.StringIO(), io.StringIO())\n"
+              "print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=600, check=True)
+    code, peak = done.stdout.split()
+    assert code == "0", done.stdout + done.stderr
+    return int(peak)
+
+
+def test_unpacking_a_huge_row_is_bounded_by_its_input_not_by_its_events(tmp_path):
+    """A packed row is expanded a batch of members at a time straight into the output file, which the
+    streaming check then proves loadable: peak memory follows the input, never the events it holds."""
+    small, big, target = tmp_path / "small.jsonl", tmp_path / "big.jsonl", tmp_path / "out.jsonl"
+    small.write_bytes(one_big_row(10))
+    big.write_bytes(one_big_row(200_000))
+    floor = _peak_rss_kb(["unpack", str(small), "-o", str(target)])
+    started = time.perf_counter()
+    peak = _peak_rss_kb(["unpack", str(big), "-o", str(target)])
+    elapsed = time.perf_counter() - started
+    input_mb = big.stat().st_size / 1e6
+    assert target.stat().st_size > 15 * big.stat().st_size  # 200,000 events, one per line
+    assert (peak - floor) / 1e3 < UNPACK_FIXED_MB + UNPACK_MB_PER_INPUT_MB * input_mb, (peak, floor, input_mb)
+    assert elapsed < 120, elapsed  # a generous bound for a shared machine (about 2 s when idle)

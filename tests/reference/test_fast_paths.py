@@ -9,6 +9,7 @@ its general path on generated logs, including damaged ones.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
@@ -153,3 +154,21 @@ def test_fold_that_skips_plain_log_events_agrees_with_checking_every_event(
     finally:
         surface._marked = original
     assert fast == general
+
+
+@given(session_logs(), _DAMAGE, st.integers(0, 10_000), st.sampled_from([1, 2, 4096]))
+def test_streamed_unpack_writes_what_the_whole_log_path_writes(
+    events: list[dict[str, Any]], damage: str, at: int, batch: int
+) -> None:
+    """`write_unpacked` (a row a batch at a time) gives the bytes of read + encode_records, or declines."""
+    data = _damaged(events, damage, at)
+    buffer = io.BytesIO()
+    written = jsonl.write_unpacked(data, buffer, batch)
+    if written is None:
+        assert buffer.getvalue() == b""
+        assert damage != "none"  # a whole log is always streamed
+        return
+    artifact = jsonl.read_artifact(data)
+    expected = dumps(jsonl.header_line(artifact.header)).encode() + b"\n" + jsonl.encode_records(artifact.events, pack=False)
+    assert buffer.getvalue() == expected
+    assert written == len(artifact.events)
