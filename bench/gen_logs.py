@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DELTA_CHUNKS", "Artifact", "Mix", "artifact_bytes", "generate_events", "iter_events", "mix_stats", "write_artifact"]
+__all__ = ["DELTA_CHUNKS", "MIXES", "Artifact", "Mix", "artifact_bytes", "generate_events", "iter_events", "mix_stats", "write_artifact"]
 
 #: Chunk types that count as "chunk deltas" (the packable stream fragments).
 DELTA_CHUNKS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
@@ -68,6 +68,22 @@ class Mix:
     header_change_every: int = 15  # turns: a "change" request/header
     resume_every: int = 25  # turns: a "resume" request/header
     summary_chars: tuple[int, int] = (1500, 4000)
+
+
+#: The generators of the benchmarks: the same machinery with different shapes, because how an
+#: implementation compares depends on the mix (issue 13: append was 0.75x the package on `mix` and
+#: 1.4x on a tool-heavy log). `mix` is the issue-3 mix (about 70% chunk deltas); `tools` is an
+#: agentic coding session (many steps, 2-6 parallel tool calls with long argument streams, results of
+#: up to 8 KB, little reasoning); `chat` is a conversation (one step per turn, no tools, long user
+#: messages and short streamed answers, a compaction every 4 turns).
+MIXES: dict[str, Mix] = {
+    "mix": Mix(),
+    "tools": Mix(steps_per_turn=(3, 10), reasoning_deltas=(0, 4), text_deltas=(1, 5), delta_chars=(4, 60),
+                 calls_per_tool_step=(2, 6), arg_deltas=(4, 20), tool_result_chars=(500, 8000),
+                 user_chars=(40, 600), compaction_every=6),
+    "chat": Mix(steps_per_turn=(1, 1), reasoning_deltas=(0, 3), text_deltas=(2, 10), delta_chars=(20, 200),
+                user_chars=(200, 6000), compaction_every=4, summary_chars=(800, 2000)),
+}
 
 
 def _text(rng: random.Random, n_chars: int) -> str:

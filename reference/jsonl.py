@@ -490,22 +490,39 @@ class LoadedArtifact:
 
 
 def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path: str | None) -> None:
-    """JSONL-12: the load path refuses legacy records (delta, mode/set, fallback reason)."""
-    for legacy in TABLE.load_rejected_types:
-        for event in events:
-            if event.get("type") == legacy:
-                raise JsonlError(
-                    f"session {session_id!r} contains unsupported legacy {legacy} event at seq {event.get('seq')}",
-                    "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=event.get("seq"), path=path,
-                )
+    """JSONL-12: the load path refuses legacy records (delta, mode/set, fallback reason), in that order.
+
+    One pass notes the first event of each legacy type and the first legacy request/header reason.
+    """
+    order = list(TABLE.load_rejected_types)
+    legacy = frozenset(order)
+    first: dict[str, Mapping[str, Any]] = {}
+    reason: Mapping[str, Any] | None = None
     for event in events:
-        data = event.get("data")
-        if event.get("type") == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")):
+        etype = event.get("type")
+        try:
+            hit = etype in legacy
+        except TypeError:  # an unhashable type equals no legacy name
+            continue
+        if hit:
+            first.setdefault(etype, event)  # type: ignore[arg-type]  # a legacy name is a str
+        elif etype == "request/header" and reason is None:
+            data = event.get("data")
+            if isinstance(data, dict) and is_rejected_reason(data.get("reason")):
+                reason = event
+    for name in order:
+        if name in first:
+            seq = first[name].get("seq")
             raise JsonlError(
-                f"session {session_id!r} contains unsupported legacy request/header reason "
-                f"{data.get('reason')!r} at seq {event.get('seq')}",
-                "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=event.get("seq"), path=path,
+                f"session {session_id!r} contains unsupported legacy {name} event at seq {seq}",
+                "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=seq, path=path,
             )
+    if reason is not None:
+        raise JsonlError(
+            f"session {session_id!r} contains unsupported legacy request/header reason "
+            f"{reason['data'].get('reason')!r} at seq {reason.get('seq')}",
+            "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=reason.get("seq"), path=path,
+        )
 
 
 def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True,

@@ -33,6 +33,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 
 from .derive import MessageLog
+from .json_value import MAX_SAFE_INTEGER as _MAX_SAFE
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .json_value import is_safe_int as _signed_safe
@@ -114,11 +115,12 @@ def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
     """SEED-3: a string ``type``, a non-negative safe integer ``seq``, a safe integer ``time`` (non-negative
     unless the revision allows negative times), a ``data`` member, ``ignorable`` only as ``true``, and no
     key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision)."""
+    seq = event.get("seq")
     time_ = event.get("time")
-    return (
+    return (  # inlined safe-integer tests: this runs once per seeded or loaded event
         type(event.get("type")) is str
-        and _nonneg_safe(event.get("seq"))
-        and (_nonneg_safe(time_) or (rules.negative_time and _signed_safe(time_)))
+        and type(seq) is int and 0 <= seq <= _MAX_SAFE
+        and type(time_) is int and (0 <= time_ <= _MAX_SAFE or (rules.negative_time and -_MAX_SAFE <= time_ < 0))
         and "data" in event
         and rules.envelope_keys.issuperset(event)
         and ("ignorable" not in event or event["ignorable"] is True)
@@ -303,10 +305,16 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
     """
     check = surface.check
     apply = surface.apply
+    skip = surface.skip
+    types = rules.surface_types
     append = log.append
     project = messages.project if messages is not None else None
     for index, entry in enumerate(seed):
         event = TABLE.check_seed_entry(entry, index, rules)
+        if event["type"] not in types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
+            append(event)  # log-only without markers, seq checked (SEED-9): the transition is a count
+            skip()
+            continue
         try:
             plan = check(event, index)  # SEED-10: the same transition as a live append
         except SurfaceError as error:

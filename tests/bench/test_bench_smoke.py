@@ -59,7 +59,9 @@ def test_translation_keeps_seqs_and_surface_and_builds_identified_messages(bench
 
 def test_python_operations_run_and_report_what_they_computed(bench: Any, tmp_path: Path) -> None:
     logs = bench.prepare_logs([400], tmp_path, quiet=True)
-    assert {log["kind"] for log in logs} == {"mix", "nocompact", "replaces"}
+    assert {log["kind"] for log in logs} == {"mix", "tools", "chat", "nocompact", "replaces"}
+    shares = {log["kind"]: log["delta_share"] for log in logs}
+    assert shares["chat"] < 0.5 < shares["tools"]  # the generators differ in their mix
     mix = next(log for log in logs if log["kind"] == "mix")
     python_log = bench.bench_reference.PythonLog(Path(mix["spec"]))
     times, meta = python_log.run("seed")
