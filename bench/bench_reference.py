@@ -32,8 +32,8 @@ __all__ = ["NODE_OPS", "REPEAT_CALLS", "SUITES", "PythonLog", "append_args", "lo
 #: Operations per log kind, in run order (the Node script has the same table, minus `validate`).
 SUITES: dict[str, tuple[str, ...]] = {
     "mix": ("parse", "read", "load", "validate", "seed", "append", "fold", "pack", "unpack"),
-    "tools": ("read", "load", "append", "fold", "pack", "unpack"),
-    "chat": ("read", "load", "append", "fold", "pack", "unpack"),
+    "tools": ("read", "load", "append", "fold", "unpack"),
+    "chat": ("read", "load", "append", "fold", "unpack"),
     "nocompact": ("seed",),
     "replaces": ("fold",),
 }
