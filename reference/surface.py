@@ -595,39 +595,28 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: Any = None) -> d
     replacements: list[dict[str, Any]] = []
     check = state.check
     apply = state.apply
-    position = 0
-    for at in _marked(events, state._types):
-        state.skip(at - position)  # the plain log-only events between two marked ones
-        event = events[at]
+    skip = state.skip
+    types = state._types
+    pending = 0  # plain log-only events not yet counted into the state
+    for position, event in enumerate(events):
+        # A dict whose seq is its position, whose type is a str outside the surface types, without
+        # either marker: check() would only count it, so it is counted in bulk (most events of a real
+        # log are chunks). Anything else goes through check(), which decides and reports.
+        cls = event.__class__
+        if cls is dict or cls is FrozenDict:
+            seq = event.get("seq")
+            etype = event.get("type")
+            if (type(seq) is int and seq == position and type(etype) is str and etype not in types
+                    and "surfaceOp" not in event and "sourceEventSeqs" not in event):
+                pending += 1
+                continue
+        if pending:
+            skip(pending)
+            pending = 0
         plan = check(event)
         apply(plan)
         if plan.kind == "replace":
             replacements.append(plan.replacement())
-        position = at + 1
+    skip(pending)
     return {"nodes": list(state.nodes), "replacements": replacements}
 
-
-def _marked(events: Sequence[Mapping[str, Any]], types: frozenset[str]) -> Sequence[int]:
-    """Positions of the events :meth:`SurfaceState.check` must see; every other one is a plain log-only event.
-
-    Plain log-only: a dict whose ``seq`` is the int equal to its position, whose ``type`` is a str
-    outside ``types``, with neither surface marker. One pass touching each event once (a log is
-    larger than the caches, so several C-level passes cost more); anything unusual makes every
-    position marked, so ``check`` decides and reports.
-    """
-    marked: list[int] = []
-    append = marked.append
-    for position, event in enumerate(events):
-        cls = event.__class__
-        if cls is not dict and cls is not FrozenDict:
-            return range(len(events))
-        seq = event.get("seq")
-        etype = event.get("type")
-        if type(seq) is not int or seq != position or type(etype) is not str:
-            return range(len(events))
-        if etype in types or "surfaceOp" in event or "sourceEventSeqs" in event:
-            append(position)
-    return marked
-
-
-_STR_ONLY = {str}

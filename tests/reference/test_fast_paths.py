@@ -1,9 +1,9 @@
 """The storage path's fast paths decide exactly as the general paths they skip.
 
-Three shortcuts of issue 13 (docs/benchmarks.md): the JSON reader (msgspec,
+Four shortcuts of issues 13 and 14 (docs/benchmarks.md): the JSON reader (msgspec,
 else the exact parser), the artifact reader (one pass over whole, contiguous
-lines, else the line-by-line reader of JSONL-5..8) and the surface fold (only
-the marked events go through ``SurfaceState.check``). Each is compared with
+lines, else the line-by-line reader of JSONL-5..8), the surface fold (plain
+log-only events are counted, not checked) and the streamed unpack. Each is compared with
 its general path on generated logs, including damaged ones.
 """
 
@@ -134,11 +134,23 @@ def _edited(events: list[dict[str, Any]], edit: str, at: int) -> list[Any]:
     return out
 
 
-def _fold(events: list[Any]) -> Any:
+def _fold(events: list[Any], fold: Any = surface.fold_surface) -> Any:
     try:
-        return surface.fold_surface(events)
+        return fold(events)
     except (SessionSpecError, AttributeError, TypeError) as error:
         return (type(error), getattr(error, "code", None), str(error))
+
+
+def _fold_every_event(events: list[Any]) -> dict[str, Any]:
+    """The fold without the shortcut: every event through ``SurfaceState.check``."""
+    state = surface.SurfaceState(events)
+    replacements = []
+    for event in events:
+        plan = state.check(event)
+        state.apply(plan)
+        if plan.kind == "replace":
+            replacements.append(plan.replacement())
+    return {"nodes": list(state.nodes), "replacements": replacements}
 
 
 @given(session_logs(), _EDIT, st.integers(0, 10_000))
@@ -146,14 +158,7 @@ def test_fold_that_skips_plain_log_events_agrees_with_checking_every_event(
     events: list[dict[str, Any]], edit: str, at: int
 ) -> None:
     edited = _edited(events, edit, at)
-    fast = _fold(edited)
-    original = surface._marked
-    surface._marked = lambda events, types: range(len(events))  # type: ignore[assignment]  # check every event
-    try:
-        general = _fold(edited)
-    finally:
-        surface._marked = original
-    assert fast == general
+    assert _fold(edited) == _fold(edited, _fold_every_event)
 
 
 @given(session_logs(), _DAMAGE, st.integers(0, 10_000), st.sampled_from([1, 2, 4096]))
