@@ -22,7 +22,7 @@ from strategies import json_values, session_logs
 
 
 def _exact(text: str | bytes) -> Any:
-    return json_text._Parser(text.decode("utf-8") if isinstance(text, bytes) else text, False).parse()
+    return json_text.parse(text.decode("utf-8") if isinstance(text, bytes) else text)
 
 
 def _same(a: Any, b: Any) -> bool:
