@@ -132,7 +132,7 @@ REAL = generate_events(150, seed=23, mix=SMALL)
 REAL_LOGS = {"packed": artifact_bytes(REAL, packed=True), "plain": artifact_bytes(REAL, packed=False)}
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=40)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(form=st.sampled_from(sorted(REAL_LOGS)), edit=st.sampled_from(["move", "swap", "repeat"]), data=st.data())
 def test_any_one_line_moved_swapped_or_repeated_is_one_finding(tmp_path, form, edit, data):
     """A real log (packed rows or not) with one line moved by any distance, two lines swapped, or one line
