@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import known_revisions
-from sessionspec.validator import detect
+from sessionspec.validator import detect, pregen
 
 
 def _specs() -> dict[str, Any]:
@@ -54,3 +54,35 @@ def test_a_reference_the_walk_cannot_follow_keeps_the_check():
     assert detect._closure(Nested, "urn:x") is None
     assert detect._closure(Nested, "urn:missing") is None
     assert not detect._same_payloads([(Nested, "urn:x"), (Nested, "urn:x")])
+
+
+# -- the payload checks generated ahead of time (`sessionspec.validator.pregen`) -------------------------
+
+GENERATED = pregen.generated_payload_checks(SPECS)
+EVIDENCE = detect.evidence_payloads(SPECS)
+EVIDENCE_EXAMPLES = [(t, case["event"]["data"]) for t in EVIDENCE for rid in EVIDENCE[t]
+                     for group in SPECS[rid].events[t].get("examples", {}).values() for case in group
+                     if isinstance(case.get("event"), dict) and "data" in case["event"]]
+
+
+def test_detection_uses_the_generated_checks_for_the_installed_revisions():
+    assert GENERATED is not None
+    assert {t: set(checks) for t, checks in GENERATED.items()} == {t: set(ids) for t, ids in EVIDENCE.items()}
+    assert PAYLOADS is not None and set(PAYLOADS) == set(EVIDENCE)
+
+
+def test_other_revisions_never_get_the_generated_checks():
+    rid = known_revisions()[0]
+    assert pregen.generated_payload_checks({rid: SPECS[rid]}) is None
+
+
+@given(st.sampled_from(EVIDENCE_EXAMPLES), st.data())
+def test_generated_payload_checks_agree_with_python_jsonschema(example, data):
+    etype, payload = example
+    if data.draw(st.booleans()):
+        mutated = mutate(data.draw, {"data": payload})
+        payload = mutated.get("data") if isinstance(mutated, dict) else mutated
+    assert GENERATED is not None
+    for rid, check in GENERATED[etype].items():
+        oracle = SPECS[rid].validator(SPECS[rid].events[etype]["payloadSchema"])
+        assert check.is_valid(payload) == oracle.is_valid(payload), (etype, rid)

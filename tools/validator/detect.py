@@ -60,12 +60,24 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
     for rid, spec in specs.items():
         for event_type in spec.events:
             registered.setdefault(event_type, set()).add(rid)
-    payloads = {
-        event_type: {rid: specs[rid].validator(specs[rid].events[event_type]["payloadSchema"]) for rid in rids}
-        for event_type, rids in registered.items()
-        if len(rids) > 1 and not _same_payloads([(specs[rid], specs[rid].events[event_type]["payloadSchema"]) for rid in rids])
-    }
+    from sessionspec.validator.pregen import generated_payload_checks
+
+    payloads = generated_payload_checks(specs)  # generated ahead of time for the installed revisions
+    if payloads is None:
+        payloads = {event_type: {rid: specs[rid].validator(schema_id) for rid, schema_id in ids.items()}
+                    for event_type, ids in evidence_payloads(specs).items()}
     return {t: frozenset(r) for t, r in registered.items()}, payloads
+
+
+def evidence_payloads(specs: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Type -> {revision: payload schema id} for the types registered in several revisions whose
+    payloads may be valid in some of them only (the payload evidence)."""
+    out: dict[str, dict[str, str]] = {}
+    for event_type in sorted({t for spec in specs.values() for t in spec.events}):
+        ids = {rid: spec.events[event_type]["payloadSchema"] for rid, spec in specs.items() if event_type in spec.events}
+        if len(ids) > 1 and not _same_payloads([(specs[rid], schema_id) for rid, schema_id in ids.items()]):
+            out[event_type] = ids
+    return out
 
 
 def _same_payloads(schemas: list[tuple[Any, str]]) -> bool:

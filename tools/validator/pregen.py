@@ -190,6 +190,65 @@ class _TypeWriter:
         return name
 
 
+def _revision_specs() -> dict[str, Any]:
+    from sessionspec.spec.loader import load_spec
+    from sessionspec.spec.revisions import known_revisions
+
+    return {rid: load_spec(revision=rid) for rid in known_revisions()}
+
+
+def revisions_fingerprint(specs: dict[str, Any]) -> str:
+    """A digest of every revision's schemas and dispatch: what the generated payload checks depend on."""
+    return hashlib.sha256(" ".join(f"{rid}:{fingerprint(spec)}" for rid, spec in sorted(specs.items())).encode()).hexdigest()
+
+
+def _payload_predicates(specs: dict[str, Any]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """(module lines, type -> {revision: predicate name}) for revision detection's payload checks
+    (`sessionspec.validator.detect.evidence_payloads`): each payload schema at each revision, compiled."""
+    from sessionspec.validator.detect import evidence_payloads
+
+    lines: list[str] = []
+    table: dict[str, dict[str, str]] = {}
+    for number, (event_type, ids) in enumerate(evidence_payloads(specs).items()):
+        for rid, schema_id in sorted(ids.items()):
+            spec = specs[rid]
+            compiled = CompiledSchema(spec.schemas[schema_id], spec.validator(schema_id), registry=spec.registry)
+            body, root, _ = _predicates(compiled, f"p{number}r{rid}")
+            lines += body
+            table.setdefault(event_type, {})[rid] = root
+    return lines, table
+
+
+class _PayloadCheck:
+    """A generated payload predicate with python-jsonschema's `is_valid` name (what detection calls); a value
+    the predicate cannot take (it never should: detection reads JSON) goes to the oracle."""
+
+    __slots__ = ("_predicate", "_schema_id", "_spec")
+
+    def __init__(self, predicate: Any, spec: Any, schema_id: str) -> None:
+        self._predicate, self._spec, self._schema_id = predicate, spec, schema_id
+
+    def is_valid(self, value: Any) -> bool:
+        try:
+            return bool(self._predicate(value))
+        except (TypeError, ValueError, KeyError, RecursionError):
+            return bool(self._spec.validator(self._schema_id).is_valid(value))
+
+
+def generated_payload_checks(specs: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """Revision detection's payload checks from the generated module, or None when it was generated
+    from other revisions (then detection builds python-jsonschema validators)."""
+    try:
+        module: Any = __import__(_MODULE, fromlist=["PAYLOADS"])
+    except ImportError:
+        return None
+    if getattr(module, "REVISIONS_FINGERPRINT", None) != revisions_fingerprint(specs):
+        return None
+    return {event_type: {rid: _PayloadCheck(fn, specs[rid], specs[rid].events[event_type]["payloadSchema"])
+                         for rid, fn in by_rev.items()}
+            for event_type, by_rev in module.PAYLOADS.items()}
+
+
 def render(spec: Any) -> str:
     """The source of the generated module for `spec`, compiled now."""
     schemas = compiled_parts(spec)
@@ -227,6 +286,12 @@ def render(spec: Any) -> str:
     for prefix, (root, by_tag, tag_key) in roots.items():
         table = ", ".join(f"{tag!r}: {fn}" for tag, fn in by_tag.items())
         parts.append(f"{prefix.upper()} = ({root}, {{{table}}}, {tag_key!r})")
+    specs = _revision_specs()
+    payload_lines, payloads = _payload_predicates(specs)
+    parts += ["", "# Revision detection: each payload schema that differs between revisions, at each revision.",
+              f"REVISIONS_FINGERPRINT = {revisions_fingerprint(specs)!r}", *payload_lines]
+    table = ", ".join(f"{t!r}: {{{', '.join(f'{rid!r}: {fn}' for rid, fn in by_rev.items())}}}" for t, by_rev in payloads.items())
+    parts.append(f"PAYLOADS = {{{table}}}")
     parts.append("")
     writer = _TypeWriter()
     members = [writer.struct(cls) for cls in fast.tags]
