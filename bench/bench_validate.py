@@ -25,8 +25,10 @@ Usage::
     python bench/bench_validate.py --write-doc           # also update docs/benchmarks.md
     python bench/bench_validate.py --profile             # cProfile summary of one schema run
 
-Why medians: the machine is shared; the median of several runs with the min-max range is robust
-to a noisy neighbour, and the ratio uses parse and validate times measured side by side.
+Why CPU time and medians: the machine is shared; CPU time (``time.process_time``: this process only,
+one file is checked in process) is what an idle machine's wall time would be, the median of several
+runs with the min-max range is robust to a noisy neighbour, and the ratio uses parse and validate
+times measured side by side.
 """
 
 from __future__ import annotations
@@ -50,19 +52,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_logs import generate_events, mix_stats, write_artifact
 
 LEVELS = ("load", "schema", "strict")
-TARGET = 3.0
+TARGET = 2.0  # issue 13: in process, packed `mix` logs, at most 2.0x parse-only
 ZSTD_TARGET = 1.5
 
 
 def parse_only(path: Path) -> float:
-    """Seconds to read the file and orjson-parse every line (no checks, nothing kept)."""
-    start = time.perf_counter()
+    """CPU seconds to read the file and orjson-parse every line (no checks, nothing kept)."""
+    start = time.process_time()
     data = path.read_bytes()
     loads = orjson.loads
     for line in data.split(b"\n"):
         if line:
             loads(line)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def validate_once(path: Path, level: str, exact: bool = False) -> float:
@@ -70,9 +72,9 @@ def validate_once(path: Path, level: str, exact: bool = False) -> float:
 
     out, err = io.StringIO(), io.StringIO()
     argv = ["validate", "--level", level, "--quiet", str(path)] + (["--exact"] if exact else [])
-    start = time.perf_counter()
+    start = time.process_time()
     code = run(argv, out, err)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     if code != 0:
         raise SystemExit(f"validate reported findings on the generated log (exit {code}):\n{out.getvalue()}{err.getvalue()}")
     return elapsed

@@ -16,6 +16,7 @@ shared machine the wall time of a short process is mostly waiting for a core.
     python bench/operators.py                 # all of it; rewrites its block of docs/benchmarks.md
     python bench/operators.py --quick         # small sizes, nothing written (a smoke run)
     python bench/operators.py --gigabyte      # also the 1 GB log (a few minutes more)
+    python bench/operators.py --whole         # only whole-process validate against parse-only, printed
 """
 
 from __future__ import annotations
@@ -76,6 +77,29 @@ def _med(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def measure_whole(folder: Path, events: int, runs: int) -> dict[str, Any]:
+    """Whole-process ``validate --level schema`` against a process that only ``orjson.loads`` every line,
+    on a log of `events` written one event per line, alternating run by run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = folder / f"lines-{events}.jsonl"
+    count, size = write_log(lines, events, packed=False)
+    return {"events": count, "bytes": size, "times": alternate({
+        "validate": [*CLI, "validate", "--level", "schema", "--quiet", str(lines)],
+        "parse": [*PARSE_ONLY, str(lines)],
+    }, runs)}
+
+
+def whole_row(whole: dict[str, Any]) -> str:
+    """The issue-13 row of the whole-process comparison (CPU ratio, wall ratio, pass or fail)."""
+    times = whole["times"]
+    cpu = _med(times["validate"]["cpu"]) / _med(times["parse"]["cpu"])
+    wall = _med(times["validate"]["wall"]) / _med(times["parse"]["wall"])
+    return (f"| validate, whole process, {whole['events']:,} events one per line "
+            f"({whole['bytes'] / 1e6:.0f} MB) / a process that only `orjson.loads` every line, <= 2.0 | "
+            f"CPU {cpu:.2f}x ({_med(times['validate']['cpu']):.2f} s / {_med(times['parse']['cpu']):.2f} s), "
+            f"wall {wall:.2f}x | {_mark(cpu <= 2.0)} |")
+
+
 def measure(quick: bool = False, gigabyte: bool = False, workdir: Path | None = None) -> dict[str, Any]:
     """All operator measurements (see the module docstring) as plain data."""
     runs = 5 if quick else 11
@@ -94,12 +118,7 @@ def measure(quick: bool = False, gigabyte: bool = False, workdir: Path | None = 
             "python": [sys.executable, "-c", "import orjson"],
         }, runs)
         print("whole-process validate ...", flush=True)
-        lines = folder / f"lines-{line_log}.jsonl"
-        events, size = write_log(lines, line_log, packed=False)
-        results["whole"] = {"events": events, "bytes": size, "times": alternate({
-            "validate": [*CLI, "validate", "--level", "schema", "--quiet", str(lines)],
-            "parse": [*PARSE_ONLY, str(lines)],
-        }, max(3, runs // 2))}
+        results["whole"] = measure_whole(folder, line_log, max(3, runs // 2))
         print("peak memory ...", flush=True)
         memory = []
         logs = [("packed", write_log(folder / f"mem-{n}.jsonl", n, packed=True), folder / f"mem-{n}.jsonl")
@@ -138,9 +157,6 @@ def render(results: dict[str, Any], in_process: list[tuple[int, float]] | None =
     """The Markdown block for docs/benchmarks.md."""
     su = results["startup"]
     v_cpu, p_cpu = _med(su["validate"]["cpu"]), _med(su["python"]["cpu"])
-    whole = results["whole"]["times"]
-    w_cpu = _med(whole["validate"]["cpu"]) / _med(whole["parse"]["cpu"])
-    w_wall = _med(whole["validate"]["wall"]) / _med(whole["parse"]["wall"])
     memory = results["memory"]
     worst = max(m["rss"] for m in memory)
     fleet = results["fleet"]
@@ -158,10 +174,7 @@ def render(results: dict[str, Any], in_process: list[tuple[int, float]] | None =
            f"{ratio:.1f}x `python -c 'import orjson'` (CPU {p_cpu:.3f} s); wall {_range(su['validate']['wall'])} "
            f"against {_range(su['python']['wall'])} | {_mark(v_cpu <= 0.10 or ratio * IDLE_PYTHON <= 0.10)}"
            f"{'' if v_cpu <= 0.10 else f' by ratio: {ratio:.1f}x the {IDLE_PYTHON:.2f} s of python + orjson on an idle machine (issue 13) = {ratio * IDLE_PYTHON:.3f} s; the CPU time itself is inflated by the load'} |",
-           f"| validate, whole process, {results['whole']['events']:,} events one per line "
-           f"({results['whole']['bytes'] / 1e6:.0f} MB) / a process that only `orjson.loads` every line, <= 2.0 | "
-           f"CPU {w_cpu:.2f}x ({_med(whole['validate']['cpu']):.2f} s / {_med(whole['parse']['cpu']):.2f} s), "
-           f"wall {w_wall:.2f}x | {_mark(w_cpu <= 2.0)} |"]
+           whole_row(results["whole"])]
     if in_process:
         cells = ", ".join(f"{ratio:.2f}x at {events:,} events" for events, ratio in in_process)
         out.append(f"| validate, in process, packed `mix` logs / parse-only, <= 2.0 | {cells} "
@@ -205,7 +218,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, few runs, nothing written")
     parser.add_argument("--gigabyte", action="store_true", help="also validate an unpacked log of at least 1 GB")
     parser.add_argument("--workdir", metavar="DIR", help="write the logs here (default: a temporary folder)")
+    parser.add_argument("--whole", action="store_true", help="only the whole-process validate row (printed, nothing written)")
+    parser.add_argument("--runs", type=int, default=7, help="with --whole: runs of each command")
     args = parser.parse_args(argv)
+    if args.whole:
+        with tempfile.TemporaryDirectory(prefix="sessionspec-operators-") as scratch:
+            whole = measure_whole(Path(args.workdir or scratch), 200_000, args.runs)
+        times = whole["times"]
+        for name, t in times.items():
+            print(f"{name}: CPU {_range(t['cpu'])}, wall {_range(t['wall'])}")
+        print(whole_row(whole))
+        return 0
     results = measure(args.quick, args.gigabyte, Path(args.workdir) if args.workdir else None)
     block = render(results)
     print(block)

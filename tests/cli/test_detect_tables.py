@@ -1,6 +1,6 @@
 """Revision detection validates only the payloads that can be evidence.
 
-`sessionspec.validator.detect` skips a type registered in several revisions when its payload schemas
+`sessionspec.validator.detect` (through `sessionspec.validator.pregen.evidence_payloads`) skips a type registered in several revisions when its payload schemas
 reach equal schema documents in each (most of a log: chunks, steps, tool calls); these tests check that
 such a type really accepts the same payloads everywhere, and that a type whose schemas differ is kept.
 """
@@ -51,15 +51,15 @@ def test_a_reference_the_walk_cannot_follow_keeps_the_check():
     class Nested:
         schemas: ClassVar[dict[str, Any]] = {**spec.schemas, "urn:x": {"$id": "urn:x", "properties": {"a": {"$id": "urn:y"}}}}
 
-    assert detect._closure(Nested, "urn:x") is None
-    assert detect._closure(Nested, "urn:missing") is None
-    assert not detect._same_payloads([(Nested, "urn:x"), (Nested, "urn:x")])
+    assert pregen._closure(Nested, "urn:x") is None
+    assert pregen._closure(Nested, "urn:missing") is None
+    assert not pregen._same_payloads([(Nested, "urn:x"), (Nested, "urn:x")])
 
 
 # -- the payload checks generated ahead of time (`sessionspec.validator.pregen`) -------------------------
 
 GENERATED = pregen.generated_payload_checks(SPECS)
-EVIDENCE = detect.evidence_payloads(SPECS)
+EVIDENCE = pregen.evidence_payloads(SPECS)
 EVIDENCE_EXAMPLES = [(t, case["event"]["data"]) for t in EVIDENCE for rid in EVIDENCE[t]
                      for group in SPECS[rid].events[t].get("examples", {}).values() for case in group
                      if isinstance(case.get("event"), dict) and "data" in case["event"]]

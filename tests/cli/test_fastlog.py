@@ -73,13 +73,26 @@ def _same(one: Any, two: Any) -> bool:
         two.events, two.lines, two.rows, [f.to_json() for f in two.findings])
 
 
+def _small_groups(data: bytes, level: str) -> Any:
+    """The fast pass with groups of a line or two (`fastlog.GROUP_BYTES`): every line boundary is a group boundary."""
+    from sessionspec.validator import fastlog
+
+    saved = fastlog.GROUP_BYTES
+    fastlog.GROUP_BYTES = 1
+    try:
+        return _fast(data, level)
+    finally:
+        fastlog.GROUP_BYTES = saved
+
+
 def _never_looser(data: bytes, block: int = 97) -> None:
     """Whatever the fast pass proves is the exact path's whole report (nothing, or crash-tail warnings);
-    fed in blocks, it proves exactly the same."""
+    fed in blocks, or decoded in groups of any size, it proves exactly the same."""
     for level in LEVELS:
         exact = _exact(data, level)  # also: the exact path never raises on a damaged log
         fast = _fast(data, level)
         assert _same(_streamed(data, level, block), fast), level
+        assert _same(_small_groups(data, level), fast), level
         if fast is not None:
             assert [f.to_json() for f in fast.findings] == [f.to_json() for f in exact], level
             assert all(f.severity == "warning" for f in fast.findings)
@@ -360,3 +373,50 @@ def test_progress_on_a_terminal(logs, write, monkeypatch):
         out, err = io.StringIO(), Tty()
         assert run(["validate", *extra, path], out, err) == 0
         assert "ok" in out.getvalue() and "Traceback" not in err.getvalue()
+
+
+# -- groups of lines and struct-typed rows --------------------------------------------------------
+
+def _long_log(packed: bool) -> bytes:
+    return artifact_bytes(generate_events(3000, seed=11, mix=SMALL), packed=packed, session_id="s1")
+
+
+@pytest.mark.parametrize("layout", ["packed", "unpacked"])
+def test_a_doubtful_line_deep_in_a_long_log_is_read_alone(layout):
+    """A line that is valid but not canonical (spaces), a duplicate key and a "-0.0" inside a string,
+    each in a later 64 KiB group: the group is read line by line, with the exact path's verdict."""
+    from sessionspec.validator import fastlog
+
+    data = _long_log(layout == "packed")
+    assert len(data) > 3 * fastlog.GROUP_BYTES
+    lines = _lines(data)
+    i = next(k for k in range(len(lines) * 2 // 3, len(lines)) if b'"type":"user/message"' in lines[k])
+    spaced = lines[:i] + [lines[i].replace(b'":', b'": ', 1)] + lines[i + 1:]
+    first = lines[i].index(b",", 1)
+    duplicated = lines[:i] + [lines[i][:first] + b"," + lines[i][1:first] + lines[i][first:]] + lines[i + 1:]
+    text = lines[:i] + [lines[i].replace(b'"text":"', b'"text":"-0.0 ', 1)] + lines[i + 1:]
+    for variant, clean in ((spaced, True), (duplicated, False), (text, True)):
+        log = b"\n".join(variant)
+        for level in LEVELS:
+            assert (_fast(log, level) is not None) == clean == (not _exact(log, level)), (level, clean)
+            assert _same(_small_groups(log, level), _fast(log, level))
+
+
+def _packed_rows(data: bytes) -> tuple[list[bytes], list[int]]:
+    lines = _lines(data)
+    return lines, [k for k, raw in enumerate(lines) if b'"seq0"' in raw and raw.count(b",") > 12]
+
+
+def test_typed_rows_whose_times_go_back_or_overflow_take_the_general_row_step():
+    lines, rows = _packed_rows(_long_log(True))
+    for k in rows[:5]:
+        row = orjson.loads(lines[k])
+        for gap, valid in ((-1, True), (-(row["time0"] + 10**6), False), (2**53, False)):
+            changed = copy.deepcopy(row)
+            changed["data"]["dt"][0] = gap
+            log = b"\n".join(lines[:k] + [json_text.dumps_bytes(changed)] + lines[k + 1:])
+            for level in LEVELS:
+                fast = _fast(log, level)
+                assert (fast is not None) == (not _exact(log, level)), (level, gap)
+                if level != "strict":
+                    assert (fast is not None) == valid, (level, gap)

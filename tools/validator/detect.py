@@ -22,7 +22,6 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urldefrag, urljoin
 
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
@@ -60,62 +59,13 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
     for rid, spec in specs.items():
         for event_type in spec.events:
             registered.setdefault(event_type, set()).add(rid)
-    from sessionspec.validator.pregen import generated_payload_checks
+    from sessionspec.validator.pregen import evidence_payloads, generated_payload_checks
 
     payloads = generated_payload_checks(specs)  # generated ahead of time for the installed revisions
     if payloads is None:
         payloads = {event_type: {rid: specs[rid].validator(schema_id) for rid, schema_id in ids.items()}
                     for event_type, ids in evidence_payloads(specs).items()}
     return {t: frozenset(r) for t, r in registered.items()}, payloads
-
-
-def evidence_payloads(specs: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """Type -> {revision: payload schema id} for the types registered in several revisions whose
-    payloads may be valid in some of them only (the payload evidence)."""
-    out: dict[str, dict[str, str]] = {}
-    for event_type in sorted({t for spec in specs.values() for t in spec.events}):
-        ids = {rid: spec.events[event_type]["payloadSchema"] for rid, spec in specs.items() if event_type in spec.events}
-        if len(ids) > 1 and not _same_payloads([(specs[rid], schema_id) for rid, schema_id in ids.items()]):
-            out[event_type] = ids
-    return out
-
-
-def _same_payloads(schemas: list[tuple[Any, str]]) -> bool:
-    """Whether these (spec, payload schema id) pairs provably accept the same payloads: each id reaches
-    equal schema documents through ``$ref``. Such a type is never evidence, so its events cost no
-    validation (chunks, most of a log)."""
-    closures = {_closure(spec, schema_id) for spec, schema_id in schemas}
-    return len(closures) == 1 and None not in closures
-
-
-def _closure(spec: Any, schema_id: str) -> bytes | None:
-    """The schema documents `schema_id` reaches through ``$ref`` in `spec`, as one canonical value;
-    None when a reference cannot be followed here (a nested ``$id``, a target outside the loaded schemas)."""
-    import orjson
-
-    seen: dict[str, Any] = {}
-    todo = [schema_id]
-    while todo:
-        uri = urldefrag(todo.pop())[0]
-        if uri in seen:
-            continue
-        doc = seen[uri] = spec.schemas.get(uri)
-        if doc is None:
-            return None
-        stack: list[Any] = [doc]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, dict):
-                for key, value in node.items():
-                    if key in ("$ref", "$dynamicRef") and isinstance(value, str):
-                        todo.append(urljoin(uri, value))
-                    elif key == "$id" and node is not doc:
-                        return None
-                    else:
-                        stack.append(value)
-            elif isinstance(node, list):
-                stack.extend(node)
-    return orjson.dumps(seen, option=orjson.OPT_SORT_KEYS)
 
 
 def detect_revision(events: Sequence[Any], lines: Sequence[int | None] | None = None) -> Detection:

@@ -13,15 +13,19 @@ therefore never weaker than the exact path's (differential tests:
 
 What makes it fast:
 
-* each line is decoded by msgspec into structs generated from the schemas
-  (`sessionspec.validator.mstypes`): acceptance means the event (or row) is valid for
-  its schema, and ``encode(decode(line)) == line`` proves the line is lossless
+* lines are decoded by msgspec into structs generated from the schemas
+  (`sessionspec.validator.mstypes`), 64 KiB of lines per call (``decode_lines``):
+  acceptance means each event (or row) is valid for its schema, and
+  ``encode_lines(decode_lines(text)) == text`` proves every line is lossless
   JSON (no duplicate key, every integer safe, canonical numbers; ``-0.0`` is
-  scanned for separately). What the structs refuse goes through ``orjson``
-  (the same identity test with ``orjson.dumps``, else the exact line reader)
-  and the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
+  scanned for separately) and exactly one struct. A group that fails is read
+  again line by line: what the structs refuse goes through ``orjson`` (the
+  same identity test with ``orjson.dumps``, else the exact line reader) and
+  the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
 * the load rules are inlined; what a struct type implies (envelope keys, seq
-  and time bounds, SEED-6) is verified on the generated type (`_struct_kinds`);
+  and time bounds, SEED-6, a row's CHUNK-9 types) is verified on the generated
+  type (`_struct_kinds`), so a log-only event costs one seq test and a typed
+  row a few whole-list operations;
 * a packed chunk row is never expanded: its storage shape is validated with
   whole-list operations, seq contiguity is arithmetic, and its members are
   checked against the event schema as one family (`RowPlan`): the bounds that
@@ -443,11 +447,13 @@ class _Pass:
     """One accept-fast pass over a log: its state and the steps that advance it.
 
     The steps, in the order a line meets them: `header` (the first line, with the exact path's own
-    checks); `block` (a piece of the file: lines, the ``-0.0`` scan, the open turn's lines);
-    `batch` (decode and verify many lines with one call each); `structs` (the load rules on
-    verified structs, a log-only event inline); `line` (one line that a batch could not take: the
-    structs, else ``orjson``); `event` and `row` (the rules on a plain event or a chunk row); `finish`
-    (the crash-tail warnings). ``expected`` (the next seq) is the state every step advances.
+    checks); `block` (a piece of the file: the line the previous piece cut, then the rest); `region`
+    (complete lines: the ``-0.0`` scan, groups, the open turn's lines); `group` (64 KiB of lines
+    decoded and verified with one call each way); `structs` (the load rules on verified structs, a
+    log-only event inline, a step per other kind); `line` (one line of a group that could not be
+    taken whole: the structs, else ``orjson``); `event` and `row` (the rules on a plain event or a
+    chunk row); `finish` (the crash-tail warnings). ``expected`` (the next seq) is the state every
+    step advances.
     """
 
     def __init__(self, name: str, level: str, schemas: SchemaSet | None,
@@ -473,10 +479,14 @@ class _Pass:
         # they go through `_strict_log_only` for the INV fold.
         self.log_only: frozenset[Any] = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict)
         steps = {_LOG_ONLY: self._strict_log_only, _SURFACE_EVENT: self._surface_struct, _ROW: self._row_struct,
-                 _ROW_TYPED: self._typed_row, _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct}
+                 _ROW_TYPED: self._row_struct if self.strict else self._typed_row, _TURN_START: self._turn_start_struct,
+                 _CONVERT: self._convert_struct}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
             cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
         self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED)
+        # tag, member list key, optional data keys of each struct-typed row
+        self.row_layouts = {cls: (fast.tags[cls], _ROW_SPECS[fast.tags[cls]].list_key, _ROW_SPECS[fast.tags[cls]].optional)
+                            for cls in self.typed_rows} if fast is not None else {}
         self.in_step_classes: frozenset[Any] = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
         self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
         self.surface = SurfaceState(self._lookup)
@@ -687,20 +697,18 @@ class _Pass:
     def _typed_row(self, obj: Any, index: int) -> None:
         """A chunk row whose struct type guarantees its CHUNK-9 shape (`_row_struct_typed`): at the schema and
         load levels, with a known family verdict, checked from the struct's fields; anything else takes `row`."""
-        tag = self.fast.tags[obj.__class__]
-        spec = _ROW_SPECS[tag]
+        tag, list_key, optional = self.row_layouts[obj.__class__]
         d = obj.data
-        members = getattr(d, spec.list_key)
+        members = getattr(d, list_key)
         dt = d.dt
         count = len(members)
         seq0 = obj.seq0
-        if (self.strict or seq0 != self.expected or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX
-                or (dt and min(dt) < 0)):
+        if seq0 != self.expected or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX or (dt and min(dt) < 0):
             self._row_struct(obj, index)
             return
         tmin = obj.time0  # the gaps are >= 0: the first member's time is the lowest, the last one's the highest
         tmax = tmin + sum(dt)
-        present = frozenset([k for k in spec.optional if getattr(d, k) is not msgspec.UNSET]) if spec.optional else _NONE
+        present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((tag, present))
         if (plan is None or not plan.loadable or tmin < 0 or tmax > _MAX or (self.compiled is not None and not (
                 plan.constant is True and not plan.reads_data and plan.bounds_ok(seq0, tmin, tmax, None, members)))):

@@ -190,6 +190,55 @@ class _TypeWriter:
         return name
 
 
+def evidence_payloads(specs: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Type -> {revision: payload schema id} for the types registered in several revisions whose
+    payloads may be valid in some of them only (the payload evidence)."""
+    out: dict[str, dict[str, str]] = {}
+    for event_type in sorted({t for spec in specs.values() for t in spec.events}):
+        ids = {rid: spec.events[event_type]["payloadSchema"] for rid, spec in specs.items() if event_type in spec.events}
+        if len(ids) > 1 and not _same_payloads([(specs[rid], schema_id) for rid, schema_id in ids.items()]):
+            out[event_type] = ids
+    return out
+
+
+def _same_payloads(schemas: list[tuple[Any, str]]) -> bool:
+    """Whether these (spec, payload schema id) pairs provably accept the same payloads: each id reaches
+    equal schema documents through ``$ref``. Such a type is never evidence, so its events cost no
+    validation (chunks, most of a log)."""
+    closures = {_closure(spec, schema_id) for spec, schema_id in schemas}
+    return len(closures) == 1 and None not in closures
+
+
+def _closure(spec: Any, schema_id: str) -> bytes | None:
+    """The schema documents `schema_id` reaches through ``$ref`` in `spec`, as one canonical value;
+    None when a reference cannot be followed here (a nested ``$id``, a target outside the loaded schemas)."""
+    from urllib.parse import urldefrag, urljoin
+
+    seen: dict[str, Any] = {}
+    todo = [schema_id]
+    while todo:
+        uri = urldefrag(todo.pop())[0]
+        if uri in seen:
+            continue
+        doc = seen[uri] = spec.schemas.get(uri)
+        if doc is None:
+            return None
+        stack: list[Any] = [doc]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                        todo.append(urljoin(uri, value))
+                    elif key == "$id" and node is not doc:
+                        return None
+                    else:
+                        stack.append(value)
+            elif isinstance(node, list):
+                stack.extend(node)
+    return orjson.dumps(seen, option=orjson.OPT_SORT_KEYS)
+
+
 def _revision_specs() -> dict[str, Any]:
     from sessionspec.spec.loader import load_spec
     from sessionspec.spec.revisions import known_revisions
@@ -204,9 +253,7 @@ def revisions_fingerprint(specs: dict[str, Any]) -> str:
 
 def _payload_predicates(specs: dict[str, Any]) -> tuple[list[str], dict[str, dict[str, str]]]:
     """(module lines, type -> {revision: predicate name}) for revision detection's payload checks
-    (`sessionspec.validator.detect.evidence_payloads`): each payload schema at each revision, compiled."""
-    from sessionspec.validator.detect import evidence_payloads
-
+    (`evidence_payloads`): each payload schema at each revision, compiled."""
     lines: list[str] = []
     table: dict[str, dict[str, str]] = {}
     for number, (event_type, ids) in enumerate(evidence_payloads(specs).items()):
