@@ -19,7 +19,7 @@ pieces of evidence or ``MAX_SCAN`` events, so it costs O(1) per log.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +68,9 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
     return {t: frozenset(r) for t, r in registered.items()}, payloads
 
 
-def detect_revision(events: Sequence[Any], lines: Sequence[int | None] | None = None) -> Detection:
-    """The revision of a log from its events (``lines`` labels evidence with file lines)."""
+def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = None) -> Detection:
+    """The revision of a log from its events (``lines`` labels evidence with file lines: its entry for an
+    event is read once the event has been taken, so it may grow alongside a lazy `events`)."""
     registered, payloads = _tables()
     all_revisions = frozenset(known_revisions())
     votes: dict[str, list[str]] = {r: [] for r in all_revisions}
@@ -125,11 +126,15 @@ def detect_in_bytes(data: bytes) -> Detection:
             events = parsed[:MAX_SCAN]
             lines = [None] * len(events)
     else:
-        for number, raw in enumerate(data.split(b"\n", MAX_SCAN + 1)[: MAX_SCAN + 1], start=1):
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            events.append(value)
-            lines.append(number)
+        def parsed_lines() -> Iterator[Any]:
+            """Each line's value, parsed only when detection asks for it (it stops after LOOK_AT pieces of evidence)."""
+            for number, raw in enumerate(data.split(b"\n", MAX_SCAN + 1)[: MAX_SCAN + 1], start=1):
+                try:
+                    value = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                lines.append(number)
+                yield value
+
+        return detect_revision(parsed_lines(), lines)
     return detect_revision(events, lines)
