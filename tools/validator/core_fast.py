@@ -5689,7 +5689,7 @@ HEADER = (_header_v0, {}, None)
 ROW = (_row_v0, {'text-chunks': _row_s99, 'reasoning-chunks': _row_s115, 'tool-call-chunks': _row_s131}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '7d1fb8c72bf43a69a9d5c6afbd2281856d5fd3c72e280daa39a4d7e623a91998'
+REVISIONS_FINGERPRINT = '27c7594b1ada1a799a191d03d326f949de50cf7d0fb1d3f229f95ec20658d352'
 _p0r2f74ac98ba_c1 = frozenset(('policy', ))
 _p0r2f74ac98ba_c2 = frozenset(('policy', ))
 _p0r2f74ac98ba_c4 = frozenset(('ask', 'never', ))
@@ -6148,28 +6148,164 @@ def _p1rb150a551b8_v0(x):
         if not _equal(x94, _p1rb150a551b8_c95): return False
     return True
 
-_p2r2f74ac98ba_c1 = frozenset(('header', 'reason', ))
-_p2r2f74ac98ba_c2 = frozenset(('header', 'reason', ))
-_p2r2f74ac98ba_c4 = frozenset(('config', ))
-_p2r2f74ac98ba_c5 = frozenset(('config', 'system', 'tools', ))
-_p2r2f74ac98ba_c7 = frozenset(('model', 'provider', ))
-_p2r2f74ac98ba_c8 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
-_p2r2f74ac98ba_c18 = frozenset(('description', 'name', 'parameters', ))
-_p2r2f74ac98ba_c19 = frozenset(('description', 'name', 'parameters', ))
-_p2r2f74ac98ba_c26 = frozenset(('change', 'initial', 'resume', ))
+_p2r2f74ac98ba_c1 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
+_p2r2f74ac98ba_c2 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
+_p2r2f74ac98ba_c6 = frozenset(('claude', 'codex', ))
 
 def _p2r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _p2r2f74ac98ba_c1): return False
     if not (x.keys() <= _p2r2f74ac98ba_c2): return False
+    x3 = x['turn']
+    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x4 = x['point']
+    if not (isinstance(x4, str)): return False
+    x5 = x['dialect']
+    if not (isinstance(x5, str) and x5 in _p2r2f74ac98ba_c6): return False
+    x7 = x.get('matcher', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, str)): return False
+    x8 = x['handlerId']
+    if not (isinstance(x8, str)): return False
+    return True
+
+_p2rb150a551b8_c1 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
+_p2rb150a551b8_c2 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
+_p2rb150a551b8_c6 = frozenset(('claude-code', 'codex', ))
+
+def _p2rb150a551b8_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p2rb150a551b8_c1): return False
+    if not (x.keys() <= _p2rb150a551b8_c2): return False
+    x3 = x['turn']
+    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x4 = x['point']
+    if not (isinstance(x4, str)): return False
+    x5 = x['dialect']
+    if not (isinstance(x5, str) and x5 in _p2rb150a551b8_c6): return False
+    x7 = x.get('matcher', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, str)): return False
+    x8 = x['handlerId']
+    if not (isinstance(x8, str)): return False
+    return True
+
+_p3r2f74ac98ba_c1 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
+_p3r2f74ac98ba_c2 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
+_p3r2f74ac98ba_c9 = frozenset(('code', 'message', ))
+_p3r2f74ac98ba_c10 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+
+def _p3r2f74ac98ba_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p3r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p3r2f74ac98ba_c2): return False
+    x3 = x['turn']
+    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x4 = x['step']
+    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+    x5 = x['retry']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x6 = x['maxRetries']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x7 = x['delayMs']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x8 = x['failure']
+    if not (isinstance(x8, dict)): return False
+    if not (x8.keys() >= _p3r2f74ac98ba_c9): return False
+    if not (x8.keys() <= _p3r2f74ac98ba_c10): return False
+    x11 = x8['message']
+    if not (isinstance(x11, str)): return False
+    x12 = x8['code']
+    if not (isinstance(x12, str)): return False
+    x13 = x8.get('status', _M)
+    if x13 is not _M:
+        if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
+    x14 = x8.get('providerRetryAfterMs', _M)
+    if x14 is not _M:
+        if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
+    x15 = x8.get('requestId', _M)
+    if x15 is not _M:
+        if not (isinstance(x15, str)): return False
+    return True
+
+_p3rb150a551b8_c1 = frozenset(('delayMs', 'failure', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
+_p3rb150a551b8_c2 = frozenset(('delayMs', 'failure', 'maxRetries', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
+_p3rb150a551b8_c9 = frozenset(('code', 'message', ))
+_p3rb150a551b8_c10 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+_p3rb150a551b8_c19 = frozenset(('always', 'normal', ))
+_p3rb150a551b8_c21 = frozenset(('mode', ))
+_p3rb150a551b8_c22 = frozenset(('maxRetries', ))
+_p3rb150a551b8_c23 = frozenset(('maxRetries', ))
+
+def _p3rb150a551b8_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p3rb150a551b8_c1): return False
+    if not (x.keys() <= _p3rb150a551b8_c2): return False
+    x3 = x['turn']
+    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x4 = x['step']
+    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+    x5 = x['retry']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x6 = x.get('maxRetries', _M)
+    if x6 is not _M:
+        if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x7 = x['delayMs']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x8 = x['failure']
+    if not (isinstance(x8, dict)): return False
+    if not (x8.keys() >= _p3rb150a551b8_c9): return False
+    if not (x8.keys() <= _p3rb150a551b8_c10): return False
+    x11 = x8['message']
+    if not (isinstance(x11, str)): return False
+    x12 = x8['code']
+    if not (isinstance(x12, str)): return False
+    x13 = x8.get('status', _M)
+    if x13 is not _M:
+        if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
+    x14 = x8.get('providerRetryAfterMs', _M)
+    if x14 is not _M:
+        if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
+    x15 = x8.get('requestId', _M)
+    if x15 is not _M:
+        if not (isinstance(x15, str)): return False
+    x16 = x['retryId']
+    if not (isinstance(x16, str)): return False
+    x17 = x['provider']
+    if not (isinstance(x17, str)): return False
+    x18 = x['mode']
+    if not (isinstance(x18, str) and x18 in _p3rb150a551b8_c19): return False
+    x20 = x['policyKey']
+    if not (isinstance(x20, str)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _p3rb150a551b8_c21 and ((isinstance(x['mode'], str) and x['mode'] == 'normal')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _p3rb150a551b8_c22): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _p3rb150a551b8_c23)): return False
+    return True
+
+_p4r2f74ac98ba_c1 = frozenset(('header', 'reason', ))
+_p4r2f74ac98ba_c2 = frozenset(('header', 'reason', ))
+_p4r2f74ac98ba_c4 = frozenset(('config', ))
+_p4r2f74ac98ba_c5 = frozenset(('config', 'system', 'tools', ))
+_p4r2f74ac98ba_c7 = frozenset(('model', 'provider', ))
+_p4r2f74ac98ba_c8 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
+_p4r2f74ac98ba_c18 = frozenset(('description', 'name', 'parameters', ))
+_p4r2f74ac98ba_c19 = frozenset(('description', 'name', 'parameters', ))
+_p4r2f74ac98ba_c26 = frozenset(('change', 'initial', 'resume', ))
+
+def _p4r2f74ac98ba_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p4r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p4r2f74ac98ba_c2): return False
     x3 = x['header']
     if not (isinstance(x3, dict)): return False
-    if not (x3.keys() >= _p2r2f74ac98ba_c4): return False
-    if not (x3.keys() <= _p2r2f74ac98ba_c5): return False
+    if not (x3.keys() >= _p4r2f74ac98ba_c4): return False
+    if not (x3.keys() <= _p4r2f74ac98ba_c5): return False
     x6 = x3['config']
     if not (isinstance(x6, dict)): return False
-    if not (x6.keys() >= _p2r2f74ac98ba_c7): return False
-    if not (x6.keys() <= _p2r2f74ac98ba_c8): return False
+    if not (x6.keys() >= _p4r2f74ac98ba_c7): return False
+    if not (x6.keys() <= _p4r2f74ac98ba_c8): return False
     x9 = x6['provider']
     if not (isinstance(x9, str)): return False
     if len(x9) < 1: return False
@@ -6196,8 +6332,8 @@ def _p2r2f74ac98ba_v0(x):
         if not (isinstance(x16, list)): return False
         for x17 in x16:
             if not (isinstance(x17, dict)): return False
-            if not (x17.keys() >= _p2r2f74ac98ba_c18): return False
-            if not (x17.keys() <= _p2r2f74ac98ba_c19): return False
+            if not (x17.keys() >= _p4r2f74ac98ba_c18): return False
+            if not (x17.keys() <= _p4r2f74ac98ba_c19): return False
             x20 = x17['name']
             if not (isinstance(x20, str)): return False
             x21 = x17['description']
@@ -6205,34 +6341,34 @@ def _p2r2f74ac98ba_v0(x):
             x22 = x17['parameters']
             if not (isinstance(x22, dict)): return False
     x25 = x['reason']
-    if not (isinstance(x25, str) and x25 in _p2r2f74ac98ba_c26): return False
+    if not (isinstance(x25, str) and x25 in _p4r2f74ac98ba_c26): return False
     return True
 
-_p2rb150a551b8_c1 = frozenset(('header', 'reason', ))
-_p2rb150a551b8_c2 = frozenset(('header', 'reason', ))
-_p2rb150a551b8_c4 = frozenset(('config', ))
-_p2rb150a551b8_c5 = frozenset(('adapterDefaults', 'config', 'system', 'tools', ))
-_p2rb150a551b8_c7 = frozenset(('model', 'provider', ))
-_p2rb150a551b8_c8 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
-_p2rb150a551b8_c18 = frozenset(('description', 'name', 'parameters', ))
-_p2rb150a551b8_c19 = frozenset(('description', 'name', 'parameters', ))
-_p2rb150a551b8_c26 = frozenset(('maxTokens', 'reasoningEffort', ))
-_p2rb150a551b8_c28 = True
-_p2rb150a551b8_c30 = True
-_p2rb150a551b8_c32 = frozenset(('change', 'initial', 'resume', ))
+_p4rb150a551b8_c1 = frozenset(('header', 'reason', ))
+_p4rb150a551b8_c2 = frozenset(('header', 'reason', ))
+_p4rb150a551b8_c4 = frozenset(('config', ))
+_p4rb150a551b8_c5 = frozenset(('adapterDefaults', 'config', 'system', 'tools', ))
+_p4rb150a551b8_c7 = frozenset(('model', 'provider', ))
+_p4rb150a551b8_c8 = frozenset(('maxTokens', 'model', 'provider', 'reasoningEffort', 'stop', 'temperature', ))
+_p4rb150a551b8_c19 = frozenset(('description', 'name', 'parameters', ))
+_p4rb150a551b8_c20 = frozenset(('description', 'name', 'parameters', ))
+_p4rb150a551b8_c27 = frozenset(('maxTokens', 'reasoningEffort', ))
+_p4rb150a551b8_c29 = True
+_p4rb150a551b8_c31 = True
+_p4rb150a551b8_c33 = frozenset(('change', 'initial', 'resume', ))
 
-def _p2rb150a551b8_v0(x):
+def _p4rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p2rb150a551b8_c1): return False
-    if not (x.keys() <= _p2rb150a551b8_c2): return False
+    if not (x.keys() >= _p4rb150a551b8_c1): return False
+    if not (x.keys() <= _p4rb150a551b8_c2): return False
     x3 = x['header']
     if not (isinstance(x3, dict)): return False
-    if not (x3.keys() >= _p2rb150a551b8_c4): return False
-    if not (x3.keys() <= _p2rb150a551b8_c5): return False
+    if not (x3.keys() >= _p4rb150a551b8_c4): return False
+    if not (x3.keys() <= _p4rb150a551b8_c5): return False
     x6 = x3['config']
     if not (isinstance(x6, dict)): return False
-    if not (x6.keys() >= _p2rb150a551b8_c7): return False
-    if not (x6.keys() <= _p2rb150a551b8_c8): return False
+    if not (x6.keys() >= _p4rb150a551b8_c7): return False
+    if not (x6.keys() <= _p4rb150a551b8_c8): return False
     x9 = x6['provider']
     if not (isinstance(x9, str)): return False
     if len(x9) < 1: return False
@@ -6251,118 +6387,514 @@ def _p2rb150a551b8_v0(x):
         if not (set(map(type, x13)) <= _STR):
             for x14 in x13:
                 if not (isinstance(x14, str)): return False
-    x15 = x3.get('system', _M)
+    x15 = x6.get('reasoningEffort', _M)
     if x15 is not _M:
         if not (isinstance(x15, str)): return False
-    x16 = x3.get('tools', _M)
+        if len(x15) < 1: return False
+    x16 = x3.get('system', _M)
     if x16 is not _M:
-        if not (isinstance(x16, list)): return False
-        for x17 in x16:
-            if not (isinstance(x17, dict)): return False
-            if not (x17.keys() >= _p2rb150a551b8_c18): return False
-            if not (x17.keys() <= _p2rb150a551b8_c19): return False
-            x20 = x17['name']
-            if not (isinstance(x20, str)): return False
-            x21 = x17['description']
+        if not (isinstance(x16, str)): return False
+    x17 = x3.get('tools', _M)
+    if x17 is not _M:
+        if not (isinstance(x17, list)): return False
+        for x18 in x17:
+            if not (isinstance(x18, dict)): return False
+            if not (x18.keys() >= _p4rb150a551b8_c19): return False
+            if not (x18.keys() <= _p4rb150a551b8_c20): return False
+            x21 = x18['name']
             if not (isinstance(x21, str)): return False
-            x22 = x17['parameters']
-            if not (isinstance(x22, dict)): return False
-    x25 = x3.get('adapterDefaults', _M)
-    if x25 is not _M:
-        if not (isinstance(x25, dict)): return False
-        if not (x25.keys() <= _p2rb150a551b8_c26): return False
-        x27 = x25.get('reasoningEffort', _M)
-        if x27 is not _M:
-            if not _equal(x27, _p2rb150a551b8_c28): return False
-        x29 = x25.get('maxTokens', _M)
-        if x29 is not _M:
-            if not _equal(x29, _p2rb150a551b8_c30): return False
-    x31 = x['reason']
-    if not (isinstance(x31, str) and x31 in _p2rb150a551b8_c32): return False
+            x22 = x18['description']
+            if not (isinstance(x22, str)): return False
+            x23 = x18['parameters']
+            if not (isinstance(x23, dict)): return False
+    x26 = x3.get('adapterDefaults', _M)
+    if x26 is not _M:
+        if not (isinstance(x26, dict)): return False
+        if not (x26.keys() <= _p4rb150a551b8_c27): return False
+        x28 = x26.get('reasoningEffort', _M)
+        if x28 is not _M:
+            if not _equal(x28, _p4rb150a551b8_c29): return False
+        x30 = x26.get('maxTokens', _M)
+        if x30 is not _M:
+            if not _equal(x30, _p4rb150a551b8_c31): return False
+    x32 = x['reason']
+    if not (isinstance(x32, str) and x32 in _p4rb150a551b8_c33): return False
     return True
 
-_p3r2f74ac98ba_c1 = frozenset(('mode', ))
-_p3r2f74ac98ba_c2 = frozenset(('mode', ))
-_p3r2f74ac98ba_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
+_p5r2f74ac98ba_c1 = frozenset(('mode', ))
+_p5r2f74ac98ba_c2 = frozenset(('mode', ))
+_p5r2f74ac98ba_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
 
-def _p3r2f74ac98ba_v0(x):
+def _p5r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p3r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p3r2f74ac98ba_c2): return False
+    if not (x.keys() >= _p5r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p5r2f74ac98ba_c2): return False
     x3 = x['mode']
-    if not (isinstance(x3, str) and x3 in _p3r2f74ac98ba_c4): return False
+    if not (isinstance(x3, str) and x3 in _p5r2f74ac98ba_c4): return False
     return True
 
-_p3rb150a551b8_c1 = frozenset(('mode', ))
-_p3rb150a551b8_c2 = frozenset(('mode', 'source', ))
-_p3rb150a551b8_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
+_p5rb150a551b8_c1 = frozenset(('mode', ))
+_p5rb150a551b8_c2 = frozenset(('mode', 'source', ))
+_p5rb150a551b8_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
 
-def _p3rb150a551b8_v0(x):
+def _p5rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p3rb150a551b8_c1): return False
-    if not (x.keys() <= _p3rb150a551b8_c2): return False
+    if not (x.keys() >= _p5rb150a551b8_c1): return False
+    if not (x.keys() <= _p5rb150a551b8_c2): return False
     x3 = x['mode']
-    if not (isinstance(x3, str) and x3 in _p3rb150a551b8_c4): return False
+    if not (isinstance(x3, str) and x3 in _p5rb150a551b8_c4): return False
     x5 = x.get('source', _M)
     if x5 is not _M:
         if not (isinstance(x5, str) and x5 == 'delegation'): return False
     return True
 
-_p4r2f74ac98ba_c1 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
-_p4r2f74ac98ba_c2 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
-_p4r2f74ac98ba_c8 = frozenset(('type', ))
-_p4r2f74ac98ba_c11 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c12 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c16 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c17 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c28 = frozenset(('content', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c29 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c35 = frozenset(('type', ))
-_p4r2f74ac98ba_c38 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c39 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c41 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c42 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c50 = frozenset(('content', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c51 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c59 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c60 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c62 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c63 = frozenset(('text', 'type', ))
-_p4r2f74ac98ba_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4r2f74ac98ba_c70 = frozenset(('content', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c71 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p4r2f74ac98ba_c78 = frozenset(('code', 'name', ))
-_p4r2f74ac98ba_c79 = frozenset(('code', 'name', ))
+_p6r2f74ac98ba_c1 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
+_p6r2f74ac98ba_c2 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
+_p6r2f74ac98ba_c9 = frozenset(('type', ))
+_p6r2f74ac98ba_c12 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c13 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c17 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c18 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c23 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c29 = frozenset(('content', 'toolCallId', 'type', ))
+_p6r2f74ac98ba_c30 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p6r2f74ac98ba_c36 = frozenset(('type', ))
+_p6r2f74ac98ba_c39 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c40 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c42 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c43 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c46 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c51 = frozenset(('content', 'toolCallId', 'type', ))
+_p6r2f74ac98ba_c52 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p6r2f74ac98ba_c60 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c61 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c63 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c64 = frozenset(('text', 'type', ))
+_p6r2f74ac98ba_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c67 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6r2f74ac98ba_c71 = frozenset(('content', 'toolCallId', 'type', ))
+_p6r2f74ac98ba_c72 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
 
-def _p4r2f74ac98ba_v10(x):
+def _p6r2f74ac98ba_v11(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c11): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c12): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c12): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c13): return False
+    x14 = x['type']
+    if not (isinstance(x14, str) and x14 == 'text'): return False
+    x15 = x['text']
+    if not (isinstance(x15, str)): return False
+    return True
+
+def _p6r2f74ac98ba_v16(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c17): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c18): return False
+    x19 = x['type']
+    if not (isinstance(x19, str) and x19 == 'reasoning'): return False
+    x20 = x['text']
+    if not (isinstance(x20, str)): return False
+    return True
+
+def _p6r2f74ac98ba_v21(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c22): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c23): return False
+    x24 = x['type']
+    if not (isinstance(x24, str) and x24 == 'tool-call'): return False
+    x25 = x['id']
+    if not (isinstance(x25, str)): return False
+    x26 = x['name']
+    if not (isinstance(x26, str)): return False
+    x27 = x['arguments']
+    if not (isinstance(x27, str)): return False
+    return True
+
+def _p6r2f74ac98ba_v50(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c51): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c52): return False
+    x53 = x['type']
+    if not (isinstance(x53, str) and x53 == 'tool-result'): return False
+    x54 = x['toolCallId']
+    if not (isinstance(x54, str)): return False
+    x55 = x['content']
+    if not (isinstance(x55, list)): return False
+    for x56 in x55:
+        if not _p6r2f74ac98ba_v35(x56): return False
+    x57 = x.get('isError', _M)
+    if x57 is not _M:
+        if not (isinstance(x57, bool)): return False
+    return True
+
+def _p6r2f74ac98ba_v35(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c36): return False
+    x37 = x['type']
+    if not (isinstance(x37, str)): return False
+    x38 = x.get('type', _M) if isinstance(x, dict) else _M
+    if x38 == 'text':
+        if not (x.keys() >= _p6r2f74ac98ba_c39): return False
+        if not (x.keys() <= _p6r2f74ac98ba_c40): return False
+        x41 = x['text']
+        if not (isinstance(x41, str)): return False
+    elif x38 == 'reasoning':
+        if not (x.keys() >= _p6r2f74ac98ba_c42): return False
+        if not (x.keys() <= _p6r2f74ac98ba_c43): return False
+        x44 = x['text']
+        if not (isinstance(x44, str)): return False
+    elif x38 == 'tool-call':
+        if not (x.keys() >= _p6r2f74ac98ba_c45): return False
+        if not (x.keys() <= _p6r2f74ac98ba_c46): return False
+        x47 = x['id']
+        if not (isinstance(x47, str)): return False
+        x48 = x['name']
+        if not (isinstance(x48, str)): return False
+        x49 = x['arguments']
+        if not (isinstance(x49, str)): return False
+    elif x38 == 'tool-result':
+        if not _p6r2f74ac98ba_v50(x): return False
+    return True
+
+def _p6r2f74ac98ba_v28(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c29): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c30): return False
+    x31 = x['type']
+    if not (isinstance(x31, str) and x31 == 'tool-result'): return False
+    x32 = x['toolCallId']
+    if not (isinstance(x32, str)): return False
+    x33 = x['content']
+    if not (isinstance(x33, list)): return False
+    for x34 in x33:
+        if not _p6r2f74ac98ba_v35(x34): return False
+    x58 = x.get('isError', _M)
+    if x58 is not _M:
+        if not (isinstance(x58, bool)): return False
+    return True
+
+def _p6r2f74ac98ba_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p6r2f74ac98ba_c2): return False
+    x3 = x['parentCallId']
+    if not (isinstance(x3, str)): return False
+    x4 = x['subCallId']
+    if not (isinstance(x4, str)): return False
+    x5 = x['name']
+    if not (isinstance(x5, str)): return False
+    x6 = x['isError']
+    if not (isinstance(x6, bool)): return False
+    x7 = x['content']
+    if not (isinstance(x7, list)): return False
+    for x8 in x7:
+        if not (isinstance(x8, dict)): return False
+        if not (x8.keys() >= _p6r2f74ac98ba_c9): return False
+        x10 = x8['type']
+        if not (isinstance(x10, str)): return False
+        x59 = x8.get('type', _M) if isinstance(x8, dict) else _M
+        if x59 == 'text':
+            if not (x8.keys() >= _p6r2f74ac98ba_c60): return False
+            if not (x8.keys() <= _p6r2f74ac98ba_c61): return False
+            x62 = x8['text']
+            if not (isinstance(x62, str)): return False
+        elif x59 == 'reasoning':
+            if not (x8.keys() >= _p6r2f74ac98ba_c63): return False
+            if not (x8.keys() <= _p6r2f74ac98ba_c64): return False
+            x65 = x8['text']
+            if not (isinstance(x65, str)): return False
+        elif x59 == 'tool-call':
+            if not (x8.keys() >= _p6r2f74ac98ba_c66): return False
+            if not (x8.keys() <= _p6r2f74ac98ba_c67): return False
+            x68 = x8['id']
+            if not (isinstance(x68, str)): return False
+            x69 = x8['name']
+            if not (isinstance(x69, str)): return False
+            x70 = x8['arguments']
+            if not (isinstance(x70, str)): return False
+        elif x59 == 'tool-result':
+            if not (x8.keys() >= _p6r2f74ac98ba_c71): return False
+            if not (x8.keys() <= _p6r2f74ac98ba_c72): return False
+            x73 = x8['toolCallId']
+            if not (isinstance(x73, str)): return False
+            x74 = x8['content']
+            if not (isinstance(x74, list)): return False
+            for x75 in x74:
+                if not _p6r2f74ac98ba_v35(x75): return False
+            x76 = x8.get('isError', _M)
+            if x76 is not _M:
+                if not (isinstance(x76, bool)): return False
+    return True
+
+_p6rb150a551b8_c1 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+_p6rb150a551b8_c2 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+_p6rb150a551b8_c9 = frozenset(('type', ))
+_p6rb150a551b8_c12 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c13 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c17 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c18 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c23 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c29 = frozenset(('content', 'toolCallId', 'type', ))
+_p6rb150a551b8_c30 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p6rb150a551b8_c36 = frozenset(('type', ))
+_p6rb150a551b8_c39 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c40 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c42 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c43 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c46 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c51 = frozenset(('content', 'toolCallId', 'type', ))
+_p6rb150a551b8_c52 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p6rb150a551b8_c60 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c61 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c63 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c64 = frozenset(('text', 'type', ))
+_p6rb150a551b8_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c67 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p6rb150a551b8_c71 = frozenset(('content', 'toolCallId', 'type', ))
+_p6rb150a551b8_c72 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+
+def _p6rb150a551b8_v11(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c12): return False
+    if not (x.keys() <= _p6rb150a551b8_c13): return False
+    x14 = x['type']
+    if not (isinstance(x14, str) and x14 == 'text'): return False
+    x15 = x['text']
+    if not (isinstance(x15, str)): return False
+    return True
+
+def _p6rb150a551b8_v16(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c17): return False
+    if not (x.keys() <= _p6rb150a551b8_c18): return False
+    x19 = x['type']
+    if not (isinstance(x19, str) and x19 == 'reasoning'): return False
+    x20 = x['text']
+    if not (isinstance(x20, str)): return False
+    return True
+
+def _p6rb150a551b8_v21(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c22): return False
+    if not (x.keys() <= _p6rb150a551b8_c23): return False
+    x24 = x['type']
+    if not (isinstance(x24, str) and x24 == 'tool-call'): return False
+    x25 = x['id']
+    if not (isinstance(x25, str)): return False
+    x26 = x['name']
+    if not (isinstance(x26, str)): return False
+    x27 = x['arguments']
+    if not (isinstance(x27, str)): return False
+    return True
+
+def _p6rb150a551b8_v50(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c51): return False
+    if not (x.keys() <= _p6rb150a551b8_c52): return False
+    x53 = x['type']
+    if not (isinstance(x53, str) and x53 == 'tool-result'): return False
+    x54 = x['toolCallId']
+    if not (isinstance(x54, str)): return False
+    x55 = x['content']
+    if not (isinstance(x55, list)): return False
+    for x56 in x55:
+        if not _p6rb150a551b8_v35(x56): return False
+    x57 = x.get('isError', _M)
+    if x57 is not _M:
+        if not (isinstance(x57, bool)): return False
+    return True
+
+def _p6rb150a551b8_v35(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c36): return False
+    x37 = x['type']
+    if not (isinstance(x37, str)): return False
+    x38 = x.get('type', _M) if isinstance(x, dict) else _M
+    if x38 == 'text':
+        if not (x.keys() >= _p6rb150a551b8_c39): return False
+        if not (x.keys() <= _p6rb150a551b8_c40): return False
+        x41 = x['text']
+        if not (isinstance(x41, str)): return False
+    elif x38 == 'reasoning':
+        if not (x.keys() >= _p6rb150a551b8_c42): return False
+        if not (x.keys() <= _p6rb150a551b8_c43): return False
+        x44 = x['text']
+        if not (isinstance(x44, str)): return False
+    elif x38 == 'tool-call':
+        if not (x.keys() >= _p6rb150a551b8_c45): return False
+        if not (x.keys() <= _p6rb150a551b8_c46): return False
+        x47 = x['id']
+        if not (isinstance(x47, str)): return False
+        x48 = x['name']
+        if not (isinstance(x48, str)): return False
+        x49 = x['arguments']
+        if not (isinstance(x49, str)): return False
+    elif x38 == 'tool-result':
+        if not _p6rb150a551b8_v50(x): return False
+    return True
+
+def _p6rb150a551b8_v28(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c29): return False
+    if not (x.keys() <= _p6rb150a551b8_c30): return False
+    x31 = x['type']
+    if not (isinstance(x31, str) and x31 == 'tool-result'): return False
+    x32 = x['toolCallId']
+    if not (isinstance(x32, str)): return False
+    x33 = x['content']
+    if not (isinstance(x33, list)): return False
+    for x34 in x33:
+        if not _p6rb150a551b8_v35(x34): return False
+    x58 = x.get('isError', _M)
+    if x58 is not _M:
+        if not (isinstance(x58, bool)): return False
+    return True
+
+def _p6rb150a551b8_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p6rb150a551b8_c1): return False
+    if not (x.keys() <= _p6rb150a551b8_c2): return False
+    x3 = x['parentCallId']
+    if not (isinstance(x3, str)): return False
+    x4 = x['subCallId']
+    if not (isinstance(x4, str)): return False
+    x5 = x['name']
+    if not (isinstance(x5, str)): return False
+    x6 = x['isError']
+    if not (isinstance(x6, bool)): return False
+    x7 = x['content']
+    if not (isinstance(x7, list)): return False
+    for x8 in x7:
+        if not (isinstance(x8, dict)): return False
+        if not (x8.keys() >= _p6rb150a551b8_c9): return False
+        x10 = x8['type']
+        if not (isinstance(x10, str)): return False
+        x59 = x8.get('type', _M) if isinstance(x8, dict) else _M
+        if x59 == 'text':
+            if not (x8.keys() >= _p6rb150a551b8_c60): return False
+            if not (x8.keys() <= _p6rb150a551b8_c61): return False
+            x62 = x8['text']
+            if not (isinstance(x62, str)): return False
+        elif x59 == 'reasoning':
+            if not (x8.keys() >= _p6rb150a551b8_c63): return False
+            if not (x8.keys() <= _p6rb150a551b8_c64): return False
+            x65 = x8['text']
+            if not (isinstance(x65, str)): return False
+        elif x59 == 'tool-call':
+            if not (x8.keys() >= _p6rb150a551b8_c66): return False
+            if not (x8.keys() <= _p6rb150a551b8_c67): return False
+            x68 = x8['id']
+            if not (isinstance(x68, str)): return False
+            x69 = x8['name']
+            if not (isinstance(x69, str)): return False
+            x70 = x8['arguments']
+            if not (isinstance(x70, str)): return False
+        elif x59 == 'tool-result':
+            if not (x8.keys() >= _p6rb150a551b8_c71): return False
+            if not (x8.keys() <= _p6rb150a551b8_c72): return False
+            x73 = x8['toolCallId']
+            if not (isinstance(x73, str)): return False
+            x74 = x8['content']
+            if not (isinstance(x74, list)): return False
+            for x75 in x74:
+                if not _p6rb150a551b8_v35(x75): return False
+            x76 = x8.get('isError', _M)
+            if x76 is not _M:
+                if not (isinstance(x76, bool)): return False
+    x77 = x['rootCallId']
+    if not (isinstance(x77, str)): return False
+    return True
+
+_p7r2f74ac98ba_c1 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
+_p7r2f74ac98ba_c2 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
+
+def _p7r2f74ac98ba_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p7r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p7r2f74ac98ba_c2): return False
+    x3 = x['parentCallId']
+    if not (isinstance(x3, str)): return False
+    x4 = x['subCallId']
+    if not (isinstance(x4, str)): return False
+    x5 = x['name']
+    if not (isinstance(x5, str)): return False
+    return True
+
+_p7rb150a551b8_c1 = frozenset(('arguments', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+_p7rb150a551b8_c2 = frozenset(('arguments', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+
+def _p7rb150a551b8_v0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p7rb150a551b8_c1): return False
+    if not (x.keys() <= _p7rb150a551b8_c2): return False
+    x3 = x['parentCallId']
+    if not (isinstance(x3, str)): return False
+    x4 = x['subCallId']
+    if not (isinstance(x4, str)): return False
+    x5 = x['name']
+    if not (isinstance(x5, str)): return False
+    x6 = x['rootCallId']
+    if not (isinstance(x6, str)): return False
+    return True
+
+_p8r2f74ac98ba_c1 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
+_p8r2f74ac98ba_c2 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
+_p8r2f74ac98ba_c8 = frozenset(('type', ))
+_p8r2f74ac98ba_c11 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c12 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c16 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c17 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c28 = frozenset(('content', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c29 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c35 = frozenset(('type', ))
+_p8r2f74ac98ba_c38 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c39 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c41 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c42 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c50 = frozenset(('content', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c51 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c59 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c60 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c62 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c63 = frozenset(('text', 'type', ))
+_p8r2f74ac98ba_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8r2f74ac98ba_c70 = frozenset(('content', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c71 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p8r2f74ac98ba_c78 = frozenset(('code', 'name', ))
+_p8r2f74ac98ba_c79 = frozenset(('code', 'name', ))
+
+def _p8r2f74ac98ba_v10(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c11): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c12): return False
     x13 = x['type']
     if not (isinstance(x13, str) and x13 == 'text'): return False
     x14 = x['text']
     if not (isinstance(x14, str)): return False
     return True
 
-def _p4r2f74ac98ba_v15(x):
+def _p8r2f74ac98ba_v15(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c16): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c17): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c16): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c17): return False
     x18 = x['type']
     if not (isinstance(x18, str) and x18 == 'reasoning'): return False
     x19 = x['text']
     if not (isinstance(x19, str)): return False
     return True
 
-def _p4r2f74ac98ba_v20(x):
+def _p8r2f74ac98ba_v20(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c21): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c22): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c21): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c22): return False
     x23 = x['type']
     if not (isinstance(x23, str) and x23 == 'tool-call'): return False
     x24 = x['id']
@@ -6373,10 +6905,10 @@ def _p4r2f74ac98ba_v20(x):
     if not (isinstance(x26, str)): return False
     return True
 
-def _p4r2f74ac98ba_v49(x):
+def _p8r2f74ac98ba_v49(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c50): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c51): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c50): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c51): return False
     x52 = x['type']
     if not (isinstance(x52, str) and x52 == 'tool-result'): return False
     x53 = x['toolCallId']
@@ -6384,31 +6916,31 @@ def _p4r2f74ac98ba_v49(x):
     x54 = x['content']
     if not (isinstance(x54, list)): return False
     for x55 in x54:
-        if not _p4r2f74ac98ba_v34(x55): return False
+        if not _p8r2f74ac98ba_v34(x55): return False
     x56 = x.get('isError', _M)
     if x56 is not _M:
         if not (isinstance(x56, bool)): return False
     return True
 
-def _p4r2f74ac98ba_v34(x):
+def _p8r2f74ac98ba_v34(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c35): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c35): return False
     x36 = x['type']
     if not (isinstance(x36, str)): return False
     x37 = x.get('type', _M) if isinstance(x, dict) else _M
     if x37 == 'text':
-        if not (x.keys() >= _p4r2f74ac98ba_c38): return False
-        if not (x.keys() <= _p4r2f74ac98ba_c39): return False
+        if not (x.keys() >= _p8r2f74ac98ba_c38): return False
+        if not (x.keys() <= _p8r2f74ac98ba_c39): return False
         x40 = x['text']
         if not (isinstance(x40, str)): return False
     elif x37 == 'reasoning':
-        if not (x.keys() >= _p4r2f74ac98ba_c41): return False
-        if not (x.keys() <= _p4r2f74ac98ba_c42): return False
+        if not (x.keys() >= _p8r2f74ac98ba_c41): return False
+        if not (x.keys() <= _p8r2f74ac98ba_c42): return False
         x43 = x['text']
         if not (isinstance(x43, str)): return False
     elif x37 == 'tool-call':
-        if not (x.keys() >= _p4r2f74ac98ba_c44): return False
-        if not (x.keys() <= _p4r2f74ac98ba_c45): return False
+        if not (x.keys() >= _p8r2f74ac98ba_c44): return False
+        if not (x.keys() <= _p8r2f74ac98ba_c45): return False
         x46 = x['id']
         if not (isinstance(x46, str)): return False
         x47 = x['name']
@@ -6416,13 +6948,13 @@ def _p4r2f74ac98ba_v34(x):
         x48 = x['arguments']
         if not (isinstance(x48, str)): return False
     elif x37 == 'tool-result':
-        if not _p4r2f74ac98ba_v49(x): return False
+        if not _p8r2f74ac98ba_v49(x): return False
     return True
 
-def _p4r2f74ac98ba_v27(x):
+def _p8r2f74ac98ba_v27(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c28): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c29): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c28): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c29): return False
     x30 = x['type']
     if not (isinstance(x30, str) and x30 == 'tool-result'): return False
     x31 = x['toolCallId']
@@ -6430,16 +6962,16 @@ def _p4r2f74ac98ba_v27(x):
     x32 = x['content']
     if not (isinstance(x32, list)): return False
     for x33 in x32:
-        if not _p4r2f74ac98ba_v34(x33): return False
+        if not _p8r2f74ac98ba_v34(x33): return False
     x57 = x.get('isError', _M)
     if x57 is not _M:
         if not (isinstance(x57, bool)): return False
     return True
 
-def _p4r2f74ac98ba_v0(x):
+def _p8r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c2): return False
+    if not (x.keys() >= _p8r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p8r2f74ac98ba_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     x4 = x['step']
@@ -6450,23 +6982,23 @@ def _p4r2f74ac98ba_v0(x):
     if not (isinstance(x6, list)): return False
     for x7 in x6:
         if not (isinstance(x7, dict)): return False
-        if not (x7.keys() >= _p4r2f74ac98ba_c8): return False
+        if not (x7.keys() >= _p8r2f74ac98ba_c8): return False
         x9 = x7['type']
         if not (isinstance(x9, str)): return False
         x58 = x7.get('type', _M) if isinstance(x7, dict) else _M
         if x58 == 'text':
-            if not (x7.keys() >= _p4r2f74ac98ba_c59): return False
-            if not (x7.keys() <= _p4r2f74ac98ba_c60): return False
+            if not (x7.keys() >= _p8r2f74ac98ba_c59): return False
+            if not (x7.keys() <= _p8r2f74ac98ba_c60): return False
             x61 = x7['text']
             if not (isinstance(x61, str)): return False
         elif x58 == 'reasoning':
-            if not (x7.keys() >= _p4r2f74ac98ba_c62): return False
-            if not (x7.keys() <= _p4r2f74ac98ba_c63): return False
+            if not (x7.keys() >= _p8r2f74ac98ba_c62): return False
+            if not (x7.keys() <= _p8r2f74ac98ba_c63): return False
             x64 = x7['text']
             if not (isinstance(x64, str)): return False
         elif x58 == 'tool-call':
-            if not (x7.keys() >= _p4r2f74ac98ba_c65): return False
-            if not (x7.keys() <= _p4r2f74ac98ba_c66): return False
+            if not (x7.keys() >= _p8r2f74ac98ba_c65): return False
+            if not (x7.keys() <= _p8r2f74ac98ba_c66): return False
             x67 = x7['id']
             if not (isinstance(x67, str)): return False
             x68 = x7['name']
@@ -6474,14 +7006,14 @@ def _p4r2f74ac98ba_v0(x):
             x69 = x7['arguments']
             if not (isinstance(x69, str)): return False
         elif x58 == 'tool-result':
-            if not (x7.keys() >= _p4r2f74ac98ba_c70): return False
-            if not (x7.keys() <= _p4r2f74ac98ba_c71): return False
+            if not (x7.keys() >= _p8r2f74ac98ba_c70): return False
+            if not (x7.keys() <= _p8r2f74ac98ba_c71): return False
             x72 = x7['toolCallId']
             if not (isinstance(x72, str)): return False
             x73 = x7['content']
             if not (isinstance(x73, list)): return False
             for x74 in x73:
-                if not _p4r2f74ac98ba_v34(x74): return False
+                if not _p8r2f74ac98ba_v34(x74): return False
             x75 = x7.get('isError', _M)
             if x75 is not _M:
                 if not (isinstance(x75, bool)): return False
@@ -6490,71 +7022,71 @@ def _p4r2f74ac98ba_v0(x):
     x77 = x.get('error', _M)
     if x77 is not _M:
         if not (isinstance(x77, dict)): return False
-        if not (x77.keys() >= _p4r2f74ac98ba_c78): return False
-        if not (x77.keys() <= _p4r2f74ac98ba_c79): return False
+        if not (x77.keys() >= _p8r2f74ac98ba_c78): return False
+        if not (x77.keys() <= _p8r2f74ac98ba_c79): return False
         x80 = x77['name']
         if not (isinstance(x80, str)): return False
         x81 = x77['code']
         if not (isinstance(x81, str)): return False
     return True
 
-_p4rb150a551b8_c1 = frozenset(('message', 'step', 'turn', ))
-_p4rb150a551b8_c2 = frozenset(('error', 'message', 'meta', 'step', 'turn', ))
-_p4rb150a551b8_c6 = frozenset(('code', 'name', ))
-_p4rb150a551b8_c7 = frozenset(('code', 'name', ))
-_p4rb150a551b8_c11 = frozenset(('content', 'id', 'role', 'source', ))
-_p4rb150a551b8_c12 = frozenset(('content', 'id', 'role', 'source', ))
-_p4rb150a551b8_c17 = frozenset(('content', 'toolCallId', 'type', ))
-_p4rb150a551b8_c18 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p4rb150a551b8_c23 = frozenset(('type', ))
-_p4rb150a551b8_c26 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c27 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c31 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c32 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c36 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c37 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c44 = frozenset(('content', 'toolCallId', 'type', ))
-_p4rb150a551b8_c45 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p4rb150a551b8_c51 = frozenset(('type', ))
-_p4rb150a551b8_c54 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c55 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c57 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c58 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c60 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c61 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c67 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c68 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c70 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c71 = frozenset(('text', 'type', ))
-_p4rb150a551b8_c73 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c74 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p4rb150a551b8_c80 = frozenset(('callId', 'kind', ))
-_p4rb150a551b8_c81 = frozenset(('callId', 'kind', ))
+_p8rb150a551b8_c1 = frozenset(('message', 'step', 'turn', ))
+_p8rb150a551b8_c2 = frozenset(('error', 'message', 'meta', 'step', 'turn', ))
+_p8rb150a551b8_c6 = frozenset(('code', 'name', ))
+_p8rb150a551b8_c7 = frozenset(('code', 'name', ))
+_p8rb150a551b8_c11 = frozenset(('content', 'id', 'role', 'source', ))
+_p8rb150a551b8_c12 = frozenset(('content', 'id', 'role', 'source', ))
+_p8rb150a551b8_c17 = frozenset(('content', 'toolCallId', 'type', ))
+_p8rb150a551b8_c18 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p8rb150a551b8_c23 = frozenset(('type', ))
+_p8rb150a551b8_c26 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c27 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c31 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c32 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c36 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c37 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c44 = frozenset(('content', 'toolCallId', 'type', ))
+_p8rb150a551b8_c45 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p8rb150a551b8_c51 = frozenset(('type', ))
+_p8rb150a551b8_c54 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c55 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c57 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c58 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c60 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c61 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c67 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c68 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c70 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c71 = frozenset(('text', 'type', ))
+_p8rb150a551b8_c73 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c74 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p8rb150a551b8_c80 = frozenset(('callId', 'kind', ))
+_p8rb150a551b8_c81 = frozenset(('callId', 'kind', ))
 
-def _p4rb150a551b8_v25(x):
+def _p8rb150a551b8_v25(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c26): return False
-    if not (x.keys() <= _p4rb150a551b8_c27): return False
+    if not (x.keys() >= _p8rb150a551b8_c26): return False
+    if not (x.keys() <= _p8rb150a551b8_c27): return False
     x28 = x['type']
     if not (isinstance(x28, str) and x28 == 'text'): return False
     x29 = x['text']
     if not (isinstance(x29, str)): return False
     return True
 
-def _p4rb150a551b8_v30(x):
+def _p8rb150a551b8_v30(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c31): return False
-    if not (x.keys() <= _p4rb150a551b8_c32): return False
+    if not (x.keys() >= _p8rb150a551b8_c31): return False
+    if not (x.keys() <= _p8rb150a551b8_c32): return False
     x33 = x['type']
     if not (isinstance(x33, str) and x33 == 'reasoning'): return False
     x34 = x['text']
     if not (isinstance(x34, str)): return False
     return True
 
-def _p4rb150a551b8_v35(x):
+def _p8rb150a551b8_v35(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c36): return False
-    if not (x.keys() <= _p4rb150a551b8_c37): return False
+    if not (x.keys() >= _p8rb150a551b8_c36): return False
+    if not (x.keys() <= _p8rb150a551b8_c37): return False
     x38 = x['type']
     if not (isinstance(x38, str) and x38 == 'tool-call'): return False
     x39 = x['id']
@@ -6565,25 +7097,25 @@ def _p4rb150a551b8_v35(x):
     if not (isinstance(x41, str)): return False
     return True
 
-def _p4rb150a551b8_v50(x):
+def _p8rb150a551b8_v50(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c51): return False
+    if not (x.keys() >= _p8rb150a551b8_c51): return False
     x52 = x['type']
     if not (isinstance(x52, str)): return False
     x53 = x.get('type', _M) if isinstance(x, dict) else _M
     if x53 == 'text':
-        if not (x.keys() >= _p4rb150a551b8_c54): return False
-        if not (x.keys() <= _p4rb150a551b8_c55): return False
+        if not (x.keys() >= _p8rb150a551b8_c54): return False
+        if not (x.keys() <= _p8rb150a551b8_c55): return False
         x56 = x['text']
         if not (isinstance(x56, str)): return False
     elif x53 == 'reasoning':
-        if not (x.keys() >= _p4rb150a551b8_c57): return False
-        if not (x.keys() <= _p4rb150a551b8_c58): return False
+        if not (x.keys() >= _p8rb150a551b8_c57): return False
+        if not (x.keys() <= _p8rb150a551b8_c58): return False
         x59 = x['text']
         if not (isinstance(x59, str)): return False
     elif x53 == 'tool-call':
-        if not (x.keys() >= _p4rb150a551b8_c60): return False
-        if not (x.keys() <= _p4rb150a551b8_c61): return False
+        if not (x.keys() >= _p8rb150a551b8_c60): return False
+        if not (x.keys() <= _p8rb150a551b8_c61): return False
         x62 = x['id']
         if not (isinstance(x62, str)): return False
         x63 = x['name']
@@ -6591,13 +7123,13 @@ def _p4rb150a551b8_v50(x):
         x64 = x['arguments']
         if not (isinstance(x64, str)): return False
     elif x53 == 'tool-result':
-        if not _p4rb150a551b8_v43(x): return False
+        if not _p8rb150a551b8_v43(x): return False
     return True
 
-def _p4rb150a551b8_v43(x):
+def _p8rb150a551b8_v43(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c44): return False
-    if not (x.keys() <= _p4rb150a551b8_c45): return False
+    if not (x.keys() >= _p8rb150a551b8_c44): return False
+    if not (x.keys() <= _p8rb150a551b8_c45): return False
     x46 = x['type']
     if not (isinstance(x46, str) and x46 == 'tool-result'): return False
     x47 = x['toolCallId']
@@ -6605,20 +7137,20 @@ def _p4rb150a551b8_v43(x):
     x48 = x['content']
     if not (isinstance(x48, list)): return False
     for x49 in x48:
-        if not _p4rb150a551b8_v50(x49): return False
+        if not _p8rb150a551b8_v50(x49): return False
     x65 = x.get('isError', _M)
     if x65 is not _M:
         if not (isinstance(x65, bool)): return False
     return True
 
-def _p4rb150a551b8_v42(x):
-    if not _p4rb150a551b8_v43(x): return False
+def _p8rb150a551b8_v42(x):
+    if not _p8rb150a551b8_v43(x): return False
     return True
 
-def _p4rb150a551b8_v0(x):
+def _p8rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c1): return False
-    if not (x.keys() <= _p4rb150a551b8_c2): return False
+    if not (x.keys() >= _p8rb150a551b8_c1): return False
+    if not (x.keys() <= _p8rb150a551b8_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     x4 = x['step']
@@ -6626,16 +7158,16 @@ def _p4rb150a551b8_v0(x):
     x5 = x.get('error', _M)
     if x5 is not _M:
         if not (isinstance(x5, dict)): return False
-        if not (x5.keys() >= _p4rb150a551b8_c6): return False
-        if not (x5.keys() <= _p4rb150a551b8_c7): return False
+        if not (x5.keys() >= _p8rb150a551b8_c6): return False
+        if not (x5.keys() <= _p8rb150a551b8_c7): return False
         x8 = x5['name']
         if not (isinstance(x8, str)): return False
         x9 = x5['code']
         if not (isinstance(x9, str)): return False
     x10 = x['message']
     if not (isinstance(x10, dict)): return False
-    if not (x10.keys() >= _p4rb150a551b8_c11): return False
-    if not (x10.keys() <= _p4rb150a551b8_c12): return False
+    if not (x10.keys() >= _p8rb150a551b8_c11): return False
+    if not (x10.keys() <= _p8rb150a551b8_c12): return False
     x13 = x10['id']
     if not (isinstance(x13, str)): return False
     if len(x13) < 1: return False
@@ -6647,8 +7179,8 @@ def _p4rb150a551b8_v0(x):
     if len(x15) > 1: return False
     for x16 in x15:
         if not (isinstance(x16, dict)): return False
-        if not (x16.keys() >= _p4rb150a551b8_c17): return False
-        if not (x16.keys() <= _p4rb150a551b8_c18): return False
+        if not (x16.keys() >= _p8rb150a551b8_c17): return False
+        if not (x16.keys() <= _p8rb150a551b8_c18): return False
         x19 = x16['type']
         if not (isinstance(x19, str) and x19 == 'tool-result'): return False
         x20 = x16['toolCallId']
@@ -6657,23 +7189,23 @@ def _p4rb150a551b8_v0(x):
         if not (isinstance(x21, list)): return False
         for x22 in x21:
             if not (isinstance(x22, dict)): return False
-            if not (x22.keys() >= _p4rb150a551b8_c23): return False
+            if not (x22.keys() >= _p8rb150a551b8_c23): return False
             x24 = x22['type']
             if not (isinstance(x24, str)): return False
             x66 = x22.get('type', _M) if isinstance(x22, dict) else _M
             if x66 == 'text':
-                if not (x22.keys() >= _p4rb150a551b8_c67): return False
-                if not (x22.keys() <= _p4rb150a551b8_c68): return False
+                if not (x22.keys() >= _p8rb150a551b8_c67): return False
+                if not (x22.keys() <= _p8rb150a551b8_c68): return False
                 x69 = x22['text']
                 if not (isinstance(x69, str)): return False
             elif x66 == 'reasoning':
-                if not (x22.keys() >= _p4rb150a551b8_c70): return False
-                if not (x22.keys() <= _p4rb150a551b8_c71): return False
+                if not (x22.keys() >= _p8rb150a551b8_c70): return False
+                if not (x22.keys() <= _p8rb150a551b8_c71): return False
                 x72 = x22['text']
                 if not (isinstance(x72, str)): return False
             elif x66 == 'tool-call':
-                if not (x22.keys() >= _p4rb150a551b8_c73): return False
-                if not (x22.keys() <= _p4rb150a551b8_c74): return False
+                if not (x22.keys() >= _p8rb150a551b8_c73): return False
+                if not (x22.keys() <= _p8rb150a551b8_c74): return False
                 x75 = x22['id']
                 if not (isinstance(x75, str)): return False
                 x76 = x22['name']
@@ -6681,78 +7213,78 @@ def _p4rb150a551b8_v0(x):
                 x77 = x22['arguments']
                 if not (isinstance(x77, str)): return False
             elif x66 == 'tool-result':
-                if not _p4rb150a551b8_v43(x22): return False
+                if not _p8rb150a551b8_v43(x22): return False
         x78 = x16.get('isError', _M)
         if x78 is not _M:
             if not (isinstance(x78, bool)): return False
     x79 = x10['source']
     if not (isinstance(x79, dict)): return False
-    if not (x79.keys() >= _p4rb150a551b8_c80): return False
-    if not (x79.keys() <= _p4rb150a551b8_c81): return False
+    if not (x79.keys() >= _p8rb150a551b8_c80): return False
+    if not (x79.keys() <= _p8rb150a551b8_c81): return False
     x82 = x79['kind']
     if not (isinstance(x82, str) and x82 == 'tool'): return False
     x83 = x79['callId']
     if not (isinstance(x83, str)): return False
     return True
 
-_p5r2f74ac98ba_c1 = frozenset(('reason', 'turn', ))
-_p5r2f74ac98ba_c2 = frozenset(('reason', 'turn', ))
-_p5r2f74ac98ba_c5 = frozenset(('kind', ))
-_p5r2f74ac98ba_c8 = frozenset(('kind', ))
-_p5r2f74ac98ba_c9 = frozenset(('kind', ))
-_p5r2f74ac98ba_c12 = frozenset(('kind', ))
-_p5r2f74ac98ba_c13 = frozenset(('kind', ))
-_p5r2f74ac98ba_c17 = frozenset(('failure', 'kind', 'step', ))
-_p5r2f74ac98ba_c18 = frozenset(('failure', 'kind', 'step', ))
-_p5r2f74ac98ba_c22 = frozenset(('code', 'message', ))
-_p5r2f74ac98ba_c23 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p5r2f74ac98ba_c30 = frozenset(('kind', 'message', 'step', ))
-_p5r2f74ac98ba_c31 = frozenset(('code', 'kind', 'message', 'step', ))
-_p5r2f74ac98ba_c41 = frozenset(('kind', ))
-_p5r2f74ac98ba_c42 = frozenset(('kind', ))
-_p5r2f74ac98ba_c45 = frozenset(('kind', ))
-_p5r2f74ac98ba_c46 = frozenset(('kind', ))
-_p5r2f74ac98ba_c49 = frozenset(('kind', ))
-_p5r2f74ac98ba_c50 = frozenset(('kind', ))
-_p5r2f74ac98ba_c53 = frozenset(('kind', ))
-_p5r2f74ac98ba_c54 = frozenset(('kind', ))
-_p5r2f74ac98ba_c55 = frozenset(('kind', ))
-_p5r2f74ac98ba_c56 = frozenset(('kind', ))
-_p5r2f74ac98ba_c61 = frozenset(('kind', ))
-_p5r2f74ac98ba_c62 = frozenset(('kind', ))
-_p5r2f74ac98ba_c63 = frozenset(('kind', ))
-_p5r2f74ac98ba_c64 = frozenset(('kind', ))
-_p5r2f74ac98ba_c65 = frozenset(('kind', ))
-_p5r2f74ac98ba_c66 = frozenset(('kind', ))
+_p9r2f74ac98ba_c1 = frozenset(('reason', 'turn', ))
+_p9r2f74ac98ba_c2 = frozenset(('reason', 'turn', ))
+_p9r2f74ac98ba_c5 = frozenset(('kind', ))
+_p9r2f74ac98ba_c8 = frozenset(('kind', ))
+_p9r2f74ac98ba_c9 = frozenset(('kind', ))
+_p9r2f74ac98ba_c12 = frozenset(('kind', ))
+_p9r2f74ac98ba_c13 = frozenset(('kind', ))
+_p9r2f74ac98ba_c17 = frozenset(('failure', 'kind', 'step', ))
+_p9r2f74ac98ba_c18 = frozenset(('failure', 'kind', 'step', ))
+_p9r2f74ac98ba_c22 = frozenset(('code', 'message', ))
+_p9r2f74ac98ba_c23 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+_p9r2f74ac98ba_c30 = frozenset(('kind', 'message', 'step', ))
+_p9r2f74ac98ba_c31 = frozenset(('code', 'kind', 'message', 'step', ))
+_p9r2f74ac98ba_c41 = frozenset(('kind', ))
+_p9r2f74ac98ba_c42 = frozenset(('kind', ))
+_p9r2f74ac98ba_c45 = frozenset(('kind', ))
+_p9r2f74ac98ba_c46 = frozenset(('kind', ))
+_p9r2f74ac98ba_c49 = frozenset(('kind', ))
+_p9r2f74ac98ba_c50 = frozenset(('kind', ))
+_p9r2f74ac98ba_c53 = frozenset(('kind', ))
+_p9r2f74ac98ba_c54 = frozenset(('kind', ))
+_p9r2f74ac98ba_c55 = frozenset(('kind', ))
+_p9r2f74ac98ba_c56 = frozenset(('kind', ))
+_p9r2f74ac98ba_c61 = frozenset(('kind', ))
+_p9r2f74ac98ba_c62 = frozenset(('kind', ))
+_p9r2f74ac98ba_c63 = frozenset(('kind', ))
+_p9r2f74ac98ba_c64 = frozenset(('kind', ))
+_p9r2f74ac98ba_c65 = frozenset(('kind', ))
+_p9r2f74ac98ba_c66 = frozenset(('kind', ))
 
-def _p5r2f74ac98ba_v7(x):
+def _p9r2f74ac98ba_v7(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c9): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c8): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c9): return False
     x10 = x['kind']
     if not (isinstance(x10, str) and x10 == 'completed'): return False
     return True
 
-def _p5r2f74ac98ba_v11(x):
+def _p9r2f74ac98ba_v11(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c12): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c13): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c12): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c13): return False
     x14 = x['kind']
     if not (isinstance(x14, str) and x14 == 'aborted'): return False
     return True
 
-def _p5r2f74ac98ba_v16(x):
+def _p9r2f74ac98ba_v16(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c17): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c18): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c17): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c18): return False
     x19 = x['kind']
     if not (isinstance(x19, str) and x19 == 'error'): return False
     x20 = x['step']
     if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
     x21 = x['failure']
     if not (isinstance(x21, dict)): return False
-    if not (x21.keys() >= _p5r2f74ac98ba_c22): return False
-    if not (x21.keys() <= _p5r2f74ac98ba_c23): return False
+    if not (x21.keys() >= _p9r2f74ac98ba_c22): return False
+    if not (x21.keys() <= _p9r2f74ac98ba_c23): return False
     x24 = x21['message']
     if not (isinstance(x24, str)): return False
     x25 = x21['code']
@@ -6768,10 +7300,10 @@ def _p5r2f74ac98ba_v16(x):
         if not (isinstance(x28, str)): return False
     return True
 
-def _p5r2f74ac98ba_v29(x):
+def _p9r2f74ac98ba_v29(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c30): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c31): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c30): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c31): return False
     x32 = x['kind']
     if not (isinstance(x32, str) and x32 == 'error'): return False
     x33 = x['step']
@@ -6783,141 +7315,141 @@ def _p5r2f74ac98ba_v29(x):
         if not (isinstance(x35, str)): return False
     return True
 
-def _p5r2f74ac98ba_v15(x):
+def _p9r2f74ac98ba_v15(x):
     x38 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x39 = _p5r2f74ac98ba_tab36.get(x38, _p5r2f74ac98ba_free37) if isinstance(x38, str) else _p5r2f74ac98ba_free37
+    x39 = _p9r2f74ac98ba_tab36.get(x38, _p9r2f74ac98ba_free37) if isinstance(x38, str) else _p9r2f74ac98ba_free37
     if sum(1 for f in x39 if f(x)) != 1: return False
     return True
 
-def _p5r2f74ac98ba_v40(x):
+def _p9r2f74ac98ba_v40(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c41): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c42): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c41): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c42): return False
     x43 = x['kind']
     if not (isinstance(x43, str) and x43 == 'disposed'): return False
     return True
 
-def _p5r2f74ac98ba_v44(x):
+def _p9r2f74ac98ba_v44(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c45): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c46): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c45): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c46): return False
     x47 = x['kind']
     if not (isinstance(x47, str) and x47 == 'max-tokens'): return False
     return True
 
-def _p5r2f74ac98ba_v48(x):
+def _p9r2f74ac98ba_v48(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c49): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c50): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c49): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c50): return False
     x51 = x['kind']
     if not (isinstance(x51, str) and x51 == 'interrupted'): return False
     return True
 
-def _p5r2f74ac98ba_v0(x):
+def _p9r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c2): return False
+    if not (x.keys() >= _p9r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p9r2f74ac98ba_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     x4 = x['reason']
     if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p5r2f74ac98ba_c5): return False
+    if not (x4.keys() >= _p9r2f74ac98ba_c5): return False
     x6 = x4['kind']
     if not (isinstance(x6, str)): return False
     x52 = x4.get('kind', _M) if isinstance(x4, dict) else _M
     if x52 == 'completed':
-        if not (x4.keys() >= _p5r2f74ac98ba_c53): return False
-        if not (x4.keys() <= _p5r2f74ac98ba_c54): return False
+        if not (x4.keys() >= _p9r2f74ac98ba_c53): return False
+        if not (x4.keys() <= _p9r2f74ac98ba_c54): return False
     elif x52 == 'aborted':
-        if not (x4.keys() >= _p5r2f74ac98ba_c55): return False
-        if not (x4.keys() <= _p5r2f74ac98ba_c56): return False
+        if not (x4.keys() >= _p9r2f74ac98ba_c55): return False
+        if not (x4.keys() <= _p9r2f74ac98ba_c56): return False
     elif x52 == 'error':
         x59 = x4.get('kind', _M) if isinstance(x4, dict) else _M
-        x60 = _p5r2f74ac98ba_tab57.get(x59, _p5r2f74ac98ba_free58) if isinstance(x59, str) else _p5r2f74ac98ba_free58
+        x60 = _p9r2f74ac98ba_tab57.get(x59, _p9r2f74ac98ba_free58) if isinstance(x59, str) else _p9r2f74ac98ba_free58
         if sum(1 for f in x60 if f(x4)) != 1: return False
     elif x52 == 'disposed':
-        if not (x4.keys() >= _p5r2f74ac98ba_c61): return False
-        if not (x4.keys() <= _p5r2f74ac98ba_c62): return False
+        if not (x4.keys() >= _p9r2f74ac98ba_c61): return False
+        if not (x4.keys() <= _p9r2f74ac98ba_c62): return False
     elif x52 == 'max-tokens':
-        if not (x4.keys() >= _p5r2f74ac98ba_c63): return False
-        if not (x4.keys() <= _p5r2f74ac98ba_c64): return False
+        if not (x4.keys() >= _p9r2f74ac98ba_c63): return False
+        if not (x4.keys() <= _p9r2f74ac98ba_c64): return False
     elif x52 == 'interrupted':
-        if not (x4.keys() >= _p5r2f74ac98ba_c65): return False
-        if not (x4.keys() <= _p5r2f74ac98ba_c66): return False
+        if not (x4.keys() >= _p9r2f74ac98ba_c65): return False
+        if not (x4.keys() <= _p9r2f74ac98ba_c66): return False
     return True
 
-_p5r2f74ac98ba_tab36 = {'error': (_p5r2f74ac98ba_v16, _p5r2f74ac98ba_v29,)}
-_p5r2f74ac98ba_free37 = ()
-_p5r2f74ac98ba_tab57 = {'error': (_p5r2f74ac98ba_v16, _p5r2f74ac98ba_v29,)}
-_p5r2f74ac98ba_free58 = ()
-_p5rb150a551b8_c1 = frozenset(('reason', 'turn', ))
-_p5rb150a551b8_c2 = frozenset(('reason', 'turn', ))
-_p5rb150a551b8_c5 = frozenset(('kind', ))
-_p5rb150a551b8_c8 = frozenset(('kind', ))
-_p5rb150a551b8_c9 = frozenset(('kind', ))
-_p5rb150a551b8_c12 = frozenset(('kind', 'reason', ))
-_p5rb150a551b8_c13 = frozenset(('kind', 'reason', ))
-_p5rb150a551b8_c16 = frozenset(('kind', ))
-_p5rb150a551b8_c18 = frozenset(('kind', ))
-_p5rb150a551b8_c21 = frozenset(('kind', ))
-_p5rb150a551b8_c24 = frozenset(('reason', ))
-_p5rb150a551b8_c25 = frozenset(('kind', 'reason', ))
-_p5rb150a551b8_c29 = frozenset(('kind', ))
-_p5rb150a551b8_c32 = frozenset(('kind', ))
-_p5rb150a551b8_c35 = frozenset(('kind', ))
-_p5rb150a551b8_c36 = frozenset(('kind', ))
-_p5rb150a551b8_c39 = frozenset(('error', 'kind', ))
-_p5rb150a551b8_c40 = frozenset(('error', 'kind', ))
-_p5rb150a551b8_c43 = frozenset(('code', 'message', ))
-_p5rb150a551b8_c44 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p5rb150a551b8_c51 = frozenset(('kind', ))
-_p5rb150a551b8_c52 = frozenset(('kind', ))
-_p5rb150a551b8_c55 = frozenset(('kind', ))
-_p5rb150a551b8_c56 = frozenset(('kind', ))
-_p5rb150a551b8_c59 = frozenset(('kind', ))
-_p5rb150a551b8_c60 = frozenset(('kind', ))
-_p5rb150a551b8_c61 = frozenset(('kind', 'reason', ))
-_p5rb150a551b8_c62 = frozenset(('kind', 'reason', ))
-_p5rb150a551b8_c64 = frozenset(('kind', ))
-_p5rb150a551b8_c65 = frozenset(('kind', ))
-_p5rb150a551b8_c66 = frozenset(('kind', ))
-_p5rb150a551b8_c67 = frozenset(('error', 'kind', ))
-_p5rb150a551b8_c68 = frozenset(('error', 'kind', ))
-_p5rb150a551b8_c70 = frozenset(('code', 'message', ))
-_p5rb150a551b8_c71 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p5rb150a551b8_c77 = frozenset(('kind', ))
-_p5rb150a551b8_c78 = frozenset(('kind', ))
-_p5rb150a551b8_c79 = frozenset(('kind', ))
-_p5rb150a551b8_c80 = frozenset(('kind', ))
+_p9r2f74ac98ba_tab36 = {'error': (_p9r2f74ac98ba_v16, _p9r2f74ac98ba_v29,)}
+_p9r2f74ac98ba_free37 = ()
+_p9r2f74ac98ba_tab57 = {'error': (_p9r2f74ac98ba_v16, _p9r2f74ac98ba_v29,)}
+_p9r2f74ac98ba_free58 = ()
+_p9rb150a551b8_c1 = frozenset(('reason', 'turn', ))
+_p9rb150a551b8_c2 = frozenset(('reason', 'turn', ))
+_p9rb150a551b8_c5 = frozenset(('kind', ))
+_p9rb150a551b8_c8 = frozenset(('kind', ))
+_p9rb150a551b8_c9 = frozenset(('kind', ))
+_p9rb150a551b8_c12 = frozenset(('kind', 'reason', ))
+_p9rb150a551b8_c13 = frozenset(('kind', 'reason', ))
+_p9rb150a551b8_c16 = frozenset(('kind', ))
+_p9rb150a551b8_c18 = frozenset(('kind', ))
+_p9rb150a551b8_c21 = frozenset(('kind', ))
+_p9rb150a551b8_c24 = frozenset(('reason', ))
+_p9rb150a551b8_c25 = frozenset(('kind', 'reason', ))
+_p9rb150a551b8_c29 = frozenset(('kind', ))
+_p9rb150a551b8_c32 = frozenset(('kind', ))
+_p9rb150a551b8_c35 = frozenset(('kind', ))
+_p9rb150a551b8_c36 = frozenset(('kind', ))
+_p9rb150a551b8_c39 = frozenset(('error', 'kind', ))
+_p9rb150a551b8_c40 = frozenset(('error', 'kind', ))
+_p9rb150a551b8_c43 = frozenset(('code', 'message', ))
+_p9rb150a551b8_c44 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+_p9rb150a551b8_c51 = frozenset(('kind', ))
+_p9rb150a551b8_c52 = frozenset(('kind', ))
+_p9rb150a551b8_c55 = frozenset(('kind', ))
+_p9rb150a551b8_c56 = frozenset(('kind', ))
+_p9rb150a551b8_c59 = frozenset(('kind', ))
+_p9rb150a551b8_c60 = frozenset(('kind', ))
+_p9rb150a551b8_c61 = frozenset(('kind', 'reason', ))
+_p9rb150a551b8_c62 = frozenset(('kind', 'reason', ))
+_p9rb150a551b8_c64 = frozenset(('kind', ))
+_p9rb150a551b8_c65 = frozenset(('kind', ))
+_p9rb150a551b8_c66 = frozenset(('kind', ))
+_p9rb150a551b8_c67 = frozenset(('error', 'kind', ))
+_p9rb150a551b8_c68 = frozenset(('error', 'kind', ))
+_p9rb150a551b8_c70 = frozenset(('code', 'message', ))
+_p9rb150a551b8_c71 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+_p9rb150a551b8_c77 = frozenset(('kind', ))
+_p9rb150a551b8_c78 = frozenset(('kind', ))
+_p9rb150a551b8_c79 = frozenset(('kind', ))
+_p9rb150a551b8_c80 = frozenset(('kind', ))
 
-def _p5rb150a551b8_v7(x):
+def _p9rb150a551b8_v7(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c8): return False
-    if not (x.keys() <= _p5rb150a551b8_c9): return False
+    if not (x.keys() >= _p9rb150a551b8_c8): return False
+    if not (x.keys() <= _p9rb150a551b8_c9): return False
     x10 = x['kind']
     if not (isinstance(x10, str) and x10 == 'completed'): return False
     return True
 
-def _p5rb150a551b8_v17(x):
+def _p9rb150a551b8_v17(x):
     if isinstance(x, dict):
-        if not (x.keys() <= _p5rb150a551b8_c18): return False
+        if not (x.keys() <= _p9rb150a551b8_c18): return False
         x19 = x.get('kind', _M)
         if x19 is not _M:
             if not (isinstance(x19, str) and x19 == 'user'): return False
     return True
 
-def _p5rb150a551b8_v20(x):
+def _p9rb150a551b8_v20(x):
     if isinstance(x, dict):
-        if not (x.keys() <= _p5rb150a551b8_c21): return False
+        if not (x.keys() <= _p9rb150a551b8_c21): return False
         x22 = x.get('kind', _M)
         if x22 is not _M:
             if not (isinstance(x22, str) and x22 == 'parent'): return False
     return True
 
-def _p5rb150a551b8_v23(x):
+def _p9rb150a551b8_v23(x):
     if isinstance(x, dict):
-        if not (x.keys() >= _p5rb150a551b8_c24): return False
-        if not (x.keys() <= _p5rb150a551b8_c25): return False
+        if not (x.keys() >= _p9rb150a551b8_c24): return False
+        if not (x.keys() <= _p9rb150a551b8_c25): return False
         x26 = x.get('kind', _M)
         if x26 is not _M:
             if not (isinstance(x26, str) and x26 == 'hook'): return False
@@ -6925,52 +7457,52 @@ def _p5rb150a551b8_v23(x):
         if not (isinstance(x27, str)): return False
     return True
 
-def _p5rb150a551b8_v28(x):
+def _p9rb150a551b8_v28(x):
     if isinstance(x, dict):
-        if not (x.keys() <= _p5rb150a551b8_c29): return False
+        if not (x.keys() <= _p9rb150a551b8_c29): return False
         x30 = x.get('kind', _M)
         if x30 is not _M:
             if not (isinstance(x30, str) and x30 == 'disposed'): return False
     return True
 
-def _p5rb150a551b8_v31(x):
+def _p9rb150a551b8_v31(x):
     if isinstance(x, dict):
-        if not (x.keys() <= _p5rb150a551b8_c32): return False
+        if not (x.keys() <= _p9rb150a551b8_c32): return False
         x33 = x.get('kind', _M)
         if x33 is not _M:
             if not (isinstance(x33, str) and x33 == 'legacy'): return False
     return True
 
-def _p5rb150a551b8_v11(x):
+def _p9rb150a551b8_v11(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c12): return False
-    if not (x.keys() <= _p5rb150a551b8_c13): return False
+    if not (x.keys() >= _p9rb150a551b8_c12): return False
+    if not (x.keys() <= _p9rb150a551b8_c13): return False
     x14 = x['kind']
     if not (isinstance(x14, str) and x14 == 'aborted'): return False
     x15 = x['reason']
     if not (isinstance(x15, dict)): return False
-    if not (x15.keys() >= _p5rb150a551b8_c16): return False
-    if (bool(_p5rb150a551b8_v17(x15)) + bool(_p5rb150a551b8_v20(x15)) + bool(_p5rb150a551b8_v23(x15)) + bool(_p5rb150a551b8_v28(x15)) + bool(_p5rb150a551b8_v31(x15))) != 1: return False
+    if not (x15.keys() >= _p9rb150a551b8_c16): return False
+    if (bool(_p9rb150a551b8_v17(x15)) + bool(_p9rb150a551b8_v20(x15)) + bool(_p9rb150a551b8_v23(x15)) + bool(_p9rb150a551b8_v28(x15)) + bool(_p9rb150a551b8_v31(x15))) != 1: return False
     return True
 
-def _p5rb150a551b8_v34(x):
+def _p9rb150a551b8_v34(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c35): return False
-    if not (x.keys() <= _p5rb150a551b8_c36): return False
+    if not (x.keys() >= _p9rb150a551b8_c35): return False
+    if not (x.keys() <= _p9rb150a551b8_c36): return False
     x37 = x['kind']
     if not (isinstance(x37, str) and x37 == 'blocked'): return False
     return True
 
-def _p5rb150a551b8_v38(x):
+def _p9rb150a551b8_v38(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c39): return False
-    if not (x.keys() <= _p5rb150a551b8_c40): return False
+    if not (x.keys() >= _p9rb150a551b8_c39): return False
+    if not (x.keys() <= _p9rb150a551b8_c40): return False
     x41 = x['kind']
     if not (isinstance(x41, str) and x41 == 'error'): return False
     x42 = x['error']
     if not (isinstance(x42, dict)): return False
-    if not (x42.keys() >= _p5rb150a551b8_c43): return False
-    if not (x42.keys() <= _p5rb150a551b8_c44): return False
+    if not (x42.keys() >= _p9rb150a551b8_c43): return False
+    if not (x42.keys() <= _p9rb150a551b8_c44): return False
     x45 = x42['message']
     if not (isinstance(x45, str)): return False
     x46 = x42['code']
@@ -6986,54 +7518,54 @@ def _p5rb150a551b8_v38(x):
         if not (isinstance(x49, str)): return False
     return True
 
-def _p5rb150a551b8_v50(x):
+def _p9rb150a551b8_v50(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c51): return False
-    if not (x.keys() <= _p5rb150a551b8_c52): return False
+    if not (x.keys() >= _p9rb150a551b8_c51): return False
+    if not (x.keys() <= _p9rb150a551b8_c52): return False
     x53 = x['kind']
     if not (isinstance(x53, str) and x53 == 'max-tokens'): return False
     return True
 
-def _p5rb150a551b8_v54(x):
+def _p9rb150a551b8_v54(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c55): return False
-    if not (x.keys() <= _p5rb150a551b8_c56): return False
+    if not (x.keys() >= _p9rb150a551b8_c55): return False
+    if not (x.keys() <= _p9rb150a551b8_c56): return False
     x57 = x['kind']
     if not (isinstance(x57, str) and x57 == 'interrupted'): return False
     return True
 
-def _p5rb150a551b8_v0(x):
+def _p9rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c1): return False
-    if not (x.keys() <= _p5rb150a551b8_c2): return False
+    if not (x.keys() >= _p9rb150a551b8_c1): return False
+    if not (x.keys() <= _p9rb150a551b8_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     x4 = x['reason']
     if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p5rb150a551b8_c5): return False
+    if not (x4.keys() >= _p9rb150a551b8_c5): return False
     x6 = x4['kind']
     if not (isinstance(x6, str)): return False
     x58 = x4.get('kind', _M) if isinstance(x4, dict) else _M
     if x58 == 'completed':
-        if not (x4.keys() >= _p5rb150a551b8_c59): return False
-        if not (x4.keys() <= _p5rb150a551b8_c60): return False
+        if not (x4.keys() >= _p9rb150a551b8_c59): return False
+        if not (x4.keys() <= _p9rb150a551b8_c60): return False
     elif x58 == 'aborted':
-        if not (x4.keys() >= _p5rb150a551b8_c61): return False
-        if not (x4.keys() <= _p5rb150a551b8_c62): return False
+        if not (x4.keys() >= _p9rb150a551b8_c61): return False
+        if not (x4.keys() <= _p9rb150a551b8_c62): return False
         x63 = x4['reason']
         if not (isinstance(x63, dict)): return False
-        if not (x63.keys() >= _p5rb150a551b8_c64): return False
-        if (bool(_p5rb150a551b8_v17(x63)) + bool(_p5rb150a551b8_v20(x63)) + bool(_p5rb150a551b8_v23(x63)) + bool(_p5rb150a551b8_v28(x63)) + bool(_p5rb150a551b8_v31(x63))) != 1: return False
+        if not (x63.keys() >= _p9rb150a551b8_c64): return False
+        if (bool(_p9rb150a551b8_v17(x63)) + bool(_p9rb150a551b8_v20(x63)) + bool(_p9rb150a551b8_v23(x63)) + bool(_p9rb150a551b8_v28(x63)) + bool(_p9rb150a551b8_v31(x63))) != 1: return False
     elif x58 == 'blocked':
-        if not (x4.keys() >= _p5rb150a551b8_c65): return False
-        if not (x4.keys() <= _p5rb150a551b8_c66): return False
+        if not (x4.keys() >= _p9rb150a551b8_c65): return False
+        if not (x4.keys() <= _p9rb150a551b8_c66): return False
     elif x58 == 'error':
-        if not (x4.keys() >= _p5rb150a551b8_c67): return False
-        if not (x4.keys() <= _p5rb150a551b8_c68): return False
+        if not (x4.keys() >= _p9rb150a551b8_c67): return False
+        if not (x4.keys() <= _p9rb150a551b8_c68): return False
         x69 = x4['error']
         if not (isinstance(x69, dict)): return False
-        if not (x69.keys() >= _p5rb150a551b8_c70): return False
-        if not (x69.keys() <= _p5rb150a551b8_c71): return False
+        if not (x69.keys() >= _p9rb150a551b8_c70): return False
+        if not (x69.keys() <= _p9rb150a551b8_c71): return False
         x72 = x69['message']
         if not (isinstance(x72, str)): return False
         x73 = x69['code']
@@ -7048,173 +7580,173 @@ def _p5rb150a551b8_v0(x):
         if x76 is not _M:
             if not (isinstance(x76, str)): return False
     elif x58 == 'max-tokens':
-        if not (x4.keys() >= _p5rb150a551b8_c77): return False
-        if not (x4.keys() <= _p5rb150a551b8_c78): return False
+        if not (x4.keys() >= _p9rb150a551b8_c77): return False
+        if not (x4.keys() <= _p9rb150a551b8_c78): return False
     elif x58 == 'interrupted':
-        if not (x4.keys() >= _p5rb150a551b8_c79): return False
-        if not (x4.keys() <= _p5rb150a551b8_c80): return False
+        if not (x4.keys() >= _p9rb150a551b8_c79): return False
+        if not (x4.keys() <= _p9rb150a551b8_c80): return False
     return True
 
-_p6r2f74ac98ba_c1 = frozenset(('trigger', 'turn', ))
-_p6r2f74ac98ba_c2 = frozenset(('trigger', 'turn', ))
-_p6r2f74ac98ba_c5 = frozenset(('kind', ))
-_p6r2f74ac98ba_c8 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c9 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c12 = frozenset(('kind', ))
-_p6r2f74ac98ba_c16 = frozenset(('kind', ))
-_p6r2f74ac98ba_c17 = frozenset(('kind', ))
-_p6r2f74ac98ba_c20 = frozenset(('kind', 'rpcId', ))
-_p6r2f74ac98ba_c21 = frozenset(('kind', 'rpcId', ))
-_p6r2f74ac98ba_c29 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c30 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c34 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c35 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c38 = 1
-_p6r2f74ac98ba_c41 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c42 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c54 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c55 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c59 = frozenset(('action', 'path', 'scope', ))
-_p6r2f74ac98ba_c60 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p6r2f74ac98ba_c62 = frozenset(('remove', 'replace', 'set', ))
-_p6r2f74ac98ba_c67 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c68 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c75 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p6r2f74ac98ba_c76 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p6r2f74ac98ba_c79 = 1
-_p6r2f74ac98ba_c81 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_p6r2f74ac98ba_c83 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p6r2f74ac98ba_c84 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p6r2f74ac98ba_c89 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_p6r2f74ac98ba_c91 = frozenset(('code', 'message', ))
-_p6r2f74ac98ba_c92 = frozenset(('code', 'message', ))
-_p6r2f74ac98ba_c100 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p6r2f74ac98ba_c101 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p6r2f74ac98ba_c104 = 1
-_p6r2f74ac98ba_c107 = frozenset(('id', 'revision', ))
-_p6r2f74ac98ba_c108 = frozenset(('id', 'revision', ))
-_p6r2f74ac98ba_c121 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c122 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c124 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c125 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c127 = 1
-_p6r2f74ac98ba_c130 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c131 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c142 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c143 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c146 = frozenset(('action', 'path', 'scope', ))
-_p6r2f74ac98ba_c147 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p6r2f74ac98ba_c149 = frozenset(('remove', 'replace', 'set', ))
-_p6r2f74ac98ba_c153 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c154 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c164 = frozenset(('kind', ))
-_p6r2f74ac98ba_c165 = frozenset(('kind', ))
-_p6r2f74ac98ba_c168 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c169 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c172 = frozenset(('kind', ))
-_p6r2f74ac98ba_c179 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c180 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c182 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c183 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c185 = 1
-_p6r2f74ac98ba_c188 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c189 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c200 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c201 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c204 = frozenset(('action', 'path', 'scope', ))
-_p6r2f74ac98ba_c205 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p6r2f74ac98ba_c207 = frozenset(('remove', 'replace', 'set', ))
-_p6r2f74ac98ba_c211 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c212 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c222 = frozenset(('kind', ))
-_p6r2f74ac98ba_c223 = frozenset(('kind', ))
-_p6r2f74ac98ba_c226 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c227 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c229 = frozenset(('kind', ))
-_p6r2f74ac98ba_c236 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c237 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c239 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c240 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c242 = 1
-_p6r2f74ac98ba_c245 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c246 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c257 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c258 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c261 = frozenset(('action', 'path', 'scope', ))
-_p6r2f74ac98ba_c262 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p6r2f74ac98ba_c264 = frozenset(('remove', 'replace', 'set', ))
-_p6r2f74ac98ba_c268 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c269 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c278 = frozenset(('kind', ))
-_p6r2f74ac98ba_c279 = frozenset(('kind', ))
-_p6r2f74ac98ba_c280 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c281 = frozenset(('kind', 'source', ))
-_p6r2f74ac98ba_c283 = frozenset(('kind', ))
-_p6r2f74ac98ba_c290 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c291 = frozenset(('kind', 'plugin', ))
-_p6r2f74ac98ba_c293 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c294 = frozenset(('kind', 'references', 'version', ))
-_p6r2f74ac98ba_c296 = 1
-_p6r2f74ac98ba_c299 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c300 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p6r2f74ac98ba_c311 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c312 = frozenset(('changes', 'kind', ))
-_p6r2f74ac98ba_c315 = frozenset(('action', 'path', 'scope', ))
-_p6r2f74ac98ba_c316 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p6r2f74ac98ba_c318 = frozenset(('remove', 'replace', 'set', ))
-_p6r2f74ac98ba_c322 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c323 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p6r2f74ac98ba_c332 = frozenset(('kind', ))
-_p6r2f74ac98ba_c333 = frozenset(('kind', ))
+_p10r2f74ac98ba_c1 = frozenset(('trigger', 'turn', ))
+_p10r2f74ac98ba_c2 = frozenset(('trigger', 'turn', ))
+_p10r2f74ac98ba_c5 = frozenset(('kind', ))
+_p10r2f74ac98ba_c8 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c9 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c12 = frozenset(('kind', ))
+_p10r2f74ac98ba_c16 = frozenset(('kind', ))
+_p10r2f74ac98ba_c17 = frozenset(('kind', ))
+_p10r2f74ac98ba_c20 = frozenset(('kind', 'rpcId', ))
+_p10r2f74ac98ba_c21 = frozenset(('kind', 'rpcId', ))
+_p10r2f74ac98ba_c29 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c30 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c34 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c35 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c38 = 1
+_p10r2f74ac98ba_c41 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c42 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c54 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c55 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c59 = frozenset(('action', 'path', 'scope', ))
+_p10r2f74ac98ba_c60 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p10r2f74ac98ba_c62 = frozenset(('remove', 'replace', 'set', ))
+_p10r2f74ac98ba_c67 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c68 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c75 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
+_p10r2f74ac98ba_c76 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
+_p10r2f74ac98ba_c79 = 1
+_p10r2f74ac98ba_c81 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
+_p10r2f74ac98ba_c83 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_p10r2f74ac98ba_c84 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_p10r2f74ac98ba_c89 = frozenset(('active', 'blocked', 'complete', 'paused', ))
+_p10r2f74ac98ba_c91 = frozenset(('code', 'message', ))
+_p10r2f74ac98ba_c92 = frozenset(('code', 'message', ))
+_p10r2f74ac98ba_c100 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
+_p10r2f74ac98ba_c101 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
+_p10r2f74ac98ba_c104 = 1
+_p10r2f74ac98ba_c107 = frozenset(('id', 'revision', ))
+_p10r2f74ac98ba_c108 = frozenset(('id', 'revision', ))
+_p10r2f74ac98ba_c121 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c122 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c124 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c125 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c127 = 1
+_p10r2f74ac98ba_c130 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c131 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c142 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c143 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c146 = frozenset(('action', 'path', 'scope', ))
+_p10r2f74ac98ba_c147 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p10r2f74ac98ba_c149 = frozenset(('remove', 'replace', 'set', ))
+_p10r2f74ac98ba_c153 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c154 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c164 = frozenset(('kind', ))
+_p10r2f74ac98ba_c165 = frozenset(('kind', ))
+_p10r2f74ac98ba_c168 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c169 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c172 = frozenset(('kind', ))
+_p10r2f74ac98ba_c179 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c180 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c182 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c183 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c185 = 1
+_p10r2f74ac98ba_c188 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c189 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c200 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c201 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c204 = frozenset(('action', 'path', 'scope', ))
+_p10r2f74ac98ba_c205 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p10r2f74ac98ba_c207 = frozenset(('remove', 'replace', 'set', ))
+_p10r2f74ac98ba_c211 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c212 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c222 = frozenset(('kind', ))
+_p10r2f74ac98ba_c223 = frozenset(('kind', ))
+_p10r2f74ac98ba_c226 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c227 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c229 = frozenset(('kind', ))
+_p10r2f74ac98ba_c236 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c237 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c239 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c240 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c242 = 1
+_p10r2f74ac98ba_c245 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c246 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c257 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c258 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c261 = frozenset(('action', 'path', 'scope', ))
+_p10r2f74ac98ba_c262 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p10r2f74ac98ba_c264 = frozenset(('remove', 'replace', 'set', ))
+_p10r2f74ac98ba_c268 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c269 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c278 = frozenset(('kind', ))
+_p10r2f74ac98ba_c279 = frozenset(('kind', ))
+_p10r2f74ac98ba_c280 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c281 = frozenset(('kind', 'source', ))
+_p10r2f74ac98ba_c283 = frozenset(('kind', ))
+_p10r2f74ac98ba_c290 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c291 = frozenset(('kind', 'plugin', ))
+_p10r2f74ac98ba_c293 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c294 = frozenset(('kind', 'references', 'version', ))
+_p10r2f74ac98ba_c296 = 1
+_p10r2f74ac98ba_c299 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c300 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p10r2f74ac98ba_c311 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c312 = frozenset(('changes', 'kind', ))
+_p10r2f74ac98ba_c315 = frozenset(('action', 'path', 'scope', ))
+_p10r2f74ac98ba_c316 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p10r2f74ac98ba_c318 = frozenset(('remove', 'replace', 'set', ))
+_p10r2f74ac98ba_c322 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c323 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p10r2f74ac98ba_c332 = frozenset(('kind', ))
+_p10r2f74ac98ba_c333 = frozenset(('kind', ))
 
-def _p6r2f74ac98ba_v15(x):
+def _p10r2f74ac98ba_v15(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c16): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c17): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c16): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c17): return False
     x18 = x['kind']
     if not (isinstance(x18, str) and x18 == 'user'): return False
     return True
 
-def _p6r2f74ac98ba_v19(x):
+def _p10r2f74ac98ba_v19(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c20): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c21): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c20): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c21): return False
     x22 = x['kind']
     if not (isinstance(x22, str) and x22 == 'user'): return False
     x23 = x['rpcId']
     if not (isinstance(x23, str)): return False
     return True
 
-def _p6r2f74ac98ba_v14(x):
+def _p10r2f74ac98ba_v14(x):
     x26 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x27 = _p6r2f74ac98ba_tab24.get(x26, _p6r2f74ac98ba_free25) if isinstance(x26, str) else _p6r2f74ac98ba_free25
+    x27 = _p10r2f74ac98ba_tab24.get(x26, _p10r2f74ac98ba_free25) if isinstance(x26, str) else _p10r2f74ac98ba_free25
     if sum(1 for f in x27 if f(x)) != 1: return False
     return True
 
-def _p6r2f74ac98ba_v28(x):
+def _p10r2f74ac98ba_v28(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c29): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c30): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c29): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c30): return False
     x31 = x['kind']
     if not (isinstance(x31, str) and x31 == 'plugin'): return False
     x32 = x['plugin']
     if not (isinstance(x32, str)): return False
     return True
 
-def _p6r2f74ac98ba_v33(x):
+def _p10r2f74ac98ba_v33(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c34): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c35): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c34): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c35): return False
     x36 = x['kind']
     if not (isinstance(x36, str) and x36 == 'session-reference'): return False
     x37 = x['version']
-    if not _equal(x37, _p6r2f74ac98ba_c38): return False
+    if not _equal(x37, _p10r2f74ac98ba_c38): return False
     x39 = x['references']
     if not (isinstance(x39, list)): return False
     for x40 in x39:
         if not (isinstance(x40, dict)): return False
-        if not (x40.keys() >= _p6r2f74ac98ba_c41): return False
-        if not (x40.keys() <= _p6r2f74ac98ba_c42): return False
+        if not (x40.keys() >= _p10r2f74ac98ba_c41): return False
+        if not (x40.keys() <= _p10r2f74ac98ba_c42): return False
         x43 = x40['sessionId']
         if not (isinstance(x43, str)): return False
         x44 = x40['label']
@@ -7237,20 +7769,20 @@ def _p6r2f74ac98ba_v33(x):
         if not ((type(x52) is int or _is_integer(x52))): return False
     return True
 
-def _p6r2f74ac98ba_v53(x):
+def _p10r2f74ac98ba_v53(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c54): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c55): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c54): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c55): return False
     x56 = x['kind']
     if not (isinstance(x56, str) and x56 == 'workspace-instructions'): return False
     x57 = x['changes']
     if not (isinstance(x57, list)): return False
     for x58 in x57:
         if not (isinstance(x58, dict)): return False
-        if not (x58.keys() >= _p6r2f74ac98ba_c59): return False
-        if not (x58.keys() <= _p6r2f74ac98ba_c60): return False
+        if not (x58.keys() >= _p10r2f74ac98ba_c59): return False
+        if not (x58.keys() <= _p10r2f74ac98ba_c60): return False
         x61 = x58['action']
-        if not (isinstance(x61, str) and x61 in _p6r2f74ac98ba_c62): return False
+        if not (isinstance(x61, str) and x61 in _p10r2f74ac98ba_c62): return False
         x63 = x58['scope']
         if not (isinstance(x63, str)): return False
         x64 = x58['path']
@@ -7260,20 +7792,20 @@ def _p6r2f74ac98ba_v53(x):
             if not (isinstance(x65, str)): return False
     return True
 
-def _p6r2f74ac98ba_v74(x):
+def _p10r2f74ac98ba_v74(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c75): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c76): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c75): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c76): return False
     x77 = x['kind']
     if not (isinstance(x77, str) and x77 == 'goal/change'): return False
     x78 = x['version']
-    if not _equal(x78, _p6r2f74ac98ba_c79): return False
+    if not _equal(x78, _p10r2f74ac98ba_c79): return False
     x80 = x['operation']
-    if not (isinstance(x80, str) and x80 in _p6r2f74ac98ba_c81): return False
+    if not (isinstance(x80, str) and x80 in _p10r2f74ac98ba_c81): return False
     x82 = x['goal']
     if not (isinstance(x82, dict)): return False
-    if not (x82.keys() >= _p6r2f74ac98ba_c83): return False
-    if not (x82.keys() <= _p6r2f74ac98ba_c84): return False
+    if not (x82.keys() >= _p10r2f74ac98ba_c83): return False
+    if not (x82.keys() <= _p10r2f74ac98ba_c84): return False
     x85 = x82['id']
     if not (isinstance(x85, str)): return False
     x86 = x82['revision']
@@ -7281,12 +7813,12 @@ def _p6r2f74ac98ba_v74(x):
     x87 = x82['objective']
     if not (isinstance(x87, str)): return False
     x88 = x82['phase']
-    if not (isinstance(x88, str) and x88 in _p6r2f74ac98ba_c89): return False
+    if not (isinstance(x88, str) and x88 in _p10r2f74ac98ba_c89): return False
     x90 = x82.get('blockedReason', _M)
     if x90 is not _M:
         if not (isinstance(x90, dict)): return False
-        if not (x90.keys() >= _p6r2f74ac98ba_c91): return False
-        if not (x90.keys() <= _p6r2f74ac98ba_c92): return False
+        if not (x90.keys() >= _p10r2f74ac98ba_c91): return False
+        if not (x90.keys() <= _p10r2f74ac98ba_c92): return False
         x93 = x90['code']
         if not (isinstance(x93, str)): return False
         x94 = x90['message']
@@ -7301,20 +7833,20 @@ def _p6r2f74ac98ba_v74(x):
     if not ((type(x98) is int or _is_integer(x98))): return False
     return True
 
-def _p6r2f74ac98ba_v99(x):
+def _p10r2f74ac98ba_v99(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c100): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c101): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c100): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c101): return False
     x102 = x['kind']
     if not (isinstance(x102, str) and x102 == 'goal/change'): return False
     x103 = x['version']
-    if not _equal(x103, _p6r2f74ac98ba_c104): return False
+    if not _equal(x103, _p10r2f74ac98ba_c104): return False
     x105 = x['operation']
     if not (isinstance(x105, str) and x105 == 'clear'): return False
     x106 = x['cleared']
     if not (isinstance(x106, dict)): return False
-    if not (x106.keys() >= _p6r2f74ac98ba_c107): return False
-    if not (x106.keys() <= _p6r2f74ac98ba_c108): return False
+    if not (x106.keys() >= _p10r2f74ac98ba_c107): return False
+    if not (x106.keys() <= _p10r2f74ac98ba_c108): return False
     x109 = x106['id']
     if not (isinstance(x109, str)): return False
     x110 = x106['revision']
@@ -7323,10 +7855,10 @@ def _p6r2f74ac98ba_v99(x):
     if not ((type(x111) is int or _is_integer(x111))): return False
     return True
 
-def _p6r2f74ac98ba_v66(x):
+def _p10r2f74ac98ba_v66(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c67): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c68): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c67): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c68): return False
     x69 = x['kind']
     if not (isinstance(x69, str) and x69 == 'goal'): return False
     x70 = x['goalId']
@@ -7338,42 +7870,42 @@ def _p6r2f74ac98ba_v66(x):
     x73 = x.get('change', _M)
     if x73 is not _M:
         x114 = x73.get('kind', _M) if isinstance(x73, dict) else _M
-        x115 = _p6r2f74ac98ba_tab112.get(x114, _p6r2f74ac98ba_free113) if isinstance(x114, str) else _p6r2f74ac98ba_free113
+        x115 = _p10r2f74ac98ba_tab112.get(x114, _p10r2f74ac98ba_free113) if isinstance(x114, str) else _p10r2f74ac98ba_free113
         if sum(1 for f in x115 if f(x73)) != 1: return False
     return True
 
-def _p6r2f74ac98ba_v7(x):
+def _p10r2f74ac98ba_v7(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c9): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c8): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c9): return False
     x10 = x['kind']
     if not (isinstance(x10, str) and x10 == 'message'): return False
     x11 = x['source']
     if not (isinstance(x11, dict)): return False
-    if not (x11.keys() >= _p6r2f74ac98ba_c12): return False
+    if not (x11.keys() >= _p10r2f74ac98ba_c12): return False
     x13 = x11['kind']
     if not (isinstance(x13, str)): return False
     x116 = x11.get('kind', _M) if isinstance(x11, dict) else _M
     if x116 == 'user':
         x119 = x11.get('kind', _M) if isinstance(x11, dict) else _M
-        x120 = _p6r2f74ac98ba_tab117.get(x119, _p6r2f74ac98ba_free118) if isinstance(x119, str) else _p6r2f74ac98ba_free118
+        x120 = _p10r2f74ac98ba_tab117.get(x119, _p10r2f74ac98ba_free118) if isinstance(x119, str) else _p10r2f74ac98ba_free118
         if sum(1 for f in x120 if f(x11)) != 1: return False
     elif x116 == 'plugin':
-        if not (x11.keys() >= _p6r2f74ac98ba_c121): return False
-        if not (x11.keys() <= _p6r2f74ac98ba_c122): return False
+        if not (x11.keys() >= _p10r2f74ac98ba_c121): return False
+        if not (x11.keys() <= _p10r2f74ac98ba_c122): return False
         x123 = x11['plugin']
         if not (isinstance(x123, str)): return False
     elif x116 == 'session-reference':
-        if not (x11.keys() >= _p6r2f74ac98ba_c124): return False
-        if not (x11.keys() <= _p6r2f74ac98ba_c125): return False
+        if not (x11.keys() >= _p10r2f74ac98ba_c124): return False
+        if not (x11.keys() <= _p10r2f74ac98ba_c125): return False
         x126 = x11['version']
-        if not _equal(x126, _p6r2f74ac98ba_c127): return False
+        if not _equal(x126, _p10r2f74ac98ba_c127): return False
         x128 = x11['references']
         if not (isinstance(x128, list)): return False
         for x129 in x128:
             if not (isinstance(x129, dict)): return False
-            if not (x129.keys() >= _p6r2f74ac98ba_c130): return False
-            if not (x129.keys() <= _p6r2f74ac98ba_c131): return False
+            if not (x129.keys() >= _p10r2f74ac98ba_c130): return False
+            if not (x129.keys() <= _p10r2f74ac98ba_c131): return False
             x132 = x129['sessionId']
             if not (isinstance(x132, str)): return False
             x133 = x129['label']
@@ -7395,16 +7927,16 @@ def _p6r2f74ac98ba_v7(x):
             x141 = x129['inputIndex']
             if not ((type(x141) is int or _is_integer(x141))): return False
     elif x116 == 'workspace-instructions':
-        if not (x11.keys() >= _p6r2f74ac98ba_c142): return False
-        if not (x11.keys() <= _p6r2f74ac98ba_c143): return False
+        if not (x11.keys() >= _p10r2f74ac98ba_c142): return False
+        if not (x11.keys() <= _p10r2f74ac98ba_c143): return False
         x144 = x11['changes']
         if not (isinstance(x144, list)): return False
         for x145 in x144:
             if not (isinstance(x145, dict)): return False
-            if not (x145.keys() >= _p6r2f74ac98ba_c146): return False
-            if not (x145.keys() <= _p6r2f74ac98ba_c147): return False
+            if not (x145.keys() >= _p10r2f74ac98ba_c146): return False
+            if not (x145.keys() <= _p10r2f74ac98ba_c147): return False
             x148 = x145['action']
-            if not (isinstance(x148, str) and x148 in _p6r2f74ac98ba_c149): return False
+            if not (isinstance(x148, str) and x148 in _p10r2f74ac98ba_c149): return False
             x150 = x145['scope']
             if not (isinstance(x150, str)): return False
             x151 = x145['path']
@@ -7413,8 +7945,8 @@ def _p6r2f74ac98ba_v7(x):
             if x152 is not _M:
                 if not (isinstance(x152, str)): return False
     elif x116 == 'goal':
-        if not (x11.keys() >= _p6r2f74ac98ba_c153): return False
-        if not (x11.keys() <= _p6r2f74ac98ba_c154): return False
+        if not (x11.keys() >= _p10r2f74ac98ba_c153): return False
+        if not (x11.keys() <= _p10r2f74ac98ba_c154): return False
         x155 = x11['goalId']
         if not (isinstance(x155, str)): return False
         x156 = x11['revision']
@@ -7424,50 +7956,50 @@ def _p6r2f74ac98ba_v7(x):
         x158 = x11.get('change', _M)
         if x158 is not _M:
             x161 = x158.get('kind', _M) if isinstance(x158, dict) else _M
-            x162 = _p6r2f74ac98ba_tab159.get(x161, _p6r2f74ac98ba_free160) if isinstance(x161, str) else _p6r2f74ac98ba_free160
+            x162 = _p10r2f74ac98ba_tab159.get(x161, _p10r2f74ac98ba_free160) if isinstance(x161, str) else _p10r2f74ac98ba_free160
             if sum(1 for f in x162 if f(x158)) != 1: return False
     return True
 
-def _p6r2f74ac98ba_v163(x):
+def _p10r2f74ac98ba_v163(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c164): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c165): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c164): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c165): return False
     x166 = x['kind']
     if not (isinstance(x166, str) and x166 == 'retry'): return False
     return True
 
-def _p6r2f74ac98ba_v167(x):
+def _p10r2f74ac98ba_v167(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c168): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c169): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c168): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c169): return False
     x170 = x['kind']
     if not (isinstance(x170, str) and x170 == 'injection'): return False
     x171 = x['source']
     if not (isinstance(x171, dict)): return False
-    if not (x171.keys() >= _p6r2f74ac98ba_c172): return False
+    if not (x171.keys() >= _p10r2f74ac98ba_c172): return False
     x173 = x171['kind']
     if not (isinstance(x173, str)): return False
     x174 = x171.get('kind', _M) if isinstance(x171, dict) else _M
     if x174 == 'user':
         x177 = x171.get('kind', _M) if isinstance(x171, dict) else _M
-        x178 = _p6r2f74ac98ba_tab175.get(x177, _p6r2f74ac98ba_free176) if isinstance(x177, str) else _p6r2f74ac98ba_free176
+        x178 = _p10r2f74ac98ba_tab175.get(x177, _p10r2f74ac98ba_free176) if isinstance(x177, str) else _p10r2f74ac98ba_free176
         if sum(1 for f in x178 if f(x171)) != 1: return False
     elif x174 == 'plugin':
-        if not (x171.keys() >= _p6r2f74ac98ba_c179): return False
-        if not (x171.keys() <= _p6r2f74ac98ba_c180): return False
+        if not (x171.keys() >= _p10r2f74ac98ba_c179): return False
+        if not (x171.keys() <= _p10r2f74ac98ba_c180): return False
         x181 = x171['plugin']
         if not (isinstance(x181, str)): return False
     elif x174 == 'session-reference':
-        if not (x171.keys() >= _p6r2f74ac98ba_c182): return False
-        if not (x171.keys() <= _p6r2f74ac98ba_c183): return False
+        if not (x171.keys() >= _p10r2f74ac98ba_c182): return False
+        if not (x171.keys() <= _p10r2f74ac98ba_c183): return False
         x184 = x171['version']
-        if not _equal(x184, _p6r2f74ac98ba_c185): return False
+        if not _equal(x184, _p10r2f74ac98ba_c185): return False
         x186 = x171['references']
         if not (isinstance(x186, list)): return False
         for x187 in x186:
             if not (isinstance(x187, dict)): return False
-            if not (x187.keys() >= _p6r2f74ac98ba_c188): return False
-            if not (x187.keys() <= _p6r2f74ac98ba_c189): return False
+            if not (x187.keys() >= _p10r2f74ac98ba_c188): return False
+            if not (x187.keys() <= _p10r2f74ac98ba_c189): return False
             x190 = x187['sessionId']
             if not (isinstance(x190, str)): return False
             x191 = x187['label']
@@ -7489,16 +8021,16 @@ def _p6r2f74ac98ba_v167(x):
             x199 = x187['inputIndex']
             if not ((type(x199) is int or _is_integer(x199))): return False
     elif x174 == 'workspace-instructions':
-        if not (x171.keys() >= _p6r2f74ac98ba_c200): return False
-        if not (x171.keys() <= _p6r2f74ac98ba_c201): return False
+        if not (x171.keys() >= _p10r2f74ac98ba_c200): return False
+        if not (x171.keys() <= _p10r2f74ac98ba_c201): return False
         x202 = x171['changes']
         if not (isinstance(x202, list)): return False
         for x203 in x202:
             if not (isinstance(x203, dict)): return False
-            if not (x203.keys() >= _p6r2f74ac98ba_c204): return False
-            if not (x203.keys() <= _p6r2f74ac98ba_c205): return False
+            if not (x203.keys() >= _p10r2f74ac98ba_c204): return False
+            if not (x203.keys() <= _p10r2f74ac98ba_c205): return False
             x206 = x203['action']
-            if not (isinstance(x206, str) and x206 in _p6r2f74ac98ba_c207): return False
+            if not (isinstance(x206, str) and x206 in _p10r2f74ac98ba_c207): return False
             x208 = x203['scope']
             if not (isinstance(x208, str)): return False
             x209 = x203['path']
@@ -7507,8 +8039,8 @@ def _p6r2f74ac98ba_v167(x):
             if x210 is not _M:
                 if not (isinstance(x210, str)): return False
     elif x174 == 'goal':
-        if not (x171.keys() >= _p6r2f74ac98ba_c211): return False
-        if not (x171.keys() <= _p6r2f74ac98ba_c212): return False
+        if not (x171.keys() >= _p10r2f74ac98ba_c211): return False
+        if not (x171.keys() <= _p10r2f74ac98ba_c212): return False
         x213 = x171['goalId']
         if not (isinstance(x213, str)): return False
         x214 = x171['revision']
@@ -7518,59 +8050,59 @@ def _p6r2f74ac98ba_v167(x):
         x216 = x171.get('change', _M)
         if x216 is not _M:
             x219 = x216.get('kind', _M) if isinstance(x216, dict) else _M
-            x220 = _p6r2f74ac98ba_tab217.get(x219, _p6r2f74ac98ba_free218) if isinstance(x219, str) else _p6r2f74ac98ba_free218
+            x220 = _p10r2f74ac98ba_tab217.get(x219, _p10r2f74ac98ba_free218) if isinstance(x219, str) else _p10r2f74ac98ba_free218
             if sum(1 for f in x220 if f(x216)) != 1: return False
     return True
 
-def _p6r2f74ac98ba_v221(x):
+def _p10r2f74ac98ba_v221(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c222): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c223): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c222): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c223): return False
     x224 = x['kind']
     if not (isinstance(x224, str) and x224 == 'session-title'): return False
     return True
 
-def _p6r2f74ac98ba_v0(x):
+def _p10r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c2): return False
+    if not (x.keys() >= _p10r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p10r2f74ac98ba_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     x4 = x['trigger']
     if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p6r2f74ac98ba_c5): return False
+    if not (x4.keys() >= _p10r2f74ac98ba_c5): return False
     x6 = x4['kind']
     if not (isinstance(x6, str)): return False
     x225 = x4.get('kind', _M) if isinstance(x4, dict) else _M
     if x225 == 'message':
-        if not (x4.keys() >= _p6r2f74ac98ba_c226): return False
-        if not (x4.keys() <= _p6r2f74ac98ba_c227): return False
+        if not (x4.keys() >= _p10r2f74ac98ba_c226): return False
+        if not (x4.keys() <= _p10r2f74ac98ba_c227): return False
         x228 = x4['source']
         if not (isinstance(x228, dict)): return False
-        if not (x228.keys() >= _p6r2f74ac98ba_c229): return False
+        if not (x228.keys() >= _p10r2f74ac98ba_c229): return False
         x230 = x228['kind']
         if not (isinstance(x230, str)): return False
         x231 = x228.get('kind', _M) if isinstance(x228, dict) else _M
         if x231 == 'user':
             x234 = x228.get('kind', _M) if isinstance(x228, dict) else _M
-            x235 = _p6r2f74ac98ba_tab232.get(x234, _p6r2f74ac98ba_free233) if isinstance(x234, str) else _p6r2f74ac98ba_free233
+            x235 = _p10r2f74ac98ba_tab232.get(x234, _p10r2f74ac98ba_free233) if isinstance(x234, str) else _p10r2f74ac98ba_free233
             if sum(1 for f in x235 if f(x228)) != 1: return False
         elif x231 == 'plugin':
-            if not (x228.keys() >= _p6r2f74ac98ba_c236): return False
-            if not (x228.keys() <= _p6r2f74ac98ba_c237): return False
+            if not (x228.keys() >= _p10r2f74ac98ba_c236): return False
+            if not (x228.keys() <= _p10r2f74ac98ba_c237): return False
             x238 = x228['plugin']
             if not (isinstance(x238, str)): return False
         elif x231 == 'session-reference':
-            if not (x228.keys() >= _p6r2f74ac98ba_c239): return False
-            if not (x228.keys() <= _p6r2f74ac98ba_c240): return False
+            if not (x228.keys() >= _p10r2f74ac98ba_c239): return False
+            if not (x228.keys() <= _p10r2f74ac98ba_c240): return False
             x241 = x228['version']
-            if not _equal(x241, _p6r2f74ac98ba_c242): return False
+            if not _equal(x241, _p10r2f74ac98ba_c242): return False
             x243 = x228['references']
             if not (isinstance(x243, list)): return False
             for x244 in x243:
                 if not (isinstance(x244, dict)): return False
-                if not (x244.keys() >= _p6r2f74ac98ba_c245): return False
-                if not (x244.keys() <= _p6r2f74ac98ba_c246): return False
+                if not (x244.keys() >= _p10r2f74ac98ba_c245): return False
+                if not (x244.keys() <= _p10r2f74ac98ba_c246): return False
                 x247 = x244['sessionId']
                 if not (isinstance(x247, str)): return False
                 x248 = x244['label']
@@ -7592,16 +8124,16 @@ def _p6r2f74ac98ba_v0(x):
                 x256 = x244['inputIndex']
                 if not ((type(x256) is int or _is_integer(x256))): return False
         elif x231 == 'workspace-instructions':
-            if not (x228.keys() >= _p6r2f74ac98ba_c257): return False
-            if not (x228.keys() <= _p6r2f74ac98ba_c258): return False
+            if not (x228.keys() >= _p10r2f74ac98ba_c257): return False
+            if not (x228.keys() <= _p10r2f74ac98ba_c258): return False
             x259 = x228['changes']
             if not (isinstance(x259, list)): return False
             for x260 in x259:
                 if not (isinstance(x260, dict)): return False
-                if not (x260.keys() >= _p6r2f74ac98ba_c261): return False
-                if not (x260.keys() <= _p6r2f74ac98ba_c262): return False
+                if not (x260.keys() >= _p10r2f74ac98ba_c261): return False
+                if not (x260.keys() <= _p10r2f74ac98ba_c262): return False
                 x263 = x260['action']
-                if not (isinstance(x263, str) and x263 in _p6r2f74ac98ba_c264): return False
+                if not (isinstance(x263, str) and x263 in _p10r2f74ac98ba_c264): return False
                 x265 = x260['scope']
                 if not (isinstance(x265, str)): return False
                 x266 = x260['path']
@@ -7610,8 +8142,8 @@ def _p6r2f74ac98ba_v0(x):
                 if x267 is not _M:
                     if not (isinstance(x267, str)): return False
         elif x231 == 'goal':
-            if not (x228.keys() >= _p6r2f74ac98ba_c268): return False
-            if not (x228.keys() <= _p6r2f74ac98ba_c269): return False
+            if not (x228.keys() >= _p10r2f74ac98ba_c268): return False
+            if not (x228.keys() <= _p10r2f74ac98ba_c269): return False
             x270 = x228['goalId']
             if not (isinstance(x270, str)): return False
             x271 = x228['revision']
@@ -7621,40 +8153,40 @@ def _p6r2f74ac98ba_v0(x):
             x273 = x228.get('change', _M)
             if x273 is not _M:
                 x276 = x273.get('kind', _M) if isinstance(x273, dict) else _M
-                x277 = _p6r2f74ac98ba_tab274.get(x276, _p6r2f74ac98ba_free275) if isinstance(x276, str) else _p6r2f74ac98ba_free275
+                x277 = _p10r2f74ac98ba_tab274.get(x276, _p10r2f74ac98ba_free275) if isinstance(x276, str) else _p10r2f74ac98ba_free275
                 if sum(1 for f in x277 if f(x273)) != 1: return False
     elif x225 == 'retry':
-        if not (x4.keys() >= _p6r2f74ac98ba_c278): return False
-        if not (x4.keys() <= _p6r2f74ac98ba_c279): return False
+        if not (x4.keys() >= _p10r2f74ac98ba_c278): return False
+        if not (x4.keys() <= _p10r2f74ac98ba_c279): return False
     elif x225 == 'injection':
-        if not (x4.keys() >= _p6r2f74ac98ba_c280): return False
-        if not (x4.keys() <= _p6r2f74ac98ba_c281): return False
+        if not (x4.keys() >= _p10r2f74ac98ba_c280): return False
+        if not (x4.keys() <= _p10r2f74ac98ba_c281): return False
         x282 = x4['source']
         if not (isinstance(x282, dict)): return False
-        if not (x282.keys() >= _p6r2f74ac98ba_c283): return False
+        if not (x282.keys() >= _p10r2f74ac98ba_c283): return False
         x284 = x282['kind']
         if not (isinstance(x284, str)): return False
         x285 = x282.get('kind', _M) if isinstance(x282, dict) else _M
         if x285 == 'user':
             x288 = x282.get('kind', _M) if isinstance(x282, dict) else _M
-            x289 = _p6r2f74ac98ba_tab286.get(x288, _p6r2f74ac98ba_free287) if isinstance(x288, str) else _p6r2f74ac98ba_free287
+            x289 = _p10r2f74ac98ba_tab286.get(x288, _p10r2f74ac98ba_free287) if isinstance(x288, str) else _p10r2f74ac98ba_free287
             if sum(1 for f in x289 if f(x282)) != 1: return False
         elif x285 == 'plugin':
-            if not (x282.keys() >= _p6r2f74ac98ba_c290): return False
-            if not (x282.keys() <= _p6r2f74ac98ba_c291): return False
+            if not (x282.keys() >= _p10r2f74ac98ba_c290): return False
+            if not (x282.keys() <= _p10r2f74ac98ba_c291): return False
             x292 = x282['plugin']
             if not (isinstance(x292, str)): return False
         elif x285 == 'session-reference':
-            if not (x282.keys() >= _p6r2f74ac98ba_c293): return False
-            if not (x282.keys() <= _p6r2f74ac98ba_c294): return False
+            if not (x282.keys() >= _p10r2f74ac98ba_c293): return False
+            if not (x282.keys() <= _p10r2f74ac98ba_c294): return False
             x295 = x282['version']
-            if not _equal(x295, _p6r2f74ac98ba_c296): return False
+            if not _equal(x295, _p10r2f74ac98ba_c296): return False
             x297 = x282['references']
             if not (isinstance(x297, list)): return False
             for x298 in x297:
                 if not (isinstance(x298, dict)): return False
-                if not (x298.keys() >= _p6r2f74ac98ba_c299): return False
-                if not (x298.keys() <= _p6r2f74ac98ba_c300): return False
+                if not (x298.keys() >= _p10r2f74ac98ba_c299): return False
+                if not (x298.keys() <= _p10r2f74ac98ba_c300): return False
                 x301 = x298['sessionId']
                 if not (isinstance(x301, str)): return False
                 x302 = x298['label']
@@ -7676,16 +8208,16 @@ def _p6r2f74ac98ba_v0(x):
                 x310 = x298['inputIndex']
                 if not ((type(x310) is int or _is_integer(x310))): return False
         elif x285 == 'workspace-instructions':
-            if not (x282.keys() >= _p6r2f74ac98ba_c311): return False
-            if not (x282.keys() <= _p6r2f74ac98ba_c312): return False
+            if not (x282.keys() >= _p10r2f74ac98ba_c311): return False
+            if not (x282.keys() <= _p10r2f74ac98ba_c312): return False
             x313 = x282['changes']
             if not (isinstance(x313, list)): return False
             for x314 in x313:
                 if not (isinstance(x314, dict)): return False
-                if not (x314.keys() >= _p6r2f74ac98ba_c315): return False
-                if not (x314.keys() <= _p6r2f74ac98ba_c316): return False
+                if not (x314.keys() >= _p10r2f74ac98ba_c315): return False
+                if not (x314.keys() <= _p10r2f74ac98ba_c316): return False
                 x317 = x314['action']
-                if not (isinstance(x317, str) and x317 in _p6r2f74ac98ba_c318): return False
+                if not (isinstance(x317, str) and x317 in _p10r2f74ac98ba_c318): return False
                 x319 = x314['scope']
                 if not (isinstance(x319, str)): return False
                 x320 = x314['path']
@@ -7694,8 +8226,8 @@ def _p6r2f74ac98ba_v0(x):
                 if x321 is not _M:
                     if not (isinstance(x321, str)): return False
         elif x285 == 'goal':
-            if not (x282.keys() >= _p6r2f74ac98ba_c322): return False
-            if not (x282.keys() <= _p6r2f74ac98ba_c323): return False
+            if not (x282.keys() >= _p10r2f74ac98ba_c322): return False
+            if not (x282.keys() <= _p10r2f74ac98ba_c323): return False
             x324 = x282['goalId']
             if not (isinstance(x324, str)): return False
             x325 = x282['revision']
@@ -7705,144 +8237,144 @@ def _p6r2f74ac98ba_v0(x):
             x327 = x282.get('change', _M)
             if x327 is not _M:
                 x330 = x327.get('kind', _M) if isinstance(x327, dict) else _M
-                x331 = _p6r2f74ac98ba_tab328.get(x330, _p6r2f74ac98ba_free329) if isinstance(x330, str) else _p6r2f74ac98ba_free329
+                x331 = _p10r2f74ac98ba_tab328.get(x330, _p10r2f74ac98ba_free329) if isinstance(x330, str) else _p10r2f74ac98ba_free329
                 if sum(1 for f in x331 if f(x327)) != 1: return False
     elif x225 == 'session-title':
-        if not (x4.keys() >= _p6r2f74ac98ba_c332): return False
-        if not (x4.keys() <= _p6r2f74ac98ba_c333): return False
+        if not (x4.keys() >= _p10r2f74ac98ba_c332): return False
+        if not (x4.keys() <= _p10r2f74ac98ba_c333): return False
     return True
 
-_p6r2f74ac98ba_tab24 = {'user': (_p6r2f74ac98ba_v15, _p6r2f74ac98ba_v19,)}
-_p6r2f74ac98ba_free25 = ()
-_p6r2f74ac98ba_tab112 = {'goal/change': (_p6r2f74ac98ba_v74, _p6r2f74ac98ba_v99,)}
-_p6r2f74ac98ba_free113 = ()
-_p6r2f74ac98ba_tab117 = {'user': (_p6r2f74ac98ba_v15, _p6r2f74ac98ba_v19,)}
-_p6r2f74ac98ba_free118 = ()
-_p6r2f74ac98ba_tab159 = {'goal/change': (_p6r2f74ac98ba_v74, _p6r2f74ac98ba_v99,)}
-_p6r2f74ac98ba_free160 = ()
-_p6r2f74ac98ba_tab175 = {'user': (_p6r2f74ac98ba_v15, _p6r2f74ac98ba_v19,)}
-_p6r2f74ac98ba_free176 = ()
-_p6r2f74ac98ba_tab217 = {'goal/change': (_p6r2f74ac98ba_v74, _p6r2f74ac98ba_v99,)}
-_p6r2f74ac98ba_free218 = ()
-_p6r2f74ac98ba_tab232 = {'user': (_p6r2f74ac98ba_v15, _p6r2f74ac98ba_v19,)}
-_p6r2f74ac98ba_free233 = ()
-_p6r2f74ac98ba_tab274 = {'goal/change': (_p6r2f74ac98ba_v74, _p6r2f74ac98ba_v99,)}
-_p6r2f74ac98ba_free275 = ()
-_p6r2f74ac98ba_tab286 = {'user': (_p6r2f74ac98ba_v15, _p6r2f74ac98ba_v19,)}
-_p6r2f74ac98ba_free287 = ()
-_p6r2f74ac98ba_tab328 = {'goal/change': (_p6r2f74ac98ba_v74, _p6r2f74ac98ba_v99,)}
-_p6r2f74ac98ba_free329 = ()
-_p6rb150a551b8_c1 = frozenset(('turn', ))
-_p6rb150a551b8_c2 = frozenset(('turn', ))
+_p10r2f74ac98ba_tab24 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
+_p10r2f74ac98ba_free25 = ()
+_p10r2f74ac98ba_tab112 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
+_p10r2f74ac98ba_free113 = ()
+_p10r2f74ac98ba_tab117 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
+_p10r2f74ac98ba_free118 = ()
+_p10r2f74ac98ba_tab159 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
+_p10r2f74ac98ba_free160 = ()
+_p10r2f74ac98ba_tab175 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
+_p10r2f74ac98ba_free176 = ()
+_p10r2f74ac98ba_tab217 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
+_p10r2f74ac98ba_free218 = ()
+_p10r2f74ac98ba_tab232 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
+_p10r2f74ac98ba_free233 = ()
+_p10r2f74ac98ba_tab274 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
+_p10r2f74ac98ba_free275 = ()
+_p10r2f74ac98ba_tab286 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
+_p10r2f74ac98ba_free287 = ()
+_p10r2f74ac98ba_tab328 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
+_p10r2f74ac98ba_free329 = ()
+_p10rb150a551b8_c1 = frozenset(('turn', ))
+_p10rb150a551b8_c2 = frozenset(('turn', ))
 
-def _p6rb150a551b8_v0(x):
+def _p10rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c1): return False
-    if not (x.keys() <= _p6rb150a551b8_c2): return False
+    if not (x.keys() >= _p10rb150a551b8_c1): return False
+    if not (x.keys() <= _p10rb150a551b8_c2): return False
     x3 = x['turn']
     if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
     return True
 
-_p7r2f74ac98ba_c1 = frozenset(('content', 'source', ))
-_p7r2f74ac98ba_c2 = frozenset(('content', 'source', ))
-_p7r2f74ac98ba_c5 = frozenset(('type', ))
-_p7r2f74ac98ba_c8 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c9 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c13 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c14 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c18 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c19 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c25 = frozenset(('content', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c26 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c32 = frozenset(('type', ))
-_p7r2f74ac98ba_c35 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c36 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c38 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c39 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c41 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c42 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c47 = frozenset(('content', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c48 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c56 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c57 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c59 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c60 = frozenset(('text', 'type', ))
-_p7r2f74ac98ba_c62 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c63 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7r2f74ac98ba_c67 = frozenset(('content', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c68 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7r2f74ac98ba_c74 = frozenset(('kind', ))
-_p7r2f74ac98ba_c78 = frozenset(('kind', ))
-_p7r2f74ac98ba_c79 = frozenset(('kind', ))
-_p7r2f74ac98ba_c82 = frozenset(('kind', 'rpcId', ))
-_p7r2f74ac98ba_c83 = frozenset(('kind', 'rpcId', ))
-_p7r2f74ac98ba_c91 = frozenset(('kind', 'plugin', ))
-_p7r2f74ac98ba_c92 = frozenset(('kind', 'plugin', ))
-_p7r2f74ac98ba_c96 = frozenset(('kind', 'references', 'version', ))
-_p7r2f74ac98ba_c97 = frozenset(('kind', 'references', 'version', ))
-_p7r2f74ac98ba_c100 = 1
-_p7r2f74ac98ba_c103 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7r2f74ac98ba_c104 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7r2f74ac98ba_c116 = frozenset(('changes', 'kind', ))
-_p7r2f74ac98ba_c117 = frozenset(('changes', 'kind', ))
-_p7r2f74ac98ba_c121 = frozenset(('action', 'path', 'scope', ))
-_p7r2f74ac98ba_c122 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p7r2f74ac98ba_c124 = frozenset(('remove', 'replace', 'set', ))
-_p7r2f74ac98ba_c129 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p7r2f74ac98ba_c130 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p7r2f74ac98ba_c137 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p7r2f74ac98ba_c138 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p7r2f74ac98ba_c141 = 1
-_p7r2f74ac98ba_c143 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_p7r2f74ac98ba_c145 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p7r2f74ac98ba_c146 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p7r2f74ac98ba_c151 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_p7r2f74ac98ba_c153 = frozenset(('code', 'message', ))
-_p7r2f74ac98ba_c154 = frozenset(('code', 'message', ))
-_p7r2f74ac98ba_c162 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p7r2f74ac98ba_c163 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p7r2f74ac98ba_c166 = 1
-_p7r2f74ac98ba_c169 = frozenset(('id', 'revision', ))
-_p7r2f74ac98ba_c170 = frozenset(('id', 'revision', ))
-_p7r2f74ac98ba_c183 = frozenset(('kind', 'plugin', ))
-_p7r2f74ac98ba_c184 = frozenset(('kind', 'plugin', ))
-_p7r2f74ac98ba_c186 = frozenset(('kind', 'references', 'version', ))
-_p7r2f74ac98ba_c187 = frozenset(('kind', 'references', 'version', ))
-_p7r2f74ac98ba_c189 = 1
-_p7r2f74ac98ba_c192 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7r2f74ac98ba_c193 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7r2f74ac98ba_c204 = frozenset(('changes', 'kind', ))
-_p7r2f74ac98ba_c205 = frozenset(('changes', 'kind', ))
-_p7r2f74ac98ba_c208 = frozenset(('action', 'path', 'scope', ))
-_p7r2f74ac98ba_c209 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p7r2f74ac98ba_c211 = frozenset(('remove', 'replace', 'set', ))
-_p7r2f74ac98ba_c215 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p7r2f74ac98ba_c216 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p11r2f74ac98ba_c1 = frozenset(('content', 'source', ))
+_p11r2f74ac98ba_c2 = frozenset(('content', 'source', ))
+_p11r2f74ac98ba_c5 = frozenset(('type', ))
+_p11r2f74ac98ba_c8 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c9 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c13 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c14 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c18 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c19 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c25 = frozenset(('content', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c26 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c32 = frozenset(('type', ))
+_p11r2f74ac98ba_c35 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c36 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c38 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c39 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c41 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c42 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c47 = frozenset(('content', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c48 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c56 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c57 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c59 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c60 = frozenset(('text', 'type', ))
+_p11r2f74ac98ba_c62 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c63 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11r2f74ac98ba_c67 = frozenset(('content', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c68 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11r2f74ac98ba_c74 = frozenset(('kind', ))
+_p11r2f74ac98ba_c78 = frozenset(('kind', ))
+_p11r2f74ac98ba_c79 = frozenset(('kind', ))
+_p11r2f74ac98ba_c82 = frozenset(('kind', 'rpcId', ))
+_p11r2f74ac98ba_c83 = frozenset(('kind', 'rpcId', ))
+_p11r2f74ac98ba_c91 = frozenset(('kind', 'plugin', ))
+_p11r2f74ac98ba_c92 = frozenset(('kind', 'plugin', ))
+_p11r2f74ac98ba_c96 = frozenset(('kind', 'references', 'version', ))
+_p11r2f74ac98ba_c97 = frozenset(('kind', 'references', 'version', ))
+_p11r2f74ac98ba_c100 = 1
+_p11r2f74ac98ba_c103 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11r2f74ac98ba_c104 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11r2f74ac98ba_c116 = frozenset(('changes', 'kind', ))
+_p11r2f74ac98ba_c117 = frozenset(('changes', 'kind', ))
+_p11r2f74ac98ba_c121 = frozenset(('action', 'path', 'scope', ))
+_p11r2f74ac98ba_c122 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p11r2f74ac98ba_c124 = frozenset(('remove', 'replace', 'set', ))
+_p11r2f74ac98ba_c129 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p11r2f74ac98ba_c130 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p11r2f74ac98ba_c137 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
+_p11r2f74ac98ba_c138 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
+_p11r2f74ac98ba_c141 = 1
+_p11r2f74ac98ba_c143 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
+_p11r2f74ac98ba_c145 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_p11r2f74ac98ba_c146 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_p11r2f74ac98ba_c151 = frozenset(('active', 'blocked', 'complete', 'paused', ))
+_p11r2f74ac98ba_c153 = frozenset(('code', 'message', ))
+_p11r2f74ac98ba_c154 = frozenset(('code', 'message', ))
+_p11r2f74ac98ba_c162 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
+_p11r2f74ac98ba_c163 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
+_p11r2f74ac98ba_c166 = 1
+_p11r2f74ac98ba_c169 = frozenset(('id', 'revision', ))
+_p11r2f74ac98ba_c170 = frozenset(('id', 'revision', ))
+_p11r2f74ac98ba_c183 = frozenset(('kind', 'plugin', ))
+_p11r2f74ac98ba_c184 = frozenset(('kind', 'plugin', ))
+_p11r2f74ac98ba_c186 = frozenset(('kind', 'references', 'version', ))
+_p11r2f74ac98ba_c187 = frozenset(('kind', 'references', 'version', ))
+_p11r2f74ac98ba_c189 = 1
+_p11r2f74ac98ba_c192 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11r2f74ac98ba_c193 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11r2f74ac98ba_c204 = frozenset(('changes', 'kind', ))
+_p11r2f74ac98ba_c205 = frozenset(('changes', 'kind', ))
+_p11r2f74ac98ba_c208 = frozenset(('action', 'path', 'scope', ))
+_p11r2f74ac98ba_c209 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p11r2f74ac98ba_c211 = frozenset(('remove', 'replace', 'set', ))
+_p11r2f74ac98ba_c215 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p11r2f74ac98ba_c216 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
 
-def _p7r2f74ac98ba_v7(x):
+def _p11r2f74ac98ba_v7(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c9): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c8): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c9): return False
     x10 = x['type']
     if not (isinstance(x10, str) and x10 == 'text'): return False
     x11 = x['text']
     if not (isinstance(x11, str)): return False
     return True
 
-def _p7r2f74ac98ba_v12(x):
+def _p11r2f74ac98ba_v12(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c13): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c14): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c13): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c14): return False
     x15 = x['type']
     if not (isinstance(x15, str) and x15 == 'reasoning'): return False
     x16 = x['text']
     if not (isinstance(x16, str)): return False
     return True
 
-def _p7r2f74ac98ba_v17(x):
+def _p11r2f74ac98ba_v17(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c18): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c19): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c18): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c19): return False
     x20 = x['type']
     if not (isinstance(x20, str) and x20 == 'tool-call'): return False
     x21 = x['id']
@@ -7853,10 +8385,10 @@ def _p7r2f74ac98ba_v17(x):
     if not (isinstance(x23, str)): return False
     return True
 
-def _p7r2f74ac98ba_v46(x):
+def _p11r2f74ac98ba_v46(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c47): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c48): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c47): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c48): return False
     x49 = x['type']
     if not (isinstance(x49, str) and x49 == 'tool-result'): return False
     x50 = x['toolCallId']
@@ -7864,31 +8396,31 @@ def _p7r2f74ac98ba_v46(x):
     x51 = x['content']
     if not (isinstance(x51, list)): return False
     for x52 in x51:
-        if not _p7r2f74ac98ba_v31(x52): return False
+        if not _p11r2f74ac98ba_v31(x52): return False
     x53 = x.get('isError', _M)
     if x53 is not _M:
         if not (isinstance(x53, bool)): return False
     return True
 
-def _p7r2f74ac98ba_v31(x):
+def _p11r2f74ac98ba_v31(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c32): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c32): return False
     x33 = x['type']
     if not (isinstance(x33, str)): return False
     x34 = x.get('type', _M) if isinstance(x, dict) else _M
     if x34 == 'text':
-        if not (x.keys() >= _p7r2f74ac98ba_c35): return False
-        if not (x.keys() <= _p7r2f74ac98ba_c36): return False
+        if not (x.keys() >= _p11r2f74ac98ba_c35): return False
+        if not (x.keys() <= _p11r2f74ac98ba_c36): return False
         x37 = x['text']
         if not (isinstance(x37, str)): return False
     elif x34 == 'reasoning':
-        if not (x.keys() >= _p7r2f74ac98ba_c38): return False
-        if not (x.keys() <= _p7r2f74ac98ba_c39): return False
+        if not (x.keys() >= _p11r2f74ac98ba_c38): return False
+        if not (x.keys() <= _p11r2f74ac98ba_c39): return False
         x40 = x['text']
         if not (isinstance(x40, str)): return False
     elif x34 == 'tool-call':
-        if not (x.keys() >= _p7r2f74ac98ba_c41): return False
-        if not (x.keys() <= _p7r2f74ac98ba_c42): return False
+        if not (x.keys() >= _p11r2f74ac98ba_c41): return False
+        if not (x.keys() <= _p11r2f74ac98ba_c42): return False
         x43 = x['id']
         if not (isinstance(x43, str)): return False
         x44 = x['name']
@@ -7896,13 +8428,13 @@ def _p7r2f74ac98ba_v31(x):
         x45 = x['arguments']
         if not (isinstance(x45, str)): return False
     elif x34 == 'tool-result':
-        if not _p7r2f74ac98ba_v46(x): return False
+        if not _p11r2f74ac98ba_v46(x): return False
     return True
 
-def _p7r2f74ac98ba_v24(x):
+def _p11r2f74ac98ba_v24(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c25): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c26): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c25): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c26): return False
     x27 = x['type']
     if not (isinstance(x27, str) and x27 == 'tool-result'): return False
     x28 = x['toolCallId']
@@ -7910,60 +8442,60 @@ def _p7r2f74ac98ba_v24(x):
     x29 = x['content']
     if not (isinstance(x29, list)): return False
     for x30 in x29:
-        if not _p7r2f74ac98ba_v31(x30): return False
+        if not _p11r2f74ac98ba_v31(x30): return False
     x54 = x.get('isError', _M)
     if x54 is not _M:
         if not (isinstance(x54, bool)): return False
     return True
 
-def _p7r2f74ac98ba_v77(x):
+def _p11r2f74ac98ba_v77(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c78): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c79): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c78): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c79): return False
     x80 = x['kind']
     if not (isinstance(x80, str) and x80 == 'user'): return False
     return True
 
-def _p7r2f74ac98ba_v81(x):
+def _p11r2f74ac98ba_v81(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c82): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c83): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c82): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c83): return False
     x84 = x['kind']
     if not (isinstance(x84, str) and x84 == 'user'): return False
     x85 = x['rpcId']
     if not (isinstance(x85, str)): return False
     return True
 
-def _p7r2f74ac98ba_v76(x):
+def _p11r2f74ac98ba_v76(x):
     x88 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x89 = _p7r2f74ac98ba_tab86.get(x88, _p7r2f74ac98ba_free87) if isinstance(x88, str) else _p7r2f74ac98ba_free87
+    x89 = _p11r2f74ac98ba_tab86.get(x88, _p11r2f74ac98ba_free87) if isinstance(x88, str) else _p11r2f74ac98ba_free87
     if sum(1 for f in x89 if f(x)) != 1: return False
     return True
 
-def _p7r2f74ac98ba_v90(x):
+def _p11r2f74ac98ba_v90(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c91): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c92): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c91): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c92): return False
     x93 = x['kind']
     if not (isinstance(x93, str) and x93 == 'plugin'): return False
     x94 = x['plugin']
     if not (isinstance(x94, str)): return False
     return True
 
-def _p7r2f74ac98ba_v95(x):
+def _p11r2f74ac98ba_v95(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c96): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c97): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c96): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c97): return False
     x98 = x['kind']
     if not (isinstance(x98, str) and x98 == 'session-reference'): return False
     x99 = x['version']
-    if not _equal(x99, _p7r2f74ac98ba_c100): return False
+    if not _equal(x99, _p11r2f74ac98ba_c100): return False
     x101 = x['references']
     if not (isinstance(x101, list)): return False
     for x102 in x101:
         if not (isinstance(x102, dict)): return False
-        if not (x102.keys() >= _p7r2f74ac98ba_c103): return False
-        if not (x102.keys() <= _p7r2f74ac98ba_c104): return False
+        if not (x102.keys() >= _p11r2f74ac98ba_c103): return False
+        if not (x102.keys() <= _p11r2f74ac98ba_c104): return False
         x105 = x102['sessionId']
         if not (isinstance(x105, str)): return False
         x106 = x102['label']
@@ -7986,20 +8518,20 @@ def _p7r2f74ac98ba_v95(x):
         if not ((type(x114) is int or _is_integer(x114))): return False
     return True
 
-def _p7r2f74ac98ba_v115(x):
+def _p11r2f74ac98ba_v115(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c116): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c117): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c116): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c117): return False
     x118 = x['kind']
     if not (isinstance(x118, str) and x118 == 'workspace-instructions'): return False
     x119 = x['changes']
     if not (isinstance(x119, list)): return False
     for x120 in x119:
         if not (isinstance(x120, dict)): return False
-        if not (x120.keys() >= _p7r2f74ac98ba_c121): return False
-        if not (x120.keys() <= _p7r2f74ac98ba_c122): return False
+        if not (x120.keys() >= _p11r2f74ac98ba_c121): return False
+        if not (x120.keys() <= _p11r2f74ac98ba_c122): return False
         x123 = x120['action']
-        if not (isinstance(x123, str) and x123 in _p7r2f74ac98ba_c124): return False
+        if not (isinstance(x123, str) and x123 in _p11r2f74ac98ba_c124): return False
         x125 = x120['scope']
         if not (isinstance(x125, str)): return False
         x126 = x120['path']
@@ -8009,20 +8541,20 @@ def _p7r2f74ac98ba_v115(x):
             if not (isinstance(x127, str)): return False
     return True
 
-def _p7r2f74ac98ba_v136(x):
+def _p11r2f74ac98ba_v136(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c137): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c138): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c137): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c138): return False
     x139 = x['kind']
     if not (isinstance(x139, str) and x139 == 'goal/change'): return False
     x140 = x['version']
-    if not _equal(x140, _p7r2f74ac98ba_c141): return False
+    if not _equal(x140, _p11r2f74ac98ba_c141): return False
     x142 = x['operation']
-    if not (isinstance(x142, str) and x142 in _p7r2f74ac98ba_c143): return False
+    if not (isinstance(x142, str) and x142 in _p11r2f74ac98ba_c143): return False
     x144 = x['goal']
     if not (isinstance(x144, dict)): return False
-    if not (x144.keys() >= _p7r2f74ac98ba_c145): return False
-    if not (x144.keys() <= _p7r2f74ac98ba_c146): return False
+    if not (x144.keys() >= _p11r2f74ac98ba_c145): return False
+    if not (x144.keys() <= _p11r2f74ac98ba_c146): return False
     x147 = x144['id']
     if not (isinstance(x147, str)): return False
     x148 = x144['revision']
@@ -8030,12 +8562,12 @@ def _p7r2f74ac98ba_v136(x):
     x149 = x144['objective']
     if not (isinstance(x149, str)): return False
     x150 = x144['phase']
-    if not (isinstance(x150, str) and x150 in _p7r2f74ac98ba_c151): return False
+    if not (isinstance(x150, str) and x150 in _p11r2f74ac98ba_c151): return False
     x152 = x144.get('blockedReason', _M)
     if x152 is not _M:
         if not (isinstance(x152, dict)): return False
-        if not (x152.keys() >= _p7r2f74ac98ba_c153): return False
-        if not (x152.keys() <= _p7r2f74ac98ba_c154): return False
+        if not (x152.keys() >= _p11r2f74ac98ba_c153): return False
+        if not (x152.keys() <= _p11r2f74ac98ba_c154): return False
         x155 = x152['code']
         if not (isinstance(x155, str)): return False
         x156 = x152['message']
@@ -8050,20 +8582,20 @@ def _p7r2f74ac98ba_v136(x):
     if not ((type(x160) is int or _is_integer(x160))): return False
     return True
 
-def _p7r2f74ac98ba_v161(x):
+def _p11r2f74ac98ba_v161(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c162): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c163): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c162): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c163): return False
     x164 = x['kind']
     if not (isinstance(x164, str) and x164 == 'goal/change'): return False
     x165 = x['version']
-    if not _equal(x165, _p7r2f74ac98ba_c166): return False
+    if not _equal(x165, _p11r2f74ac98ba_c166): return False
     x167 = x['operation']
     if not (isinstance(x167, str) and x167 == 'clear'): return False
     x168 = x['cleared']
     if not (isinstance(x168, dict)): return False
-    if not (x168.keys() >= _p7r2f74ac98ba_c169): return False
-    if not (x168.keys() <= _p7r2f74ac98ba_c170): return False
+    if not (x168.keys() >= _p11r2f74ac98ba_c169): return False
+    if not (x168.keys() <= _p11r2f74ac98ba_c170): return False
     x171 = x168['id']
     if not (isinstance(x171, str)): return False
     x172 = x168['revision']
@@ -8072,10 +8604,10 @@ def _p7r2f74ac98ba_v161(x):
     if not ((type(x173) is int or _is_integer(x173))): return False
     return True
 
-def _p7r2f74ac98ba_v128(x):
+def _p11r2f74ac98ba_v128(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c129): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c130): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c129): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c130): return False
     x131 = x['kind']
     if not (isinstance(x131, str) and x131 == 'goal'): return False
     x132 = x['goalId']
@@ -8087,35 +8619,35 @@ def _p7r2f74ac98ba_v128(x):
     x135 = x.get('change', _M)
     if x135 is not _M:
         x176 = x135.get('kind', _M) if isinstance(x135, dict) else _M
-        x177 = _p7r2f74ac98ba_tab174.get(x176, _p7r2f74ac98ba_free175) if isinstance(x176, str) else _p7r2f74ac98ba_free175
+        x177 = _p11r2f74ac98ba_tab174.get(x176, _p11r2f74ac98ba_free175) if isinstance(x176, str) else _p11r2f74ac98ba_free175
         if sum(1 for f in x177 if f(x135)) != 1: return False
     return True
 
-def _p7r2f74ac98ba_v0(x):
+def _p11r2f74ac98ba_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c2): return False
+    if not (x.keys() >= _p11r2f74ac98ba_c1): return False
+    if not (x.keys() <= _p11r2f74ac98ba_c2): return False
     x3 = x['content']
     if not (isinstance(x3, list)): return False
     for x4 in x3:
         if not (isinstance(x4, dict)): return False
-        if not (x4.keys() >= _p7r2f74ac98ba_c5): return False
+        if not (x4.keys() >= _p11r2f74ac98ba_c5): return False
         x6 = x4['type']
         if not (isinstance(x6, str)): return False
         x55 = x4.get('type', _M) if isinstance(x4, dict) else _M
         if x55 == 'text':
-            if not (x4.keys() >= _p7r2f74ac98ba_c56): return False
-            if not (x4.keys() <= _p7r2f74ac98ba_c57): return False
+            if not (x4.keys() >= _p11r2f74ac98ba_c56): return False
+            if not (x4.keys() <= _p11r2f74ac98ba_c57): return False
             x58 = x4['text']
             if not (isinstance(x58, str)): return False
         elif x55 == 'reasoning':
-            if not (x4.keys() >= _p7r2f74ac98ba_c59): return False
-            if not (x4.keys() <= _p7r2f74ac98ba_c60): return False
+            if not (x4.keys() >= _p11r2f74ac98ba_c59): return False
+            if not (x4.keys() <= _p11r2f74ac98ba_c60): return False
             x61 = x4['text']
             if not (isinstance(x61, str)): return False
         elif x55 == 'tool-call':
-            if not (x4.keys() >= _p7r2f74ac98ba_c62): return False
-            if not (x4.keys() <= _p7r2f74ac98ba_c63): return False
+            if not (x4.keys() >= _p11r2f74ac98ba_c62): return False
+            if not (x4.keys() <= _p11r2f74ac98ba_c63): return False
             x64 = x4['id']
             if not (isinstance(x64, str)): return False
             x65 = x4['name']
@@ -8123,43 +8655,43 @@ def _p7r2f74ac98ba_v0(x):
             x66 = x4['arguments']
             if not (isinstance(x66, str)): return False
         elif x55 == 'tool-result':
-            if not (x4.keys() >= _p7r2f74ac98ba_c67): return False
-            if not (x4.keys() <= _p7r2f74ac98ba_c68): return False
+            if not (x4.keys() >= _p11r2f74ac98ba_c67): return False
+            if not (x4.keys() <= _p11r2f74ac98ba_c68): return False
             x69 = x4['toolCallId']
             if not (isinstance(x69, str)): return False
             x70 = x4['content']
             if not (isinstance(x70, list)): return False
             for x71 in x70:
-                if not _p7r2f74ac98ba_v31(x71): return False
+                if not _p11r2f74ac98ba_v31(x71): return False
             x72 = x4.get('isError', _M)
             if x72 is not _M:
                 if not (isinstance(x72, bool)): return False
     x73 = x['source']
     if not (isinstance(x73, dict)): return False
-    if not (x73.keys() >= _p7r2f74ac98ba_c74): return False
+    if not (x73.keys() >= _p11r2f74ac98ba_c74): return False
     x75 = x73['kind']
     if not (isinstance(x75, str)): return False
     x178 = x73.get('kind', _M) if isinstance(x73, dict) else _M
     if x178 == 'user':
         x181 = x73.get('kind', _M) if isinstance(x73, dict) else _M
-        x182 = _p7r2f74ac98ba_tab179.get(x181, _p7r2f74ac98ba_free180) if isinstance(x181, str) else _p7r2f74ac98ba_free180
+        x182 = _p11r2f74ac98ba_tab179.get(x181, _p11r2f74ac98ba_free180) if isinstance(x181, str) else _p11r2f74ac98ba_free180
         if sum(1 for f in x182 if f(x73)) != 1: return False
     elif x178 == 'plugin':
-        if not (x73.keys() >= _p7r2f74ac98ba_c183): return False
-        if not (x73.keys() <= _p7r2f74ac98ba_c184): return False
+        if not (x73.keys() >= _p11r2f74ac98ba_c183): return False
+        if not (x73.keys() <= _p11r2f74ac98ba_c184): return False
         x185 = x73['plugin']
         if not (isinstance(x185, str)): return False
     elif x178 == 'session-reference':
-        if not (x73.keys() >= _p7r2f74ac98ba_c186): return False
-        if not (x73.keys() <= _p7r2f74ac98ba_c187): return False
+        if not (x73.keys() >= _p11r2f74ac98ba_c186): return False
+        if not (x73.keys() <= _p11r2f74ac98ba_c187): return False
         x188 = x73['version']
-        if not _equal(x188, _p7r2f74ac98ba_c189): return False
+        if not _equal(x188, _p11r2f74ac98ba_c189): return False
         x190 = x73['references']
         if not (isinstance(x190, list)): return False
         for x191 in x190:
             if not (isinstance(x191, dict)): return False
-            if not (x191.keys() >= _p7r2f74ac98ba_c192): return False
-            if not (x191.keys() <= _p7r2f74ac98ba_c193): return False
+            if not (x191.keys() >= _p11r2f74ac98ba_c192): return False
+            if not (x191.keys() <= _p11r2f74ac98ba_c193): return False
             x194 = x191['sessionId']
             if not (isinstance(x194, str)): return False
             x195 = x191['label']
@@ -8181,16 +8713,16 @@ def _p7r2f74ac98ba_v0(x):
             x203 = x191['inputIndex']
             if not ((type(x203) is int or _is_integer(x203))): return False
     elif x178 == 'workspace-instructions':
-        if not (x73.keys() >= _p7r2f74ac98ba_c204): return False
-        if not (x73.keys() <= _p7r2f74ac98ba_c205): return False
+        if not (x73.keys() >= _p11r2f74ac98ba_c204): return False
+        if not (x73.keys() <= _p11r2f74ac98ba_c205): return False
         x206 = x73['changes']
         if not (isinstance(x206, list)): return False
         for x207 in x206:
             if not (isinstance(x207, dict)): return False
-            if not (x207.keys() >= _p7r2f74ac98ba_c208): return False
-            if not (x207.keys() <= _p7r2f74ac98ba_c209): return False
+            if not (x207.keys() >= _p11r2f74ac98ba_c208): return False
+            if not (x207.keys() <= _p11r2f74ac98ba_c209): return False
             x210 = x207['action']
-            if not (isinstance(x210, str) and x210 in _p7r2f74ac98ba_c211): return False
+            if not (isinstance(x210, str) and x210 in _p11r2f74ac98ba_c211): return False
             x212 = x207['scope']
             if not (isinstance(x212, str)): return False
             x213 = x207['path']
@@ -8199,8 +8731,8 @@ def _p7r2f74ac98ba_v0(x):
             if x214 is not _M:
                 if not (isinstance(x214, str)): return False
     elif x178 == 'goal':
-        if not (x73.keys() >= _p7r2f74ac98ba_c215): return False
-        if not (x73.keys() <= _p7r2f74ac98ba_c216): return False
+        if not (x73.keys() >= _p11r2f74ac98ba_c215): return False
+        if not (x73.keys() <= _p11r2f74ac98ba_c216): return False
         x217 = x73['goalId']
         if not (isinstance(x217, str)): return False
         x218 = x73['revision']
@@ -8210,118 +8742,122 @@ def _p7r2f74ac98ba_v0(x):
         x220 = x73.get('change', _M)
         if x220 is not _M:
             x223 = x220.get('kind', _M) if isinstance(x220, dict) else _M
-            x224 = _p7r2f74ac98ba_tab221.get(x223, _p7r2f74ac98ba_free222) if isinstance(x223, str) else _p7r2f74ac98ba_free222
+            x224 = _p11r2f74ac98ba_tab221.get(x223, _p11r2f74ac98ba_free222) if isinstance(x223, str) else _p11r2f74ac98ba_free222
             if sum(1 for f in x224 if f(x220)) != 1: return False
     return True
 
-_p7r2f74ac98ba_tab86 = {'user': (_p7r2f74ac98ba_v77, _p7r2f74ac98ba_v81,)}
-_p7r2f74ac98ba_free87 = ()
-_p7r2f74ac98ba_tab174 = {'goal/change': (_p7r2f74ac98ba_v136, _p7r2f74ac98ba_v161,)}
-_p7r2f74ac98ba_free175 = ()
-_p7r2f74ac98ba_tab179 = {'user': (_p7r2f74ac98ba_v77, _p7r2f74ac98ba_v81,)}
-_p7r2f74ac98ba_free180 = ()
-_p7r2f74ac98ba_tab221 = {'goal/change': (_p7r2f74ac98ba_v136, _p7r2f74ac98ba_v161,)}
-_p7r2f74ac98ba_free222 = ()
-_p7rb150a551b8_c1 = frozenset(('content', 'id', 'role', 'source', ))
-_p7rb150a551b8_c2 = frozenset(('content', 'id', 'role', 'source', ))
-_p7rb150a551b8_c7 = frozenset(('type', ))
-_p7rb150a551b8_c10 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c11 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c15 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c16 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c20 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c27 = frozenset(('content', 'toolCallId', 'type', ))
-_p7rb150a551b8_c28 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7rb150a551b8_c34 = frozenset(('type', ))
-_p7rb150a551b8_c37 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c38 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c40 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c41 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c43 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c49 = frozenset(('content', 'toolCallId', 'type', ))
-_p7rb150a551b8_c50 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7rb150a551b8_c58 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c59 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c61 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c62 = frozenset(('text', 'type', ))
-_p7rb150a551b8_c64 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p7rb150a551b8_c69 = frozenset(('content', 'toolCallId', 'type', ))
-_p7rb150a551b8_c70 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p7rb150a551b8_c76 = frozenset(('kind', ))
-_p7rb150a551b8_c80 = frozenset(('kind', ))
-_p7rb150a551b8_c81 = frozenset(('kind', ))
-_p7rb150a551b8_c84 = frozenset(('kind', 'rpcId', ))
-_p7rb150a551b8_c85 = frozenset(('kind', 'rpcId', ))
-_p7rb150a551b8_c93 = frozenset(('kind', 'plugin', ))
-_p7rb150a551b8_c94 = frozenset(('kind', 'plugin', ))
-_p7rb150a551b8_c98 = frozenset(('kind', 'references', 'version', ))
-_p7rb150a551b8_c99 = frozenset(('kind', 'references', 'version', ))
-_p7rb150a551b8_c102 = 1
-_p7rb150a551b8_c105 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7rb150a551b8_c106 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7rb150a551b8_c118 = frozenset(('changes', 'kind', ))
-_p7rb150a551b8_c119 = frozenset(('changes', 'kind', ))
-_p7rb150a551b8_c123 = frozenset(('action', 'path', 'scope', ))
-_p7rb150a551b8_c124 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p7rb150a551b8_c126 = frozenset(('remove', 'replace', 'set', ))
-_p7rb150a551b8_c131 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p7rb150a551b8_c132 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p7rb150a551b8_c139 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p7rb150a551b8_c140 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p7rb150a551b8_c143 = 1
-_p7rb150a551b8_c145 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_p7rb150a551b8_c147 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p7rb150a551b8_c148 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p7rb150a551b8_c153 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_p7rb150a551b8_c155 = frozenset(('code', 'message', ))
-_p7rb150a551b8_c156 = frozenset(('code', 'message', ))
-_p7rb150a551b8_c164 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p7rb150a551b8_c165 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p7rb150a551b8_c168 = 1
-_p7rb150a551b8_c171 = frozenset(('id', 'revision', ))
-_p7rb150a551b8_c172 = frozenset(('id', 'revision', ))
-_p7rb150a551b8_c185 = frozenset(('kind', 'plugin', ))
-_p7rb150a551b8_c186 = frozenset(('kind', 'plugin', ))
-_p7rb150a551b8_c188 = frozenset(('kind', 'references', 'version', ))
-_p7rb150a551b8_c189 = frozenset(('kind', 'references', 'version', ))
-_p7rb150a551b8_c191 = 1
-_p7rb150a551b8_c194 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7rb150a551b8_c195 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p7rb150a551b8_c206 = frozenset(('changes', 'kind', ))
-_p7rb150a551b8_c207 = frozenset(('changes', 'kind', ))
-_p7rb150a551b8_c210 = frozenset(('action', 'path', 'scope', ))
-_p7rb150a551b8_c211 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p7rb150a551b8_c213 = frozenset(('remove', 'replace', 'set', ))
-_p7rb150a551b8_c217 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p7rb150a551b8_c218 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_p11r2f74ac98ba_tab86 = {'user': (_p11r2f74ac98ba_v77, _p11r2f74ac98ba_v81,)}
+_p11r2f74ac98ba_free87 = ()
+_p11r2f74ac98ba_tab174 = {'goal/change': (_p11r2f74ac98ba_v136, _p11r2f74ac98ba_v161,)}
+_p11r2f74ac98ba_free175 = ()
+_p11r2f74ac98ba_tab179 = {'user': (_p11r2f74ac98ba_v77, _p11r2f74ac98ba_v81,)}
+_p11r2f74ac98ba_free180 = ()
+_p11r2f74ac98ba_tab221 = {'goal/change': (_p11r2f74ac98ba_v136, _p11r2f74ac98ba_v161,)}
+_p11r2f74ac98ba_free222 = ()
+_p11rb150a551b8_c1 = frozenset(('content', 'id', 'role', 'source', ))
+_p11rb150a551b8_c2 = frozenset(('content', 'id', 'role', 'source', ))
+_p11rb150a551b8_c7 = frozenset(('type', ))
+_p11rb150a551b8_c10 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c11 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c15 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c16 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c20 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c27 = frozenset(('content', 'toolCallId', 'type', ))
+_p11rb150a551b8_c28 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11rb150a551b8_c34 = frozenset(('type', ))
+_p11rb150a551b8_c37 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c38 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c40 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c41 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c43 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c49 = frozenset(('content', 'toolCallId', 'type', ))
+_p11rb150a551b8_c50 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11rb150a551b8_c58 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c59 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c61 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c62 = frozenset(('text', 'type', ))
+_p11rb150a551b8_c64 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
+_p11rb150a551b8_c69 = frozenset(('content', 'toolCallId', 'type', ))
+_p11rb150a551b8_c70 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_p11rb150a551b8_c76 = frozenset(('kind', ))
+_p11rb150a551b8_c80 = frozenset(('kind', ))
+_p11rb150a551b8_c81 = frozenset(('kind', ))
+_p11rb150a551b8_c84 = frozenset(('kind', 'rpcId', ))
+_p11rb150a551b8_c85 = frozenset(('clientTimeZone', 'kind', 'rpcId', ))
+_p11rb150a551b8_c94 = frozenset(('kind', 'plugin', ))
+_p11rb150a551b8_c95 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
+_p11rb150a551b8_c99 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
+_p11rb150a551b8_c102 = frozenset(('name', 'text', ))
+_p11rb150a551b8_c103 = frozenset(('name', 'text', ))
+_p11rb150a551b8_c109 = frozenset(('form', ))
+_p11rb150a551b8_c110 = frozenset(('sections', ))
+_p11rb150a551b8_c111 = frozenset(('sections', ))
+_p11rb150a551b8_c112 = frozenset(('form', ))
+_p11rb150a551b8_c113 = frozenset(('summary', ))
+_p11rb150a551b8_c114 = frozenset(('summary', ))
+_p11rb150a551b8_c116 = frozenset(('kind', 'references', 'version', ))
+_p11rb150a551b8_c117 = frozenset(('kind', 'references', 'version', ))
+_p11rb150a551b8_c120 = 1
+_p11rb150a551b8_c123 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11rb150a551b8_c124 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11rb150a551b8_c136 = frozenset(('changes', 'kind', ))
+_p11rb150a551b8_c137 = frozenset(('changes', 'kind', ))
+_p11rb150a551b8_c141 = frozenset(('action', 'path', 'scope', ))
+_p11rb150a551b8_c142 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p11rb150a551b8_c144 = frozenset(('remove', 'replace', 'set', ))
+_p11rb150a551b8_c149 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p11rb150a551b8_c150 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p11rb150a551b8_c160 = frozenset(('kind', 'plugin', ))
+_p11rb150a551b8_c161 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
+_p11rb150a551b8_c164 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
+_p11rb150a551b8_c167 = frozenset(('name', 'text', ))
+_p11rb150a551b8_c168 = frozenset(('name', 'text', ))
+_p11rb150a551b8_c174 = frozenset(('form', ))
+_p11rb150a551b8_c175 = frozenset(('sections', ))
+_p11rb150a551b8_c176 = frozenset(('sections', ))
+_p11rb150a551b8_c177 = frozenset(('form', ))
+_p11rb150a551b8_c178 = frozenset(('summary', ))
+_p11rb150a551b8_c179 = frozenset(('summary', ))
+_p11rb150a551b8_c180 = frozenset(('kind', 'references', 'version', ))
+_p11rb150a551b8_c181 = frozenset(('kind', 'references', 'version', ))
+_p11rb150a551b8_c183 = 1
+_p11rb150a551b8_c186 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11rb150a551b8_c187 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_p11rb150a551b8_c198 = frozenset(('changes', 'kind', ))
+_p11rb150a551b8_c199 = frozenset(('changes', 'kind', ))
+_p11rb150a551b8_c202 = frozenset(('action', 'path', 'scope', ))
+_p11rb150a551b8_c203 = frozenset(('action', 'digest', 'path', 'scope', ))
+_p11rb150a551b8_c205 = frozenset(('remove', 'replace', 'set', ))
+_p11rb150a551b8_c209 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_p11rb150a551b8_c210 = frozenset(('goalId', 'kind', 'revision', 'round', ))
 
-def _p7rb150a551b8_v9(x):
+def _p11rb150a551b8_v9(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c10): return False
-    if not (x.keys() <= _p7rb150a551b8_c11): return False
+    if not (x.keys() >= _p11rb150a551b8_c10): return False
+    if not (x.keys() <= _p11rb150a551b8_c11): return False
     x12 = x['type']
     if not (isinstance(x12, str) and x12 == 'text'): return False
     x13 = x['text']
     if not (isinstance(x13, str)): return False
     return True
 
-def _p7rb150a551b8_v14(x):
+def _p11rb150a551b8_v14(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c15): return False
-    if not (x.keys() <= _p7rb150a551b8_c16): return False
+    if not (x.keys() >= _p11rb150a551b8_c15): return False
+    if not (x.keys() <= _p11rb150a551b8_c16): return False
     x17 = x['type']
     if not (isinstance(x17, str) and x17 == 'reasoning'): return False
     x18 = x['text']
     if not (isinstance(x18, str)): return False
     return True
 
-def _p7rb150a551b8_v19(x):
+def _p11rb150a551b8_v19(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c20): return False
-    if not (x.keys() <= _p7rb150a551b8_c21): return False
+    if not (x.keys() >= _p11rb150a551b8_c20): return False
+    if not (x.keys() <= _p11rb150a551b8_c21): return False
     x22 = x['type']
     if not (isinstance(x22, str) and x22 == 'tool-call'): return False
     x23 = x['id']
@@ -8332,10 +8868,10 @@ def _p7rb150a551b8_v19(x):
     if not (isinstance(x25, str)): return False
     return True
 
-def _p7rb150a551b8_v48(x):
+def _p11rb150a551b8_v48(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c49): return False
-    if not (x.keys() <= _p7rb150a551b8_c50): return False
+    if not (x.keys() >= _p11rb150a551b8_c49): return False
+    if not (x.keys() <= _p11rb150a551b8_c50): return False
     x51 = x['type']
     if not (isinstance(x51, str) and x51 == 'tool-result'): return False
     x52 = x['toolCallId']
@@ -8343,31 +8879,31 @@ def _p7rb150a551b8_v48(x):
     x53 = x['content']
     if not (isinstance(x53, list)): return False
     for x54 in x53:
-        if not _p7rb150a551b8_v33(x54): return False
+        if not _p11rb150a551b8_v33(x54): return False
     x55 = x.get('isError', _M)
     if x55 is not _M:
         if not (isinstance(x55, bool)): return False
     return True
 
-def _p7rb150a551b8_v33(x):
+def _p11rb150a551b8_v33(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c34): return False
+    if not (x.keys() >= _p11rb150a551b8_c34): return False
     x35 = x['type']
     if not (isinstance(x35, str)): return False
     x36 = x.get('type', _M) if isinstance(x, dict) else _M
     if x36 == 'text':
-        if not (x.keys() >= _p7rb150a551b8_c37): return False
-        if not (x.keys() <= _p7rb150a551b8_c38): return False
+        if not (x.keys() >= _p11rb150a551b8_c37): return False
+        if not (x.keys() <= _p11rb150a551b8_c38): return False
         x39 = x['text']
         if not (isinstance(x39, str)): return False
     elif x36 == 'reasoning':
-        if not (x.keys() >= _p7rb150a551b8_c40): return False
-        if not (x.keys() <= _p7rb150a551b8_c41): return False
+        if not (x.keys() >= _p11rb150a551b8_c40): return False
+        if not (x.keys() <= _p11rb150a551b8_c41): return False
         x42 = x['text']
         if not (isinstance(x42, str)): return False
     elif x36 == 'tool-call':
-        if not (x.keys() >= _p7rb150a551b8_c43): return False
-        if not (x.keys() <= _p7rb150a551b8_c44): return False
+        if not (x.keys() >= _p11rb150a551b8_c43): return False
+        if not (x.keys() <= _p11rb150a551b8_c44): return False
         x45 = x['id']
         if not (isinstance(x45, str)): return False
         x46 = x['name']
@@ -8375,13 +8911,13 @@ def _p7rb150a551b8_v33(x):
         x47 = x['arguments']
         if not (isinstance(x47, str)): return False
     elif x36 == 'tool-result':
-        if not _p7rb150a551b8_v48(x): return False
+        if not _p11rb150a551b8_v48(x): return False
     return True
 
-def _p7rb150a551b8_v26(x):
+def _p11rb150a551b8_v26(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c27): return False
-    if not (x.keys() <= _p7rb150a551b8_c28): return False
+    if not (x.keys() >= _p11rb150a551b8_c27): return False
+    if not (x.keys() <= _p11rb150a551b8_c28): return False
     x29 = x['type']
     if not (isinstance(x29, str) and x29 == 'tool-result'): return False
     x30 = x['toolCallId']
@@ -8389,191 +8925,159 @@ def _p7rb150a551b8_v26(x):
     x31 = x['content']
     if not (isinstance(x31, list)): return False
     for x32 in x31:
-        if not _p7rb150a551b8_v33(x32): return False
+        if not _p11rb150a551b8_v33(x32): return False
     x56 = x.get('isError', _M)
     if x56 is not _M:
         if not (isinstance(x56, bool)): return False
     return True
 
-def _p7rb150a551b8_v79(x):
+def _p11rb150a551b8_v79(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c80): return False
-    if not (x.keys() <= _p7rb150a551b8_c81): return False
+    if not (x.keys() >= _p11rb150a551b8_c80): return False
+    if not (x.keys() <= _p11rb150a551b8_c81): return False
     x82 = x['kind']
     if not (isinstance(x82, str) and x82 == 'user'): return False
     return True
 
-def _p7rb150a551b8_v83(x):
+def _p11rb150a551b8_v83(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c84): return False
-    if not (x.keys() <= _p7rb150a551b8_c85): return False
+    if not (x.keys() >= _p11rb150a551b8_c84): return False
+    if not (x.keys() <= _p11rb150a551b8_c85): return False
     x86 = x['kind']
     if not (isinstance(x86, str) and x86 == 'user'): return False
     x87 = x['rpcId']
     if not (isinstance(x87, str)): return False
+    x88 = x.get('clientTimeZone', _M)
+    if x88 is not _M:
+        if not (isinstance(x88, str)): return False
     return True
 
-def _p7rb150a551b8_v78(x):
-    x90 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x91 = _p7rb150a551b8_tab88.get(x90, _p7rb150a551b8_free89) if isinstance(x90, str) else _p7rb150a551b8_free89
-    if sum(1 for f in x91 if f(x)) != 1: return False
+def _p11rb150a551b8_v78(x):
+    x91 = x.get('kind', _M) if isinstance(x, dict) else _M
+    x92 = _p11rb150a551b8_tab89.get(x91, _p11rb150a551b8_free90) if isinstance(x91, str) else _p11rb150a551b8_free90
+    if sum(1 for f in x92 if f(x)) != 1: return False
     return True
 
-def _p7rb150a551b8_v92(x):
+def _p11rb150a551b8_v93(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c93): return False
-    if not (x.keys() <= _p7rb150a551b8_c94): return False
-    x95 = x['kind']
-    if not (isinstance(x95, str) and x95 == 'plugin'): return False
-    x96 = x['plugin']
-    if not (isinstance(x96, str)): return False
-    return True
-
-def _p7rb150a551b8_v97(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c98): return False
-    if not (x.keys() <= _p7rb150a551b8_c99): return False
-    x100 = x['kind']
-    if not (isinstance(x100, str) and x100 == 'session-reference'): return False
-    x101 = x['version']
-    if not _equal(x101, _p7rb150a551b8_c102): return False
-    x103 = x['references']
-    if not (isinstance(x103, list)): return False
-    for x104 in x103:
-        if not (isinstance(x104, dict)): return False
-        if not (x104.keys() >= _p7rb150a551b8_c105): return False
-        if not (x104.keys() <= _p7rb150a551b8_c106): return False
-        x107 = x104['sessionId']
+    if not (x.keys() >= _p11rb150a551b8_c94): return False
+    if not (x.keys() <= _p11rb150a551b8_c95): return False
+    x96 = x['kind']
+    if not (isinstance(x96, str) and x96 == 'plugin'): return False
+    x97 = x['plugin']
+    if not (isinstance(x97, str)): return False
+    x98 = x.get('form', _M)
+    if x98 is not _M:
+        if not (isinstance(x98, str) and x98 in _p11rb150a551b8_c99): return False
+    x100 = x.get('sections', _M)
+    if x100 is not _M:
+        if not (isinstance(x100, list)): return False
+        for x101 in x100:
+            if not (isinstance(x101, dict)): return False
+            if not (x101.keys() >= _p11rb150a551b8_c102): return False
+            if not (x101.keys() <= _p11rb150a551b8_c103): return False
+            x104 = x101['name']
+            if not (isinstance(x104, str)): return False
+            x105 = x101['text']
+            if not (isinstance(x105, str)): return False
+    x106 = x.get('summary', _M)
+    if x106 is not _M:
+        if not (isinstance(x106, str)): return False
+    x107 = x.get('compactionId', _M)
+    if x107 is not _M:
         if not (isinstance(x107, str)): return False
-        x108 = x104['label']
+    x108 = x.get('sourceCommandId', _M)
+    if x108 is not _M:
         if not (isinstance(x108, str)): return False
-        x109 = x104['capturedThroughSeq']
-        if not ((type(x109) is int or _is_integer(x109)) or x109 is None): return False
-        x110 = x104['compacted']
-        if not (isinstance(x110, bool)): return False
-        x111 = x104['originalMessages']
-        if not ((type(x111) is int or _is_integer(x111))): return False
-        x112 = x104['retainedMessages']
-        if not ((type(x112) is int or _is_integer(x112))): return False
-        x113 = x104['omittedMessages']
-        if not ((type(x113) is int or _is_integer(x113))): return False
-        x114 = x104['omittedBytes']
-        if not ((type(x114) is int or _is_integer(x114))): return False
-        x115 = x104['truncated']
-        if not (isinstance(x115, bool)): return False
-        x116 = x104['inputIndex']
-        if not ((type(x116) is int or _is_integer(x116))): return False
+    if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c109 and ((isinstance(x['form'], str) and x['form'] == 'snapshot')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _p11rb150a551b8_c110): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c111)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c112 and ((isinstance(x['form'], str) and x['form'] == 'notice')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _p11rb150a551b8_c113): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c114)): return False
     return True
 
-def _p7rb150a551b8_v117(x):
+def _p11rb150a551b8_v115(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c118): return False
-    if not (x.keys() <= _p7rb150a551b8_c119): return False
-    x120 = x['kind']
-    if not (isinstance(x120, str) and x120 == 'workspace-instructions'): return False
-    x121 = x['changes']
+    if not (x.keys() >= _p11rb150a551b8_c116): return False
+    if not (x.keys() <= _p11rb150a551b8_c117): return False
+    x118 = x['kind']
+    if not (isinstance(x118, str) and x118 == 'session-reference'): return False
+    x119 = x['version']
+    if not _equal(x119, _p11rb150a551b8_c120): return False
+    x121 = x['references']
     if not (isinstance(x121, list)): return False
     for x122 in x121:
         if not (isinstance(x122, dict)): return False
-        if not (x122.keys() >= _p7rb150a551b8_c123): return False
-        if not (x122.keys() <= _p7rb150a551b8_c124): return False
-        x125 = x122['action']
-        if not (isinstance(x125, str) and x125 in _p7rb150a551b8_c126): return False
-        x127 = x122['scope']
-        if not (isinstance(x127, str)): return False
-        x128 = x122['path']
-        if not (isinstance(x128, str)): return False
-        x129 = x122.get('digest', _M)
-        if x129 is not _M:
-            if not (isinstance(x129, str)): return False
+        if not (x122.keys() >= _p11rb150a551b8_c123): return False
+        if not (x122.keys() <= _p11rb150a551b8_c124): return False
+        x125 = x122['sessionId']
+        if not (isinstance(x125, str)): return False
+        x126 = x122['label']
+        if not (isinstance(x126, str)): return False
+        x127 = x122['capturedThroughSeq']
+        if not ((type(x127) is int or _is_integer(x127)) or x127 is None): return False
+        x128 = x122['compacted']
+        if not (isinstance(x128, bool)): return False
+        x129 = x122['originalMessages']
+        if not ((type(x129) is int or _is_integer(x129))): return False
+        x130 = x122['retainedMessages']
+        if not ((type(x130) is int or _is_integer(x130))): return False
+        x131 = x122['omittedMessages']
+        if not ((type(x131) is int or _is_integer(x131))): return False
+        x132 = x122['omittedBytes']
+        if not ((type(x132) is int or _is_integer(x132))): return False
+        x133 = x122['truncated']
+        if not (isinstance(x133, bool)): return False
+        x134 = x122['inputIndex']
+        if not ((type(x134) is int or _is_integer(x134))): return False
     return True
 
-def _p7rb150a551b8_v138(x):
+def _p11rb150a551b8_v135(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c139): return False
-    if not (x.keys() <= _p7rb150a551b8_c140): return False
-    x141 = x['kind']
-    if not (isinstance(x141, str) and x141 == 'goal/change'): return False
-    x142 = x['version']
-    if not _equal(x142, _p7rb150a551b8_c143): return False
-    x144 = x['operation']
-    if not (isinstance(x144, str) and x144 in _p7rb150a551b8_c145): return False
-    x146 = x['goal']
-    if not (isinstance(x146, dict)): return False
-    if not (x146.keys() >= _p7rb150a551b8_c147): return False
-    if not (x146.keys() <= _p7rb150a551b8_c148): return False
-    x149 = x146['id']
-    if not (isinstance(x149, str)): return False
-    x150 = x146['revision']
-    if not ((type(x150) is int or _is_integer(x150))): return False
-    x151 = x146['objective']
-    if not (isinstance(x151, str)): return False
-    x152 = x146['phase']
-    if not (isinstance(x152, str) and x152 in _p7rb150a551b8_c153): return False
-    x154 = x146.get('blockedReason', _M)
-    if x154 is not _M:
-        if not (isinstance(x154, dict)): return False
-        if not (x154.keys() >= _p7rb150a551b8_c155): return False
-        if not (x154.keys() <= _p7rb150a551b8_c156): return False
-        x157 = x154['code']
-        if not (isinstance(x157, str)): return False
-        x158 = x154['message']
-        if not (isinstance(x158, str)): return False
-    x159 = x146['maxGoalRounds']
-    if not ((type(x159) is int or _is_integer(x159))): return False
-    x160 = x['roundsStarted']
-    if not ((type(x160) is int or _is_integer(x160))): return False
-    x161 = x['createdAt']
-    if not ((type(x161) is int or _is_integer(x161))): return False
-    x162 = x['updatedAt']
-    if not ((type(x162) is int or _is_integer(x162))): return False
+    if not (x.keys() >= _p11rb150a551b8_c136): return False
+    if not (x.keys() <= _p11rb150a551b8_c137): return False
+    x138 = x['kind']
+    if not (isinstance(x138, str) and x138 == 'workspace-instructions'): return False
+    x139 = x['changes']
+    if not (isinstance(x139, list)): return False
+    for x140 in x139:
+        if not (isinstance(x140, dict)): return False
+        if not (x140.keys() >= _p11rb150a551b8_c141): return False
+        if not (x140.keys() <= _p11rb150a551b8_c142): return False
+        x143 = x140['action']
+        if not (isinstance(x143, str) and x143 in _p11rb150a551b8_c144): return False
+        x145 = x140['scope']
+        if not (isinstance(x145, str)): return False
+        x146 = x140['path']
+        if not (isinstance(x146, str)): return False
+        x147 = x140.get('digest', _M)
+        if x147 is not _M:
+            if not (isinstance(x147, str)): return False
     return True
 
-def _p7rb150a551b8_v163(x):
+def _p11rb150a551b8_v148(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c164): return False
-    if not (x.keys() <= _p7rb150a551b8_c165): return False
-    x166 = x['kind']
-    if not (isinstance(x166, str) and x166 == 'goal/change'): return False
-    x167 = x['version']
-    if not _equal(x167, _p7rb150a551b8_c168): return False
-    x169 = x['operation']
-    if not (isinstance(x169, str) and x169 == 'clear'): return False
-    x170 = x['cleared']
-    if not (isinstance(x170, dict)): return False
-    if not (x170.keys() >= _p7rb150a551b8_c171): return False
-    if not (x170.keys() <= _p7rb150a551b8_c172): return False
-    x173 = x170['id']
-    if not (isinstance(x173, str)): return False
-    x174 = x170['revision']
-    if not ((type(x174) is int or _is_integer(x174))): return False
-    x175 = x['clearedAt']
-    if not ((type(x175) is int or _is_integer(x175))): return False
+    if not (x.keys() >= _p11rb150a551b8_c149): return False
+    if not (x.keys() <= _p11rb150a551b8_c150): return False
+    x151 = x['kind']
+    if not (isinstance(x151, str) and x151 == 'goal'): return False
+    x152 = x['goalId']
+    if not (isinstance(x152, str)): return False
+    x153 = x['revision']
+    if not ((type(x153) is int or _is_integer(x153))): return False
+    x154 = x['round']
+    if not ((type(x154) is int or _is_integer(x154))): return False
     return True
 
-def _p7rb150a551b8_v130(x):
+def _p11rb150a551b8_v0(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c131): return False
-    if not (x.keys() <= _p7rb150a551b8_c132): return False
-    x133 = x['kind']
-    if not (isinstance(x133, str) and x133 == 'goal'): return False
-    x134 = x['goalId']
-    if not (isinstance(x134, str)): return False
-    x135 = x['revision']
-    if not ((type(x135) is int or _is_integer(x135))): return False
-    x136 = x['round']
-    if not ((type(x136) is int or _is_integer(x136))): return False
-    x137 = x.get('change', _M)
-    if x137 is not _M:
-        x178 = x137.get('kind', _M) if isinstance(x137, dict) else _M
-        x179 = _p7rb150a551b8_tab176.get(x178, _p7rb150a551b8_free177) if isinstance(x178, str) else _p7rb150a551b8_free177
-        if sum(1 for f in x179 if f(x137)) != 1: return False
-    return True
-
-def _p7rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c1): return False
-    if not (x.keys() <= _p7rb150a551b8_c2): return False
+    if not (x.keys() >= _p11rb150a551b8_c1): return False
+    if not (x.keys() <= _p11rb150a551b8_c2): return False
     x3 = x['id']
     if not (isinstance(x3, str)): return False
     if len(x3) < 1: return False
@@ -8583,23 +9087,23 @@ def _p7rb150a551b8_v0(x):
     if not (isinstance(x5, list)): return False
     for x6 in x5:
         if not (isinstance(x6, dict)): return False
-        if not (x6.keys() >= _p7rb150a551b8_c7): return False
+        if not (x6.keys() >= _p11rb150a551b8_c7): return False
         x8 = x6['type']
         if not (isinstance(x8, str)): return False
         x57 = x6.get('type', _M) if isinstance(x6, dict) else _M
         if x57 == 'text':
-            if not (x6.keys() >= _p7rb150a551b8_c58): return False
-            if not (x6.keys() <= _p7rb150a551b8_c59): return False
+            if not (x6.keys() >= _p11rb150a551b8_c58): return False
+            if not (x6.keys() <= _p11rb150a551b8_c59): return False
             x60 = x6['text']
             if not (isinstance(x60, str)): return False
         elif x57 == 'reasoning':
-            if not (x6.keys() >= _p7rb150a551b8_c61): return False
-            if not (x6.keys() <= _p7rb150a551b8_c62): return False
+            if not (x6.keys() >= _p11rb150a551b8_c61): return False
+            if not (x6.keys() <= _p11rb150a551b8_c62): return False
             x63 = x6['text']
             if not (isinstance(x63, str)): return False
         elif x57 == 'tool-call':
-            if not (x6.keys() >= _p7rb150a551b8_c64): return False
-            if not (x6.keys() <= _p7rb150a551b8_c65): return False
+            if not (x6.keys() >= _p11rb150a551b8_c64): return False
+            if not (x6.keys() <= _p11rb150a551b8_c65): return False
             x66 = x6['id']
             if not (isinstance(x66, str)): return False
             x67 = x6['name']
@@ -8607,106 +9111,128 @@ def _p7rb150a551b8_v0(x):
             x68 = x6['arguments']
             if not (isinstance(x68, str)): return False
         elif x57 == 'tool-result':
-            if not (x6.keys() >= _p7rb150a551b8_c69): return False
-            if not (x6.keys() <= _p7rb150a551b8_c70): return False
+            if not (x6.keys() >= _p11rb150a551b8_c69): return False
+            if not (x6.keys() <= _p11rb150a551b8_c70): return False
             x71 = x6['toolCallId']
             if not (isinstance(x71, str)): return False
             x72 = x6['content']
             if not (isinstance(x72, list)): return False
             for x73 in x72:
-                if not _p7rb150a551b8_v33(x73): return False
+                if not _p11rb150a551b8_v33(x73): return False
             x74 = x6.get('isError', _M)
             if x74 is not _M:
                 if not (isinstance(x74, bool)): return False
     x75 = x['source']
     if not (isinstance(x75, dict)): return False
-    if not (x75.keys() >= _p7rb150a551b8_c76): return False
+    if not (x75.keys() >= _p11rb150a551b8_c76): return False
     x77 = x75['kind']
     if not (isinstance(x77, str)): return False
-    x180 = x75.get('kind', _M) if isinstance(x75, dict) else _M
-    if x180 == 'user':
-        x183 = x75.get('kind', _M) if isinstance(x75, dict) else _M
-        x184 = _p7rb150a551b8_tab181.get(x183, _p7rb150a551b8_free182) if isinstance(x183, str) else _p7rb150a551b8_free182
-        if sum(1 for f in x184 if f(x75)) != 1: return False
-    elif x180 == 'plugin':
-        if not (x75.keys() >= _p7rb150a551b8_c185): return False
-        if not (x75.keys() <= _p7rb150a551b8_c186): return False
-        x187 = x75['plugin']
-        if not (isinstance(x187, str)): return False
-    elif x180 == 'session-reference':
-        if not (x75.keys() >= _p7rb150a551b8_c188): return False
-        if not (x75.keys() <= _p7rb150a551b8_c189): return False
-        x190 = x75['version']
-        if not _equal(x190, _p7rb150a551b8_c191): return False
-        x192 = x75['references']
-        if not (isinstance(x192, list)): return False
-        for x193 in x192:
-            if not (isinstance(x193, dict)): return False
-            if not (x193.keys() >= _p7rb150a551b8_c194): return False
-            if not (x193.keys() <= _p7rb150a551b8_c195): return False
-            x196 = x193['sessionId']
-            if not (isinstance(x196, str)): return False
-            x197 = x193['label']
-            if not (isinstance(x197, str)): return False
-            x198 = x193['capturedThroughSeq']
-            if not ((type(x198) is int or _is_integer(x198)) or x198 is None): return False
-            x199 = x193['compacted']
-            if not (isinstance(x199, bool)): return False
-            x200 = x193['originalMessages']
-            if not ((type(x200) is int or _is_integer(x200))): return False
-            x201 = x193['retainedMessages']
-            if not ((type(x201) is int or _is_integer(x201))): return False
-            x202 = x193['omittedMessages']
-            if not ((type(x202) is int or _is_integer(x202))): return False
-            x203 = x193['omittedBytes']
-            if not ((type(x203) is int or _is_integer(x203))): return False
-            x204 = x193['truncated']
-            if not (isinstance(x204, bool)): return False
-            x205 = x193['inputIndex']
-            if not ((type(x205) is int or _is_integer(x205))): return False
-    elif x180 == 'workspace-instructions':
-        if not (x75.keys() >= _p7rb150a551b8_c206): return False
-        if not (x75.keys() <= _p7rb150a551b8_c207): return False
-        x208 = x75['changes']
-        if not (isinstance(x208, list)): return False
-        for x209 in x208:
-            if not (isinstance(x209, dict)): return False
-            if not (x209.keys() >= _p7rb150a551b8_c210): return False
-            if not (x209.keys() <= _p7rb150a551b8_c211): return False
-            x212 = x209['action']
-            if not (isinstance(x212, str) and x212 in _p7rb150a551b8_c213): return False
-            x214 = x209['scope']
-            if not (isinstance(x214, str)): return False
-            x215 = x209['path']
-            if not (isinstance(x215, str)): return False
-            x216 = x209.get('digest', _M)
-            if x216 is not _M:
-                if not (isinstance(x216, str)): return False
-    elif x180 == 'goal':
-        if not (x75.keys() >= _p7rb150a551b8_c217): return False
-        if not (x75.keys() <= _p7rb150a551b8_c218): return False
-        x219 = x75['goalId']
-        if not (isinstance(x219, str)): return False
-        x220 = x75['revision']
-        if not ((type(x220) is int or _is_integer(x220))): return False
-        x221 = x75['round']
-        if not ((type(x221) is int or _is_integer(x221))): return False
-        x222 = x75.get('change', _M)
-        if x222 is not _M:
-            x225 = x222.get('kind', _M) if isinstance(x222, dict) else _M
-            x226 = _p7rb150a551b8_tab223.get(x225, _p7rb150a551b8_free224) if isinstance(x225, str) else _p7rb150a551b8_free224
-            if sum(1 for f in x226 if f(x222)) != 1: return False
+    x155 = x75.get('kind', _M) if isinstance(x75, dict) else _M
+    if x155 == 'user':
+        x158 = x75.get('kind', _M) if isinstance(x75, dict) else _M
+        x159 = _p11rb150a551b8_tab156.get(x158, _p11rb150a551b8_free157) if isinstance(x158, str) else _p11rb150a551b8_free157
+        if sum(1 for f in x159 if f(x75)) != 1: return False
+    elif x155 == 'plugin':
+        if not (x75.keys() >= _p11rb150a551b8_c160): return False
+        if not (x75.keys() <= _p11rb150a551b8_c161): return False
+        x162 = x75['plugin']
+        if not (isinstance(x162, str)): return False
+        x163 = x75.get('form', _M)
+        if x163 is not _M:
+            if not (isinstance(x163, str) and x163 in _p11rb150a551b8_c164): return False
+        x165 = x75.get('sections', _M)
+        if x165 is not _M:
+            if not (isinstance(x165, list)): return False
+            for x166 in x165:
+                if not (isinstance(x166, dict)): return False
+                if not (x166.keys() >= _p11rb150a551b8_c167): return False
+                if not (x166.keys() <= _p11rb150a551b8_c168): return False
+                x169 = x166['name']
+                if not (isinstance(x169, str)): return False
+                x170 = x166['text']
+                if not (isinstance(x170, str)): return False
+        x171 = x75.get('summary', _M)
+        if x171 is not _M:
+            if not (isinstance(x171, str)): return False
+        x172 = x75.get('compactionId', _M)
+        if x172 is not _M:
+            if not (isinstance(x172, str)): return False
+        x173 = x75.get('sourceCommandId', _M)
+        if x173 is not _M:
+            if not (isinstance(x173, str)): return False
+        if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c174 and ((isinstance(x75['form'], str) and x75['form'] == 'snapshot')))):
+            if not (x75.keys() >= _p11rb150a551b8_c175): return False
+        else:
+            if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c176)): return False
+        if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c177 and ((isinstance(x75['form'], str) and x75['form'] == 'notice')))):
+            if not (x75.keys() >= _p11rb150a551b8_c178): return False
+        else:
+            if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c179)): return False
+    elif x155 == 'session-reference':
+        if not (x75.keys() >= _p11rb150a551b8_c180): return False
+        if not (x75.keys() <= _p11rb150a551b8_c181): return False
+        x182 = x75['version']
+        if not _equal(x182, _p11rb150a551b8_c183): return False
+        x184 = x75['references']
+        if not (isinstance(x184, list)): return False
+        for x185 in x184:
+            if not (isinstance(x185, dict)): return False
+            if not (x185.keys() >= _p11rb150a551b8_c186): return False
+            if not (x185.keys() <= _p11rb150a551b8_c187): return False
+            x188 = x185['sessionId']
+            if not (isinstance(x188, str)): return False
+            x189 = x185['label']
+            if not (isinstance(x189, str)): return False
+            x190 = x185['capturedThroughSeq']
+            if not ((type(x190) is int or _is_integer(x190)) or x190 is None): return False
+            x191 = x185['compacted']
+            if not (isinstance(x191, bool)): return False
+            x192 = x185['originalMessages']
+            if not ((type(x192) is int or _is_integer(x192))): return False
+            x193 = x185['retainedMessages']
+            if not ((type(x193) is int or _is_integer(x193))): return False
+            x194 = x185['omittedMessages']
+            if not ((type(x194) is int or _is_integer(x194))): return False
+            x195 = x185['omittedBytes']
+            if not ((type(x195) is int or _is_integer(x195))): return False
+            x196 = x185['truncated']
+            if not (isinstance(x196, bool)): return False
+            x197 = x185['inputIndex']
+            if not ((type(x197) is int or _is_integer(x197))): return False
+    elif x155 == 'workspace-instructions':
+        if not (x75.keys() >= _p11rb150a551b8_c198): return False
+        if not (x75.keys() <= _p11rb150a551b8_c199): return False
+        x200 = x75['changes']
+        if not (isinstance(x200, list)): return False
+        for x201 in x200:
+            if not (isinstance(x201, dict)): return False
+            if not (x201.keys() >= _p11rb150a551b8_c202): return False
+            if not (x201.keys() <= _p11rb150a551b8_c203): return False
+            x204 = x201['action']
+            if not (isinstance(x204, str) and x204 in _p11rb150a551b8_c205): return False
+            x206 = x201['scope']
+            if not (isinstance(x206, str)): return False
+            x207 = x201['path']
+            if not (isinstance(x207, str)): return False
+            x208 = x201.get('digest', _M)
+            if x208 is not _M:
+                if not (isinstance(x208, str)): return False
+    elif x155 == 'goal':
+        if not (x75.keys() >= _p11rb150a551b8_c209): return False
+        if not (x75.keys() <= _p11rb150a551b8_c210): return False
+        x211 = x75['goalId']
+        if not (isinstance(x211, str)): return False
+        x212 = x75['revision']
+        if not ((type(x212) is int or _is_integer(x212))): return False
+        x213 = x75['round']
+        if not ((type(x213) is int or _is_integer(x213))): return False
     return True
 
-_p7rb150a551b8_tab88 = {'user': (_p7rb150a551b8_v79, _p7rb150a551b8_v83,)}
-_p7rb150a551b8_free89 = ()
-_p7rb150a551b8_tab176 = {'goal/change': (_p7rb150a551b8_v138, _p7rb150a551b8_v163,)}
-_p7rb150a551b8_free177 = ()
-_p7rb150a551b8_tab181 = {'user': (_p7rb150a551b8_v79, _p7rb150a551b8_v83,)}
-_p7rb150a551b8_free182 = ()
-_p7rb150a551b8_tab223 = {'goal/change': (_p7rb150a551b8_v138, _p7rb150a551b8_v163,)}
-_p7rb150a551b8_free224 = ()
-PAYLOADS = {'approval/policy': {'2f74ac98ba': _p0r2f74ac98ba_v0, 'b150a551b8': _p0rb150a551b8_v0}, 'assistant/message': {'2f74ac98ba': _p1r2f74ac98ba_v0, 'b150a551b8': _p1rb150a551b8_v0}, 'request/header': {'2f74ac98ba': _p2r2f74ac98ba_v0, 'b150a551b8': _p2rb150a551b8_v0}, 'sandbox/mode': {'2f74ac98ba': _p3r2f74ac98ba_v0, 'b150a551b8': _p3rb150a551b8_v0}, 'tool/result': {'2f74ac98ba': _p4r2f74ac98ba_v0, 'b150a551b8': _p4rb150a551b8_v0}, 'turn/end': {'2f74ac98ba': _p5r2f74ac98ba_v0, 'b150a551b8': _p5rb150a551b8_v0}, 'turn/start': {'2f74ac98ba': _p6r2f74ac98ba_v0, 'b150a551b8': _p6rb150a551b8_v0}, 'user/message': {'2f74ac98ba': _p7r2f74ac98ba_v0, 'b150a551b8': _p7rb150a551b8_v0}}
+_p11rb150a551b8_tab89 = {'user': (_p11rb150a551b8_v79, _p11rb150a551b8_v83,)}
+_p11rb150a551b8_free90 = ()
+_p11rb150a551b8_tab156 = {'user': (_p11rb150a551b8_v79, _p11rb150a551b8_v83,)}
+_p11rb150a551b8_free157 = ()
+PAYLOADS = {'approval/policy': {'2f74ac98ba': _p0r2f74ac98ba_v0, 'b150a551b8': _p0rb150a551b8_v0}, 'assistant/message': {'2f74ac98ba': _p1r2f74ac98ba_v0, 'b150a551b8': _p1rb150a551b8_v0}, 'hook/invoked': {'2f74ac98ba': _p2r2f74ac98ba_v0, 'b150a551b8': _p2rb150a551b8_v0}, 'llm/retry': {'2f74ac98ba': _p3r2f74ac98ba_v0, 'b150a551b8': _p3rb150a551b8_v0}, 'request/header': {'2f74ac98ba': _p4r2f74ac98ba_v0, 'b150a551b8': _p4rb150a551b8_v0}, 'sandbox/mode': {'2f74ac98ba': _p5r2f74ac98ba_v0, 'b150a551b8': _p5rb150a551b8_v0}, 'tool/code-dispatch': {'2f74ac98ba': _p6r2f74ac98ba_v0, 'b150a551b8': _p6rb150a551b8_v0}, 'tool/code-dispatch-start': {'2f74ac98ba': _p7r2f74ac98ba_v0, 'b150a551b8': _p7rb150a551b8_v0}, 'tool/result': {'2f74ac98ba': _p8r2f74ac98ba_v0, 'b150a551b8': _p8rb150a551b8_v0}, 'turn/end': {'2f74ac98ba': _p9r2f74ac98ba_v0, 'b150a551b8': _p9rb150a551b8_v0}, 'turn/start': {'2f74ac98ba': _p10r2f74ac98ba_v0, 'b150a551b8': _p10rb150a551b8_v0}, 'user/message': {'2f74ac98ba': _p11r2f74ac98ba_v0, 'b150a551b8': _p11rb150a551b8_v0}}
 
 class events_approval_asked_data_1(Struct, kw_only=True, forbid_unknown_fields=True):
     id: str
