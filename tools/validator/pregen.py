@@ -9,6 +9,11 @@ edited by hand, checked fresh by `tests/cli/test_pregen.py` and by
 ``python -m sessionspec.validator.pregen --check``). Python caches its bytecode,
 so a process imports the result instead of building it.
 
+It also holds revision detection's payload checks (`generated_payload_checks`:
+each payload schema that differs between the installed revisions, compiled at
+each revision, keyed by `revisions_fingerprint`), so `validate` never imports
+python-jsonschema to detect a log's revision.
+
 The generated module carries the fingerprint of the schemas it was built from
 (`fingerprint`); a spec whose schemas differ (a plugin registry, another
 revision, an edited but not regenerated spec) never uses it and compiles at run
