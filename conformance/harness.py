@@ -216,7 +216,8 @@ class SubprocessConnection:
         self.close()
         return AdapterFailure(message, hang=hang)
 
-    def exchange(self, line: str, timeout: float) -> str:  # noqa: C901 - the request/reply exchange is one deadline loop; its branches are the protocol's reply kinds
+    def exchange(self, line: str, timeout: float) -> str:
+        """One deadline loop: send the request, collect output, return the first reply line after it."""
         data = memoryview(line.encode("utf-8", "surrogatepass") + b"\n")
         deadline = time.monotonic() + timeout
         poller = select.poll()
@@ -226,20 +227,9 @@ class SubprocessConnection:
         if self._stderr_open:
             poller.register(self._err, select.POLLIN)
         while True:
-            end = -1 if data else self._pending.find(b"\n")  # a reply counts once the request is sent
-            if end >= 0:
-                raw = bytes(self._pending[:end])
-                del self._pending[: end + 1]
-                try:
-                    return raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise AdapterFailure(f"reply is not UTF-8: {exc}") from None
-            if len(self._pending) > self.max_reply:
-                raise self._fail(f"reply longer than {self.max_reply} bytes without a line end (the limit); "
-                                 "adapter killed")
-            if not self._stdout_open:
-                raise self._died("adapter exited without replying (crash)" if not data
-                                 else "adapter closed its stdout / exited before the request was sent")
+            reply = self._reply(sent=not data)
+            if reply is not None:
+                return reply
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._fail(f"no reply within {timeout:g} s (hang); adapter killed", hang=True)
@@ -252,30 +242,57 @@ class SubprocessConnection:
                 continue
             for fd, events in ready:
                 if fd == self._in:
-                    if events & (select.POLLERR | select.POLLHUP):
-                        raise self._died("adapter closed its stdin / exited before the request was sent")
-                    try:
-                        sent = os.write(self._in, data[:_CHUNK])
-                    except BlockingIOError:
-                        continue
-                    except OSError:
-                        raise self._died("adapter closed its stdin / exited before the request was sent") from None
-                    data = data[sent:]
-                    if not data:
-                        poller.unregister(self._in)
+                    data = self._send(poller, data, events)
                 elif fd == self._out:
-                    chunk = _read_ready(self._out)
-                    if chunk is None:
-                        continue
-                    if chunk:
-                        self._pending += chunk
-                    else:
-                        self._stdout_open = False
-                        poller.unregister(self._out)
+                    self._receive(poller)
                 elif fd == self._err:
                     self._drain_stderr()
                     if not self._stderr_open:
                         poller.unregister(self._err)
+
+    def _reply(self, sent: bool) -> str | None:
+        """The next complete reply line (once the request is sent), None to wait, or the failure that ends the wait."""
+        end = self._pending.find(b"\n") if sent else -1  # a reply counts once the request is sent
+        if end >= 0:
+            raw = bytes(self._pending[:end])
+            del self._pending[: end + 1]
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise AdapterFailure(f"reply is not UTF-8: {exc}") from None
+        if len(self._pending) > self.max_reply:
+            raise self._fail(f"reply longer than {self.max_reply} bytes without a line end (the limit); "
+                             "adapter killed")
+        if not self._stdout_open:
+            raise self._died("adapter exited without replying (crash)" if sent
+                             else "adapter closed its stdout / exited before the request was sent")
+        return None
+
+    def _send(self, poller: select.poll, data: memoryview, events: int) -> memoryview:
+        """Write what the adapter's stdin takes of the request; returns the rest."""
+        if events & (select.POLLERR | select.POLLHUP):
+            raise self._died("adapter closed its stdin / exited before the request was sent")
+        try:
+            sent = os.write(self._in, data[:_CHUNK])
+        except BlockingIOError:
+            return data
+        except OSError:
+            raise self._died("adapter closed its stdin / exited before the request was sent") from None
+        data = data[sent:]
+        if not data:
+            poller.unregister(self._in)
+        return data
+
+    def _receive(self, poller: select.poll) -> None:
+        """Append what stdout has to the pending reply bytes; at end of file stop polling it."""
+        chunk = _read_ready(self._out)
+        if chunk is None:
+            return
+        if chunk:
+            self._pending += chunk
+        else:
+            self._stdout_open = False
+            poller.unregister(self._out)
 
     def _read_rest(self) -> None:
         while len(self._pending) <= self.max_reply:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 __all__ = ["ScriptedFailure", "append_step", "run_script"]
 
@@ -222,73 +222,100 @@ class _Interpreter:
             return
         self.record(at, step["do"], ok=value)
 
-    def sync_value(self, step: Mapping[str, Any]) -> Any:  # noqa: C901 - one branch per JSON value kind of the script language
+    def sync_value(self, step: Mapping[str, Any]) -> Any:
+        """Run one synchronous step (``do``: one of :attr:`_SYNC_STEPS`) and return its value."""
         do = step["do"]
-        store = self.store(step)
-        if do == "on":
-            store.on(step["event"], self.listener(step), self.scope(step))
-            return None
-        if do in ("create", "prepare"):
-            kwargs = {k: step[k] for k in ("seed", "meta") if k in step}
-            self.making(step["as"])
-            if do == "prepare":
-                session = store.prepare(step.get("id"), **kwargs)
-            else:
-                from sessionspec.reference.store import Scope
+        run = self._SYNC_STEPS.get(do) if isinstance(do, str) else None
+        if run is None:
+            raise ScriptError(f"unknown step {do!r}")
+        return run(self, step, self.store(step))
 
-                owner = Scope(step["as"])
-                if "detach" in step:  # usable by listeners while create announces
-                    # Owner disposal may be asynchronous (STORE-11, DEC-15): it is carried out
-                    # once the step's operation has returned, before the step's entry (PROTOCOL.md §6).
-                    self.detaches[step["detach"]] = lambda owner=owner: self.disposals.append(owner.dispose)
-                session = store.create(step.get("id"), scope=owner, **kwargs)
-            self.bind(step["as"], session)
-            return {"id": session.id}
-        if do == "enter":
-            detach = store.enter(self.session(step["session"]), self.scope(step))
-            if "detach" in step:
-                self.detaches[step["detach"]] = detach
-            return None
-        if do == "announce":
-            store.announce(self.session(step["session"]))
-            return None
-        if do == "detach":
-            try:
-                self.detaches[step["handle"]]()
-            except KeyError:
-                raise ScriptError(f"unknown detach handle {step['handle']!r}") from None
-            return None
-        if do == "append":
-            return append_step(self.session(step["session"]), step)
-        if do == "admit":
-            store.admit_out_of_band(step["type"])
-            return None
-        if do == "fork":
-            source = step["source"]
-            ref = source["id"] if isinstance(source, Mapping) else self.session(source)
-            self.making(step.get("as"))
-            child = store.fork(ref, step.get("boundary"), step.get("childId"))
-            self.bind(step.get("as"), child)
-            return {"id": child.id}
-        if do == "get":
-            return self.handle_of(store.get(step["id"]))
-        if do == "list":
-            return [self.handle_of(s) for s in store.list()]
-        if do == "release":
-            gate = self.gate(step["gate"])
-            if not gate.done():
-                gate.set_result(step.get("outcome", "resolve"))
-            return None
-        if do == "events":
-            return list(self.session(step["session"]).events)
-        if do in ("install-invariants", "uninstall-invariants"):
-            return self.invariants(step, store)
-        if do == "veto":
-            remove = store.add_pre_commit_validator(self.validator(step))
-            if "detach" in step:
-                self.detaches[step["detach"]] = remove
-            return None
-        raise ScriptError(f"unknown step {do!r}")
+    def _on(self, step: Mapping[str, Any], store: Any) -> None:
+        store.on(step["event"], self.listener(step), self.scope(step))
+
+    def _create(self, step: Mapping[str, Any], store: Any) -> Any:
+        """``create`` (owned by a scope named after the handle) or ``prepare``."""
+        kwargs = {k: step[k] for k in ("seed", "meta") if k in step}
+        self.making(step["as"])
+        if step["do"] == "prepare":
+            session = store.prepare(step.get("id"), **kwargs)
+        else:
+            from sessionspec.reference.store import Scope
+
+            owner = Scope(step["as"])
+            if "detach" in step:  # usable by listeners while create announces
+                # Owner disposal may be asynchronous (STORE-11, DEC-15): it is carried out
+                # once the step's operation has returned, before the step's entry (PROTOCOL.md §6).
+                self.detaches[step["detach"]] = lambda owner=owner: self.disposals.append(owner.dispose)
+            session = store.create(step.get("id"), scope=owner, **kwargs)
+        self.bind(step["as"], session)
+        return {"id": session.id}
+
+    def _enter(self, step: Mapping[str, Any], store: Any) -> None:
+        detach = store.enter(self.session(step["session"]), self.scope(step))
+        if "detach" in step:
+            self.detaches[step["detach"]] = detach
+
+    def _announce(self, step: Mapping[str, Any], store: Any) -> None:
+        store.announce(self.session(step["session"]))
+
+    def _detach(self, step: Mapping[str, Any], store: Any) -> None:
+        try:
+            self.detaches[step["handle"]]()
+        except KeyError:
+            raise ScriptError(f"unknown detach handle {step['handle']!r}") from None
+
+    def _append(self, step: Mapping[str, Any], store: Any) -> Any:
+        return append_step(self.session(step["session"]), step)
+
+    def _admit(self, step: Mapping[str, Any], store: Any) -> None:
+        store.admit_out_of_band(step["type"])
+
+    def _fork(self, step: Mapping[str, Any], store: Any) -> Any:
+        source = step["source"]
+        ref = source["id"] if isinstance(source, Mapping) else self.session(source)
+        self.making(step.get("as"))
+        child = store.fork(ref, step.get("boundary"), step.get("childId"))
+        self.bind(step.get("as"), child)
+        return {"id": child.id}
+
+    def _get(self, step: Mapping[str, Any], store: Any) -> Any:
+        return self.handle_of(store.get(step["id"]))
+
+    def _list(self, step: Mapping[str, Any], store: Any) -> Any:
+        return [self.handle_of(s) for s in store.list()]
+
+    def _release(self, step: Mapping[str, Any], store: Any) -> None:
+        gate = self.gate(step["gate"])
+        if not gate.done():
+            gate.set_result(step.get("outcome", "resolve"))
+
+    def _events(self, step: Mapping[str, Any], store: Any) -> Any:
+        return list(self.session(step["session"]).events)
+
+    def _veto(self, step: Mapping[str, Any], store: Any) -> None:
+        remove = store.add_pre_commit_validator(self.validator(step))
+        if "detach" in step:
+            self.detaches[step["detach"]] = remove
+
+    _SYNC_STEPS: ClassVar[dict[str, Callable[[_Interpreter, Mapping[str, Any], Any], Any]]] = {
+        "on": _on,
+        "create": _create,
+        "prepare": _create,
+        "enter": _enter,
+        "announce": _announce,
+        "detach": _detach,
+        "append": _append,
+        "admit": _admit,
+        "fork": _fork,
+        "get": _get,
+        "list": _list,
+        "release": _release,
+        "events": _events,
+        "install-invariants": lambda self, step, store: self.invariants(step, store),
+        "uninstall-invariants": lambda self, step, store: self.invariants(step, store),
+        "veto": _veto,
+    }
 
     def invariants(self, step: Mapping[str, Any], store: Any) -> None:
         """Install or remove the store's relational checker (at most one per store)."""

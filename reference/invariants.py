@@ -274,98 +274,148 @@ def _require_open_step(
         )
 
 
-def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | None) -> list[InvariantError]:  # noqa: C901 - the INV transition is one table of event kinds (INV-1 … INV-13)
+def _transition(state: InvariantFold, event: Mapping[str, Any], index: int | None) -> list[InvariantError]:
     """Every violation ``event`` causes; moves ``state`` to the state after it.
 
     After a violation the state still takes the transition the event would
     have made, so ``check_invariants`` goes on reporting later violations.
+    The seq rule (INV-1) holds for every event; the rest is one step per event kind
+    (:data:`_KIND_STEPS`), each called as ``step(errors, state, event, data, turn, step, index, seq)``.
     """
     errors: list[InvariantError] = []
     is_map = isinstance(event, Mapping)
     seq = event.get("seq", MISSING) if is_map else MISSING
     etype = event.get("type", MISSING) if is_map else MISSING
     err_seq = seq if type(seq) is int else None
+    _check_seq(errors, state, seq, index, err_seq)
+    data = event.get("data", MISSING) if is_map else MISSING
+    kind_step = _KIND_STEPS.get(etype, _other_kind) if type(etype) is str else _other_kind
+    kind_step(errors, state, event, data, _field(data, "turn"), _field(data, "step"), index, err_seq)
+    return errors
 
-    # INV-1: strictly increasing seq.
+
+def _check_seq(errors: list[InvariantError], state: InvariantFold, seq: Any, index: int | None, err_seq: Any) -> None:
+    """INV-1: strictly increasing seq."""
     if not _is_number(seq):
         _fail(errors, "INV-1", "INV_SEQ_NOT_INCREASING", f"seq must be a number, got {_show(seq)}", index, err_seq)
-    else:
-        last_seq = state.last_seq
-        if _is_number(last_seq) and seq <= last_seq:
-            _fail(errors, "INV-1", "INV_SEQ_NOT_INCREASING", f"seq must strictly increase: saw {seq} after {last_seq}",
-                  index, err_seq)
-        state.last_seq = seq
+        return
+    last_seq = state.last_seq
+    if _is_number(last_seq) and seq <= last_seq:
+        _fail(errors, "INV-1", "INV_SEQ_NOT_INCREASING", f"seq must strictly increase: saw {seq} after {last_seq}",
+              index, err_seq)
+    state.last_seq = seq
 
-    data = event.get("data", MISSING) if is_map else MISSING
-    turn = _field(data, "turn")
-    step = _field(data, "step")
-    open_turn, open_step = state.open_turn, state.open_step
 
-    if etype == "turn/start":
-        next_turn = state.next_turn
-        if open_turn is not None:  # INV-2
-            _fail(errors, "INV-2", "INV_TURN_ALREADY_OPEN",
-                  f"turn/start {_show(turn)} while turn {_show(open_turn)} is still open", index, err_seq)
-        if not TABLE.turn_number_ok(turn, next_turn):
-            _fail(errors, "INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}",
-                  index, err_seq)
-        state.open_turn = turn
-        state.next_step = 1
-    elif etype == "turn/end":
-        if not _same(open_turn, turn):  # INV-3
-            _fail(errors, "INV-3", "INV_TURN_MISMATCH",
-                  f"turn/end {_show(turn)} does not match open turn {_show(open_turn)}", index, err_seq)
-        if open_step is not None:
-            _fail(errors, "INV-3", "INV_STEP_STILL_OPEN",
-                  f"turn/end {_show(turn)} while step {_show(open_step)} is still open", index, err_seq)
-        state.open_turn = None
-        state.next_turn += 1
-    elif etype == "step/start":
-        if not _same(open_turn, turn):  # INV-4
-            _fail(errors, "INV-4", "INV_TURN_MISMATCH",
-                  f"step/start in turn {_show(turn)} but open turn is {_show(open_turn)}", index, err_seq)
-        if open_step is not None:
-            _fail(errors, "INV-4", "INV_STEP_ALREADY_OPEN",
-                  f"step/start {_show(step)} while step {_show(open_step)} is still open", index, err_seq)
-        next_step = state.next_step
-        if not _same(step, next_step):
-            _fail(errors, "INV-4", "INV_STEP_NUMBER",
-                  f"step/start expected step {next_step} in turn {_show(turn)}, got {_show(step)}", index, err_seq)
-        state.open_step = step
-    elif etype == "step/end":
-        _require_open_step(errors, state, "step/end", "INV-5", turn, step, index, err_seq)  # INV-5
-        state.pending.clear()  # INV-6: unanswered calls are dropped at step end
-        state.open_step = None
-        state.next_step += 1
-    elif etype == "assistant/chunk" or etype == "assistant/message":
-        _require_open_step(errors, state, etype, "INV-5", turn, step, index, err_seq)  # INV-5
-    elif etype == "tool/call":
-        _require_open_step(errors, state, "tool/call", "INV-5", turn, step, index, err_seq)  # INV-5, INV-6
-        state.pending.add(_call_key(_field(data, "callId")))
-    elif etype == "tool/result":
-        if not _same(event.get("surfaceOp", MISSING), "append"):
-            # INV-8: a replacement rewrites an earlier result; only an open turn is required.
-            if open_turn is None:
-                _fail(errors, "INV-8", "INV_NO_OPEN_TURN", "tool/result surface replacement appended outside any open turn",
-                      index, err_seq)
-        else:
-            _require_open_step(errors, state, "tool/result", "INV-7", turn, step, index, err_seq)
-            shape = state.rules.messages
-            call_id = shape.result_call_id(data, MISSING)
-            error = _field(data, "error")
-            not_started = _truthy(shape.result_is_error(data, MISSING)) and _same(_field(error, "code"), TOOL_NOT_STARTED)
-            key = _call_key(call_id)
-            if key not in state.pending and not not_started:
-                _fail(errors, "INV-7", "INV_CALL_NOT_PENDING",
-                      f"tool/result for {_show(call_id)} with no prior tool/call in this step", index, err_seq)
-            state.pending.discard(key)
-    elif etype == "user/message":
-        pass  # INV-9: allowed inside or outside a turn
-    else:
-        if open_turn is None and state.rules.needs_open_turn(etype):  # INV-10
-            what = _show(etype) if type(etype) is not str else etype
-            _fail(errors, "INV-10", "INV_NO_OPEN_TURN", f"{what} appended outside any open turn", index, err_seq)
-    return errors
+def _turn_start(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-2: no turn is open, and the turn number is the next one."""
+    next_turn = state.next_turn
+    if state.open_turn is not None:
+        _fail(errors, "INV-2", "INV_TURN_ALREADY_OPEN",
+              f"turn/start {_show(turn)} while turn {_show(state.open_turn)} is still open", index, seq)
+    if not TABLE.turn_number_ok(turn, next_turn):
+        _fail(errors, "INV-2", "INV_TURN_NUMBER", f"turn/start expected turn {next_turn}, got {_show(turn)}", index, seq)
+    state.open_turn = turn
+    state.next_step = 1
+
+
+def _turn_end(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-3: it closes the open turn, whose steps are all closed."""
+    if not _same(state.open_turn, turn):
+        _fail(errors, "INV-3", "INV_TURN_MISMATCH",
+              f"turn/end {_show(turn)} does not match open turn {_show(state.open_turn)}", index, seq)
+    if state.open_step is not None:
+        _fail(errors, "INV-3", "INV_STEP_STILL_OPEN",
+              f"turn/end {_show(turn)} while step {_show(state.open_step)} is still open", index, seq)
+    state.open_turn = None
+    state.next_turn += 1
+
+
+def _step_start(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-4: inside the open turn, no step open, and the step number is the next one."""
+    if not _same(state.open_turn, turn):
+        _fail(errors, "INV-4", "INV_TURN_MISMATCH",
+              f"step/start in turn {_show(turn)} but open turn is {_show(state.open_turn)}", index, seq)
+    if state.open_step is not None:
+        _fail(errors, "INV-4", "INV_STEP_ALREADY_OPEN",
+              f"step/start {_show(step)} while step {_show(state.open_step)} is still open", index, seq)
+    next_step = state.next_step
+    if not _same(step, next_step):
+        _fail(errors, "INV-4", "INV_STEP_NUMBER",
+              f"step/start expected step {next_step} in turn {_show(turn)}, got {_show(step)}", index, seq)
+    state.open_step = step
+
+
+def _step_end(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-5 (it names the open step); INV-6: unanswered calls are dropped at step end."""
+    _require_open_step(errors, state, "step/end", "INV-5", turn, step, index, seq)
+    state.pending.clear()
+    state.open_step = None
+    state.next_step += 1
+
+
+def _in_open_step(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-5: an assistant chunk or message names the open step."""
+    _require_open_step(errors, state, event["type"], "INV-5", turn, step, index, seq)
+
+
+def _tool_call(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-5, INV-6: a tool call names the open step and is pending until its result."""
+    _require_open_step(errors, state, "tool/call", "INV-5", turn, step, index, seq)
+    state.pending.add(_call_key(_field(data, "callId")))
+
+
+def _tool_result(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-7: an appended result answers a pending call of the open step; INV-8: a replacement needs an open turn."""
+    if not _same(event.get("surfaceOp", MISSING), "append"):
+        if state.open_turn is None:
+            _fail(errors, "INV-8", "INV_NO_OPEN_TURN", "tool/result surface replacement appended outside any open turn",
+                  index, seq)
+        return
+    _require_open_step(errors, state, "tool/result", "INV-7", turn, step, index, seq)
+    shape = state.rules.messages
+    call_id = shape.result_call_id(data, MISSING)
+    not_started = _truthy(shape.result_is_error(data, MISSING)) and _same(_field(_field(data, "error"), "code"),
+                                                                          TOOL_NOT_STARTED)
+    key = _call_key(call_id)
+    if key not in state.pending and not not_started:
+        _fail(errors, "INV-7", "INV_CALL_NOT_PENDING",
+              f"tool/result for {_show(call_id)} with no prior tool/call in this step", index, seq)
+    state.pending.discard(key)
+
+
+def _user_message(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-9: allowed inside or outside a turn."""
+
+
+def _other_kind(errors: list[InvariantError], state: InvariantFold, event: Mapping[str, Any], data: Any, turn: Any, step: Any,
+        index: int | None, seq: Any) -> None:
+    """INV-10: the other kinds the revision names need an open turn."""
+    etype = event.get("type", MISSING) if isinstance(event, Mapping) else MISSING
+    if state.open_turn is None and state.rules.needs_open_turn(etype):
+        what = _show(etype) if type(etype) is not str else etype
+        _fail(errors, "INV-10", "INV_NO_OPEN_TURN", f"{what} appended outside any open turn", index, seq)
+
+
+_KindStep = Callable[[list[InvariantError], InvariantFold, Mapping[str, Any], Any, Any, Any, "int | None", Any], None]
+_KIND_STEPS: dict[str, _KindStep] = {
+    "turn/start": _turn_start,
+    "turn/end": _turn_end,
+    "step/start": _step_start,
+    "step/end": _step_end,
+    "assistant/chunk": _in_open_step,
+    "assistant/message": _in_open_step,
+    "tool/call": _tool_call,
+    "tool/result": _tool_result,
+    "user/message": _user_message,
+}
 
 
 def check_invariants(events: Iterable[Mapping[str, Any]], revision: Any = None) -> list[InvariantError]:
