@@ -91,6 +91,15 @@ def setup_phase() -> Iterator[None]:
         raise _rejection(error, phase="setup") from error
 
 
+def setup_append(session: Any, step: Mapping[str, Any]) -> None:
+    """An append that builds an op's situation: its rejection is ``phase: setup`` without an
+    ``index`` (only the seed entry is a position these ops define, PROTOCOL.md §2)."""
+    try:
+        append_step(session, step)
+    except _spec_error() as error:
+        raise _rejection(error, phase="setup", index=None) from error
+
+
 # -- quiet contained failures ------------------------------------------------------------
 
 _quiet = threading.local()
@@ -207,7 +216,7 @@ def op_derive(args: Mapping[str, Any]) -> Any:
         session = new_session(args)
         session.derive_messages()  # exercised incrementally, after the seed and after every append
         for step in args.get("appends", ()):
-            append_step(session, step)
+            setup_append(session, step)
             session.derive_messages()
     return {
         "messages": session.derive_messages(),
@@ -236,7 +245,7 @@ def op_fork(args: Mapping[str, Any]) -> Any:
         store.enter(source)
         store.announce(source)
         for step in args["source"].get("appends", ()):
-            append_step(source, step)
+            setup_append(source, step)
     ref = source if args.get("by", "object") == "object" else source.id
     try:
         child = store.fork(ref, args.get("boundary"), args.get("childId"))
@@ -257,7 +266,7 @@ def op_oob(args: Mapping[str, Any]) -> Any:
     with setup_phase():
         session = new_session(args["session"])
         for step in args["session"].get("appends", ()):
-            append_step(session, step)
+            setup_append(session, step)
         store.enter(session)
         store.announce(session)
     flushes = 0
@@ -383,7 +392,7 @@ def _as_bytes_json(raw: bytes) -> dict[str, str]:
 def _jsonl_read(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import jsonl
 
-    artifact = jsonl.read_artifact(_bytes(args["data"]))
+    artifact = jsonl.read_artifact(_bytes(args["data"]), current_revision())
     return {"header": artifact.header, "events": artifact.events, "committedBytes": artifact.truncate_offset}
 
 
@@ -404,7 +413,7 @@ def _jsonl_write(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference import json_text, jsonl
 
     pack = args.get("packChunks", True)
-    out = (json_text.dumps(jsonl.header_line(args["header"])) + "\n").encode("utf-8")
+    out = (json_text.dumps(jsonl.header_line(args["header"], current_revision())) + "\n").encode("utf-8")
     for batch in args["batches"]:
         out += jsonl.encode_records(batch, pack)
     return {"data": _as_bytes_json(out)}

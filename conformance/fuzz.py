@@ -4,7 +4,7 @@
 (when it exists) and calls its ``run`` function. The contract for that
 module:
 
-``run(*, connect, examples, trace_dir, out[, known, seen]) -> Iterable[Mapping]``
+``run(*, connect, examples, trace_dir, out[, known, seen, revision]) -> Iterable[Mapping]``
     ``connect()`` returns a *started* :class:`~sessionspec.conformance.harness.Implementation`
     for the implementation under test (call it again after a crash; close what
     you open). ``examples`` is N, the Hypothesis ``max_examples`` budget per
@@ -15,7 +15,9 @@ module:
     ``trace_dir``), so ``sessionspec replay`` re-runs it. ``known`` are the
     expectation file's fuzz entries (differences to set aside); ``seen``, a
     ``Counter``, receives how often each matched (both are passed only when the
-    expectation file lists fuzz entries). Progress text goes to ``out``.
+    expectation file lists fuzz entries). ``revision`` is the format revision the run checks (the
+    vectors' one: the adapter's declared revision or ``--revision``); the machines generate inputs of
+    that revision and compare with the reference serving it. Progress text goes to ``out``.
 
 ``COVERAGE: Mapping[str, Sequence[str]]`` (optional)
     property or machine name -> the requirement ids it checks. Coverage means
@@ -110,7 +112,7 @@ class FuzzResult:
 
 
 def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float, trace_dir: Path,
-             out: TextIO, known: Sequence[FuzzExpectation] = ()) -> FuzzResult:
+             out: TextIO, known: Sequence[FuzzExpectation] = (), revision: str | None = None) -> FuzzResult:
     """Run every state machine with ``examples`` examples; returns the failures and known differences."""
     module = load_machines()
     if module is None or not hasattr(module, "run"):
@@ -121,6 +123,8 @@ def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float
 
     seen: Counter[int] = Counter()
     extra: dict[str, Any] = {"known": tuple(known), "seen": seen} if known else {}  # older modules take neither
+    if revision is not None:
+        extra["revision"] = revision
     failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out, **extra)]
     return FuzzResult(
         failures,

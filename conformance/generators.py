@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from hypothesis import strategies as st
-from sessionspec.spec import constants, load_spec
+from sessionspec.spec import load_spec
 
 __all__ = [
     "AppendStep",
@@ -50,17 +50,57 @@ __all__ = [
     "path_text",
     "scan",
     "seed_corruption",
+    "split_at_seed",
     "steps_until",
+    "use_revision",
 ]
 
 AppendStep = dict[str, Any]
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
-SPEC = load_spec()
-CONSTANTS = constants()
-MAX_SAFE: int = CONSTANTS["maxSafeInteger"]
-ENVELOPE_KEYS: tuple[str, ...] = tuple(CONSTANTS["envelopeKeys"])
 SCHEMA = "https://sessionspec.dev/schema/"
+
+# The registry tables below belong to one format revision at a time: ``use_revision`` derives them
+# all from that revision's registry (the pinned one at import). The machines generate for the
+# revision the implementation declares, so every input is valid (or deliberately invalid) there.
+REVISION: str
+SPEC: Any
+CONSTANTS: Mapping[str, Any]
+RULES: Any
+MAX_SAFE: int
+ENVELOPE_KEYS: tuple[str, ...]
+SURFACE_TYPES: tuple[str, ...]
+BOUNDARY_TYPES: tuple[str, ...]
+TURN_START: str
+TURN_END: str
+STEP_START: str
+STEP_END: str
+ASSISTANT: str
+TOOL_CALL: str
+TOOL_RESULT: str
+CHUNK: str
+REQUEST_HEADER: str
+OUT_OF_BAND_TYPES: tuple[str, ...]
+LEGACY_TYPES: tuple[str, ...]
+REJECTED_REASONS: tuple[str, ...]
+ROWS: Mapping[str, Mapping[str, Any]]
+MIN_RUN: int
+_STRUCTURAL: set[str]
+FREE_LOG_ONLY: tuple[str, ...]
+"""Log-only types with no structural role (todo/write, plugin-ish events, headers...)."""
+FREE_SURFACE: tuple[str, ...]
+"""Surface types a plain append or a compaction replace may use (user messages; steering where it exists)."""
+VALID: Mapping[str, list[dict[str, Any]]]
+INVALID_EVENTS: tuple[dict[str, Any], ...]
+"""Every invalid registry example: append and seed must agree with the reference on each."""
+INVALID_RULED: tuple[dict[str, Any], ...]
+"""The invalid examples whose reason names a run-time rule (the ones append and seed refuse)."""
+SAFE_INT: Mapping[str, Any]
+MARKER: Mapping[str, Any]
+SESSION_HEADER: Mapping[str, Any]
+_APPEND_MARKER: Any
+_REPLACE_MARKER: Mapping[str, Any]
+REPLACE_OP: Any
 
 
 def _registered(event_type: str) -> str:
@@ -70,31 +110,6 @@ def _registered(event_type: str) -> str:
     return event_type
 
 
-SURFACE_TYPES: tuple[str, ...] = tuple(sorted(SPEC.surface_types))
-BOUNDARY_TYPES: tuple[str, ...] = tuple(sorted(t for t, e in SPEC.events.items() if e["enclosure"] == "boundary"))
-TURN_START = _registered("turn/start")
-TURN_END = _registered("turn/end")
-STEP_START = _registered("step/start")
-STEP_END = _registered("step/end")
-ASSISTANT = _registered("assistant/message")
-TOOL_CALL = _registered("tool/call")
-TOOL_RESULT = _registered("tool/result")
-CHUNK = _registered("assistant/chunk")
-REQUEST_HEADER = _registered("request/header")
-OUT_OF_BAND_TYPES: tuple[str, ...] = tuple(sorted(SPEC.out_of_band_types))
-LEGACY_TYPES: tuple[str, ...] = tuple(CONSTANTS["legacyRejectedTypes"])
-REJECTED_REASONS: tuple[str, ...] = tuple(CONSTANTS["rejectedRequestHeaderReasons"])
-ROWS: Mapping[str, Mapping[str, Any]] = CONSTANTS["chunkRows"]["rows"]
-MIN_RUN: int = CONSTANTS["chunkRows"]["minRun"]
-_STRUCTURAL = {TURN_START, TURN_END, STEP_START, STEP_END, ASSISTANT, TOOL_CALL, TOOL_RESULT, CHUNK}
-FREE_LOG_ONLY: tuple[str, ...] = tuple(
-    sorted(t for t, e in SPEC.events.items() if e["class"] != "surface" and t not in _STRUCTURAL)
-)
-"""Log-only types with no structural role (todo/write, plugin-ish events, headers...)."""
-FREE_SURFACE: tuple[str, ...] = tuple(t for t in SURFACE_TYPES if t not in (ASSISTANT, TOOL_RESULT))
-"""Surface types a plain append or a compaction replace may use (user and steering messages)."""
-
-
 def _examples(kind: str) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for event_type, entry in SPEC.events.items():
@@ -102,18 +117,57 @@ def _examples(kind: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-VALID: Mapping[str, list[dict[str, Any]]] = _examples("valid")
-INVALID_EVENTS: tuple[dict[str, Any], ...] = tuple(e for events in _examples("invalid").values() for e in events)
-"""Every invalid registry example: append and seed must agree with the reference on each."""
-INVALID_RULED: tuple[dict[str, Any], ...] = tuple(
-    ex["event"] for entry in SPEC.events.values() for ex in entry.get("examples", {}).get("invalid", ())
-    if re.search(r"\b(SEED|SURF|APPEND)-\d+", ex.get("reason", ""))
-)
-"""The invalid examples whose reason names a run-time rule (the ones append and seed refuse)."""
+def use_revision(revision: str | None = None) -> str:
+    """Derive every registry table of this module from ``revision`` (an id or a release; ``None``:
+    the pinned one) and return its id. Not thread-safe: the machines run one revision at a time."""
+    global REVISION, SPEC, CONSTANTS, RULES, MAX_SAFE, ENVELOPE_KEYS, SURFACE_TYPES, BOUNDARY_TYPES
+    global TURN_START, TURN_END, STEP_START, STEP_END, ASSISTANT, TOOL_CALL, TOOL_RESULT, CHUNK
+    global REQUEST_HEADER, OUT_OF_BAND_TYPES, LEGACY_TYPES, REJECTED_REASONS, ROWS, MIN_RUN
+    global _STRUCTURAL, FREE_LOG_ONLY, FREE_SURFACE, VALID, INVALID_EVENTS, INVALID_RULED
+    global SAFE_INT, MARKER, SESSION_HEADER, _APPEND_MARKER, _REPLACE_MARKER, REPLACE_OP
+    from sessionspec.reference.revision import rules_for
 
-for _t in (*_STRUCTURAL, *FREE_SURFACE):
-    if not VALID.get(_t):
-        raise LookupError(f"the registry has no valid example of {_t!r}; the machines need one")
+    SPEC = load_spec(revision=revision)
+    REVISION = SPEC.revision.id
+    RULES = rules_for(REVISION)
+    CONSTANTS = SPEC.constants
+    MAX_SAFE = CONSTANTS["maxSafeInteger"]
+    ENVELOPE_KEYS = tuple(CONSTANTS["envelopeKeys"])
+    SURFACE_TYPES = tuple(sorted(SPEC.surface_types))
+    BOUNDARY_TYPES = tuple(sorted(t for t, e in SPEC.events.items() if e["enclosure"] == "boundary"))
+    TURN_START = _registered("turn/start")
+    TURN_END = _registered("turn/end")
+    STEP_START = _registered("step/start")
+    STEP_END = _registered("step/end")
+    ASSISTANT = _registered("assistant/message")
+    TOOL_CALL = _registered("tool/call")
+    TOOL_RESULT = _registered("tool/result")
+    CHUNK = _registered("assistant/chunk")
+    REQUEST_HEADER = _registered("request/header")
+    OUT_OF_BAND_TYPES = tuple(sorted(RULES.out_of_band_types))
+    LEGACY_TYPES = tuple(CONSTANTS["legacyRejectedTypes"])
+    REJECTED_REASONS = tuple(CONSTANTS["rejectedRequestHeaderReasons"])
+    ROWS = CONSTANTS["chunkRows"]["rows"]
+    MIN_RUN = CONSTANTS["chunkRows"]["minRun"]
+    _STRUCTURAL = {TURN_START, TURN_END, STEP_START, STEP_END, ASSISTANT, TOOL_CALL, TOOL_RESULT, CHUNK}
+    FREE_LOG_ONLY = tuple(sorted(t for t, e in SPEC.events.items() if e["class"] != "surface" and t not in _STRUCTURAL))
+    FREE_SURFACE = tuple(t for t in SURFACE_TYPES if t not in (ASSISTANT, TOOL_RESULT))
+    VALID = _examples("valid")
+    INVALID_EVENTS = tuple(e for events in _examples("invalid").values() for e in events)
+    INVALID_RULED = tuple(
+        ex["event"] for entry in SPEC.events.values() for ex in entry.get("examples", {}).get("invalid", ())
+        if re.search(r"\b(SEED|SURF|APPEND)-\d+", ex.get("reason", ""))
+    )
+    for event_type in (*_STRUCTURAL, *FREE_SURFACE):
+        if not VALID.get(event_type):
+            raise LookupError(f"the registry has no valid example of {event_type!r}; the machines need one")
+    SAFE_INT = schema("common/safe-int.json")
+    MARKER = schema("envelope/surface-op.json")
+    SESSION_HEADER = schema("session/session-header.json")
+    _APPEND_MARKER = next(b["const"] for b in MARKER["oneOf"] if "const" in b)
+    _REPLACE_MARKER = next(b for b in MARKER["oneOf"] if b.get("type") == "object")
+    REPLACE_OP = _REPLACE_MARKER["properties"]["op"]["const"]
+    return REVISION
 
 
 # -- schemas ---------------------------------------------------------------------------
@@ -155,12 +209,7 @@ def near_misses(node: Mapping[str, Any]) -> list[Any]:
     return [v for v in out if v is not None]
 
 
-SAFE_INT = schema("common/safe-int.json")
-MARKER = schema("envelope/surface-op.json")
-SESSION_HEADER = schema("session/session-header.json")
-_APPEND_MARKER = next(b["const"] for b in MARKER["oneOf"] if "const" in b)
-_REPLACE_MARKER = next(b for b in MARKER["oneOf"] if b.get("type") == "object")
-REPLACE_OP = _REPLACE_MARKER["properties"]["op"]["const"]
+use_revision()
 
 
 def replace_marker(start: int, end: int) -> dict[str, Any]:
@@ -249,14 +298,14 @@ def scan(events: Sequence[Any]) -> LogContext:
         elif etype == CHUNK:
             ctx.step_chunks.append(seq)
         elif etype == ASSISTANT:
-            for block in data.get("content") or ():
+            for block in RULES.messages.tool_calls(data):
                 if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(block.get("id"), str):
                     ctx.requested[block["id"]] = None
         elif etype == TOOL_CALL:
             if data.get("callId") in ctx.requested:
                 ctx.requested[data["callId"]] = seq
         elif etype == TOOL_RESULT:
-            ctx.requested.pop(data.get("callId"), None)  # type: ignore[arg-type]
+            ctx.requested.pop(RULES.messages.result_call_id(data), None)
         op = event.get("surfaceOp") if isinstance(event, dict) else None
         if op == _APPEND_MARKER:
             ctx.nodes.append(seq)
@@ -264,6 +313,30 @@ def scan(events: Sequence[Any]) -> LogContext:
             a, b = ctx.nodes.index(op["start"]), ctx.nodes.index(op["end"])
             ctx.nodes[a : b + 1] = [seq]
     return ctx
+
+
+def split_at_seed(events: Sequence[Mapping[str, Any]], cut: int) -> tuple[list[Any], list[AppendStep], Callable[[Any], Any]]:
+    """``events[:cut]`` as a seed and the rest as append steps, for a session built from them at
+    the current revision. Where the revision appends a seed-end marker after a seed (SEED-17 at the
+    published one), every later event moves one seq up: the steps' references to seqs from ``cut``
+    on (surface markers, provenance) are moved with them. Returns the seed, the steps and the map
+    from a seq of ``events`` to its seq in the built session (for boundaries and positions)."""
+    marker = RULES.seed_end_marker
+    shift = 1 if marker and not (cut and events[cut - 1].get("type") == marker) else 0
+
+    def moved(seq: Any) -> Any:
+        return seq + shift if type(seq) is int and seq >= cut else seq
+
+    steps: list[AppendStep] = []
+    for event in events[cut:]:
+        step = {k: copy.deepcopy(event[k]) for k in ("type", "data", "surfaceOp", "sourceEventSeqs") if k in event}
+        op = step.get("surfaceOp")
+        if shift and isinstance(op, dict):
+            step["surfaceOp"] = {**op, **{k: moved(op[k]) for k in ("start", "end") if k in op}}
+        if shift and isinstance(step.get("sourceEventSeqs"), list):
+            step["sourceEventSeqs"] = [moved(s) for s in step["sourceEventSeqs"]]
+        steps.append(step)
+    return [copy.deepcopy(e) for e in events[:cut]], steps, moved
 
 
 def materialise(steps: Sequence[AppendStep], times: Sequence[int], first_seq: int = 0) -> list[dict[str, Any]]:
@@ -290,6 +363,55 @@ def _fit(data: Any, ctx: LogContext) -> Any:
         if type(data.get("step")) is int:
             data["step"] = ctx.step()
     return data
+
+
+def _identified() -> bool:
+    return cast("bool", RULES.messages.name == "identified")
+
+
+def content_of(event_type: str, data: Any) -> Any:
+    """The content list of a message payload, wherever the revision's message shape keeps it."""
+    holder = data.get("message") if _identified() and event_type != "user/message" else data
+    return holder.get("content") if isinstance(holder, dict) else None
+
+
+def with_content(event_type: str, data: dict[str, Any], content: Any) -> dict[str, Any]:
+    """A message payload with its content replaced (flat: ``data.content``; identified: the message's)."""
+    if _identified() and event_type != "user/message":
+        return {**data, "message": {**data["message"], "content": content}}
+    return {**data, "content": content}
+
+
+def with_call_id(data: dict[str, Any], call_id: str) -> dict[str, Any]:
+    """A ``tool/result`` payload answering ``call_id`` (identified: the message's source, its
+    tool-result blocks and its id follow the call)."""
+    if not _identified():
+        return {**data, "callId": call_id}
+    message = data["message"]
+    blocks = [{**b, "toolCallId": call_id} if isinstance(b, dict) and b.get("type") == "tool-result" else b
+              for b in message.get("content") or ()]
+    return {**data, "message": {**message, "id": f"msg-{call_id}", "source": {**message["source"], "callId": call_id},
+                                "content": blocks}}
+
+
+def result_contents() -> list[Any]:
+    """Tool-result contents of the registry's examples (what a SURF-10 rewrite may put in place)."""
+    out = []
+    for event in VALID[TOOL_RESULT]:
+        content = content_of(TOOL_RESULT, event["data"])
+        if _identified():
+            content = content[0].get("content") if isinstance(content, list) and content and isinstance(content[0], dict) else None
+        if content is not None:
+            out.append(content)
+    return out
+
+
+def with_result_content(data: dict[str, Any], content: Any) -> dict[str, Any]:
+    """A ``tool/result`` payload whose result content is ``content`` (identified: the tool-result block's)."""
+    if not _identified():
+        return {**data, "content": content}
+    blocks = list(content_of(TOOL_RESULT, data) or [{}])
+    return with_content(TOOL_RESULT, data, [{**blocks[0], "content": content}, *blocks[1:]])
 
 
 def _example(draw: Draw, event_type: str, pred: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
@@ -342,7 +464,7 @@ def move_assistant(draw: Draw, ctx: LogContext) -> AppendStep | None:
     if ctx.open_step is None:
         return None
     data = _fit(_example(draw, ASSISTANT)["data"], ctx)
-    template = [b for e in VALID[ASSISTANT] for b in _data(e).get("content") or () if isinstance(b, dict)]
+    template = [b for e in VALID[ASSISTANT] for b in content_of(ASSISTANT, _data(e)) or () if isinstance(b, dict)]
     texts = [b for b in template if b.get("type") != "tool-call"]
     calls = [b for b in template if b.get("type") == "tool-call"]
     content: list[Any] = []
@@ -353,7 +475,7 @@ def move_assistant(draw: Draw, ctx: LogContext) -> AppendStep | None:
             block = copy.deepcopy(draw(st.sampled_from(calls)))
             block["id"] = f"call-{ctx.seq}-{k}"
             content.append(block)
-    data["content"] = content
+    data = with_content(ASSISTANT, data, content)
     sources = draw(st.sampled_from(["none", "chunks", "empty"]))
     if sources == "chunks" and ctx.step_chunks:
         return _step(ASSISTANT, data, surfaceOp=_APPEND_MARKER, sourceEventSeqs=list(ctx.step_chunks))
@@ -376,8 +498,7 @@ def move_tool_result(draw: Draw, ctx: LogContext) -> AppendStep | None:
     if ctx.open_step is None or not ctx.requested:
         return None
     call_id = draw(st.sampled_from(sorted(ctx.requested)))
-    data = _fit(_example(draw, TOOL_RESULT, _is_plain_append)["data"], ctx)
-    data["callId"] = call_id
+    data = with_call_id(_fit(_example(draw, TOOL_RESULT, _is_plain_append)["data"], ctx), call_id)
     call_seq = ctx.requested[call_id]
     if call_seq is None:
         return _step(TOOL_RESULT, data, surfaceOp=_APPEND_MARKER)
@@ -499,7 +620,7 @@ def move_compaction(draw: Draw, ctx: LogContext) -> AppendStep | None:
     event_type = draw(st.sampled_from([t for t in SURFACE_TYPES if t != TOOL_RESULT]))
     if event_type == ASSISTANT:
         data = _fit(_example(draw, ASSISTANT)["data"], ctx)
-        data["content"] = [b for b in data.get("content", ()) if b.get("type") != "tool-call"]
+        data = with_content(ASSISTANT, data, [b for b in content_of(ASSISTANT, data) or () if b.get("type") != "tool-call"])
     else:
         data = _fit(_example(draw, event_type)["data"], ctx)
     return _step(event_type, data, surfaceOp=replace_marker(ctx.nodes[a], ctx.nodes[b]), sourceEventSeqs=sources)
@@ -516,8 +637,7 @@ def move_prune(draw: Draw, ctx: LogContext) -> AppendStep | None:
         return None
     target = draw(st.sampled_from(results))
     data = copy.deepcopy(dict(_data(ctx.events[target])))
-    contents = [e["data"]["content"] for e in VALID[TOOL_RESULT]] + [[]]
-    data["content"] = copy.deepcopy(draw(st.sampled_from(contents)))
+    data = with_result_content(data, copy.deepcopy(draw(st.sampled_from([*result_contents(), []]))))
     return _step(TOOL_RESULT, data, surfaceOp=replace_marker(target, target), sourceEventSeqs=[target])
 
 

@@ -34,6 +34,7 @@ checks (``sessionspec requirements``).
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import time
 import uuid
@@ -55,6 +56,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
 from . import generators as gen
 from . import wire
@@ -427,8 +429,6 @@ class SessionMachine(Differential):
             self.send("session.invariants", "append", args, needs=("invariants",))
 
 
-_EPOCH_HEADER = gen.schema("type/epoch-header.json")
-_CALL_CONFIG = gen.schema("type/llm-call-config.json")
 
 
 def _header_edit(draw: gen.Draw, header: Mapping[str, Any]) -> Any:
@@ -448,14 +448,14 @@ def _header_edit(draw: gen.Draw, header: Mapping[str, Any]) -> Any:
     elif how == "config" and isinstance(out.get("config"), dict) and out["config"]:
         config = dict(out["config"])
         key = draw(st.sampled_from(sorted(config)))
-        if draw(st.booleans()) and key not in _CALL_CONFIG.get("required", ()):
+        if draw(st.booleans()) and key not in gen.schema("type/llm-call-config.json").get("required", ()):
             del config[key]
         else:
             value = config[key]
             config[key] = [*value, "x"] if isinstance(value, list) else (value + 1 if type(value) is int else f"{value}x")
         out["config"] = config
     elif how == "drop":
-        optional = sorted(set(out) - set(_EPOCH_HEADER.get("required", ())))
+        optional = sorted(set(out) - set(gen.schema("type/epoch-header.json").get("required", ())))
         if optional:
             del out[draw(st.sampled_from(optional))]
     return out
@@ -541,20 +541,20 @@ class ForkMachine(_OfflineLog):
         self._begin(data.draw)
         self.header = gen.header_variant(data.draw, "src", "valid") if data.draw(st.booleans()) else None
 
-    def _source(self, draw: gen.Draw) -> dict[str, Any]:
-        cut = draw(st.integers(0, len(self.events)))
-        source: dict[str, Any] = {"id": "src", "seed": self.events[:cut], "appends": [
-            {k: e[k] for k in ("type", "data", "surfaceOp", "sourceEventSeqs") if k in e} for e in self.events[cut:]
-        ]}
+    def _source(self, draw: gen.Draw) -> tuple[dict[str, Any], Callable[[Any], Any]]:
+        """The source (part seed, part appends) and the map from a seq of the log to its seq there."""
+        seed, appends, moved = gen.split_at_seed(self.events, draw(st.integers(0, len(self.events))))
+        source: dict[str, Any] = {"id": "src", "seed": seed, "appends": appends}
         if self.header is not None:
             source["header"] = self.header
-        return source
+        return source, moved
 
     def _fork(self, draw: gen.Draw, label: str, boundary: Any = None, omit: bool = False,
               child: str | None = None, live: Sequence[str] = ()) -> None:
-        args: dict[str, Any] = {"source": self._source(draw), "by": draw(st.sampled_from(["object", "id"]))}
+        source, moved = self._source(draw)
+        args: dict[str, Any] = {"source": source, "by": draw(st.sampled_from(["object", "id"]))}
         if not omit:
-            args["boundary"] = boundary
+            args["boundary"] = moved(boundary)
         if child is not None:
             args["childId"] = child
         if live:
@@ -1030,7 +1030,8 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
 def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path | str, out: TextIO,
         machines: Sequence[str] | Mapping[str, Sequence[str] | None] | None = None, steps: int | None = None,
         shrink: bool = True, derandomize: bool = False, stop_at_first: bool = False,
-        known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None) -> list[dict[str, Any]]:
+        known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None,
+        revision: str | None = None) -> list[dict[str, Any]]:
     """Run the machines against ``connect()`` (a started implementation); returns the failures.
 
     The ``fuzz.py`` contract: ``examples`` is Hypothesis' ``max_examples`` per
@@ -1039,7 +1040,9 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     by name, or maps names to the rules to focus on. ``known`` differences (an
     expectation file's ``fuzz`` entries) are set aside; ``seen`` counts their
     matches. Each machine keeps going after a failure (up to :data:`MAX_DISTINCT`
-    distinct ones); ``stop_at_first`` stops at the first failure of the run."""
+    distinct ones); ``stop_at_first`` stops at the first failure of the run. The run is at
+    ``revision`` (default: the one the implementation declares, ``specRevision``): the generators
+    draw from that revision's registry and the reference serves that revision."""
     plan: dict[str, Sequence[str] | None] = (
         dict(machines) if isinstance(machines, Mapping) else dict.fromkeys(machines or MACHINES)
     )
@@ -1048,9 +1051,16 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     if unknown:
         raise ValueError(f"unknown machine(s) {', '.join(unknown)}; known: {', '.join(MACHINES)}")
     profile = Profile(examples=examples, steps=steps or Profile.steps, shrink=shrink, derandomize=derandomize)
-    reference = Implementation(InProcessConnection, check_schema=False)
-    reference.start()
     impl = connect()
+    try:
+        revision = resolve_revision(revision if revision is not None else impl.info.get("specRevision")).id
+    except UnknownRevision:
+        impl.close()
+        raise
+    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
+    reference.start()
+    previous = gen.REVISION
+    gen.use_revision(revision)
     failures = []
     try:
         for name in selected:
@@ -1060,6 +1070,7 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
             if found and stop_at_first:
                 break
     finally:
+        gen.use_revision(previous)
         impl.close()
         reference.close()
     return failures

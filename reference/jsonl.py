@@ -87,12 +87,23 @@ Compression = Literal["zstd", "none"]
 # ---------------------------------------------------------------- header line
 
 
-def header_line(header: Mapping[str, Any]) -> dict[str, Any]:
+def _header_keys(revision: Any) -> list[str]:
+    """The header line's keys in written order, at ``revision`` (the published one adds ``origin``
+    and ``agentPreset``)."""
+    if revision is None:
+        return _HEADER_KEYS
+    from sessionspec.spec import load_spec
+
+    keys: list[str] = load_spec(revision=revision).constants["jsonl"]["headerKeyOrder"]
+    return keys
+
+
+def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
     """The first record of an artifact, in the written key order (JSONL-1).
 
     Optional fields are omitted when absent (never ``null``); ``delegationDepth``
     is always written, 0 when the header has none (HDR-12). Keys the format
-    does not know are not written.
+    (at ``revision``) does not know are not written.
     """
     return TABLE.header_line(header)  # type: ignore[no-any-return]
 
@@ -104,7 +115,7 @@ def _header_line(header: Mapping[str, Any]) -> dict[str, Any]:
             f"session header lacks {', '.join(missing)}", "JSONL_BAD_HEADER", requirement="JSONL-1"
         )
     line: dict[str, Any] = {"type": _HEADER_TYPE}
-    for key in _HEADER_KEYS[1:]:
+    for key in _header_keys(revision)[1:]:
         if key == "delegationDepth":
             line[key] = header.get(key, 0)
         elif key in header:
@@ -124,10 +135,12 @@ def _is_header_line(value: Any) -> bool:
     )
 
 
-def header_from_line(line: Mapping[str, Any]) -> dict[str, Any]:
-    """The session header a shape-checked header line stands for (unknown keys dropped)."""
+def header_from_line(line: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+    """The session header a shape-checked header line stands for (keys unknown at ``revision`` dropped)."""
     header: dict[str, Any] = {"version": line["version"], "id": line["id"], "createdAt": line["createdAt"]}
-    for key in _OPTIONAL_KEYS:
+    optional = _OPTIONAL_KEYS if revision is None else [
+        k for k in _header_keys(revision) if k not in ("type", "version", "id", "createdAt")]
+    for key in optional:
         if key in line:
             header[key] = line[key]
     header["delegationDepth"] = line["delegationDepth"]
@@ -236,8 +249,9 @@ def _decode_line(raw: bytes) -> Any:
         return UNREADABLE_LINE
 
 
-def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str]) -> Artifact:
-    """Parse an artifact's bytes (or a file) into its header and preserved events (JSONL-2 … JSONL-9)."""
+def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: Any = None) -> Artifact:
+    """Parse an artifact's bytes (or a file) into its header (the header keys of ``revision``) and
+    preserved events (JSONL-2 … JSONL-9)."""
     data, path = _read_bytes(source)
     size = len(data)
     # Only `\n`-terminated lines count; a final fragment is torn (JSONL-4).
@@ -428,7 +442,7 @@ def _read_damaged(
     kept = lines[: last_line + 2]
     truncate_offset = sum(map(len, kept)) + len(kept)
     return Artifact(
-        header=header_from_line(parsed_header),
+        header=header_from_line(parsed_header, revision),
         header_line=parsed_header,
         events=preserved,
         size=size,
@@ -537,7 +551,7 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
     the closers to the file. With ``durable=False``, or when loading fails,
     the file is left untouched.
     """
-    artifact = read_artifact(path)
+    artifact = read_artifact(path, revision)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
     session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision)

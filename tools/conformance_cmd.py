@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         try:
             fuzzed = run_fuzz(args.fuzz, connect, timeout=args.timeout, trace_dir=Path(args.trace_dir), out=err,
-                              known=expectations.fuzz if expectations else ())
+                              known=expectations.fuzz if expectations else (), revision=revision)
         except FuzzUnavailable as exc:
             err.write(f"sessionspec conformance: {exc}\n")
             return 2
