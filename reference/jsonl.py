@@ -98,6 +98,17 @@ def _header_keys(revision: Any) -> list[str]:
     return keys
 
 
+def _refuses_version_on_read(revision: Any, parsed: Any) -> bool:
+    """Whether the reader of ``revision`` refuses this first line for its format version before any
+    shape check (the published reader does, so a newer log says "upgrade", not "corrupt")."""
+    from sessionspec.spec import load_spec
+
+    if not load_spec(revision=revision).constants["jsonl"].get("versionRefusedOnRead"):
+        return False
+    version = parsed.get("version") if isinstance(parsed, dict) else None
+    return type(version) in (int, float) and version != _FORMAT_VERSION
+
+
 def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
     """The first record of an artifact, in the written key order (JSONL-1).
 
@@ -265,6 +276,9 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
     except (SessionSpecError, ValueError) as error:
         raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path, cause=error) from error
+    if revision is not None and _refuses_version_on_read(revision, parsed_header):
+        raise JsonlError(f"unsupported session format version {parsed_header['version']!r} (only "
+                         f"{_FORMAT_VERSION} is read)", "JSONL_VERSION", requirement="JSONL-12", path=path)
     if not _is_header_line(parsed_header):
         raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path)

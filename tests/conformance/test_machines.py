@@ -246,6 +246,59 @@ def test_conformance_fuzz_option_runs_every_machine(tmp_path):
         assert f"fuzz: {name}: passed" in err.getvalue()
 
 
+PUBLISHED = "b150a551b8"
+
+
+def _at(revision: str):
+    """A started in-process reference serving ``revision`` (it declares it in its handshake)."""
+    def connect() -> Implementation:
+        impl = Implementation(lambda: InProcessConnection(revision=revision))
+        impl.start()
+        return impl
+    return connect
+
+
+@pytest.mark.parametrize("name", sorted(machines.MACHINES))
+def test_each_machine_runs_at_the_revision_the_implementation_declares(name, tmp_path):
+    """#10: an implementation of the published revision is fuzzed with inputs of that revision
+    (identified messages, no steering, the seed-end marker) against the reference serving it; a
+    generated input the reference refused would be a ReferenceBroke, not a pass."""
+    failures, out = _run(_at(PUBLISHED), tmp_path, machines=[name])
+    assert failures == [], out
+    assert f"fuzz: {name}: passed" in out or f"fuzz: {name}: skipped" in out
+    assert load_spec().revision.id == gen.REVISION  # the module tables are restored afterwards
+
+
+def test_inputs_of_another_revision_are_caught_as_differences(tmp_path):
+    """The published reference fuzzed as if it were the pinned one differs (message shapes, markers):
+    the machines' revision is what the comparison is about, not a detail."""
+    failures, _ = _run(_at(PUBLISHED), tmp_path, machines=["session"], revision=load_spec().revision.id,
+                       stop_at_first=True)
+    assert failures
+
+
+def test_generators_switch_every_table_with_the_revision():
+    pinned = gen.REVISION
+    try:
+        assert gen.use_revision(PUBLISHED) == PUBLISHED
+        spec = load_spec(revision=PUBLISHED)
+        assert set(gen.SURFACE_TYPES) == set(spec.surface_types) and "steering/message" not in gen.FREE_SURFACE
+        assert gen.OUT_OF_BAND_TYPES == ()  # appendOutOfBand is retired at the published revision
+        data = gen.with_call_id(gen.VALID[gen.TOOL_RESULT][0]["data"], "c9")
+        assert gen.RULES.messages.result_call_id(data) == "c9"
+        assert {b["toolCallId"] for b in gen.content_of(gen.TOOL_RESULT, data)} == {"c9"}
+        events = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
+                  {"type": "user/message", "seq": 1, "time": 0, "data": {}, "surfaceOp": "append"},
+                  {"type": "user/message", "seq": 2, "time": 0, "data": {}, "sourceEventSeqs": [1],
+                   "surfaceOp": {"op": "replace", "start": 1, "end": 1}}]
+        seed, steps, moved = gen.split_at_seed(events, 1)  # the marker takes seq 1: later seqs move up
+        assert seed == events[:1] and moved(0) == 0 and moved(2) == 3
+        assert steps[1]["surfaceOp"] == {"op": "replace", "start": 2, "end": 2} and steps[1]["sourceEventSeqs"] == [2]
+    finally:
+        gen.use_revision(pinned)
+    assert gen.split_at_seed(events, 1)[2](2) == 2  # no marker at the pinned revision
+
+
 def test_generators_follow_the_registry():
     spec = load_spec()
     log_only = {t for t, e in spec.events.items() if e["class"] != "surface"}

@@ -157,6 +157,25 @@ def test_the_whole_suite_runs_clean_with_the_expectation_file(adapter_command, t
                for ids in outcomes.values() for case_id in ids)
 
 
+def test_a_short_fuzz_run_is_green_at_the_package_revision(adapter_command, tmp_path):
+    """#10: the differential machines, at the revision the package declares, find nothing but the
+    upstream defects the expectation file lists under `fuzz` (`--fuzz 20` and more: docs/node-results.md)."""
+    from collections import Counter
+
+    from sessionspec.conformance import machines
+    from sessionspec.conformance.harness import connector_for
+    from sessionspec.conformance.runner import start_implementation
+
+    out, seen = io.StringIO(), Counter()
+    failures = machines.run(
+        connect=lambda: start_implementation(connector_for(adapter_command), 60.0), examples=3, steps=8,
+        trace_dir=tmp_path / "traces", out=out, derandomize=True,
+        known=load_expectations(EXPECTATIONS).fuzz, seen=seen,
+    )
+    assert failures == [], out.getvalue()
+    assert out.getvalue().count("passed (") == len(machines.MACHINES), out.getvalue()
+
+
 def test_no_known_failure_is_a_revision_difference():
     """Revision differences are spec data now (spec/revisions/); what is left is classified defects or assumptions."""
     data = json.loads(EXPECTATIONS.read_text(encoding="utf-8"))
