@@ -33,6 +33,7 @@ vectors were generated from.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -123,7 +124,7 @@ def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float
 
     seen: Counter[int] = Counter()
     extra: dict[str, Any] = {"known": tuple(known), "seen": seen} if known else {}  # older modules take neither
-    if revision is not None:
+    if revision is not None and "revision" in inspect.signature(module.run).parameters:  # newer modules only
         extra["revision"] = revision
     failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out, **extra)]
     return FuzzResult(

@@ -641,9 +641,9 @@ class StorageMachine(_OfflineLog):
         rows = [r for r in records if isinstance(r, dict) and r.get("type") in gen.ROWS]
         for record in rows[:2] + ([draw(st.sampled_from(records))] if records else []):
             self.send("storage.decode", "decode", {"record": record})
-        if rows:
-            what, bad = draw(st.sampled_from(gen.near_miss_rows(draw(st.sampled_from(rows)))))  # noqa: RUF059 - the unpacking names the pair's shape
-            self.send("storage.decode_invalid", "decode", {"record": bad})
+        if rows:  # every near miss of one row: decoding is cheap, and each is a distinct CHUNK-9 clause
+            for _what, bad in gen.near_miss_rows(draw(st.sampled_from(rows))):
+                self.send("storage.decode_invalid", "decode", {"record": bad})
 
     def _write(self, draw: gen.Draw, events: Sequence[Any], header: Mapping[str, Any]) -> str | None:
         batches: list[list[Any]] = []
