@@ -175,7 +175,7 @@ def use_revision(revision: str | None = None) -> str:
 
 def schema(path: str) -> Mapping[str, Any]:
     """A registry schema by its path under ``schemas/`` (``"common/safe-int.json"``)."""
-    return SPEC.schemas[SCHEMA + path]
+    return cast("Mapping[str, Any]", SPEC.schemas[SCHEMA + path])
 
 
 def _resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:

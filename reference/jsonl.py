@@ -116,10 +116,12 @@ def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, An
     is always written, 0 when the header has none (HDR-12). Keys the format
     (at ``revision``) does not know are not written.
     """
-    return TABLE.header_line(header)  # type: ignore[no-any-return]
+    if revision is None:
+        return TABLE.header_line(header)  # type: ignore[no-any-return]
+    return _header_line(header, revision)
 
 
-def _header_line(header: Mapping[str, Any]) -> dict[str, Any]:
+def _header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
     missing = [key for key in ("version", "id", "createdAt") if key not in header]
     if missing:
         raise JsonlError(
@@ -288,7 +290,7 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
     if clean is not None:  # every line whole and contiguous: nothing to truncate, no holes
         events, last_turn_end = clean
         return Artifact(
-            header=header_from_line(parsed_header),
+            header=header_from_line(parsed_header, revision),
             header_line=parsed_header,
             events=events,
             size=size,
@@ -296,7 +298,7 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
             committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
             fragment_bytes=fragment,
         )
-    return _read_damaged(lines, parsed_header, size, fragment, path)
+    return _read_damaged(lines, parsed_header, size, fragment, path, revision)
 
 
 def _read_clean(lines: list[bytes], keep: bool = True) -> tuple[list[Any], int] | None:
@@ -403,7 +405,8 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096) -> int | No
 
 
 def _read_damaged(
-    lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None
+    lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
+    revision: Any = None,
 ) -> Artifact:
     """The exact reader for an artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8)."""
     decoded: list[Any] = []
