@@ -116,7 +116,7 @@ def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, An
     is always written, 0 when the header has none (HDR-12). Keys the format
     (at ``revision``) does not know are not written.
     """
-    if revision is None:
+    if revision is None or tuple(_header_keys(revision)) == tuple(_HEADER_KEYS):  # the rule table's (pinned) line
         return TABLE.header_line(header)  # type: ignore[no-any-return]
     return _header_line(header, revision)
 
