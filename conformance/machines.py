@@ -66,7 +66,7 @@ from .harness import Implementation, InProcessConnection
 from .protocol import OPS, needs_big_integers
 from .trace import TraceStep, write_trace
 
-__all__ = ["COVERAGE", "MACHINES", "Mismatch", "ReferenceBroke", "run"]
+__all__ = ["COVERAGE", "MACHINES", "QUICK", "Mismatch", "ReferenceBroke", "run", "run_quick"]
 
 
 # -- coverage ------------------------------------------------------------------------------
@@ -1074,3 +1074,14 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
         impl.close()
         reference.close()
     return failures
+
+
+QUICK = Profile(examples=6, steps=10, shrink=False, derandomize=True)
+"""The CI-quick profile: a few derandomised (fixed-seed) examples per machine, no shrinking."""
+
+
+def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,
+              stop_at_first: bool = False) -> list[dict[str, Any]]:
+    """The CI-quick machine run (:data:`QUICK`); same contract as :func:`run`."""
+    return run(connect=connect, examples=QUICK.examples, steps=QUICK.steps, trace_dir=trace_dir, out=out,
+               shrink=QUICK.shrink, derandomize=QUICK.derandomize, stop_at_first=stop_at_first)
