@@ -434,10 +434,15 @@ def main() -> int:
     parser.add_argument("--no-machines", action="store_true", help="vectors only")
     parser.add_argument("--budget", type=float, default=0, help="stop after this many seconds (0: no limit)")
     parser.add_argument("--report", metavar="LOG", help="only print the tables of an existing log")
+    parser.add_argument("--kill", nargs="+", metavar=("VECTORS.json", "MUTANT"),
+                        help="check new vectors: which cases of the file fail on each mutant (module:operator:"
+                             "occurrence, as in the log), and that all pass on the unmutated reference")
     args = parser.parse_args()
     if args.report:
         report([json.loads(line) for line in Path(args.report).read_text().splitlines() if line.strip()])
         return 0
+    if args.kill:
+        return check_kills(Path(args.kill[0]), args.kill[1:], args.timeout)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # the adapter compiles a mutated module from its source
     log = Path(args.out).resolve()
     done: dict[str, dict[str, Any]] = {}
@@ -497,6 +502,54 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def check_kills(path: Path, keys: list[str], timeout: float) -> int:
+    """Run the cases of one vector file on the unmutated copy and on each named mutant, at every
+    revision each case belongs to; exit 1 unless the reference passes all and every mutant fails one."""
+    from sessionspec.conformance.cases import for_revision, load_case_file
+    from sessionspec.conformance.harness import Implementation, connector_for
+    from sessionspec.conformance.runner import run_case
+    from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
+
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    cases = load_case_file(path.read_text(encoding="utf-8"), str(path))
+    work = Path(tempfile.mkdtemp(prefix="sessionspec-mutation-"))
+    try:
+        ws = Workspace(work)
+
+        def failing(source: str, mutant: Mutant) -> list[str]:
+            bad = []
+            with ws.applied(mutant, source):
+                for revision in known_revisions():
+                    option = "" if revision == DEFAULT_REVISION else f" --revision {revision}"
+                    impl = Implementation(connector_for(ws.command + option), timeout=timeout)
+                    impl.start()
+                    try:
+                        bad += [f"{c.id}@{revision}" for c in for_revision(cases, revision)
+                                if run_case(impl, c).outcome not in ("passed", "skipped")]
+                    finally:
+                        impl.close()
+            return bad
+
+        status = 0
+        pristine = failing(ws.sources["__init__.py"], Mutant("__init__.py", "none", 0, 1))
+        print(f"unmutated reference: {'all pass' if not pristine else 'FAILS ' + ', '.join(pristine)}")
+        status |= bool(pristine)
+        for key in keys:
+            module, operator, occurrence = key.rsplit(":", 2)
+            mutant = Mutant(module, operator, int(occurrence), 0)
+            mutated = ws.mutate(mutant)
+            if mutated is None:
+                print(f"{key}: no such mutant")
+                status = 1
+                continue
+            killed = failing(mutated, mutant)
+            print(f"{key}: {'killed by ' + ', '.join(killed) if killed else 'NOT KILLED'}")
+            status |= not killed
+        return status
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 STAGES = ("startup", "vector", "machines", "unreached", "survived", "survived-vectors")

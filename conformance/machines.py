@@ -45,12 +45,14 @@ from pathlib import Path
 from typing import Any, ClassVar, TextIO, cast
 
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import (
     RULE_MARKER,
     RuleBasedStateMachine,
+    get_state_machine_test,
     initialize,
     invariant,
     rule,
@@ -66,7 +68,7 @@ from .harness import Implementation, InProcessConnection
 from .protocol import OPS, needs_big_integers
 from .trace import TraceStep, write_trace
 
-__all__ = ["COVERAGE", "MACHINES", "QUICK", "Mismatch", "ReferenceBroke", "run", "run_quick"]
+__all__ = ["COVERAGE", "MACHINES", "QUICK", "Mismatch", "QuickRun", "ReferenceBroke", "run", "run_quick"]
 
 
 # -- coverage ------------------------------------------------------------------------------
@@ -163,6 +165,8 @@ class _Run:
     failure: _Failure | None = None
     requests: int = 0
     skipped: int = 0  # requests not sent: the implementation lacks the capability
+    behaviours: set[tuple[str, str]] = field(default_factory=set)
+    """(rule label, the reference's reply: ``result`` or the rejection code) pairs met: a run's breadth."""
 
 
 def _pointer_class(pointer: str | None) -> str | None:
@@ -234,6 +238,7 @@ class Differential(RuleBasedStateMachine):
         if reference["kind"] not in ("result", "rejected"):
             raise ReferenceBroke(f"{label} ({op}): the reference replied {reference['kind']}: "
                                  f"{reference.get('message') or reference.get('reason')}")
+        shared.behaviours.add((label, reference["kind"] if reference["kind"] == "result" else str(reference.get("code"))))
         capability = OPS[op].capability
         wanted = {capability, *needs} - {None}
         if needs_big_integers(args):
@@ -905,12 +910,14 @@ MACHINES: dict[str, type[Differential]] = {
 
 @dataclass(frozen=True)
 class Profile:
-    """How hard to look: examples per machine, steps per example, whether to shrink."""
+    """How hard to look: examples per machine, steps per example, whether to shrink, and the
+    random source (a fixed ``seed``, else derandomised or fresh)."""
 
     examples: int
     steps: int = 20
     shrink: bool = True
     derandomize: bool = False
+    seed: int | None = None
 
 
 def _settings(profile: Profile) -> settings:
@@ -926,6 +933,14 @@ def _settings(profile: Profile) -> settings:
         print_blob=False,
         suppress_health_check=list(HealthCheck),
     )
+
+
+def _run_state_machine(machine: type[Differential], profile: Profile) -> None:
+    if profile.seed is None:
+        run_state_machine_as_test(machine, settings=_settings(profile))
+        return
+    test = get_state_machine_test(machine, settings=_settings(profile))
+    fixed_seed(profile.seed)(test)()  # Hypothesis' @seed on the machine's test: the same examples every run
 
 
 def rule_names(machine: type[Differential]) -> list[str]:
@@ -951,7 +966,8 @@ def _save(failure: _Failure, impl: Implementation, trace_dir: Path) -> Path:
 def run_machine(name: str, impl: Implementation, reference: Implementation, profile: Profile,
                 trace_dir: Path, out: TextIO, focus: Sequence[str] | None = None, *,
                 known: Sequence[FuzzExpectation] = (), max_distinct: int = MAX_DISTINCT,
-                seen: Counter[int] | None = None) -> list[dict[str, Any]]:
+                seen: Counter[int] | None = None, behaviours: set[tuple[str, str]] | None = None,
+                ) -> list[dict[str, Any]]:
     """Run one machine until it finds no new failure; returns every distinct failure (each with its trace).
 
     After a failure is shrunk and saved, the machine runs again with that
@@ -988,7 +1004,7 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
         try:
             # Hypothesis' own report shows Python calls; the saved trace is the language-neutral report.
             with with_reporter(lambda _text: None):
-                run_state_machine_as_test(machine, settings=_settings(profile))
+                _run_state_machine(machine, profile)
         except ReferenceBroke as exc:  # a sessionspec bug: say so instead of blaming the implementation
             out.write(f"fuzz: {name}: INTERNAL ERROR (not a verdict on the implementation): {exc}\n")
             failures.append({"machine": name, "message": f"internal error: {exc}", "trace": None, "rule": None,
@@ -1015,6 +1031,8 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
         break
     if seen is not None:
         seen.update(shared.seen)
+    if behaviours is not None:
+        behaviours.update(shared.behaviours)
     known_note = f", {sum(shared.seen.values())} known difference(s) set aside" if shared.seen else ""
     if shared.requests == 0 and shared.skipped:
         out.write(f"fuzz: {name}: skipped (the implementation claims none of the capabilities it needs)\n")
@@ -1076,12 +1094,67 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     return failures
 
 
-QUICK = Profile(examples=6, steps=10, shrink=False, derandomize=True)
-"""The CI-quick profile: a few derandomised (fixed-seed) examples per machine, no shrinking."""
+
+@dataclass(frozen=True)
+class QuickRun:
+    """One run of the CI-quick profile: a machine (maybe focused on some rules) with a fixed seed
+    (``None``: Hypothesis' derandomised one)."""
+
+    machine: str
+    seed: int | None
+    examples: int
+    steps: int
+    focus: tuple[str, ...] | None = None
+
+    @property
+    def profile(self) -> Profile:
+        return Profile(examples=self.examples, steps=self.steps, shrink=False, derandomize=self.seed is None,
+                       seed=self.seed)
+
+
+QUICK: tuple[QuickRun, ...] = (
+    QuickRun("session", None, 6, 10),
+    QuickRun("session", 2, 6, 10),
+    QuickRun("session", 4, 6, 10),
+    QuickRun("session", 5, 6, 10),
+    QuickRun("session", 6, 6, 10),
+    QuickRun("session", 7, 6, 10),
+    QuickRun("session", 0, 3, 8, ("append_invalid",)),
+    QuickRun("session", 1, 3, 8, ("append_invalid",)),
+    QuickRun("session", 0, 3, 8, ("header",)),
+    QuickRun("session", 1, 3, 8, ("header",)),
+    QuickRun("session", 1, 3, 8, ("invariants",)),
+    QuickRun("session", 0, 3, 8, ("replay",)),
+    QuickRun("session", 0, 3, 8, ("seed_invalid",)),
+    QuickRun("session", 1, 3, 8, ("seed_invalid",)),
+    QuickRun("fork", None, 6, 10),
+    QuickRun("storage", None, 6, 10),
+    QuickRun("storage", 0, 6, 10),
+    QuickRun("storage", 3, 6, 10),
+    QuickRun("store", None, 6, 10),
+)
+"""The CI-quick profile (the project's test profile): the old profile's four derandomised runs plus
+fixed-seed runs, broad and focused, chosen by ``bench/quick_profile.py`` (a greedy cover of the
+behaviours the reference shows, within 3x the old profile's time). The same requests on every run."""
 
 
 def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,
-              stop_at_first: bool = False) -> list[dict[str, Any]]:
-    """The CI-quick machine run (:data:`QUICK`); same contract as :func:`run`."""
-    return run(connect=connect, examples=QUICK.examples, steps=QUICK.steps, trace_dir=trace_dir, out=out,
-               shrink=QUICK.shrink, derandomize=QUICK.derandomize, stop_at_first=stop_at_first)
+              stop_at_first: bool = False, runs: Sequence[QuickRun] = QUICK,
+              behaviours: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """The CI-quick machine runs (:data:`QUICK`) against ``connect()``; returns the failures, one
+    per distinct difference (:func:`run`'s contract)."""
+    reference = Implementation(InProcessConnection, check_schema=False)
+    reference.start()
+    impl = connect()
+    failures: list[dict[str, Any]] = []
+    try:
+        for entry in runs:
+            found = run_machine(entry.machine, impl, reference, entry.profile, Path(trace_dir), out, entry.focus,
+                                max_distinct=1 if stop_at_first else MAX_DISTINCT, behaviours=behaviours)
+            failures.extend(f for f in found if failure_key(f) not in {failure_key(g) for g in failures})
+            if found and stop_at_first:
+                break
+    finally:
+        impl.close()
+        reference.close()
+    return failures
