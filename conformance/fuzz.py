@@ -19,6 +19,10 @@ module:
     vectors' one: the adapter's declared revision or ``--revision``); the machines generate inputs of
     that revision and compare with the reference serving it. Progress text goes to ``out``.
 
+``run_quick(*, connect, trace_dir, out[, known, seen]) -> Iterable[Mapping]`` (optional)
+    The CI-quick profile (``--fuzz quick``): fixed seeds, the same requests
+    on every run; otherwise as ``run``.
+
 ``COVERAGE: Mapping[str, Sequence[str]]`` (optional)
     property or machine name -> the requirement ids it checks. Coverage means
     evidence: ``sessionspec requirements`` counts a rule for a requirement
@@ -112,24 +116,31 @@ class FuzzResult:
                 for u in self.unmatched]
 
 
-def run_fuzz(examples: int, connect: Callable[[], Connection], *, timeout: float, trace_dir: Path,
+def run_fuzz(examples: int | str, connect: Callable[[], Connection], *, timeout: float, trace_dir: Path,
              out: TextIO, known: Sequence[FuzzExpectation] = (), revision: str | None = None) -> FuzzResult:
-    """Run every state machine with ``examples`` examples; returns the failures and known differences."""
+    """Run every state machine with ``examples`` examples, or the CI-quick profile for ``"quick"`` (the
+    module's ``run_quick``); returns the failures and known differences."""
     module = load_machines()
-    if module is None or not hasattr(module, "run"):
-        raise FuzzUnavailable(f"--fuzz needs {MACHINES_MODULE} with a run() function, which this installation lacks")
+    entry = "run_quick" if examples == "quick" else "run"
+    if module is None or not hasattr(module, entry):
+        raise FuzzUnavailable(f"--fuzz needs {MACHINES_MODULE} with a {entry}() function, which this installation lacks")
 
     def started() -> Implementation:
         return start_implementation(connect, timeout)
 
     seen: Counter[int] = Counter()
     extra: dict[str, Any] = {"known": tuple(known), "seen": seen} if known else {}  # older modules take neither
-    if revision is not None and "revision" in inspect.signature(module.run).parameters:  # newer modules only
+    function = getattr(module, entry)
+    if revision is not None and "revision" in inspect.signature(function).parameters:  # newer modules only
         extra["revision"] = revision
-    failures = [dict(f) for f in module.run(connect=started, examples=examples, trace_dir=trace_dir, out=out, **extra)]
+    if examples == "quick":
+        found = function(connect=started, trace_dir=trace_dir, out=out, **extra)
+    else:
+        found = function(connect=started, examples=examples, trace_dir=trace_dir, out=out, **extra)
+    failures = [dict(f) for f in found]
     return FuzzResult(
         failures,
         [{"entry": k.describe(), "reason": k.reason, "matches": seen[i]} for i, k in enumerate(known)],
         [k.describe() for i, k in enumerate(known) if not seen[i]],
-        strict=examples >= STRICT_FUZZ_EXAMPLES,
+        strict=isinstance(examples, int) and examples >= STRICT_FUZZ_EXAMPLES,
     )

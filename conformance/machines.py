@@ -1139,7 +1139,8 @@ behaviours the reference shows, within 3x the old profile's time). The same requ
 
 
 def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,
-              stop_at_first: bool = False, runs: Sequence[QuickRun] = QUICK,
+              stop_at_first: bool = False, runs: Sequence[QuickRun] | None = None,
+              known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None,
               behaviours: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
     """The CI-quick machine runs (:data:`QUICK`) against ``connect()``; returns the failures, one
     per distinct difference (:func:`run`'s contract)."""
@@ -1148,9 +1149,10 @@ def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, o
     impl = connect()
     failures: list[dict[str, Any]] = []
     try:
-        for entry in runs:
+        for entry in QUICK if runs is None else runs:
             found = run_machine(entry.machine, impl, reference, entry.profile, Path(trace_dir), out, entry.focus,
-                                max_distinct=1 if stop_at_first else MAX_DISTINCT, behaviours=behaviours)
+                                known=known, max_distinct=1 if stop_at_first else MAX_DISTINCT, seen=seen,
+                                behaviours=behaviours)
             failures.extend(f for f in found if failure_key(f) not in {failure_key(g) for g in failures})
             if found and stop_at_first:
                 break

@@ -50,8 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE.html",
                         help="write a self-contained HTML page of the run here (`sessionspec report` renders saved runs)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="write the failing cases as a replayable trace")
-    parser.add_argument("--fuzz", metavar="N", type=int, default=0,
-                        help="also run the differential state machines with N examples each")
+    parser.add_argument("--fuzz", metavar="N|quick", type=_fuzz_budget, default=0,
+                        help="also run the differential state machines with N examples each, or their CI-quick "
+                             "profile (fixed seeds, the same requests every run)")
     parser.add_argument("--trace-dir", metavar="DIR", default=".sessionspec/traces",
                         help="where --fuzz saves failure traces (default: %(default)s)")
     parser.add_argument("-j", "--jobs", metavar="N", type=int, default=1, help="parallel adapters (default: 1)")
@@ -88,13 +89,23 @@ def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_
     return revision, selected
 
 
+def _fuzz_budget(value: str) -> int | str:
+    """``--fuzz``: a number of examples per machine, or ``quick``."""
+    if value == "quick":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of examples or 'quick', got {value!r}") from None
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with adapters_end_on_signals():
         return _run(args, out, err)
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.jobs < 1 or args.fuzz < 0 or args.timeout <= 0:
+    if args.jobs < 1 or (args.fuzz != "quick" and args.fuzz < 0) or args.timeout <= 0:
         err.write("sessionspec conformance: -j must be >= 1, --fuzz >= 0 and --timeout > 0\n")
         return 2
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision

@@ -333,6 +333,20 @@ def test_generators_switch_every_table_with_the_revision():
     assert gen.split_at_seed(events, 1)[2](2) == 2  # no marker at the pinned revision
 
 
+def test_conformance_fuzz_quick_runs_the_quick_profile(tmp_path, monkeypatch, capsys):
+    """`--fuzz quick` runs machines.QUICK (here shrunk to one focused run) and fails on a difference."""
+    monkeypatch.setattr(machines, "QUICK", (machines.QuickRun("session", 1, 3, 4, ("json_value",)),))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(["conformance", "--only", "find", "--fuzz", "quick", "--trace-dir", str(tmp_path)], out, err) == 0
+    assert "fuzz: session: passed" in err.getvalue() and "fuzz: fork" not in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(["conformance", "--impl", broken_cmd("--wrong"), "--only", "find", "--fuzz", "quick",
+                    "--trace-dir", str(tmp_path)], out, err)
+    assert code == 1 and "FAILED session.json_value" in err.getvalue()
+    assert cli.run(["conformance", "--fuzz", "often"], io.StringIO(), io.StringIO()) == 2
+    assert "expected a number of examples or 'quick', got 'often'" in capsys.readouterr().err
+
+
 def test_generators_follow_the_registry():
     spec = load_spec()
     log_only = {t for t, e in spec.events.items() if e["class"] != "surface"}
