@@ -437,7 +437,12 @@ def main() -> int:
     parser.add_argument("--kill", nargs="+", metavar=("VECTORS.json", "MUTANT"),
                         help="check new vectors: which cases of the file fail on each mutant (module:operator:"
                              "occurrence, as in the log), and that all pass on the unmutated reference")
+    parser.add_argument("--requick", metavar="LOG",
+                        help="run the current CI-quick profile on the survivors of a log (executed, every vector "
+                             "passed) and print which it catches")
     args = parser.parse_args()
+    if args.requick:
+        return requick(Path(args.requick), args.timeout)
     if args.report:
         report([json.loads(line) for line in Path(args.report).read_text().splitlines() if line.strip()])
         return 0
@@ -501,6 +506,34 @@ def main() -> int:
         report(list(done.values()))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def requick(log: Path, timeout: float) -> int:
+    """The CI-quick profile (as it is now) on each survivor of ``log`` that ran every vector."""
+    from sessionspec.conformance.harness import Implementation, connector_for
+
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r["stage"] == "survived"]
+    work = Path(tempfile.mkdtemp(prefix="sessionspec-mutation-"))
+    caught = 0
+    try:
+        ws = Workspace(work)
+        for row in rows:
+            module, operator, occurrence = row["key"].rsplit(":", 2)
+            mutant = Mutant(module, operator, int(occurrence), row["line"])
+            mutated = ws.mutate(mutant)
+            assert mutated is not None, row["key"]
+            with ws.applied(mutant, mutated):
+                impl = Implementation(connector_for(ws.command), timeout=timeout)
+                impl.start()
+                rule = run_machines(impl, work / "traces")
+            caught += rule is not None
+            print(f"{row['key']}: {'caught by ' + rule if rule else 'not caught'}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"CI-quick profile now: {caught} of {len(rows)} survivors of the vectors and the old profile caught")
     return 0
 
 
