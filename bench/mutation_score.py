@@ -434,6 +434,9 @@ def main() -> int:
     parser.add_argument("--no-machines", action="store_true", help="vectors only")
     parser.add_argument("--budget", type=float, default=0, help="stop after this many seconds (0: no limit)")
     parser.add_argument("--report", metavar="LOG", help="only print the tables of an existing log")
+    parser.add_argument("--verdicts", metavar="FILE.json",
+                        help="with --report: the triage of the survivors (mutant -> verdict and why), as a table "
+                             "and in the score")
     parser.add_argument("--kill", nargs="+", metavar=("VECTORS.json", "MUTANT"),
                         help="check new vectors: which cases of the file fail on each mutant (module:operator:"
                              "occurrence, as in the log), and that all pass on the unmutated reference")
@@ -444,7 +447,9 @@ def main() -> int:
     if args.requick:
         return requick(Path(args.requick), args.timeout)
     if args.report:
-        report([json.loads(line) for line in Path(args.report).read_text().splitlines() if line.strip()])
+        rows = [json.loads(line) for line in Path(args.report).read_text().splitlines() if line.strip()]
+        verdicts = json.loads(Path(args.verdicts).read_text()) if args.verdicts else None
+        report(rows, verdicts)
         return 0
     if args.kill:
         return check_kills(Path(args.kill[0]), args.kill[1:], args.timeout)
@@ -589,7 +594,7 @@ STAGES = ("startup", "vector", "machines", "unreached", "survived", "survived-ve
 SURVIVED = ("unreached", "survived", "survived-vectors")
 
 
-def report(rows: list[dict[str, Any]]) -> None:
+def report(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, str]] | None = None) -> None:
     per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for row in rows:
         per[row["module"]][row["stage"]] += 1
@@ -606,13 +611,55 @@ def report(rows: list[dict[str, Any]]) -> None:
               f"{c['startup']} | {c['vector']} | {c['machines']} | {c['unreached']} | "
               f"{c['survived'] + c['survived-vectors']} |")
     run = sum(total[s] for s in STAGES)
-    survived = sum(total[s] for s in SURVIVED)
+    survived = [r for r in rows if r["stage"] in SURVIVED]
     if run:
-        print(f"\nkilled: {run - survived} of {run} non-equivalent mutants run ({100 * (run - survived) / run:.1f}%); "
-              f"time spent judging: {sum(r.get('seconds', 0) for r in rows):.0f} s")
-    for row in rows:
-        if row["stage"] in SURVIVED:
+        print(f"\nkilled: {run - len(survived)} of {run} non-equivalent mutants run "
+              f"({100 * (run - len(survived)) / run:.1f}%); time spent judging: "
+              f"{sum(r.get('seconds', 0) for r in rows):.0f} s")
+    if verdicts is None:
+        for row in survived:
             print(f"\n{row['stage'].upper()} {row['key']} (line {row['line']}):\n{row['diff']}")
+        return
+    score(rows, survived, verdicts)
+
+
+EXCUSED = ("equivalent", "unreachable", "not-observable")
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part} ({100 * part / whole:.1f}%)" if whole else "-"
+
+
+def score(rows: list[dict[str, Any]], survived: list[dict[str, Any]], verdicts: dict[str, dict[str, str]]) -> None:
+    """Per module: the score before and after the new vectors over the non-equivalent mutants, and
+    every survivor with its verdict."""
+    per: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for row in rows:
+        if row["stage"] == "equivalent":
+            continue
+        c = per[row["module"]]
+        c["run"] += 1
+        verdict = verdicts.get(row["key"], {}).get("verdict", "not triaged") if row["stage"] in SURVIVED else "killed"
+        c[verdict] += 1
+    print("\n| module | rule families | run | equivalent / unreachable / not observable | non-equivalent | "
+          "caught before | caught after new vectors | not triaged |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    total: collections.Counter[str] = collections.Counter()
+    for module in sorted(per):
+        total.update(per[module])
+    for module, c in [*sorted(per.items()), ("**total**", total)]:
+        excused = sum(c[v] for v in EXCUSED)
+        real = c["run"] - excused
+        after = c["killed"] + c["new-vector"]
+        name = f"`{module}`" if module in per else module
+        print(f"| {name} | {MODULES.get(module, ('',))[0]} | {c['run']} | {c['equivalent']} / {c['unreachable']} / "
+              f"{c['not-observable']} | {real} | {_share(c['killed'], real)} | {_share(after, real)} | "
+              f"{c['not triaged']} |")
+    print("\n| mutant | line | change | verdict | why / killing vector |\n|---|---:|---|---|---|")
+    for row in sorted(survived, key=lambda r: r["key"]):
+        change = [ln[1:].strip() for ln in row["diff"].splitlines()[1:] if ln[:1] in "-+"]
+        text = " → ".join(f"`{c[:90]}`".replace("|", "\\|") for c in change[:2])
+        v = verdicts.get(row["key"], {"verdict": "not triaged", "why": ""})
+        print(f"| `{row['key']}` | {row['line']} | {text} | {v['verdict']} | {v['why'].replace('|', '/')} |")
 
 
 if __name__ == "__main__":
