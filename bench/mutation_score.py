@@ -626,6 +626,16 @@ def report(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, str]] | Non
 EXCUSED = ("equivalent", "unreachable", "not-observable")
 
 
+def wilson(part: int, whole: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default): honest for small samples and 100%."""
+    if not whole:
+        return 0.0, 1.0
+    p = part / whole
+    centre = (p + z * z / (2 * whole)) / (1 + z * z / whole)
+    half = z * ((p * (1 - p) / whole + z * z / (4 * whole * whole)) ** 0.5) / (1 + z * z / whole)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part} ({100 * part / whole:.1f}%)" if whole else "-"
 
@@ -654,6 +664,12 @@ def score(rows: list[dict[str, Any]], survived: list[dict[str, Any]], verdicts: 
         print(f"| {name} | {MODULES.get(module, ('',))[0]} | {c['run']} | {c['equivalent']} / {c['unreachable']} / "
               f"{c['not-observable']} | {real} | {_share(c['killed'], real)} | {_share(after, real)} | "
               f"{c['not triaged']} |")
+    excused = sum(total[v] for v in EXCUSED)
+    real = total["run"] - excused
+    for name, part in (("before", total["killed"]), ("after the new vectors", total["killed"] + total["new-vector"])):
+        low, high = wilson(part, real)
+        print(f"\nscore {name}: {_share(part, real)} of the non-equivalent mutants; 95% interval "
+              f"{100 * low:.1f}%-{100 * high:.1f}% (Wilson, sample of {real})")
     print("\n| mutant | line | change | verdict | why / killing vector |\n|---|---:|---|---|---|")
     for row in sorted(survived, key=lambda r: r["key"]):
         change = [ln[1:].strip() for ln in row["diff"].splitlines()[1:] if ln[:1] in "-+"]
