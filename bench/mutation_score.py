@@ -613,7 +613,7 @@ def report(rows: list[dict[str, Any]], verdicts: dict[str, dict[str, str]] | Non
     run = sum(total[s] for s in STAGES)
     survived = [r for r in rows if r["stage"] in SURVIVED]
     if run:
-        print(f"\nkilled: {run - len(survived)} of {run} non-equivalent mutants run "
+        print(f"\nkilled: {run - len(survived)} of the {run} mutants run "
               f"({100 * (run - len(survived)) / run:.1f}%); time spent judging: "
               f"{sum(r.get('seconds', 0) for r in rows):.0f} s")
     if verdicts is None:
