@@ -529,7 +529,9 @@ def requick(log: Path, timeout: float) -> int:
             module, operator, occurrence = row["key"].rsplit(":", 2)
             mutant = Mutant(module, operator, int(occurrence), row["line"])
             mutated = ws.mutate(mutant)
-            assert mutated is not None, row["key"]
+            if mutated is None or diff_of(ws, mutant, mutated) != row["diff"]:
+                print(f"{row['key']}: skipped (reference/{module} changed since the run)", flush=True)
+                continue
             with ws.applied(mutant, mutated):
                 impl = Implementation(connector_for(ws.command), timeout=timeout)
                 impl.start()

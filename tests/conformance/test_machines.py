@@ -87,6 +87,14 @@ def test_a_fixed_seed_repeats_its_requests_and_seeds_differ(tmp_path):
     assert requests(4) != first
 
 
+def test_the_machines_agree_with_the_reference_adapter_process(tmp_path):
+    """End to end through the pipe: every machine, one adapter process (restarted only on failure)."""
+    failures, out = _run(lambda: start_implementation(connector_for(REFERENCE_CMD), 30.0), tmp_path,
+                         examples=3, steps=8)
+    assert failures == [], out
+    assert out.count("passed (") == len(machines.MACHINES)
+
+
 def test_a_wrong_implementation_is_caught_with_a_replayable_minimal_trace(tmp_path):
     wrong = broken_cmd("--wrong")  # answers every json-value request with the opposite
     failures, out = _run(lambda: start_implementation(connector_for(wrong), 30.0), tmp_path,
