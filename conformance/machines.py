@@ -1141,12 +1141,19 @@ behaviours the reference shows, within 3x the old profile's time). The same requ
 def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,
               stop_at_first: bool = False, runs: Sequence[QuickRun] | None = None,
               known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None,
-              behaviours: set[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
-    """The CI-quick machine runs (:data:`QUICK`) against ``connect()``; returns the failures, one
-    per distinct difference (:func:`run`'s contract)."""
-    reference = Implementation(InProcessConnection, check_schema=False)
-    reference.start()
+              behaviours: set[tuple[str, str]] | None = None, revision: str | None = None) -> list[dict[str, Any]]:
+    """The CI-quick machine runs (:data:`QUICK`) against ``connect()``, at ``revision`` as in :func:`run`;
+    returns the failures, one per distinct difference (:func:`run`'s contract)."""
     impl = connect()
+    try:
+        revision = resolve_revision(revision if revision is not None else impl.info.get("specRevision")).id
+    except UnknownRevision:
+        impl.close()
+        raise
+    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
+    reference.start()
+    previous = gen.REVISION
+    gen.use_revision(revision)
     failures: list[dict[str, Any]] = []
     try:
         for entry in QUICK if runs is None else runs:
@@ -1157,6 +1164,7 @@ def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, o
             if found and stop_at_first:
                 break
     finally:
+        gen.use_revision(previous)
         impl.close()
         reference.close()
     return failures
