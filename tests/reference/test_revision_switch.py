@@ -139,6 +139,10 @@ def test_headers_carry_adapter_defaults_and_header_fields_at_the_published_revis
     header = {"config": {"provider": "p", "model": "m", "maxTokens": 3}, "adapterDefaults": {"maxTokens": True}}
     assert "adapterDefaults" in canonical_header(header, PUB) and "adapterDefaults" not in canonical_header(header)
     assert not header_equals(header, {"config": header["config"]}, PUB) and header_equals(header, {"config": header["config"]})
+    # markers compare as given (upstream `!==`): a false marker differs from an absent one, equals a false one
+    unset = {"config": header["config"], "adapterDefaults": {"maxTokens": False}}
+    assert not header_equals(unset, {"config": header["config"]}, PUB)
+    assert header_equals(unset, {"config": header["config"], "adapterDefaults": {"maxTokens": False}}, PUB)
     with pytest.raises(HeaderError) as info:
         Session("s", header={"version": 0, "id": "s", "createdAt": 1, "origin": "parent"}, revision=PUB)
     assert info.value.code == "HEADER_ORIGIN"
