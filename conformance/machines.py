@@ -39,7 +39,8 @@ import inspect
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO, cast
@@ -1045,6 +1046,29 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
     return failures
 
 
+@contextmanager
+def _paired(connect: Callable[[], Implementation],
+            revision: str | None) -> Iterator[tuple[Implementation, Implementation]]:
+    """The implementation under test and the in-process reference serving the same revision (the given
+    one, else the one the implementation declares), with the generators drawing from that revision."""
+    impl = connect()
+    try:
+        revision = resolve_revision(revision if revision is not None else impl.info.get("specRevision")).id
+    except UnknownRevision:
+        impl.close()
+        raise
+    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
+    reference.start()
+    previous = gen.REVISION
+    gen.use_revision(revision)
+    try:
+        yield impl, reference
+    finally:
+        gen.use_revision(previous)
+        impl.close()
+        reference.close()
+
+
 def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path | str, out: TextIO,
         machines: Sequence[str] | Mapping[str, Sequence[str] | None] | None = None, steps: int | None = None,
         shrink: bool = True, derandomize: bool = False, stop_at_first: bool = False,
@@ -1069,28 +1093,14 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     if unknown:
         raise ValueError(f"unknown machine(s) {', '.join(unknown)}; known: {', '.join(MACHINES)}")
     profile = Profile(examples=examples, steps=steps or Profile.steps, shrink=shrink, derandomize=derandomize)
-    impl = connect()
-    try:
-        revision = resolve_revision(revision if revision is not None else impl.info.get("specRevision")).id
-    except UnknownRevision:
-        impl.close()
-        raise
-    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
-    reference.start()
-    previous = gen.REVISION
-    gen.use_revision(revision)
-    failures = []
-    try:
+    failures: list[dict[str, Any]] = []
+    with _paired(connect, revision) as (impl, reference):
         for name in selected:
             found = run_machine(name, impl, reference, profile, Path(trace_dir), out, plan[name], known=known,
                                 max_distinct=1 if stop_at_first else MAX_DISTINCT, seen=seen)
             failures.extend(found)
             if found and stop_at_first:
                 break
-    finally:
-        gen.use_revision(previous)
-        impl.close()
-        reference.close()
     return failures
 
 
@@ -1144,18 +1154,8 @@ def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, o
               behaviours: set[tuple[str, str]] | None = None, revision: str | None = None) -> list[dict[str, Any]]:
     """The CI-quick machine runs (:data:`QUICK`) against ``connect()``, at ``revision`` as in :func:`run`;
     returns the failures, one per distinct difference (:func:`run`'s contract)."""
-    impl = connect()
-    try:
-        revision = resolve_revision(revision if revision is not None else impl.info.get("specRevision")).id
-    except UnknownRevision:
-        impl.close()
-        raise
-    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
-    reference.start()
-    previous = gen.REVISION
-    gen.use_revision(revision)
     failures: list[dict[str, Any]] = []
-    try:
+    with _paired(connect, revision) as (impl, reference):
         for entry in QUICK if runs is None else runs:
             found = run_machine(entry.machine, impl, reference, entry.profile, Path(trace_dir), out, entry.focus,
                                 known=known, max_distinct=1 if stop_at_first else MAX_DISTINCT, seen=seen,
@@ -1163,8 +1163,4 @@ def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, o
             failures.extend(f for f in found if failure_key(f) not in {failure_key(g) for g in failures})
             if found and stop_at_first:
                 break
-    finally:
-        gen.use_revision(previous)
-        impl.close()
-        reference.close()
     return failures
