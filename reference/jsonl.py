@@ -55,6 +55,7 @@ __all__ = [
     "check_loadable",
     "encode_path_segment",
     "encode_records",
+    "header_bytes",
     "header_from_line",
     "header_line",
     "live_snapshot",
@@ -195,7 +196,8 @@ def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> by
     return bytes(out)
 
 
-def _header_bytes(header: Mapping[str, Any]) -> bytes:
+def header_bytes(header: Mapping[str, Any]) -> bytes:
+    """The JSONL header line of ``header`` as stored: its record in key order, then a newline (JSONL-2)."""
     return json_text.dumps_bytes(header_line(header)) + b"\n"
 
 
@@ -484,7 +486,7 @@ def write_artifact(
 
     Parent directories are created. A reader never sees a half-written file.
     """
-    write_atomic(path, _header_bytes(header) + encode_records(events, pack))
+    write_atomic(path, header_bytes(header) + encode_records(events, pack))
 
 
 def append_batch(

@@ -26,7 +26,6 @@ from typing import Any
 
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
 
-from . import json_text
 from .atomic import write_atomic
 from .jsonl import (
     Artifact,
@@ -34,7 +33,7 @@ from .jsonl import (
     _read_bytes,
     check_loadable,
     encode_records,
-    header_line,
+    header_bytes,
     parse_header_line,
     read_artifact,
     seed_repaired,
@@ -192,7 +191,7 @@ def write_compressed_artifact(
     pack: bool = True,
 ) -> None:
     """Write a whole artifact atomically: the header frame, then one frame for ``events`` (ZSTD-1)."""
-    head = compress_frame(json_text.dumps_bytes(header_line(header)) + b"\n")
+    head = compress_frame(header_bytes(header))
     write_atomic(path, head + _frame(events, pack))
 
 

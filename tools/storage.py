@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionspec.reference import json_text
-from sessionspec.reference.jsonl import header_line
+from sessionspec.reference.jsonl import header_bytes
 from sessionspec.reference.sqlite_store import SqliteStore, is_sqlite, row_to_event
 from sessionspec.reference.zstd_frames import decompress, is_zstd, plaintext_budget, scan_frames
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
@@ -207,7 +207,7 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
     name = f"{path}#{session_id}"
     header = store.header(session_id)
     rows = store.rows(session_id)
-    data = json_text.dumps_bytes(header_line(header)) + b"\n" + b"".join(_event_line(r) + b"\n" for r in rows)
+    data = header_bytes(header) + b"".join(_event_line(r) + b"\n" for r in rows)
     seqs = [r[0] for r in rows]
 
     def locate(finding: Finding) -> None:

@@ -62,7 +62,7 @@ _DAMAGE = st.sampled_from(["none", "hole", "gap", "torn", "blank", "bad-row", "s
 
 def _damaged(events: list[dict[str, Any]], damage: str, at: int) -> bytes:
     header = {"version": 0, "id": "s", "createdAt": 1}
-    data = jsonl._header_bytes(header) + jsonl.encode_records(events)
+    data = jsonl.header_bytes(header) + jsonl.encode_records(events)
     lines = data.split(b"\n")
     line = 1 + at % max(len(lines) - 2, 1) if len(lines) > 2 else 1
     if damage == "hole":
