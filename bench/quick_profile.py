@@ -58,9 +58,13 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=3.0, help="time of the chosen runs / time of the baseline")
     parser.add_argument("--catches", action="store_true", help="measure old and new profile on the hand-written mutants")
     args = parser.parse_args()
-    trace_dir = Path(tempfile.mkdtemp(prefix="sessionspec-quick-"))
-    if args.catches:
-        return catches(trace_dir)
+    with tempfile.TemporaryDirectory(prefix="sessionspec-quick-") as traces:
+        trace_dir = Path(traces)
+        return catches(trace_dir) if args.catches else choose(args, trace_dir)
+
+
+def choose(args: argparse.Namespace, trace_dir: Path) -> int:
+    """Pick the runs of the CI-quick profile: greedy on new behaviours per second, within the budget."""
     base: set[tuple[str, str, str]] = set()
     base_time = 0.0
     for run in BASELINE:
