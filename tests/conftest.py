@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,29 +48,15 @@ def _refuse_parallel_snapshot_update(config):
 NODE_ADAPTER_DIR = Path(__file__).resolve().parents[1] / "conformance" / "adapters" / "node-dsh-session"
 
 
-def _node_adapter_installed() -> bool:
-    return (NODE_ADAPTER_DIR / "node_modules" / "@deepseek-ai" / "dsh-session" / "package.json").is_file()
-
-
 @pytest.fixture(scope="session")
 def node_adapter_dir() -> Path:
-    """The Node adapter folder with its pinned packages installed (`npm ci`), or a skip without node/npm.
+    """The Node adapter folder with its pinned packages (and Node runtime) installed (`npm ci`), or a skip without node/npm.
 
-    xdist workers may get here at the same time and `npm ci` starts by deleting
-    node_modules, so the install runs under an exclusive file lock.
+    `npm_ci` serialises the xdist workers that get here together.
     """
-    npm = shutil.which("npm")
-    if shutil.which("node") is None or npm is None:
+    from sessionspec.conformance.compat import npm_ci
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are not on PATH: the published TypeScript package cannot be run here")
-    if not _node_adapter_installed():
-        digest = hashlib.sha256(bytes(NODE_ADAPTER_DIR)).hexdigest()[:12]
-        lock_path = Path(tempfile.gettempdir()) / f"sessionspec-npm-ci-{digest}.lock"
-        with open(lock_path, "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not _node_adapter_installed():
-                done = subprocess.run(
-                    [npm, "ci", "--prefix", str(NODE_ADAPTER_DIR), "--no-audit", "--no-fund"],
-                    capture_output=True, text=True, timeout=300, check=False,
-                )
-                assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+    npm_ci(NODE_ADAPTER_DIR)
     return NODE_ADAPTER_DIR

