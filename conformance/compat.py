@@ -9,8 +9,9 @@ adapter's expectation file and keep their class (defect with reproducer,
 suite assumption, revision difference).
 
 Run ``python -m sessionspec.conformance.compat [--check]``: it needs node and
-npm, installs a missing release with ``npm ci``, and writes (or, with
-``--check``, compares) ``docs/release-matrix.md``.
+npm, installs a missing or stale release with ``npm ci`` (and the adapter
+folder, whose lockfile pins the Node the adapter runs on), and writes (or,
+with ``--check``, compares) ``docs/release-matrix.md``.
 """
 
 from __future__ import annotations
