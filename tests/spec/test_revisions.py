@@ -211,3 +211,26 @@ def test_published_message_sources_headers_and_dialects_follow_the_release_commi
     assert not published.validator(config).is_valid({**effort, "reasoningEffort": ""})
     dialect = SCHEMA_BASE + "type/hook-dialect.json"
     assert published.validator(dialect).is_valid("claude-code") and not published.validator(dialect).is_valid("claude")
+
+
+@pytest.mark.parametrize("rid", rv.known_revisions())
+def test_the_jsonl_texts_state_the_revisions_header_keys_and_version_rule(rid: str) -> None:
+    """JSONL-1/-2/-12 say what `jsonl.headerKeyOrder` and `jsonl.versionRefusedOnRead` say, and the reference does it."""
+    from sessionspec.reference import jsonl
+    from sessionspec.spec.errors import JsonlError
+
+    spec = load_spec(revision=rid)
+    constants, texts = spec.constants["jsonl"], {r: spec.requirements[r]["text"] for r in ("JSONL-1", "JSONL-2", "JSONL-12")}
+    keys = constants["headerKeyOrder"]
+    assert ", ".join(f"`{k}`" for k in keys) in texts["JSONL-1"]
+    assert ", ".join(f"`{k}`" for k in keys[1:]) in texts["JSONL-2"]
+    refused = constants["versionRefusedOnRead"]
+    for rule in ("JSONL-2", "JSONL-12"):
+        assert f"`jsonl.versionRefusedOnRead` is {'true' if refused else 'false'}" in texts[rule], rule
+    full = {"version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "parentSession": "p", "seedLength": 0,
+            "origin": "subagent", "delegationDepth": 1, "agentPreset": "a", "extra": True}
+    assert list(jsonl.header_line(full, rid)) == [k for k in keys if k == "type" or k in full]
+    newer = b'{"type":"session","version":1,"id":"s","createdAt":1}\n'  # no delegationDepth: a bad shape too
+    with pytest.raises(JsonlError) as info:
+        jsonl.read_artifact(newer, rid)
+    assert info.value.code == ("JSONL_VERSION" if refused else "JSONL_BAD_HEADER")
