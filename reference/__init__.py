@@ -1,99 +1,145 @@
-"""The dsh-session reference implementation; every public name is re-exported here."""
+"""The dsh-session reference implementation; every public name is re-exported here.
+
+The names are imported on first use (PEP 562 ``__getattr__``): a command pays only for the modules
+it touches (``sessionspec validate`` never loads the store, SQLite or zstd). ``_HOMES`` says where
+each name lives; the imports under ``TYPE_CHECKING`` say the same to type checkers and readers
+(``tests/packaging/test_lazy_reference.py`` keeps the two and ``__all__`` equal).
+"""
 
 from __future__ import annotations
 
-from sessionspec.spec import FORMAT, FormatConstants
-from sessionspec.spec.errors import (
-    AppendError,
-    ChunkRowError,
-    CompressedArtifactError,
-    HeaderError,
-    InvariantError,
-    JsonlError,
-    JsonTextError,
-    JsonValueError,
-    OutOfBandError,
-    PersistenceError,
-    SeedError,
-    SessionForkError,
-    SessionSpecError,
-    SqliteStoreError,
-    StoreError,
-    SurfaceError,
-)
+import importlib
+from typing import TYPE_CHECKING
 
-from .chunk_rows import (
-    MIN_RUN,
-    NUMBER_KEYS,
-    ROW_ENVELOPE_KEYS,
-    ROW_SPECS,
-    ROW_TYPES,
-    RowSpec,
-    decode_storage_record,
-    decode_storage_records,
-    pack_chunk_runs,
-)
-from .derive import MessageLog, derive_event_message, derive_messages
-from .find import find_last_message_turn_end
-from .invariants import InvariantChecker, InvariantFold, InvariantTrace, check_invariants
-from .json_text import dumps, dumps_bytes, loads, loads_with_duplicates
-from .json_value import (
-    MAX_SAFE_INTEGER,
-    FrozenDict,
-    FrozenList,
-    freeze_json_value,
-    gc_paused,
-    is_json_value,
-    is_nonneg_safe_int,
-    is_safe_int,
-    json_equal,
-    snapshot_json_value,
-    thaw_json_value,
-)
-from .jsonl import (
-    Artifact,
-    LoadedArtifact,
-    append_batch,
-    encode_path_segment,
-    encode_records,
-    header_bytes,
-    header_line,
-    load_artifact,
-    project_dir_key,
-    read_artifact,
-    session_log_path,
-    write_artifact,
-)
-from .repair import interrupted_turn_closers
-from .request_header import (
-    RequestHeaderFold,
-    call_config_equals,
-    canonical_header,
-    fold_request_header,
-    header_equals,
-)
-from .session import (
-    NO_HEADER,
-    SEED_DATA_RULE_TYPES,
-    SESSION_FORMAT_VERSION,
-    Session,
-    check_seed_entry,
-    envelope_defects,
-    has_provider_model,
-    is_event_envelope,
-    validate_header,
-    validate_seed,
-)
-from .store import Scope, SessionStore
-from .surface import (
-    SurfacePlan,
-    SurfaceState,
-    SurfaceView,
-    fold_surface,
-    is_surface_eligible_type,
-    is_surface_event,
-    plain_append_sources,
-)
+if TYPE_CHECKING:
+    from sessionspec.spec import (
+        FORMAT,
+        FormatConstants,
+    )
+    from sessionspec.spec.errors import (
+        AppendError,
+        ChunkRowError,
+        CompressedArtifactError,
+        HeaderError,
+        InvariantError,
+        JsonlError,
+        JsonTextError,
+        JsonValueError,
+        OutOfBandError,
+        PersistenceError,
+        SeedError,
+        SessionForkError,
+        SessionSpecError,
+        SqliteStoreError,
+        StoreError,
+        SurfaceError,
+    )
+
+    from .chunk_rows import (
+        MIN_RUN,
+        NUMBER_KEYS,
+        ROW_ENVELOPE_KEYS,
+        ROW_SPECS,
+        ROW_TYPES,
+        RowSpec,
+        decode_storage_record,
+        decode_storage_records,
+        pack_chunk_runs,
+    )
+    from .derive import (
+        MessageLog,
+        derive_event_message,
+        derive_messages,
+    )
+    from .find import (
+        find_last_message_turn_end,
+    )
+    from .invariants import (
+        InvariantChecker,
+        InvariantFold,
+        InvariantTrace,
+        check_invariants,
+    )
+    from .json_text import (
+        dumps,
+        dumps_bytes,
+        loads,
+        loads_with_duplicates,
+    )
+    from .json_value import (
+        MAX_SAFE_INTEGER,
+        FrozenDict,
+        FrozenList,
+        freeze_json_value,
+        gc_paused,
+        is_json_value,
+        is_nonneg_safe_int,
+        is_safe_int,
+        json_equal,
+        snapshot_json_value,
+        thaw_json_value,
+    )
+    from .jsonl import (
+        Artifact,
+        LoadedArtifact,
+        append_batch,
+        encode_path_segment,
+        encode_records,
+        header_bytes,
+        header_line,
+        load_artifact,
+        project_dir_key,
+        read_artifact,
+        session_log_path,
+        write_artifact,
+    )
+    from .jsonl_zstd import (
+        CompressedArtifact,
+        append_compressed_batch,
+        load_compressed_artifact,
+        read_compressed_artifact,
+        write_compressed_artifact,
+    )
+    from .repair import (
+        interrupted_turn_closers,
+    )
+    from .request_header import (
+        RequestHeaderFold,
+        call_config_equals,
+        canonical_header,
+        fold_request_header,
+        header_equals,
+    )
+    from .session import (
+        NO_HEADER,
+        SEED_DATA_RULE_TYPES,
+        SESSION_FORMAT_VERSION,
+        Session,
+        check_seed_entry,
+        envelope_defects,
+        has_provider_model,
+        is_event_envelope,
+        validate_header,
+        validate_seed,
+    )
+    from .sqlite_store import (
+        SqliteStore,
+        StoredSession,
+    )
+    from .store import (
+        Scope,
+        SessionStore,
+    )
+    from .surface import (
+        SurfacePlan,
+        SurfaceState,
+        SurfaceView,
+        earlier_append_sources,
+        fold_surface,
+        is_surface_eligible_type,
+        is_surface_event,
+        plain_append_sources,
+    )
 
 __all__ = [
     "FORMAT",
@@ -109,6 +155,7 @@ __all__ = [
     "AppendError",
     "Artifact",
     "ChunkRowError",
+    "CompressedArtifact",
     "CompressedArtifactError",
     "FormatConstants",
     "FrozenDict",
@@ -153,6 +200,7 @@ __all__ = [
     "derive_messages",
     "dumps",
     "dumps_bytes",
+    "earlier_append_sources",
     "encode_path_segment",
     "encode_records",
     "envelope_defects",
@@ -191,22 +239,60 @@ __all__ = [
     "write_compressed_artifact",
 ]
 
-
-#: Storage forms whose modules load their codecs (zstandard, sqlite3) only when first used.
-_LAZY = {
-    "CompressedArtifact": "jsonl_zstd",
-    "append_compressed_batch": "jsonl_zstd",
-    "load_compressed_artifact": "jsonl_zstd",
-    "read_compressed_artifact": "jsonl_zstd",
-    "write_compressed_artifact": "jsonl_zstd",
-    "SqliteStore": "sqlite_store",
-    "StoredSession": "sqlite_store",
+#: module (relative to this package, or absolute) -> the public names it defines
+_HOMES: dict[str, tuple[str, ...]] = {
+    "sessionspec.spec": ("FORMAT", "FormatConstants"),
+    "sessionspec.spec.errors": (
+        "AppendError", "ChunkRowError", "CompressedArtifactError", "HeaderError", "InvariantError", "JsonlError",
+        "JsonTextError", "JsonValueError", "OutOfBandError", "PersistenceError", "SeedError", "SessionForkError",
+        "SessionSpecError", "SqliteStoreError", "StoreError", "SurfaceError"
+    ),
+    ".chunk_rows": (
+        "MIN_RUN", "NUMBER_KEYS", "ROW_ENVELOPE_KEYS", "ROW_SPECS", "ROW_TYPES", "RowSpec", "decode_storage_record",
+        "decode_storage_records", "pack_chunk_runs"
+    ),
+    ".derive": ("MessageLog", "derive_event_message", "derive_messages"),
+    ".find": ("find_last_message_turn_end",),
+    ".invariants": ("InvariantChecker", "InvariantFold", "InvariantTrace", "check_invariants"),
+    ".json_text": ("dumps", "dumps_bytes", "loads", "loads_with_duplicates"),
+    ".json_value": (
+        "MAX_SAFE_INTEGER", "FrozenDict", "FrozenList", "freeze_json_value", "gc_paused", "is_json_value",
+        "is_nonneg_safe_int", "is_safe_int", "json_equal", "snapshot_json_value", "thaw_json_value"
+    ),
+    ".jsonl": (
+        "Artifact", "LoadedArtifact", "append_batch", "encode_path_segment", "encode_records", "header_bytes",
+        "header_line", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
+    ),
+    ".jsonl_zstd": (
+        "CompressedArtifact", "append_compressed_batch", "load_compressed_artifact", "read_compressed_artifact",
+        "write_compressed_artifact"
+    ),
+    ".repair": ("interrupted_turn_closers",),
+    ".request_header": (
+        "RequestHeaderFold", "call_config_equals", "canonical_header", "fold_request_header", "header_equals"
+    ),
+    ".session": (
+        "NO_HEADER", "SEED_DATA_RULE_TYPES", "SESSION_FORMAT_VERSION", "Session", "check_seed_entry",
+        "envelope_defects", "has_provider_model", "is_event_envelope", "validate_header", "validate_seed"
+    ),
+    ".sqlite_store": ("SqliteStore", "StoredSession"),
+    ".store": ("Scope", "SessionStore"),
+    ".surface": (
+        "SurfacePlan", "SurfaceState", "SurfaceView", "earlier_append_sources", "fold_surface",
+        "is_surface_eligible_type", "is_surface_event", "plain_append_sources"
+    ),
 }
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME_OF})

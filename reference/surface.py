@@ -38,6 +38,7 @@ __all__ = [
     "SurfacePlan",
     "SurfaceState",
     "SurfaceView",
+    "earlier_append_sources",
     "fold_surface",
     "is_surface_eligible_type",
     "is_surface_event",
@@ -72,10 +73,20 @@ def plain_append_sources(sources: Any, seq: int, etype: str) -> bool:
     """
     if type(sources) not in _LISTS:
         return False
+    return (not sources or _distinct_seqs(sources)) and earlier_append_sources(sources, seq, etype)
+
+
+def _distinct_seqs(sources: Sequence[Any]) -> bool:
+    """The position-free half of SURF-7 on a non-empty list: distinct non-negative ints."""
+    return set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and len(set(sources)) == len(sources)
+
+
+def earlier_append_sources(sources: Sequence[int], seq: int, etype: str) -> bool:
+    """The other half of SURF-7, for ``sources`` already known to be distinct non-negative ints (a
+    decoder's types can prove that much): all earlier than ``seq``, non-empty except on ``assistant/message``."""
     if not sources:
         return etype == "assistant/message"
-    return (set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and max(sources) < seq
-            and len(set(sources)) == len(sources))
+    return max(sources) < seq
 
 
 _INT_ONLY = {int}
@@ -247,17 +258,20 @@ class SurfaceState:
             self._length += count
             self._version += 1
 
-    def try_append(self, etype: Any, op: Any, sources: Any = _MISSING) -> bool:
+    def try_append(self, etype: Any, op: Any, sources: Any = _MISSING, *, distinct_ints: bool = False) -> bool:
         """Commit the next event (seq :attr:`length`) if it is a valid plain surface append.
 
         ``etype``, ``op`` and ``sources`` are its ``type``, ``surfaceOp`` and
         ``sourceEventSeqs`` (omit ``sources`` when the key is absent). Returns False and
         changes nothing for anything else; then :meth:`check` decides (and locates the error).
+        ``distinct_ints``: the caller's types already prove ``sources`` a list of distinct
+        non-negative ints, so only :func:`earlier_append_sources` is left to check.
         """
         if not (op == "append" and type(op) is str and etype.__class__ is str and etype in SURFACE_TYPES):
             return False
         seq = self._length
-        if sources is not _MISSING and not plain_append_sources(sources, seq, etype):
+        if sources is not _MISSING and not (earlier_append_sources(sources, seq, etype) if distinct_ints
+                                            else plain_append_sources(sources, seq, etype)):
             return False
         self._version += 1
         self._length = seq + 1

@@ -17,18 +17,35 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sessionspec.reference import json_text
-from sessionspec.reference.jsonl import header_bytes
-from sessionspec.reference.sqlite_store import SqliteStore, is_sqlite, row_to_event
-from sessionspec.reference.zstd_frames import decompress, is_zstd, plaintext_budget, scan_frames
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
+
+if TYPE_CHECKING:
+    from sessionspec.reference.sqlite_store import SqliteStore
 
 __all__ = ["Unit", "detect_form", "open_units"]
 
 JSONL, ZSTD, SQLITE = "jsonl", "jsonl-zstd", "sqlite"
+#: First bytes of JSONL text (a JSON object or array, or white space before one). Neither binary form starts
+#: with one of them (`tests/cli/test_storage_forms.py` checks the reference's magics), so a JSONL log is
+#: recognised without loading the zstd and SQLite modules and their codecs (`sessionspec validate` start-up).
+_TEXT_STARTS = frozenset(b"{[ \t\r\n")
+
+
+def _binary_form(prefix: bytes) -> str | None:
+    """ZSTD or SQLITE when `prefix` (a file's first 16 bytes, or fewer) starts like one, by the reference's own sniffing."""
+    if not prefix or prefix[0] in _TEXT_STARTS:
+        return None
+    from sessionspec.reference.sqlite_store import is_sqlite
+    from sessionspec.reference.zstd_frames import is_zstd
+
+    if is_zstd(prefix):
+        return ZSTD
+    if is_sqlite(prefix):
+        return SQLITE
+    return None
 
 
 @dataclass
@@ -63,11 +80,7 @@ def detect_form(path: str) -> str:
         return JSONL
     finally:
         os.close(fd)
-    if is_zstd(prefix):
-        return ZSTD
-    if is_sqlite(prefix):
-        return SQLITE
-    return JSONL
+    return _binary_form(prefix) or JSONL
 
 
 def _finding(code: str, requirement: str | None, message: str, *, severity: str = ERROR, frame: int | None = None,
@@ -82,6 +95,8 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     """Decode every frame it can; the first framing or decoding failure is a finding and ends reading.
 
     ``keep`` > 0 bounds the findings kept (one a torn frame could be many; the rest are counted)."""
+    from sessionspec.reference.zstd_frames import decompress, plaintext_budget, scan_frames
+
     unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
     scan = scan_frames(data, strict=False)
     left = plaintext_budget(len(data)) if budget is None else budget
@@ -164,6 +179,9 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
 
 def _event_line(row: tuple[Any, ...]) -> bytes:
     """One event row as one logical JSONL line; a row that is not an event becomes an unparsable line."""
+    from sessionspec.reference import json_text
+    from sessionspec.reference.sqlite_store import row_to_event
+
     event = row_to_event(row)
     if event is not None:
         try:
@@ -176,6 +194,8 @@ def _event_line(row: tuple[Any, ...]) -> bytes:
 
 
 def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
+    from sessionspec.reference.sqlite_store import SqliteStore
+
     try:
         store = SqliteStore.open(path)
     except SqliteStoreError as error:
@@ -204,6 +224,8 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
 
 
 def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
+    from sessionspec.reference.jsonl import header_bytes
+
     name = f"{path}#{session_id}"
     header = store.header(session_id)
     rows = store.rows(session_id)
@@ -236,9 +258,10 @@ def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]]
         return [], problem
     assert data is not None
     name = "<stdin>" if path == "-" else path
-    if is_zstd(data[:4]):
+    binary = _binary_form(data[:16])
+    if binary == ZSTD:
         return [_zstd_unit(name, data, budget, keep)], None
-    if is_sqlite(data[:16]):
+    if binary == SQLITE:
         return [], f"{name}: a SQLite database cannot be read from standard input; name the file"
     unit = Unit(name, JSONL, data)
     if path.endswith(".zstd"):

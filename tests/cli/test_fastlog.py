@@ -420,3 +420,46 @@ def test_typed_rows_whose_times_go_back_or_overflow_take_the_general_row_step():
                 assert (fast is not None) == (not _exact(log, level)), (level, gap)
                 if level != "strict":
                     assert (fast is not None) == valid, (level, gap)
+
+
+@pytest.mark.req("SURF-7")
+@pytest.mark.parametrize(("index", "sources"), [
+    (7, [3, 4, 5, 6]), (7, []), (7, [3, 7]), (7, [3, 8]), (7, [3, 3]), (7, [-1, 3]), (7, [3, 2**53]), (7, [3.0]),
+    (9, [8]), (9, []), (9, [9]), (9, [8, 8]), (9, [0, 1, 2, 3, 4, 5, 6, 7, 8]), (1, [0]), (1, [1]), (1, []),
+])
+def test_surface_sources_proved_by_the_struct_type_keep_the_exact_verdict(index, sources):
+    """assistant/message, tool/result and user/message structs prove their sourceEventSeqs distinct non-negative
+    safe ints, so the pass asks the surface only for SURF-7's order (`try_append(distinct_ints=True)`): every
+    verdict is still the exact path's."""
+    events = turn_events()
+    events[index]["sourceEventSeqs"] = sources
+    data = jsonl(events)
+    for level in LEVELS:
+        exact = _exact(data, level)
+        fast = _fast(data, level)
+        assert (fast is not None) == (not exact), (level, sources, [f.code for f in exact])
+
+
+def test_only_a_bounded_unique_int_list_proves_distinct_sources():
+    """`_distinct_seq_list` reads the proof off the type: bounds of the items and the generated uniqueness check."""
+    from typing import Annotated
+
+    import msgspec
+    from sessionspec.validator.fastlog import _distinct_seq_list
+    from sessionspec.validator.mstypes import _post_init
+
+    bounded = Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)]
+
+    def struct(item: Any, unique: bool, name: str = "sourceEventSeqs") -> type:
+        namespace = {"__post_init__": _post_init([name] if unique else [], [])}
+        return msgspec.defstruct("S", [(name, list[item])], namespace=namespace, kw_only=True)
+
+    def proves(cls: type) -> bool:
+        return _distinct_seq_list(cls, msgspec.inspect.type_info(cls))
+
+    assert proves(struct(bounded, unique=True))
+    assert not proves(struct(bounded, unique=False))
+    assert not proves(struct(int, unique=True))
+    assert not proves(struct(Annotated[int, msgspec.Meta(ge=-1, le=5)], unique=True))
+    assert not proves(struct(Annotated[int, msgspec.Meta(ge=0)], unique=True))
+    assert not proves(struct(bounded, unique=True, name="other"))

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import pack_chunk_runs
-from sessionspec.validator.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_EVENT, _struct_kinds
+from sessionspec.validator.fastlog import _LOG_ONLY, _ROW_TYPED, _SURFACE_TYPED, _struct_kinds
 from sessionspec.validator.mstypes import build_fast_types
 
 FAST = SCHEMAS.fast_types
@@ -54,7 +54,8 @@ def test_the_hot_types_have_structs():
     assert FAST.rows == {"text-chunks", "reasoning-chunks", "tool-call-chunks"}
     kinds = {FAST.tags[cls]: kind for cls, kind in _struct_kinds(FAST).items()}
     assert kinds["assistant/chunk"] == _LOG_ONLY and kinds["step/start"] == _LOG_ONLY
-    assert kinds["assistant/message"] == _SURFACE_EVENT and kinds["tool/result"] == _SURFACE_EVENT
+    # their types prove sourceEventSeqs distinct non-negative ints: only SURF-7's order is left to the surface
+    assert kinds["assistant/message"] == _SURFACE_TYPED and kinds["tool/result"] == _SURFACE_TYPED
     assert kinds["text-chunks"] == kinds["tool-call-chunks"] == _ROW_TYPED  # CHUNK-9 types guaranteed by the struct
 
 

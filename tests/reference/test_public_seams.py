@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sessionspec.reference import (
     SurfaceState,
     check_seed_entry,
+    earlier_append_sources,
     envelope_defects,
     is_event_envelope,
     plain_append_sources,
@@ -105,3 +106,26 @@ def test_skip_equals_check_and_apply_of_log_only_events() -> None:
     assert skipped.length == 3
     with pytest.raises(ValueError):
         skipped.skip(-1)
+
+
+DISTINCT_SEQS = st.lists(st.integers(0, 9), max_size=5, unique=True)
+
+
+@pytest.mark.req("SURF-7")
+@given(ETYPES, OPS, DISTINCT_SEQS, st.integers(0, 9))
+def test_try_append_of_sources_proved_distinct_equals_the_general_form(etype: str, op: Any, sources: list[int],
+                                                                        seq: int) -> None:
+    """For sources already known to be distinct non-negative ints (a decoder's types proved it), the specialised
+    form checks only the order half of SURF-7 and commits exactly what the general form commits."""
+    proved, general = _state_at(seq), _state_at(seq)
+    assert proved.try_append(etype, op, sources, distinct_ints=True) == general.try_append(etype, op, sources)
+    assert (proved.length, list(proved.nodes)) == (general.length, list(general.nodes))
+    assert earlier_append_sources(sources, seq, etype) == plain_append_sources(sources, seq, etype)
+
+
+@pytest.mark.req("SURF-7")
+@given(SOURCES, st.integers(0, 9), ETYPES)
+def test_plain_append_sources_is_distinct_ints_and_order(sources: Any, seq: int, etype: str) -> None:
+    distinct = (type(sources) is list and all(type(s) is int and s >= 0 for s in sources)
+                and len(set(sources)) == len(sources))
+    assert plain_append_sources(sources, seq, etype) == (distinct and earlier_append_sources(sources, seq, etype))

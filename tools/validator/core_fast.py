@@ -9234,133 +9234,133 @@ _p11rb150a551b8_tab156 = {'user': (_p11rb150a551b8_v79, _p11rb150a551b8_v83,)}
 _p11rb150a551b8_free157 = ()
 PAYLOADS = {'approval/policy': {'2f74ac98ba': _p0r2f74ac98ba_v0, 'b150a551b8': _p0rb150a551b8_v0}, 'assistant/message': {'2f74ac98ba': _p1r2f74ac98ba_v0, 'b150a551b8': _p1rb150a551b8_v0}, 'hook/invoked': {'2f74ac98ba': _p2r2f74ac98ba_v0, 'b150a551b8': _p2rb150a551b8_v0}, 'llm/retry': {'2f74ac98ba': _p3r2f74ac98ba_v0, 'b150a551b8': _p3rb150a551b8_v0}, 'request/header': {'2f74ac98ba': _p4r2f74ac98ba_v0, 'b150a551b8': _p4rb150a551b8_v0}, 'sandbox/mode': {'2f74ac98ba': _p5r2f74ac98ba_v0, 'b150a551b8': _p5rb150a551b8_v0}, 'tool/code-dispatch': {'2f74ac98ba': _p6r2f74ac98ba_v0, 'b150a551b8': _p6rb150a551b8_v0}, 'tool/code-dispatch-start': {'2f74ac98ba': _p7r2f74ac98ba_v0, 'b150a551b8': _p7rb150a551b8_v0}, 'tool/result': {'2f74ac98ba': _p8r2f74ac98ba_v0, 'b150a551b8': _p8rb150a551b8_v0}, 'turn/end': {'2f74ac98ba': _p9r2f74ac98ba_v0, 'b150a551b8': _p9rb150a551b8_v0}, 'turn/start': {'2f74ac98ba': _p10r2f74ac98ba_v0, 'b150a551b8': _p10rb150a551b8_v0}, 'user/message': {'2f74ac98ba': _p11r2f74ac98ba_v0, 'b150a551b8': _p11rb150a551b8_v0}}
 
-class events_approval_asked_data_1(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str
     toolName: str
     callId: Union[str, UnsetType] = UNSET
     reason: Union[str, UnsetType] = UNSET
 
-class events_approval_asked_2(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='approval/asked'):
+class events_approval_asked_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/asked'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_approval_asked_data_1
 
-class events_approval_decided_data_3(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_approval_decided_data_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str
     outcome: Literal['allowed-once', 'rejected', 'cancelled', 'unavailable']
 
-class events_approval_decided_4(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='approval/decided'):
+class events_approval_decided_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/decided'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_approval_decided_data_3
 
-class events_approval_policy_data_5(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_approval_policy_data_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     policy: Literal['ask', 'never']
 
-class events_approval_policy_6(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='approval/policy'):
+class events_approval_policy_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/policy'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_approval_policy_data_5
 
-class events_assistant_chunk_data_chunk_block__7(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='block-start'):
+class events_assistant_chunk_data_chunk_block__7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-start'):
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     blockType: str
 
-class events_assistant_chunk_data_chunk_text_d_8(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='text-delta'):
+class events_assistant_chunk_data_chunk_text_d_8(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-delta'):
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     text: str
 
-class events_assistant_chunk_data_chunk_reason_9(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='reasoning-delta'):
+class events_assistant_chunk_data_chunk_reason_9(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-delta'):
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     text: str
 
-class events_assistant_chunk_data_chunk_tool_c_10(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool-call-delta'):
+class events_assistant_chunk_data_chunk_tool_c_10(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-delta'):
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     id: str
     name: Union[str, UnsetType] = UNSET
     argumentsDelta: str
 
-class events_assistant_chunk_data_chunk_block__11(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='text'):
+class events_assistant_chunk_data_chunk_block__11(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text'):
     text: str
 
-class events_assistant_chunk_data_chunk_block__12(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='reasoning'):
+class events_assistant_chunk_data_chunk_block__12(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning'):
     text: str
 
-class events_assistant_chunk_data_chunk_block__13(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool-call'):
+class events_assistant_chunk_data_chunk_block__13(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call'):
     id: str
     name: str
     arguments: str
 
-class events_assistant_chunk_data_chunk_block__14(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='block-end'):
+class events_assistant_chunk_data_chunk_block__14(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-end'):
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     block: Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]
 
-class events_assistant_chunk_data_chunk_usage__15(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_chunk_data_chunk_usage__15(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     inputTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     outputTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     cacheReadTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     cacheWriteTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     reasoningTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
 
-class events_assistant_chunk_data_chunk_usage_16(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='usage'):
+class events_assistant_chunk_data_chunk_usage_16(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='usage'):
     usage: events_assistant_chunk_data_chunk_usage__15
 
-class events_assistant_chunk_data_chunk_finish_17(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='stop'):
+class events_assistant_chunk_data_chunk_finish_17(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='stop'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_18(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='tool-calls'):
+class events_assistant_chunk_data_chunk_finish_18(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='tool-calls'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_19(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
+class events_assistant_chunk_data_chunk_finish_19(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_20(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_chunk_data_chunk_finish_20(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     message: str
     code: str
     status: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     providerRetryAfterMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     requestId: Union[str, UnsetType] = UNSET
 
-class events_assistant_chunk_data_chunk_finish_21(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
+class events_assistant_chunk_data_chunk_finish_21(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
     failure: events_assistant_chunk_data_chunk_finish_20
 
-class events_assistant_chunk_data_chunk_finish_22(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='error'):
+class events_assistant_chunk_data_chunk_finish_22(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
     failure: events_assistant_chunk_data_chunk_finish_20
 
-class events_assistant_chunk_data_chunk_finish_23(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='finish'):
+class events_assistant_chunk_data_chunk_finish_23(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='finish'):
     reason: Union[events_assistant_chunk_data_chunk_finish_17, events_assistant_chunk_data_chunk_finish_18, events_assistant_chunk_data_chunk_finish_19, events_assistant_chunk_data_chunk_finish_21, events_assistant_chunk_data_chunk_finish_22]
     replayState: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['replayState'])
 
-class events_assistant_chunk_data_24(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_chunk_data_24(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     chunk: Union[events_assistant_chunk_data_chunk_block__7, events_assistant_chunk_data_chunk_text_d_8, events_assistant_chunk_data_chunk_reason_9, events_assistant_chunk_data_chunk_tool_c_10, events_assistant_chunk_data_chunk_block__14, events_assistant_chunk_data_chunk_usage_16, events_assistant_chunk_data_chunk_finish_23]
 
-class events_assistant_chunk_25(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='assistant/chunk'):
+class events_assistant_chunk_25(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/chunk'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_assistant_chunk_data_24
 
-class events_assistant_message_data_provenance_26(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_message_data_provenance_26(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: Annotated[str, Meta(min_length=1)]
     model: Annotated[str, Meta(min_length=1)]
     replayState: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['replayState'])
 
-class events_assistant_message_data_27(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_message_data_27(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     provenance: events_assistant_message_data_provenance_26
     usage: Union[events_assistant_chunk_data_chunk_usage__15, UnsetType] = UNSET
 
-class events_assistant_message_surfaceOp_1_28(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_assistant_message_surfaceOp_1_28(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     op: Literal['replace']
     start: Annotated[int, Meta(ge=0, le=9007199254740991)]
     end: Annotated[int, Meta(ge=0, le=9007199254740991)]
 
-class events_assistant_message_29(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='assistant/message'):
+class events_assistant_message_29(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_assistant_message_data_27
@@ -9368,28 +9368,28 @@ class events_assistant_message_29(Struct, kw_only=True, forbid_unknown_fields=Tr
     surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_compact_end_data_30(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_compact_end_data_30(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     error: Union[str, UnsetType] = UNSET
 
-class events_compact_end_31(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='compact/end'):
+class events_compact_end_31(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_compact_end_data_30
 
-class events_compact_start_data_32(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_compact_start_data_32(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_compact_start_33(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='compact/start'):
+class events_compact_start_33(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_compact_start_data_32
 
-class events_compact_summary_data_shadowedRang_34(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_compact_summary_data_shadowedRang_34(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     start: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     end: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_compact_summary_data_35(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_compact_summary_data_35(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     summary: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     shadowedRange: events_compact_summary_data_shadowedRang_34
     shadowedSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
@@ -9398,24 +9398,24 @@ class events_compact_summary_data_35(Struct, kw_only=True, forbid_unknown_fields
     model: str
     maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
 
-class events_compact_summary_36(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='compact/summary'):
+class events_compact_summary_36(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/summary'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_compact_summary_data_35
 
-class events_hook_invoked_data_37(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_hook_invoked_data_37(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     point: str
     dialect: Literal['claude', 'codex']
     matcher: Union[str, UnsetType] = UNSET
     handlerId: str
 
-class events_hook_invoked_38(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='hook/invoked'):
+class events_hook_invoked_38(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/invoked'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_hook_invoked_data_37
 
-class events_hook_result_data_39(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_hook_result_data_39(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     point: str
     handlerId: str
@@ -9424,12 +9424,12 @@ class events_hook_result_data_39(Struct, kw_only=True, forbid_unknown_fields=Tru
     stderrSummary: Union[str, UnsetType] = UNSET
     durationMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_hook_result_40(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='hook/result'):
+class events_hook_result_40(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/result'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_hook_result_data_39
 
-class events_llm_retry_data_41(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_llm_retry_data_41(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     retry: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
@@ -9437,89 +9437,89 @@ class events_llm_retry_data_41(Struct, kw_only=True, forbid_unknown_fields=True)
     delayMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     failure: events_assistant_chunk_data_chunk_finish_20
 
-class events_llm_retry_42(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='llm/retry'):
+class events_llm_retry_42(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='llm/retry'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_llm_retry_data_41
 
-class events_permission_preset_data_43(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_permission_preset_data_43(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     preset: str
 
-class events_permission_preset_44(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='permission/preset'):
+class events_permission_preset_44(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='permission/preset'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_permission_preset_data_43
 
-class events_plan_mode_data_45(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_plan_mode_data_45(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     active: bool
 
-class events_plan_mode_46(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='plan/mode'):
+class events_plan_mode_46(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='plan/mode'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_plan_mode_data_45
 
-class events_request_header_data_header_config_47(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_request_header_data_header_config_47(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: Annotated[str, Meta(min_length=1)]
     model: Annotated[str, Meta(min_length=1)]
     temperature: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
     stop: Union[list[str], UnsetType] = UNSET
 
-class events_request_header_data_header_tools__48(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_request_header_data_header_tools__48(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     name: str
     description: str
     parameters: dict[str, Any]
     __post_init__ = _post_init([], ['parameters'])
 
-class events_request_header_data_header_49(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_request_header_data_header_49(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     config: events_request_header_data_header_config_47
     system: Union[str, UnsetType] = UNSET
     tools: Union[list[events_request_header_data_header_tools__48], UnsetType] = UNSET
 
-class events_request_header_data_50(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_request_header_data_50(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     header: events_request_header_data_header_49
     reason: Literal['initial', 'resume', 'change']
 
-class events_request_header_51(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='request/header'):
+class events_request_header_51(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='request/header'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_request_header_data_50
 
-class events_sandbox_mode_data_52(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_sandbox_mode_data_52(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     mode: Literal['read-only', 'workspace-write', 'danger-full-access']
 
-class events_sandbox_mode_53(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='sandbox/mode'):
+class events_sandbox_mode_53(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='sandbox/mode'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_sandbox_mode_data_52
 
-class events_session_title_data_source_fallbac_54(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='fallback'):
+class events_session_title_data_source_fallbac_54(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='fallback'):
     pass
 
-class events_session_title_data_source_provide_55(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_session_title_data_source_provide_55(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: str
     model: str
 
-class events_session_title_data_source_provide_56(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='provider'):
+class events_session_title_data_source_provide_56(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='provider'):
     provider: str
     model: Union[events_session_title_data_source_provide_55, UnsetType] = UNSET
 
-class events_session_title_data_57(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_session_title_data_57(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     title: Annotated[str, Meta(min_length=1)]
     messageSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
     source: Union[events_session_title_data_source_fallbac_54, events_session_title_data_source_provide_56]
 
-class events_session_title_58(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='session/title'):
+class events_session_title_58(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_session_title_data_57
 
-class events_session_title_llm_request_data_me_59(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_session_title_llm_request_data_me_59(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     role: Literal['system', 'user', 'assistant']
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     provenance: Union[events_assistant_message_data_provenance_26, UnsetType] = UNSET
 
-class events_session_title_llm_request_data_60(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_session_title_llm_request_data_60(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     titleProvider: str
     messageSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
     route: events_session_title_data_source_provide_55
@@ -9527,32 +9527,32 @@ class events_session_title_llm_request_data_60(Struct, kw_only=True, forbid_unkn
     messages: list[events_session_title_llm_request_data_me_59]
     maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_session_title_llm_request_61(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='session/title-llm-request'):
+class events_session_title_llm_request_61(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title-llm-request'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_session_title_llm_request_data_60
 
-class events_steering_message_data_source_user_62(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='user'):
+class events_steering_message_data_source_user_62(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='user'):
     pass
 
-class events_steering_message_data_source_plug_64(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='plugin'):
+class events_steering_message_data_source_plug_64(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='plugin'):
     plugin: str
 
-class events_steering_message_data_source_work_65(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_steering_message_data_source_work_65(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     action: Literal['set', 'replace', 'remove']
     scope: str
     path: str
     digest: Union[str, UnsetType] = UNSET
 
-class events_steering_message_data_source_work_66(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
+class events_steering_message_data_source_work_66(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
     changes: list[events_steering_message_data_source_work_65]
 
-class events_steering_message_data_67(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_steering_message_data_67(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_steering_message_68(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='steering/message'):
+class events_steering_message_68(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='steering/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_steering_message_data_67
@@ -9560,49 +9560,49 @@ class events_steering_message_68(Struct, kw_only=True, forbid_unknown_fields=Tru
     surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_step_end_data_69(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_step_end_data_69(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_step_end_70(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='step/end'):
+class events_step_end_70(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_step_end_data_69
 
-class events_step_start_data_71(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_step_start_data_71(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
 
-class events_step_start_72(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='step/start'):
+class events_step_start_72(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_step_start_data_71
 
-class events_todo_write_data_todos_item_73(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_todo_write_data_todos_item_73(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     content: str
     status: Literal['pending', 'in_progress', 'completed']
 
-class events_todo_write_data_74(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_todo_write_data_74(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     todos: list[events_todo_write_data_todos_item_73]
 
-class events_todo_write_75(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='todo/write'):
+class events_todo_write_75(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='todo/write'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_todo_write_data_74
 
-class events_tool_call_data_76(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_tool_call_data_76(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     callId: str
     name: str
     arguments: str
 
-class events_tool_call_77(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool/call'):
+class events_tool_call_77(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/call'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_tool_call_data_76
 
-class events_tool_code_dispatch_data_78(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_tool_code_dispatch_data_78(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     parentCallId: str
     subCallId: str
     name: str
@@ -9611,28 +9611,28 @@ class events_tool_code_dispatch_data_78(Struct, kw_only=True, forbid_unknown_fie
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     __post_init__ = _post_init([], ['arguments'])
 
-class events_tool_code_dispatch_79(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch'):
+class events_tool_code_dispatch_79(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_tool_code_dispatch_data_78
 
-class events_tool_code_dispatch_start_data_80(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_tool_code_dispatch_start_data_80(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     parentCallId: str
     subCallId: str
     name: str
     arguments: Any
     __post_init__ = _post_init([], ['arguments'])
 
-class events_tool_code_dispatch_start_81(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch-start'):
+class events_tool_code_dispatch_start_81(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch-start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_tool_code_dispatch_start_data_80
 
-class events_tool_result_data_error_82(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_tool_result_data_error_82(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     name: str
     code: str
 
-class events_tool_result_data_83(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_tool_result_data_83(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     callId: str
@@ -9642,7 +9642,7 @@ class events_tool_result_data_83(Struct, kw_only=True, forbid_unknown_fields=Tru
     meta: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['meta'])
 
-class events_tool_result_84(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool/result'):
+class events_tool_result_84(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/result'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_tool_result_data_83
@@ -9650,60 +9650,60 @@ class events_tool_result_84(Struct, kw_only=True, forbid_unknown_fields=True, ta
     surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_turn_end_data_reason_completed_85(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='completed'):
+class events_turn_end_data_reason_completed_85(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='completed'):
     pass
 
-class events_turn_end_data_reason_aborted_86(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
+class events_turn_end_data_reason_aborted_86(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
     pass
 
-class events_turn_end_data_reason_error_0_87(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='error'):
+class events_turn_end_data_reason_error_0_87(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     failure: events_assistant_chunk_data_chunk_finish_20
 
-class events_turn_end_data_reason_disposed_89(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='disposed'):
+class events_turn_end_data_reason_disposed_89(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='disposed'):
     pass
 
-class events_turn_end_data_reason_max_tokens_90(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
+class events_turn_end_data_reason_max_tokens_90(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
     pass
 
-class events_turn_end_data_reason_interrupted_91(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='interrupted'):
+class events_turn_end_data_reason_interrupted_91(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='interrupted'):
     pass
 
-class events_turn_end_data_92(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_turn_end_data_92(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     reason: Union[events_turn_end_data_reason_completed_85, events_turn_end_data_reason_aborted_86, events_turn_end_data_reason_error_0_87, events_turn_end_data_reason_disposed_89, events_turn_end_data_reason_max_tokens_90, events_turn_end_data_reason_interrupted_91]
 
-class events_turn_end_93(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='turn/end'):
+class events_turn_end_93(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_turn_end_data_92
 
-class events_turn_start_data_trigger_message_94(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='message'):
+class events_turn_start_data_trigger_message_94(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='message'):
     source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
 
-class events_turn_start_data_trigger_retry_95(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='retry'):
+class events_turn_start_data_trigger_retry_95(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='retry'):
     pass
 
-class events_turn_start_data_trigger_injection_96(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='injection'):
+class events_turn_start_data_trigger_injection_96(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='injection'):
     source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
 
-class events_turn_start_data_trigger_session_t_97(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='kind', tag='session-title'):
+class events_turn_start_data_trigger_session_t_97(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='session-title'):
     pass
 
-class events_turn_start_data_98(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_turn_start_data_98(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     trigger: Union[events_turn_start_data_trigger_message_94, events_turn_start_data_trigger_retry_95, events_turn_start_data_trigger_injection_96, events_turn_start_data_trigger_session_t_97]
 
-class events_turn_start_99(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='turn/start'):
+class events_turn_start_99(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_turn_start_data_98
 
-class events_user_message_data_100(Struct, kw_only=True, forbid_unknown_fields=True):
+class events_user_message_data_100(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
 
-class events_user_message_101(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='user/message'):
+class events_user_message_101(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='user/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_user_message_data_100
@@ -9711,31 +9711,31 @@ class events_user_message_101(Struct, kw_only=True, forbid_unknown_fields=True, 
     surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class rows_text_chunks_data_1(Struct, kw_only=True, forbid_unknown_fields=True):
+class rows_text_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
-class rows_text_chunks_2(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='text-chunks'):
+class rows_text_chunks_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     data: rows_text_chunks_data_1
 
-class rows_reasoning_chunks_data_3(Struct, kw_only=True, forbid_unknown_fields=True):
+class rows_reasoning_chunks_data_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
-class rows_reasoning_chunks_4(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='reasoning-chunks'):
+class rows_reasoning_chunks_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     data: rows_reasoning_chunks_data_3
 
-class rows_tool_call_chunks_data_5(Struct, kw_only=True, forbid_unknown_fields=True):
+class rows_tool_call_chunks_data_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
     index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
@@ -9744,7 +9744,7 @@ class rows_tool_call_chunks_data_5(Struct, kw_only=True, forbid_unknown_fields=T
     name: Union[str, UnsetType] = UNSET
     args: Annotated[list[str], Meta(min_length=1)]
 
-class rows_tool_call_chunks_6(Struct, kw_only=True, forbid_unknown_fields=True, tag_field='type', tag='tool-call-chunks'):
+class rows_tool_call_chunks_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     data: rows_tool_call_chunks_data_5

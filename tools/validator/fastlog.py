@@ -37,6 +37,7 @@ What makes it fast:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -340,7 +341,7 @@ TAIL_LIMIT = 64 << 20
 
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
-_LOG_ONLY, _SURFACE_EVENT, _ROW, _ROW_TYPED, _CONVERT, _TURN_START = range(6)
+_LOG_ONLY, _SURFACE_EVENT, _SURFACE_TYPED, _ROW, _ROW_TYPED, _CONVERT, _TURN_START = range(7)
 
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
@@ -380,6 +381,16 @@ def _int_field(kind: Any, low: int, high: int) -> bool:
     return lo is not None and hi is not None and lo >= low and hi <= high
 
 
+def _distinct_seq_list(cls: type, info: Any) -> bool:
+    """Whether a struct's ``sourceEventSeqs`` admits only lists of distinct ints within [0, 2^53-1] (bounds on its
+    type, distinctness by the generated ``__post_init__``): what ``SurfaceState.try_append(distinct_ints=True)``
+    takes as given."""
+    field = next((f for f in info.fields if f.name == "sourceEventSeqs"), None)
+    unique = getattr(getattr(cls, "__post_init__", None), "checks", ((),))[0]
+    return (field is not None and field.encode_name == field.name and isinstance(field.type, msgspec.inspect.ListType)
+            and _int_field(field.type.item_type, 0, _MAX) and field.name in unique)
+
+
 def _required_str(info: Any, name: str) -> bool:
     field = next((f for f in info.fields if f.name == name and f.encode_name == name), None)
     kind = field.type if field is not None else None
@@ -395,8 +406,8 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     Whatever cannot be shown takes `_CONVERT`: a plain dict, then the dict path's rules.
     """
     kinds: dict[type, int] = {}
-    for cls, tag in fast.tags.items():
-        info = msgspec.inspect.type_info(cls)
+    infos = msgspec.inspect.multi_type_info(list(fast.tags))  # one translation of the shared parts
+    for (cls, tag), info in zip(fast.tags.items(), infos):
         fields = {f.name: f for f in info.fields}  # type: ignore[attr-defined]
         plain = all(f.name == f.encode_name for f in info.fields)  # type: ignore[attr-defined]
         if tag in fast.rows:
@@ -430,7 +441,12 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
                 seed_ok = bool(prov and prov.required and prov.encode_name == "provenance"
                                and isinstance(prov_type, msgspec.inspect.StructType)
                                and _required_str(prov_type, "provider") and _required_str(prov_type, "model"))
-            kinds[cls] = _SURFACE_EVENT if seed_ok and "surfaceOp" in fields else _CONVERT
+            if not (seed_ok and "surfaceOp" in fields):
+                kinds[cls] = _CONVERT
+            elif "sourceEventSeqs" not in fields or _distinct_seq_list(cls, info):
+                kinds[cls] = _SURFACE_TYPED
+            else:
+                kinds[cls] = _SURFACE_EVENT
         elif "surfaceOp" in fields or "sourceEventSeqs" in fields:
             kinds[cls] = _CONVERT
         else:
@@ -478,7 +494,8 @@ class _Pass:
         # Log-only events take no step at the schema level (the loop checks their seq inline); at strict
         # they go through `_strict_log_only` for the INV fold.
         self.log_only: frozenset[Any] = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict)
-        steps = {_LOG_ONLY: self._strict_log_only, _SURFACE_EVENT: self._surface_struct, _ROW: self._row_struct,
+        steps: dict[int, Callable[[Any, int], None]] = {_LOG_ONLY: self._strict_log_only, _SURFACE_EVENT: self._surface_struct,
+                 _SURFACE_TYPED: functools.partial(self._surface_struct, distinct=True), _ROW: self._row_struct,
                  _ROW_TYPED: self._row_struct if self.strict else self._typed_row, _TURN_START: self._turn_start_struct,
                  _CONVERT: self._convert_struct}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
@@ -676,8 +693,9 @@ class _Pass:
             raise _GiveUp
         self.expected = seq + 1
 
-    def _surface_struct(self, obj: Any, index: int) -> None:
-        """A surface event whose struct type implies its load rules (`_struct_kinds`)."""
+    def _surface_struct(self, obj: Any, index: int, distinct: bool = False) -> None:
+        """A surface event whose struct type implies its load rules (`_struct_kinds`); `distinct`: its type also
+        proves its ``sourceEventSeqs`` distinct non-negative ints (`_distinct_seq_list`)."""
         seq = obj.seq
         if seq != self.expected:
             raise _GiveUp
@@ -686,7 +704,7 @@ class _Pass:
         sources = obj.sourceEventSeqs
         tag = self.fast.tags[obj.__class__]
         if not (state.try_append(tag, obj.surfaceOp) if sources is msgspec.UNSET
-                else state.try_append(tag, obj.surfaceOp, sources)):
+                else state.try_append(tag, obj.surfaceOp, sources, distinct_ints=distinct)):
             self._replace(state.check(msgspec.to_builtins(obj), seq))
         if tag == "tool/result":
             self.kept[seq] = obj

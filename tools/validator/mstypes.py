@@ -443,7 +443,9 @@ class _Translator:
         if not obj.required <= names | ({tag_key} if tag_key else set()):
             raise Unsupported("a required property without a schema")  # its value would be unchecked
         namespace = {"__post_init__": _post_init(unique, universal)} if unique or universal else {}
-        options: dict[str, Any] = {"kw_only": True, "forbid_unknown_fields": True}
+        # gc=False: a decoded struct holds only decoded values, so it is never part of a reference cycle;
+        # untracked structs are cheaper to create and free (about 8% of decoding a log of chunks).
+        options: dict[str, Any] = {"kw_only": True, "forbid_unknown_fields": True, "gc": False}
         if tag_key is not None:
             options.update(tag_field=tag_key, tag=tag)
         if rename:

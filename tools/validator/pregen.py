@@ -171,6 +171,8 @@ class _TypeWriter:
         fields = msgspec.structs.fields(cls)
         written = [(f, self.expr(f.type)) for f in fields]  # nested structs are written first
         options = ["kw_only=True"]
+        if not config.gc:
+            options.append("gc=False")
         if config.forbid_unknown_fields:
             options.append("forbid_unknown_fields=True")
         if config.tag_field is not None:
