@@ -3,7 +3,7 @@
 The names are imported on first use (PEP 562 ``__getattr__``): a command pays only for the modules
 it touches (``sessionspec validate`` never loads the store, SQLite or zstd). ``_HOMES`` says where
 each name lives; the imports under ``TYPE_CHECKING`` say the same to type checkers and readers
-(``tests/packaging/test_lazy_reference.py`` keeps the two and ``__all__`` equal).
+(``tests/reference/test_lazy_package.py`` keeps the two and ``__all__`` equal).
 """
 
 from __future__ import annotations
