@@ -30,7 +30,7 @@ from .expectations import load_expectations
 from .harness import connector_for
 from .runner import RunResult, run_cases, start_implementation
 
-__all__ = ["ADAPTER_DIR", "RELEASES", "ReleaseRun", "install", "installed", "npm_ci", "npm_platform", "release_dir", "render",
+__all__ = ["ADAPTER_DIR", "INSTALLED_MARK", "RELEASES", "ReleaseRun", "install", "installed", "npm_ci", "npm_platform", "release_dir", "render",
            "run_release"]
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "adapters" / "node-dsh-session"
@@ -71,15 +71,32 @@ def _fits_here(entry: dict[str, Any]) -> bool:
     return True
 
 
-def installed(folder: Path) -> bool:
-    """Whether ``folder/node_modules`` holds exactly what its ``package-lock.json`` pins for this machine.
+INSTALLED_MARK = Path("node_modules") / ".sessionspec-npm-ci"
+"""Written by `npm_ci` after a successful install: the SHA-256 of the lockfile it installed."""
 
-    Compares the lockfile with npm's record of the install (``node_modules/.package-lock.json``), so a
-    lockfile that gained a package (say the pinned Node runtime) after the last ``npm ci`` reads as not
-    installed. Optional packages for other platforms are not expected.
+
+def _lock_digest(folder: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
+
+
+def installed(folder: Path) -> bool:
+    """Whether ``folder/node_modules`` holds what its ``package-lock.json`` pins for this machine.
+
+    True when `npm_ci` installed this very lockfile (its mark), else when npm's record of the install
+    (``node_modules/.package-lock.json``) has every package the lockfile pins, optional ones for other
+    platforms aside. So a lockfile that gained a package (say the pinned Node runtime) after the last
+    ``npm ci`` reads as not installed, and an optional package npm left out (``omit=optional``, a failed
+    download) does not make every run install again.
     """
     import json
 
+    try:
+        if (folder / INSTALLED_MARK).read_text(encoding="utf-8") == _lock_digest(folder):
+            return True
+    except OSError:
+        pass
     try:
         lock = json.loads((folder / "package-lock.json").read_text(encoding="utf-8"))
         have = json.loads((folder / "node_modules" / ".package-lock.json").read_text(encoding="utf-8")).get("packages", {})
@@ -91,7 +108,7 @@ def installed(folder: Path) -> bool:
 
 
 def npm_ci(folder: Path) -> None:
-    """``npm ci`` the folder's lockfile unless it is installed already.
+    """``npm ci`` the folder's lockfile unless it is installed already; then mark it installed.
 
     ``npm ci`` starts by deleting node_modules, and pytest-xdist workers may get here together, so the
     check and the install run under an exclusive lock file per folder.
@@ -112,6 +129,8 @@ def npm_ci(folder: Path) -> None:
             return
         done = subprocess.run([npm, "ci", "--prefix", str(folder), "--no-audit", "--no-fund"],
                               capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode == 0:
+            (folder / INSTALLED_MARK).write_text(_lock_digest(folder), encoding="utf-8")
     if done.returncode != 0:
         raise RuntimeError(f"npm ci in {folder} failed:\n{done.stdout}\n{done.stderr}")
 

@@ -7,6 +7,7 @@ node_modules instead of running without it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -53,3 +54,16 @@ def test_an_optional_package_for_this_machine_is_expected(tmp_path):
     excluded = {"packages": {**LOCK["packages"], "node_modules/runtime-here": {**entry, "os": ["!" + entry["os"]]}}}
     (tmp_path / "package-lock.json").write_text(json.dumps(excluded), encoding="utf-8")
     assert compat.installed(tmp_path)
+
+
+def test_the_mark_of_an_npm_ci_of_this_lockfile_counts_and_a_changed_lockfile_voids_it(tmp_path):
+    """An optional package npm left out (omit=optional, a failed download) must not reinstall on every run."""
+    folder = _folder(tmp_path, {"packages": {**LOCK["packages"], "node_modules/left-out": {
+        "version": "1.0.0", "optional": True, **compat.npm_platform()}}}, {"packages": {"node_modules/a": {"version": "1.0.0"}}})
+    assert not compat.installed(folder)
+    (folder / compat.INSTALLED_MARK).write_text(hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest(),
+                                                encoding="utf-8")
+    assert compat.installed(folder)
+    (folder / "package-lock.json").write_text(json.dumps({"packages": {"node_modules/b": {"version": "1.0.0"}}}),
+                                              encoding="utf-8")
+    assert not compat.installed(folder)
