@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["NODE_OPS", "REPEAT_CALLS", "SUITES", "PythonLog", "append_args", "load_records"]
+__all__ = ["NODE_OPS", "OWN_GC_OPS", "REPEAT_CALLS", "SUITES", "PythonLog", "append_args", "load_records"]
 
 #: Operations per log kind, in run order (the Node script has the same table, minus `validate`).
 SUITES: dict[str, tuple[str, ...]] = {
@@ -40,6 +40,11 @@ SUITES: dict[str, tuple[str, ...]] = {
 #: Operations the TypeScript package has no counterpart for.
 PYTHON_ONLY = frozenset({"validate"})
 NODE_OPS = {kind: tuple(op for op in ops if op not in PYTHON_ONLY) for kind, ops in SUITES.items()}
+
+#: Operations whose library code moves what it built to the oldest GC generation when it returns
+#: (``json_value.gc_paused(long_lived=True)``), which it skips in a process that uses ``gc.freeze()``:
+#: `bench/run.py` releases its frozen inputs (``gc.unfreeze()``) while it times these.
+OWN_GC_OPS = frozenset({"read", "load", "seed"})
 
 #: A repeated derive is one cheap call; each timed run averages this many calls.
 REPEAT_CALLS = 20
@@ -80,6 +85,8 @@ class PythonLog:
         self.session_id: str = header_line["id"]
         self.args = append_args(self.events)
         self._collect = True
+        #: CPU seconds (user + system) of the last ``run``, the whole operation method
+        self.cpu = 0.0
 
     def run(self, op: str, collect: bool = True) -> tuple[dict[str, float], dict[str, Any]]:
         """One run of ``op``; ``collect=False`` skips the untimed full GCs (for profiling the work alone)."""
@@ -89,7 +96,9 @@ class PythonLog:
         self._collect = collect
         if collect:
             gc.collect()
+        cpu = time.process_time()
         result: tuple[dict[str, float], dict[str, Any]] = method(op)
+        self.cpu = time.process_time() - cpu
         return result
 
     def _time(self, op: str, body: Any) -> tuple[dict[str, float], Any]:

@@ -25,7 +25,8 @@ from typing import Any
 from sessionspec.spec import FORMAT, RowLayout
 from sessionspec.spec.errors import ChunkRowError
 
-from .json_value import MAX_SAFE_INTEGER, gc_paused
+from .json_value import MAX_SAFE_INTEGER, FrozenDict, freeze_parsed, gc_paused
+from .json_value import _fd as _frozen_dict  # the shallow FrozenDict of a dict we own
 from .json_value import is_safe_int as _is_safe
 from .rule_table import TABLE, define
 
@@ -330,6 +331,33 @@ def expand_row(value: Mapping[str, Any], row: RowSpec) -> list[dict[str, Any]]:
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
     data, payload, times = TABLE.validate_row(value, row)
     return _members(value["seq0"], data, row, payload, times)
+
+
+def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict]:
+    """:func:`expand_row` with every member frozen (DEC-5), built directly rather than frozen afterwards
+    (the load path, ``jsonl``); ``value`` must come from ``json_text``'s fast reader (so its strings and
+    numbers are lossless but for ``-0.0``). Raises :class:`ChunkRowError`, or ``NotLossless`` when
+    turn, step or index is ``-0.0`` (the general path then reports it)."""
+    data, payload, times = TABLE.validate_row(value, row)
+    turn = data["turn"]
+    step = data["step"]
+    index = data["index"]
+    if turn.__class__ is not int or step.__class__ is not int or index.__class__ is not int:  # floats: -0.0?
+        return list(map(freeze_parsed, _members(value["seq0"], data, row, payload, times)))
+    fd = _frozen_dict
+    chunk_type = row.chunk_type
+    member_key = row.member_key
+    event_type = _CHUNK_EVENT_TYPE
+    seq0 = value["seq0"]
+    base = {"type": chunk_type, "index": index}
+    for key in row.fixed:
+        if key in data:
+            base[key] = data[key]
+    return [
+        fd({"type": event_type, "seq": seq, "time": time,
+            "data": fd({"turn": turn, "step": step, "chunk": fd({**base, member_key: member})})})
+        for seq, time, member in zip(range(seq0, seq0 + len(payload)), times, payload)
+    ]
 
 
 def expand_row_batches(value: Mapping[str, Any], row: RowSpec, batch: int) -> Iterator[list[dict[str, Any]]]:

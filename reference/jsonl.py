@@ -36,11 +36,12 @@ from .chunk_rows import (
     decode_storage_record,
     expand_row,
     expand_row_batches,
+    expand_row_frozen,
     pack_chunk_runs,
     row_spec,
     validate_row,
 )
-from .json_value import gc_paused
+from .json_value import NotLossless, freeze_parsed, gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
@@ -267,6 +268,14 @@ def _decode_line(raw: bytes) -> Any:
 def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: Any = None) -> Artifact:
     """Parse an artifact's bytes (or a file) into its header (the header keys of ``revision``) and
     preserved events (JSONL-2 … JSONL-9)."""
+    return _read(source, revision)[0]
+
+
+def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: Any = None,
+          freeze: bool = False) -> tuple[Artifact, bool]:
+    """:func:`read_artifact`, and whether its events are frozen: with ``freeze``, a whole, contiguous
+    artifact gives its events frozen by ``freeze_parsed`` (for :meth:`Session._restore`); any other
+    gives plain events, as :func:`read_artifact` does."""
     data, path = _read_bytes(source)
     size = len(data)
     # Only `\n`-terminated lines count; a final fragment is torn (JSONL-4).
@@ -287,8 +296,8 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
         raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path)
 
-    with gc_paused():  # a bulk build of acyclic values: collections during it only re-traverse them
-        clean = _read_clean(lines)
+    with gc_paused(long_lived=True):  # a bulk build of acyclic values: collections during it only re-traverse them
+        clean = _read_clean(lines, freeze=True) if freeze else _read_clean(lines)
     if clean is not None:  # every line whole and contiguous: nothing to truncate, no holes
         events, last_turn_end = clean
         return Artifact(
@@ -299,17 +308,19 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
             truncate_offset=size - fragment,
             committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
             fragment_bytes=fragment,
-        )
-    return _read_damaged(lines, parsed_header, size, fragment, path, revision)
+        ), freeze
+    return _read_damaged(lines, parsed_header, size, fragment, path, revision), False
 
 
-def _read_clean(lines: list[bytes], keep: bool = True) -> tuple[list[Any], int] | None:
+def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int] | None:
     """The events of lines 2.. and the index of the last line holding a ``turn/end``, when every line is
     a whole record and the seqs run on from 0 (the common case, in one pass); else None.
 
     A line the fast reader declines (a hole, a seq gap, a malformed row, text only the exact
     parser reads) sends the whole artifact to :func:`_read_damaged`, which decides exactly.
     ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
+    ``freeze`` returns the events frozen by ``freeze_parsed`` (the load path); a value that is not
+    lossless (``-0.0``) declines too.
     """
     if TABLE.decode_line is not _decode_line:  # a variant's line rule (a mutant): only the general reader uses it
         return None
@@ -334,6 +345,11 @@ def _read_clean(lines: list[bytes], keep: bool = True) -> tuple[list[Any], int] 
             seq = value.get("seq")
             if seq.__class__ is not int or seq != expected:
                 return None
+            if freeze:
+                try:
+                    value = freeze_parsed(value)
+                except NotLossless:
+                    return None
             append(value)
             expected += 1
             if tag == "turn/end":
@@ -343,14 +359,15 @@ def _read_clean(lines: list[bytes], keep: bool = True) -> tuple[list[Any], int] 
                 return None
             try:
                 if keep:
-                    members = expand_row(value, row)
+                    members = expand_row_frozen(value, row) if freeze else expand_row(value, row)
                     extend(members)
                     expected += len(members)
                 else:
                     expected += len(validate_row(value, row)[1])
-            except ChunkRowError:
+            except (ChunkRowError, NotLossless):
                 return None
     return events, last_turn_end
+
 
 
 def _discard(value: Any) -> None:
@@ -570,25 +587,31 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
     the closers to the file. With ``durable=False``, or when loading fails,
     the file is left untouched.
     """
-    artifact = read_artifact(path, revision)
+    artifact, frozen = _read(path, revision, freeze=True)
     where = os.fspath(path)
     check_loadable(artifact.header, artifact.events, session_id, where)
-    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision)
+    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision, frozen=frozen)
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
-    return LoadedArtifact(session, artifact.header, [*artifact.events, *closers], closers, truncated)
+    return LoadedArtifact(session, artifact.header, session.events[: len(artifact.events) + len(closers)],
+                          closers, truncated)
 
 
 def seed_repaired(
-    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: Any = None
+    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: Any = None,
+    *, frozen: bool = False,
 ) -> tuple[Session, list[dict[str, Any]]]:
     """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
 
     Shared by every storage form so a log is closed in the shape of its own
     revision (REPAIR-8) and nothing is written back before the seed passes.
+    ``frozen``: ``events`` were frozen by ``freeze_parsed`` from the reader's own parse
+    (:meth:`Session._restore` then keeps them instead of copying them).
     """
     closers = list(interrupted_turn_closers(events, revision))
+    if frozen:
+        return Session._restore(session_id, events, closers, header, revision=revision), closers
     return Session(session_id, [*events, *closers], header, revision=revision), closers
 
 

@@ -10,6 +10,9 @@ its general path on generated logs, including damaged ones.
 from __future__ import annotations
 
 import io
+import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.reference import json_text, jsonl, surface
 from sessionspec.reference.json_text import dumps, loads
+from sessionspec.reference.json_value import FrozenDict, FrozenList
 from sessionspec.spec.errors import SessionSpecError
 from strategies import json_values, session_logs
 
@@ -104,6 +108,62 @@ def test_artifact_reader_one_pass_agrees_with_the_line_by_line_reader(
     finally:
         jsonl._read_clean = original
     assert fast == general
+
+
+def _deeply_frozen(value: Any) -> bool:
+    if isinstance(value, dict):
+        return type(value) is FrozenDict and all(_deeply_frozen(v) for v in value.values())
+    if isinstance(value, list):
+        return type(value) is FrozenList and all(_deeply_frozen(v) for v in value)
+    return True
+
+
+def _load(path: Path) -> Any:
+    try:
+        loaded = jsonl.load_artifact(path, "s", durable=False)
+    except SessionSpecError as error:
+        return (type(error), error.code, str(error))
+    assert all(map(_deeply_frozen, loaded.session.events)) and all(map(_deeply_frozen, loaded.events))
+    return list(loaded.session.events), list(loaded.events), loaded.closers, loaded.truncated_bytes
+
+
+def _negative_zero(data: bytes, where: str, at: int) -> bytes:
+    """``-0.0`` in the payload of one line (a row's ``turn`` is shared by all its members)."""
+    lines = data.split(b"\n")
+    if len(lines) <= 2:
+        return data
+    line = 1 + at % (len(lines) - 2)
+    pattern = rb'"turn":-?\d+' if where == "turn" else rb'"data":\{'
+    lines[line] = re.sub(pattern, b'"turn":-0.0' if where == "turn" else b'"data":{"z":-0.0,', lines[line], count=1)
+    return b"\n".join(lines)
+
+
+@given(session_logs(), st.sampled_from([*_DAMAGE.elements, "zero-turn", "zero-data"]), st.integers(0, 10_000))
+def test_load_path_that_keeps_the_frozen_parse_agrees_with_seeding_a_copy(
+    events: list[dict[str, Any]], damage: str, at: int
+) -> None:
+    """``load_artifact`` keeps the events ``freeze_parsed`` froze (``Session._restore``); the general load
+    seeds a copy of the plain events of the line-by-line reader: the same session, events, closers or error."""
+    data = _damaged(events, damage, at) if damage in _DAMAGE.elements else _negative_zero(
+        jsonl.header_bytes({"version": 0, "id": "s", "createdAt": 1}) + jsonl.encode_records(events),
+        damage[5:], at)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        path.write_bytes(data)
+        fast = _load(path)
+        original_read, original_clean = jsonl._read, jsonl._read_clean
+        jsonl._read = lambda source, revision=None, freeze=False: original_read(source, revision)  # type: ignore[assignment]
+        jsonl._read_clean = lambda lines: None  # type: ignore[assignment]  # force the general reader and seed
+        try:
+            general = _load(path)
+        finally:
+            jsonl._read, jsonl._read_clean = original_read, original_clean
+        assert path.read_bytes() == data
+    assert fast == general
+    if isinstance(fast, tuple):
+        assert type(fast) is type(general)
+    else:
+        assert [type(e) for e in fast[1]] == [type(e) for e in general[1]]
 
 
 _EDIT = st.sampled_from(["none", "seq", "bool-seq", "marker", "sources", "type", "no-type", "no-marker", "list"])

@@ -14,7 +14,7 @@
 //
 //   {"cmd": "info"}                                  -> {"node", "package", "gc"}
 //   {"cmd": "open", "name", "kind", "path"}          -> {"events"}   parse the file once (untimed)
-//   {"cmd": "run", "name", "op"}                     -> {"times": {result: seconds}, "meta": {...}}
+//   {"cmd": "run", "name", "op"}                     -> {"times": {result: seconds}, "meta": {...}, "cpu": seconds}
 //   {"cmd": "close", "name"}                         -> {}
 //
 // A failure replies {"error": message}. The operations and what they report
@@ -170,7 +170,11 @@ function handle (request) {
       if (log === undefined) throw new Error(`log ${request.name} is not open`)
       if (!OPS.has(request.op)) throw new Error(`unknown operation ${request.op}`)
       collect()
-      return log[request.op](request.op)
+      const before = process.cpuUsage()
+      const reply = log[request.op](request.op)
+      const used = process.cpuUsage(before) // every thread of the process: the GC's helpers too
+      reply.cpu = (used.user + used.system) / 1e6
+      return reply
     }
     case 'close':
       logs.delete(request.name)
