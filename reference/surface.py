@@ -73,6 +73,9 @@ def plain_append_sources(sources: Any, seq: int, etype: str) -> bool:
     """
     if type(sources) not in _LISTS:
         return False
+    if len(sources) == 1:  # the common case (a tool result cites its call), without the set passes
+        only = sources[0]
+        return only.__class__ is int and 0 <= only < seq
     return (not sources or _distinct_seqs(sources)) and earlier_append_sources(sources, seq, etype)
 
 
@@ -610,20 +613,33 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: Any = None) -> d
     check = state.check
     apply = state.apply
     skip = state.skip
+    push = state._push
     types = state._types
     pending = 0  # plain log-only events not yet counted into the state
     for position, event in enumerate(events):
-        # A dict whose seq is its position, whose type is a str outside the surface types, without
+        # A dict whose seq is its position and whose type is a str outside the surface types, without
         # either marker: check() would only count it, so it is counted in bulk (most events of a real
-        # log are chunks). Anything else goes through check(), which decides and reports.
+        # log are chunks). A surface event with surfaceOp "append" and valid sourceEventSeqs (or none):
+        # check() would plan a plain append, committed here as apply() would. Anything else goes
+        # through check(), which decides and reports.
         cls = event.__class__
         if cls is dict or cls is FrozenDict:
             seq = event.get("seq")
             etype = event.get("type")
-            if (type(seq) is int and seq == position and type(etype) is str and etype not in types
-                    and "surfaceOp" not in event and "sourceEventSeqs" not in event):
-                pending += 1
-                continue
+            if seq == position and seq.__class__ is int and etype.__class__ is str:
+                if etype not in types:
+                    if "surfaceOp" not in event and "sourceEventSeqs" not in event:
+                        pending += 1
+                        continue
+                else:
+                    op = event.get("surfaceOp")
+                    if op == "append" and op.__class__ is str:
+                        sources = event.get("sourceEventSeqs", _MISSING)
+                        if sources is _MISSING or plain_append_sources(sources, seq, etype):
+                            skip(pending + 1)  # the pending log-only events, and this one (as apply() counts it)
+                            pending = 0
+                            push(seq)
+                            continue
         if pending:
             skip(pending)
             pending = 0
