@@ -17,12 +17,16 @@ shared machine the wall time of a short process is mostly waiting for a core.
     python bench/operators.py --quick         # small sizes, nothing written (a smoke run)
     python bench/operators.py --gigabyte      # also the 1 GB log (a few minutes more)
     python bench/operators.py --whole         # only whole-process validate against parse-only, printed
+    python bench/operators.py --whole --against OLD   # ... and the code of the source tree OLD (a git worktree of
+                                                      # another revision) in the same alternation
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,10 +53,10 @@ PARSE_ONLY = [sys.executable, "-c", "import sys, orjson\nloads = orjson.loads\n"
               "with open(sys.argv[1], 'rb') as f:\n    for line in f:\n        loads(line)"]
 
 
-def child(argv: list[str]) -> dict[str, float]:
+def child(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
     """Wall seconds, CPU seconds and peak RSS (bytes) of one child process; it must exit 0."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
@@ -61,12 +65,14 @@ def child(argv: list[str]) -> dict[str, float]:
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024}
 
 
-def alternate(commands: dict[str, list[str]], runs: int, warmup: int = 1) -> dict[str, dict[str, list[float]]]:
-    """Run each command `runs` times (after `warmup` untimed rounds), one of each in turn."""
+def alternate(commands: dict[str, list[str]], runs: int, warmup: int = 1,
+              envs: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, list[float]]]:
+    """Run each command `runs` times (after `warmup` untimed rounds), one of each in turn (`envs`: a command's
+    environment, when it is not this process's)."""
     out: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": [], "rss": []} for name in commands}
     for round_ in range(warmup + runs):
         for name, argv in commands.items():
-            result = child(argv)
+            result = child(argv, (envs or {}).get(name))
             if round_ >= warmup:
                 for key, value in result.items():
                     out[name][key].append(value)
@@ -87,6 +93,29 @@ def measure_whole(folder: Path, events: int, runs: int) -> dict[str, Any]:
         "validate": [*CLI, "validate", "--level", "schema", "--quiet", str(lines)],
         "parse": [*PARSE_ONLY, str(lines)],
     }, runs)}
+
+
+def installed_copy(tree: Path, target: Path) -> Path:
+    """The package of source tree `tree` laid out as installed (``pyproject.toml`` package-dir) under `target`,
+    its bytecode compiled: a revision to compare, imported through ``PYTHONPATH`` like no editable finder."""
+    package = target / "sessionspec"
+    shutil.copytree(tree / "tools", package, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("spec", "reference", "conformance"):
+        shutil.copytree(tree / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__", "node_modules"))
+    compileall.compile_dir(str(target), quiet=2)
+    return target
+
+
+def measure_against(folder: Path, events: int, runs: int, old_tree: Path) -> dict[str, Any]:
+    """Whole-process validate of this tree and of `old_tree`, both as installed copies, and parse-only, alternating."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = folder / f"lines-{events}.jsonl"
+    count, size = write_log(lines, events, packed=False)
+    argv = [*CLI, "validate", "--level", "schema", "--quiet", str(lines)]
+    sites = {name: str(installed_copy(tree, folder / f"site-{name}")) for name, tree in (("new", ROOT), ("old", old_tree))}
+    envs = {f"validate ({name})": {**os.environ, "PYTHONPATH": site} for name, site in sites.items()}
+    return {"events": count, "bytes": size, "times": alternate(
+        {"validate (old)": argv, "validate (new)": argv, "parse": [*PARSE_ONLY, str(lines)]}, runs, envs=envs)}
 
 
 def whole_row(whole: dict[str, Any]) -> str:
@@ -118,7 +147,7 @@ def measure(quick: bool = False, gigabyte: bool = False, workdir: Path | None = 
             "python": [sys.executable, "-c", "import orjson"],
         }, runs)
         print("whole-process validate ...", flush=True)
-        results["whole"] = measure_whole(folder, line_log, max(3, runs // 2))
+        results["whole"] = measure_whole(folder, line_log, runs)
         print("peak memory ...", flush=True)
         memory = []
         logs = [("packed", write_log(folder / f"mem-{n}.jsonl", n, packed=True), folder / f"mem-{n}.jsonl")
@@ -220,14 +249,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", metavar="DIR", help="write the logs here (default: a temporary folder)")
     parser.add_argument("--whole", action="store_true", help="only the whole-process validate row (printed, nothing written)")
     parser.add_argument("--runs", type=int, default=7, help="with --whole: runs of each command")
+    parser.add_argument("--against", metavar="TREE", help="with --whole: also the code of this source tree "
+                        "(a checkout of another revision); both then run as installed copies")
     args = parser.parse_args(argv)
     if args.whole:
         with tempfile.TemporaryDirectory(prefix="sessionspec-operators-") as scratch:
-            whole = measure_whole(Path(args.workdir or scratch), 200_000, args.runs)
+            folder = Path(args.workdir or scratch)
+            if args.against:
+                whole = measure_against(folder, 200_000, args.runs, Path(args.against).resolve())
+            else:
+                whole = measure_whole(folder, 200_000, args.runs)
         times = whole["times"]
         for name, t in times.items():
             print(f"{name}: CPU {_range(t['cpu'])}, wall {_range(t['wall'])}")
-        print(whole_row(whole))
+        if args.against:
+            cpu = {name: _med(t["cpu"]) for name, t in times.items()}
+            print(f"CPU / parse-only: old {cpu['validate (old)'] / cpu['parse']:.2f}x, new {cpu['validate (new)'] / cpu['parse']:.2f}x;"
+                  f" new / old {cpu['validate (new)'] / cpu['validate (old)']:.3f}; load average {os.getloadavg()[0]:.1f}")
+        else:
+            print(whole_row(whole))
         return 0
     results = measure(args.quick, args.gigabyte, Path(args.workdir) if args.workdir else None)
     block = render(results)

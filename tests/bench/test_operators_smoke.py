@@ -59,3 +59,16 @@ def test_children_are_measured_and_every_target_is_reported(operators: Any) -> N
     assert "one-event log" in block and "one per line" in block and "packed `mix` logs" in block
     assert "1 GB in < 300 MB RSS" in block and "files per second" in block
     assert block.count("**not met**") == 2  # the in-process ratio (2.5) and the memory (400 MB); start-up is met
+
+
+def test_an_installed_copy_of_a_tree_is_what_its_processes_import(operators: Any, tmp_path: Path) -> None:
+    """`--against`: each revision runs from its own copy, laid out as installed, not through the editable finder."""
+    import os
+    import subprocess
+
+    site = operators.installed_copy(operators.ROOT, tmp_path / "site")
+    probe = "import sessionspec.cli, sessionspec.reference.session as s; print(sessionspec.cli.__file__, s.__file__)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert all(path.startswith(str(site)) for path in done.stdout.split())
+    assert not list(site.rglob("node_modules"))

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import re
 import sys
-import tokenize
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +83,9 @@ def _renamed(source: str, prefix: str) -> str:
 
     Only NAME tokens are touched (never text inside string literals).
     """
+    import io
+    import tokenize  # rendering only: a process that loads the generated module never needs it
+
     pattern = re.compile(r"_(?:v|s|c|tab|free|re|fb)\d+")
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
