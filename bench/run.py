@@ -273,12 +273,14 @@ def run_logs(logs: Sequence[dict[str, Any]], runs: int, warmup: int,
     ts: dict[tuple[str, str], dict[str, Any]] = {}
 
     def record(store: dict[tuple[str, str], dict[str, Any]], name: str, times: dict[str, float],
-               meta: dict[str, Any], timed: bool) -> None:
+               meta: dict[str, Any], timed: bool, cpu: float | None) -> None:
         for op, seconds in times.items():
-            entry = store.setdefault((name, op), {"log": name, "op": op, "times": [], "meta": {}})
+            entry = store.setdefault((name, op), {"log": name, "op": op, "times": [], "cpu": [], "meta": {}})
             entry["meta"] = meta
             if timed:
                 entry["times"].append(seconds)
+                if cpu is not None and len(times) == 1:  # the CPU time of the whole run: one result only
+                    entry["cpu"].append(cpu)
 
     kinds = list(dict.fromkeys(log["kind"] for log in logs))
     for kind in kinds:
@@ -301,11 +303,11 @@ def run_logs(logs: Sequence[dict[str, Any]], runs: int, warmup: int,
                     for name, side in (pairs if index % 2 == 0 else pairs[::-1]):
                         if side == "py":
                             times, meta = opened[name].run(op)
-                            record(py, name, times, meta, timed)
+                            record(py, name, times, meta, timed, opened[name].cpu)
                         elif on_node:
                             assert node is not None
                             reply = node.request({"cmd": "run", "name": name, "op": op})
-                            record(ts, name, reply["times"], reply["meta"], timed)
+                            record(ts, name, reply["times"], reply["meta"], timed, reply.get("cpu"))
                 if op in bench_reference.OWN_GC_OPS:
                     gc.collect()  # the runs' cyclic garbage (a dropped session), before it would be frozen
                     gc.freeze()
@@ -800,13 +802,20 @@ def plot(logs: Sequence[dict[str, Any]], py: list[dict[str, Any]], ts: list[dict
     write_atomic(path, buffer.getvalue())
 
 
+def _cpu_ratio(py: dict[str, Any] | None, ts: dict[str, Any] | None) -> str:
+    """Python/TypeScript ratio of the median CPU times (user + system, every thread) of the runs."""
+    if not py or not ts or not py.get("cpu") or not ts.get("cpu"):
+        return "n/a"
+    return f"{statistics.median(py['cpu']) / statistics.median(ts['cpu']):.2f}"
+
+
 def print_summary(summary: dict[str, Any], validate_ratio: list[tuple[int, float]]) -> None:
     print()
-    print(f"{'operation':<38} {'log':<18} {'Python':>26} {'TypeScript':>26} {'Py/TS':>7}  same")
+    print(f"{'operation':<38} {'log':<18} {'Python':>26} {'TypeScript':>26} {'Py/TS':>7} {'CPU':>5}  same")
     for row in summary["rows"]:
         ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "n/a"
         print(f"{row['label']:<38} {row['kind'] + '-' + str(row['size']):<18} {_fmt_time(row['py']):>26} "
-              f"{_fmt_time(row['ts']):>26} {ratio:>7}  {row['agree']}")
+              f"{_fmt_time(row['ts']):>26} {ratio:>7} {_cpu_ratio(row['py'], row['ts']):>5}  {row['agree']}")
     for g in summary["growth"]:
         print(f"growth x{g['factor']:g} {g['label']:<38} python {_plain(g['py']):>6}  typescript {_plain(g['ts']):>6}"
               + (f"  (target {g['target']})" if g["target"] else ""))
