@@ -18,7 +18,8 @@ The row tags, member keys and ``MIN_RUN`` come from the spec constants.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, pairwise
+from itertools import accumulate, islice
+from operator import itemgetter, sub
 from types import MappingProxyType
 from typing import Any
 
@@ -62,18 +63,26 @@ _EVENT_KEYS = frozenset({"type", "seq", "time", "data"})
 _EVENT_DATA_KEYS = frozenset({"turn", "step", "chunk"})
 
 
+_ABSENT: Any = object()  # a run-constant field a delta does not have
+_NO_KEY: Any = object()  # a dict key no stored value has
+
+
 class RowSpec:
     """One row tag's layout, derived from the spec constants (the decoder's own view of it)."""
 
     __slots__ = (
+        "base_len",
         "chunk_keys",
         "chunk_keys_min",
         "chunk_type",
         "data_keys",
         "data_keys_min",
         "fixed",
+        "fixed_pair",
         "list_key",
+        "may_lack",
         "member_key",
+        "member_of",
         "optional",
         "tag",
     )
@@ -91,20 +100,33 @@ class RowSpec:
         self.data_keys_min = frozenset(k for k in data_keys if k not in self.optional)
         self.chunk_keys = frozenset(("type", "index", self.member_key, *self.fixed))
         self.chunk_keys_min = frozenset(k for k in self.chunk_keys if k not in self.optional)
+        # For the key check by length (see _classify): the number of chunk keys that are not run-constant.
+        self.base_len = len(self.chunk_keys) - len(self.fixed)
+        # For the fast packer: the run-constant fields padded to two with a key no chunk has, and
+        # the ones a delta may lack (the optional ones and the padding).
+        self.fixed_pair: tuple[Any, Any] = (*self.fixed, _NO_KEY, _NO_KEY)[:2]
+        self.may_lack = frozenset((*self.optional, _NO_KEY))
+        self.member_of = itemgetter(self.member_key)
 
 
 _ROWS: dict[str, RowSpec] = {tag: RowSpec(layout) for tag, layout in FORMAT.chunk_rows.items()}
 ROW_SPECS: Mapping[str, RowSpec] = MappingProxyType(_ROWS)
 """Row tag -> its layout (read-only)."""
 _BY_CHUNK_TYPE: dict[str, RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
+_FAST_LAYOUTS = all(len(row.fixed) <= 2 for row in _ROWS.values())  # what the fast packer reads (fixed_pair)
 
 
 def _classify(event: Any) -> tuple[RowSpec, int, int, tuple[Any, ...]] | None:
     """(row layout, seq, time, run key) of an event that packs, or None to store it verbatim (CHUNK-2, DEC-13).
 
-    Two packable deltas continue one run when their layouts and run keys (turn, step, index and
-    the run-constant fields, absent ones included) are equal, the seqs consecutive and the time
-    gap a safe integer (CHUNK-3). The cheapest refusals come first: most events are not deltas.
+    A delta packs when its envelope, data and chunk have exactly the keys of its layout and every
+    value has its exact type (integers ``int``, never ``bool`` or an integral float), seq a
+    non-negative safe integer and time a safe integer. The keys are checked by length: a key read
+    with ``get`` and found to have its type is present, so a container of the layout's length that
+    has all of them has no other key. Two packable deltas continue one run when their run keys
+    (layout, turn, step, index and the run-constant fields, absent ones included) are equal, the
+    seqs consecutive and the time gap a safe integer (CHUNK-3). The cheapest refusals come first:
+    most events are not deltas.
     """
     if not isinstance(event, dict) or event.get("type") != _CHUNK_EVENT_TYPE:
         return None
@@ -116,52 +138,64 @@ def _classify(event: Any) -> tuple[RowSpec, int, int, tuple[Any, ...]] | None:
         return None
     chunk_type = chunk.get("type")
     row = _BY_CHUNK_TYPE.get(chunk_type) if type(chunk_type) is str else None
-    if row is None or event.keys() != _EVENT_KEYS or data.keys() != _EVENT_DATA_KEYS:
+    if row is None or len(event) != 4 or len(data) != 3:
         return None
-    keys = chunk.keys()
-    if not (keys == row.chunk_keys or (row.optional and keys == row.chunk_keys_min)):
-        return None
-    seq = event["seq"]
-    time = event["time"]
-    turn = data["turn"]
-    step = data["step"]
-    index = chunk["index"]
+    seq: Any = event.get("seq")
+    time: Any = event.get("time")
+    turn = data.get("turn")
+    step = data.get("step")
+    index = chunk.get("index")
     if (
-        type(seq) is not int or not 0 <= seq <= MAX_SAFE_INTEGER
-        or type(time) is not int or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
-        or type(turn) is not int or type(step) is not int or type(index) is not int
-        or type(chunk[row.member_key]) is not str
+        (type(chunk_type), type(seq), type(time), type(turn), type(step), type(index), type(chunk.get(row.member_key)))
+        != _DELTA_TYPES
+        or not 0 <= seq <= MAX_SAFE_INTEGER or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
     ):
         return None
-    if not row.fixed:
-        return row, seq, time, (turn, step, index)
     fixed = tuple(chunk.get(key, _ABSENT) for key in row.fixed)
-    for value in fixed:
-        if value is not _ABSENT and type(value) is not str:
+    present = 0
+    for key, value in zip(row.fixed, fixed):
+        if type(value) is str:
+            present += 1
+        elif value is not _ABSENT or key not in row.optional:
             return None
-    return row, seq, time, (turn, step, index, *fixed)
+    if len(chunk) != row.base_len + present:
+        return None
+    return row, seq, time, (row, turn, step, index, *fixed)
 
 
-_ABSENT: Any = object()
+_DELTA_TYPES = (str, int, int, int, int, int, str)
+"""Value types of a packable delta's chunk type, seq, time, turn, step, index and member."""
 
 
 def _build_row(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    first = run[0]
+    """The row of a run of packable deltas (CHUNK-6)."""
+    return _row(row, run[0], list(map(_time_of, run)), _members_of(row, run))
+
+
+def _members_of(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(map(row.member_of, map(_chunk_of, map(_data_of, run))))
+
+
+def _row(row: RowSpec, first: Mapping[str, Any], times: list[int], members: list[str]) -> dict[str, Any]:
+    """The row layout (CHUNK-6): a run's first event, member times and members."""
     fdata = first["data"]
     fchunk = fdata["chunk"]
-    times = [event["time"] for event in run]
     data: dict[str, Any] = {
         "turn": fdata["turn"],
         "step": fdata["step"],
         "index": fchunk["index"],
-        "dt": [b - a for a, b in pairwise(times)],
+        "dt": list(map(sub, islice(times, 1, None), times)),
     }
     for key in row.fixed:
         if key in fchunk:
             data[key] = fchunk[key]
-    member = row.member_key
-    data[row.list_key] = [event["data"]["chunk"][member] for event in run]
+    data[row.list_key] = members
     return {"type": row.tag, "seq0": first["seq"], "time0": first["time"], "data": data}
+
+
+_time_of = itemgetter("time")
+_data_of = itemgetter("data")
+_chunk_of = itemgetter("chunk")
 
 
 def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -170,40 +204,125 @@ def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
     Pure: the input is not modified and events are passed through as the same
     objects. Runs never span calls.
     """
-    if TABLE.run_continues is not _continues:  # a variant's run rule (a mutant): the general loop asks it
-        return _pack_general(events)
+    batch = events if events.__class__ is list else list(events)
+    if TABLE.run_continues is _continues and _FAST_LAYOUTS:
+        packed = _pack_fast(batch)
+        if packed is not None:
+            return packed
+    return _pack_general(batch)  # a variant's run rule (a mutant), or a case the fast form defers
+
+
+def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C901 - _classify inlined; the loop calling it per event ran 1.5-1.8x the instructions (docs/benchmarks.md)
+    """:func:`_pack_general` for the common case, or None to defer to it.
+
+    The specialised form of the one rule: the tests of :func:`_classify` inlined, on plain and
+    frozen dicts only (whose subscripts have no side effects; another dict subclass defers),
+    except its range checks (seq, time) and the time-gap test of ``_continues``, which are taken
+    for the rows actually built; when one fails, the batch goes to the general loop. Deferring
+    them cannot change a decision: an event they would refuse can only join runs here that the
+    general loop splits, and a run holding such an event is either built (then checked, and
+    deferred) or too short to pack (then stored verbatim, as its pieces would be). Runs are
+    decided on the run keys (layout, turn, step, index, run-constant fields) and consecutive
+    seqs, and kept as ranges of the batch, so events between rows are copied a slice at a time.
+    tests/reference/test_chunk_rows.py compares this form with the general loop on generated
+    and damaged batches.
+    """
+    runs: list[tuple[int, int, RowSpec]] = []  # (first, end, layout) of each run long enough to pack
+    min_run = TABLE.min_run
+    start = 0  # the current run's first position
+    kind: Any = None  # its layout
+    run_key: tuple[Any, ...] | None = None  # its run key; None: no run
+    last_seq = 0
+    layouts = _BY_CHUNK_TYPE
+    absent = _ABSENT
+    delta_types = _DELTA_TYPES
+    chunk_event = _CHUNK_EVENT_TYPE
+    frozen = FrozenDict
+    for position, event in enumerate(events):
+        # _classify(event), inlined: key is the run key of a packable delta, else None
+        key: tuple[Any, ...] | None = None
+        cls = event.__class__
+        if cls is dict or cls is frozen:
+            try:
+                if event["type"] == chunk_event:
+                    data = event["data"]
+                    cls = data.__class__
+                    if cls is dict or cls is frozen:
+                        chunk = data["chunk"]
+                        cls = chunk.__class__
+                        if cls is dict or cls is frozen:
+                            chunk_type = chunk["type"]
+                            row = layouts.get(chunk_type)
+                            if row is not None and len(event) == 4 and len(data) == 3:
+                                seq = event["seq"]
+                                turn = data["turn"]
+                                step = data["step"]
+                                index = chunk["index"]
+                                if (chunk_type.__class__, seq.__class__, event["time"].__class__, turn.__class__,
+                                        step.__class__, index.__class__, chunk[row.member_key].__class__) == delta_types:
+                                    if not row.fixed:
+                                        if len(chunk) == row.base_len:
+                                            key = (row, turn, step, index)
+                                    else:  # up to two run-constant fields (_FAST_LAYOUTS)
+                                        first, second = row.fixed_pair
+                                        a = chunk.get(first, absent)
+                                        b = chunk.get(second, absent)
+                                        if (
+                                            (a.__class__ is str or (a is absent and first in row.may_lack))
+                                            and (b.__class__ is str or (b is absent and second in row.may_lack))
+                                            and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
+                                        ):
+                                            key = (row, turn, step, index, a, b)
+                        elif isinstance(chunk, dict):
+                            return None
+                    elif isinstance(data, dict):
+                        return None
+            except (KeyError, TypeError):  # a key missing, an unhashable chunk type: not a packable delta
+                key = None
+        elif isinstance(event, dict):
+            return None
+        if key is not None:
+            if key != run_key or seq != last_seq + 1:  # _continues, on the run keys (CHUNK-3)
+                if run_key is not None and position - start >= min_run:
+                    runs.append((start, position, kind))
+                start = position
+                kind = row
+                run_key = key
+            last_seq = seq
+        elif run_key is not None:
+            if position - start >= min_run:
+                runs.append((start, position, kind))
+            run_key = None
+    if run_key is not None and len(events) - start >= min_run:
+        runs.append((start, len(events), kind))
+    return _with_rows(events, runs)
+
+
+def _with_rows(events: list[Mapping[str, Any]], runs: list[tuple[int, int, RowSpec]]) -> list[Any] | None:
+    """The batch with each run replaced by its row, after the checks :func:`_pack_fast` defers; None if one fails."""
     out: list[Any] = []
-    append = out.append
-    run: list[Mapping[str, Any]] = []
-    kind: RowSpec | None = None
-    run_key: tuple[Any, ...] = ()
-    last_seq = last_time = 0
-    classify = _classify
-    for event in events:
-        found = classify(event)
-        if found is None:
-            if run:
-                _flush(out, kind, run)
-                run = []
-                kind = None
-            append(event)
-            continue
-        row, seq, time, key = found
-        if (  # _continues, on the run keys (CHUNK-3)
-            row is kind and seq == last_seq + 1 and key == run_key
-            and -MAX_SAFE_INTEGER <= time - last_time <= MAX_SAFE_INTEGER
-        ):
-            run.append(event)
-        else:
-            if run:
-                _flush(out, kind, run)
-            run = [event]
-            kind = row
-            run_key = key
-        last_seq = seq
-        last_time = time
-    if run:
-        _flush(out, kind, run)
+    build_row = TABLE.build_row
+    high = MAX_SAFE_INTEGER
+    done = 0
+    for first, end, row in runs:
+        run = events[first:end]
+        seq0 = run[0]["seq"]
+        times = list(map(_time_of, run))
+        # member seqs and times safe integers (CHUNK-2), time gaps safe (CHUNK-3)
+        if seq0 < 0 or seq0 + len(run) - 1 > high or max(map(abs, times)) > high:
+            return None
+        if build_row is _build_row:
+            built = _row(row, run[0], times, _members_of(row, run))
+            if max(map(abs, built["data"]["dt"])) > high:
+                return None
+        else:  # a variant's row builder (a mutant)
+            if max(map(abs, map(sub, islice(times, 1, None), times))) > high:
+                return None
+            built = build_row(row, run)
+        out += events[done:first]
+        out.append(built)
+        done = end
+    out += events[done:]
     return out
 
 

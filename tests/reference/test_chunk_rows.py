@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import collections
 import copy
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from sessionspec.reference import (
     MIN_RUN,
     ROW_TYPES,
     ChunkRowError,
+    chunk_rows,
     decode_storage_record,
     dumps,
     freeze_json_value,
@@ -19,6 +23,7 @@ from sessionspec.reference import (
     pack_chunk_runs,
 )
 from sessionspec.spec import constants
+from sessionspec.spec.errors import JsonValueError
 from strategies import MAX_SAFE, chunk_batches, session_logs
 
 
@@ -283,3 +288,101 @@ def test_chunk12_realistic_logs_round_trip(events: list[Any]) -> None:
 def test_chunk15_rows_are_not_event_types() -> None:
     for tag in ROW_TYPES:
         assert "/" not in tag
+
+
+# ------------------------------------------------ the fast packer (issue 13)
+
+class _Str(str):
+    """A str subclass: never an exact chunk type (DEC-13)."""
+
+
+def _damage(event: dict[str, Any], how: int) -> Any:
+    """One way to bend a delta the fast packer treats specially (deferred range checks, container types)."""
+    data = event["data"]
+    chunk = data["chunk"]
+    if how == 0:
+        return dict(event, seq=-1 - event["seq"])  # negative seq: refused by the deferred check
+    if how == 1:
+        return dict(event, seq=MAX_SAFE + 1)
+    if how == 2:
+        return dict(event, time=MAX_SAFE + 1)
+    if how == 3:
+        return collections.OrderedDict(event)  # another dict subclass: the fast form defers
+    if how == 4:
+        return collections.defaultdict(int, event)  # subscripting it would add a key
+    if how == 5:
+        return dict(event, data=MappingProxyType(data))  # a mapping that is not a dict: stored verbatim
+    if how == 6:
+        return dict(event, data=dict(data, chunk=dict(chunk, type=_Str(chunk["type"]))))
+    if how == 7:
+        return dict(event, data=dict(data, chunk=dict(chunk, type=[chunk["type"]])))  # unhashable chunk type
+    if how == 8:
+        return dict(event, data=dict(data, chunk={k: v for k, v in chunk.items() if k != "index"}))
+    if how == 9:
+        return dict(event, data=dict(data, chunk=collections.OrderedDict(chunk)))
+    if how == 10:
+        return {k: v for k, v in event.items() if k != "time"}
+    if how == 11:
+        return dict(event, data=dict(data, chunk={k: v for k, v in chunk.items() if k != "id"}))  # a required field missing
+    return dict(event, data=dict(data, chunk=dict(chunk, extra="x")))  # a key no layout has
+
+
+@given(chunk_batches(), st.sampled_from([0, MAX_SAFE - 12, -3, -60]), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=3), st.booleans())
+def test_fast_packer_decides_as_the_general_loop(events: list[Any], offset: int, damage: list[tuple[int, int]], frozen: bool) -> None:
+    """pack_chunk_runs (inlined classification, deferred range checks) gives what the per-event loop gives."""
+    events = [dict(event, seq=event["seq"] + offset) if isinstance(event, dict) and isinstance(event.get("seq"), int) else event for event in events]
+    for at, how in damage:
+        if at < len(events) and isinstance(events[at].get("data"), dict) and isinstance(events[at]["data"].get("chunk"), dict):
+            events[at] = _damage(events[at], how)
+    if frozen:
+        events = [_frozen(event) for event in events]
+    before = [repr(event) for event in events]
+    fast = pack_chunk_runs(events)
+    general = chunk_rows._pack_general(events)
+    assert len(fast) == len(general)
+    for got, want in zip(fast, general):
+        if any(want is event for event in events):
+            assert got is want
+        else:
+            assert type(got) is dict and dumps(got) == dumps(want)
+    assert [repr(event) for event in events] == before  # nothing touched
+
+
+def _frozen(event: Any) -> Any:
+    try:
+        return freeze_json_value(event)
+    except JsonValueError:  # a bent event that is no JSON value stays as it is
+        return event
+
+
+@pytest.mark.parametrize("how", range(13))
+def test_fast_packer_on_each_bent_delta(how: int) -> None:
+    """Each bend of a run's middle member, in a batch the fast form would otherwise pack whole."""
+    events = [delta(i, 1000 + i, kind="tool-call-delta" if how % 2 or how >= 11 else "text-delta") for i in range(7)]
+    events[3] = _damage(events[3], how)
+    def shown(records: list[Any]) -> list[Any]:
+        return [next((i for i, e in enumerate(events) if e is r), None) or dumps(r) for r in records]
+
+    fast = pack_chunk_runs(events)
+    assert shown(fast) == shown(chunk_rows._pack_general(events))
+    assert (len(fast) == 1) == (how in (3, 4, 9))  # only another dict subclass still packs (it is a dict)
+
+
+@pytest.mark.parametrize(("seq0", "time0"), [(-1, 0), (-3, 0), (MAX_SAFE - 3, 0), (0, MAX_SAFE - 2), (0, -MAX_SAFE - 1)])
+def test_fast_packer_range_checks_at_the_edges(seq0: int, time0: int) -> None:
+    """Seqs and times that leave the safe range inside a would-be run: only the safe members pack."""
+    events = [delta(seq0 + i, time0 + i) for i in range(5)]
+    assert dumps(pack_chunk_runs(events)) == dumps(chunk_rows._pack_general(events))
+    assert len(pack_chunk_runs(events)) > 1
+
+
+def test_fast_packer_is_the_classifier_on_single_events() -> None:
+    """A run of three copies of an event packs exactly when the classifier accepts the event."""
+    samples = [delta(0), delta(0, kind="tool-call-delta"), delta(0, kind="tool-call-delta", name="x"),
+               delta(0, kind="tool-call-delta", name=None), delta(0, kind="tool-call-delta", id=None),
+               delta(0, extra="x"), delta(0, turn=True), delta(0, text=None),
+               _damage(delta(0, kind="tool-call-delta"), 11), _damage(delta(0, kind="tool-call-delta"), 12)]
+    for sample in samples:
+        run = [dict(sample, seq=i) for i in range(3)]
+        packs = chunk_rows._classify(sample) is not None
+        assert (len(pack_chunk_runs(run)) == 1) == packs, sample
