@@ -59,8 +59,9 @@ NUMBER_KEYS: tuple[str, ...] = ("turn", "step", "index")
 _BASE_KEYS = (*NUMBER_KEYS, "dt")
 ROW_ENVELOPE_KEYS: frozenset[str] = frozenset({"type", "seq0", "time0", "data"})
 """The keys of a stored row, exactly (CHUNK-9)."""
-_EVENT_KEYS = frozenset({"type", "seq", "time", "data"})
-_EVENT_DATA_KEYS = frozenset({"turn", "step", "chunk"})
+# A packable delta's envelope and data keys, exactly; checked by length (see _classify).
+_EVENT_LEN = len({"type", "seq", "time", "data"})
+_DATA_LEN = len({"turn", "step", "chunk"})
 
 
 _ABSENT: Any = object()  # a run-constant field a delta does not have
@@ -73,7 +74,6 @@ class RowSpec:
     __slots__ = (
         "base_len",
         "chunk_keys",
-        "chunk_keys_min",
         "chunk_type",
         "data_keys",
         "data_keys_min",
@@ -99,7 +99,6 @@ class RowSpec:
         self.data_keys = frozenset(data_keys)
         self.data_keys_min = frozenset(k for k in data_keys if k not in self.optional)
         self.chunk_keys = frozenset(("type", "index", self.member_key, *self.fixed))
-        self.chunk_keys_min = frozenset(k for k in self.chunk_keys if k not in self.optional)
         # For the key check by length (see _classify): the number of chunk keys that are not run-constant.
         self.base_len = len(self.chunk_keys) - len(self.fixed)
         # For the fast packer: the run-constant fields padded to two with a key no chunk has, and
@@ -138,7 +137,7 @@ def _classify(event: Any) -> tuple[RowSpec, int, int, tuple[Any, ...]] | None:
         return None
     chunk_type = chunk.get("type")
     row = _BY_CHUNK_TYPE.get(chunk_type) if type(chunk_type) is str else None
-    if row is None or len(event) != 4 or len(data) != 3:
+    if row is None or len(event) != _EVENT_LEN or len(data) != _DATA_LEN:
         return None
     seq: Any = event.get("seq")
     time: Any = event.get("time")
@@ -238,6 +237,8 @@ def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C9
     delta_types = _DELTA_TYPES
     chunk_event = _CHUNK_EVENT_TYPE
     frozen = FrozenDict
+    event_len = _EVENT_LEN
+    data_len = _DATA_LEN
     for position, event in enumerate(events):
         # _classify(event), inlined: key is the run key of a packable delta, else None
         key: tuple[Any, ...] | None = None
@@ -253,7 +254,7 @@ def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C9
                         if cls is dict or cls is frozen:
                             chunk_type = chunk["type"]
                             row = layouts.get(chunk_type)
-                            if row is not None and len(event) == 4 and len(data) == 3:
+                            if row is not None and len(event) == event_len and len(data) == data_len:
                                 seq = event["seq"]
                                 turn = data["turn"]
                                 step = data["step"]
