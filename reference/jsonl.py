@@ -45,8 +45,10 @@ from .json_value import NotLossless, freeze_parsed, gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
+from .revision import rules_for
 from .rule_table import TABLE, define
 from .session import Session
+from .upgrade import refuse_unknown_types
 
 __all__ = [
     "UNREADABLE_LINE",
@@ -589,12 +591,13 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
     """
     artifact, frozen = _read(path, revision, freeze=True)
     where = os.fspath(path)
-    check_loadable(artifact.header, artifact.events, session_id, where)
-    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision, frozen=frozen)
+    events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
+    frozen = frozen and events is artifact.events  # an upgraded record is a new plain object (JSONL-13)
+    session, closers = seed_repaired(session_id, artifact.header, events, revision, frozen=frozen)
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
-    return LoadedArtifact(session, artifact.header, session.events[: len(artifact.events) + len(closers)],
+    return LoadedArtifact(session, artifact.header, session.events[: len(events) + len(closers)],
                           closers, truncated)
 
 
@@ -616,9 +619,12 @@ def seed_repaired(
 
 
 def check_loadable(
-    header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], session_id: str, where: str | None
-) -> None:
-    """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12)."""
+    header: Mapping[str, Any], events: list[dict[str, Any]], session_id: str, where: str | None,
+    revision: Any = None,
+) -> list[dict[str, Any]]:
+    """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12), and
+    the events as ``revision``'s load path reads them: earlier-format records upgraded and unknown types
+    refused where the revision says so (JSONL-13..15); ``events`` itself where it does not."""
     if header["id"] != session_id:
         raise JsonlError(
             f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
@@ -630,6 +636,12 @@ def check_loadable(
             "JSONL_VERSION", requirement="JSONL-12", path=where,
         )
     _legacy_rejection(events, session_id, where)
+    rules = rules_for(revision)
+    if rules.load_upgrade is not None:
+        events = rules.load_upgrade.apply(events, session_id, rules.messages, where)
+    if rules.load_known_types is not None:
+        refuse_unknown_types(events, rules.load_known_types, session_id, where)
+    return events
 
 
 def live_snapshot(session: Session) -> list[Any]:

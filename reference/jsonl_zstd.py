@@ -238,14 +238,14 @@ def load_compressed_artifact(
     """
     artifact = read_compressed_artifact(path, budget=budget)
     where = os.fspath(path)
-    check_loadable(artifact.header, artifact.events, session_id, where)
-    session, closers = seed_repaired(session_id, artifact.header, artifact.events, revision)
+    events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
+    session, closers = seed_repaired(session_id, artifact.header, events, revision)
     torn_start = artifact.decoded.torn_start
     if durable and (torn_start is not None or closers):
         append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,
                                 truncate_to=torn_start)
     truncated = 0 if torn_start is None else artifact.size - torn_start
-    return LoadedArtifact(session, artifact.header, [*artifact.events, *closers], closers, truncated)
+    return LoadedArtifact(session, artifact.header, [*events, *closers], closers, truncated)
 
 
 define("frame_decoder", decompress)  # ZSTD-3: a complete frame decodes exactly (checksum included) or is refused

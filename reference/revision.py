@@ -19,6 +19,7 @@ from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import Revision, resolve_revision
 
 from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .upgrade import LoadUpgrade
 
 __all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "Rules", "rules_for"]
 
@@ -281,6 +282,11 @@ class Rules:
         self.unknown_needs_turn = c["unknownTypeEnclosure"] == "turn"
         self.known_types: frozenset[str] = frozenset(spec.events)
         self.turn_types: frozenset[str] = frozenset(t for t, e in spec.events.items() if e["enclosure"] == "turn")
+        jsonl = c["jsonl"]
+        # The load path's reading of earlier-format records (JSONL-13, JSONL-14) and its vocabulary guard (JSONL-15).
+        self.load_upgrade: LoadUpgrade | None = LoadUpgrade(jsonl["loadUpgrade"]) if "loadUpgrade" in jsonl else None
+        self.load_known_types: frozenset[str] | None = (
+            frozenset(c["knownEventTypes"]) if jsonl["unknownTypesOnLoad"] == "refused-unless-ignorable" else None)
         self.out_of_band = "OOB-1" in spec.requirements
         self.find_last_message_turn_end = "FIND-1" in spec.requirements
         self.out_of_band_types: frozenset[str] = frozenset(spec.out_of_band_types) if self.out_of_band else frozenset()

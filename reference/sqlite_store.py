@@ -367,9 +367,9 @@ class SqliteStore:
         try:
             for session_id in session_ids:
                 stored = self.read_session(session_id)
-                check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}")
                 revision = (revisions or {}).get(session_id)
-                closers = list(interrupted_turn_closers(stored.events, revision))
+                events = check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}", revision)
+                closers = list(interrupted_turn_closers(events, revision))
                 if durable:
                     if stored.torn_from is not None:
                         self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",
@@ -378,7 +378,7 @@ class SqliteStore:
                         self._insert(session_id, closers)
                     if stored.torn_from is not None or closers:
                         self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
-                balanced = [*stored.events, *closers]
+                balanced = [*events, *closers]
                 session = Session(session_id, balanced, stored.header, revision=revision)
                 loaded.append(LoadedArtifact(session, stored.header, balanced, closers, stored.rows - len(stored.events)))
             if durable:

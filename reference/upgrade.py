@@ -1,0 +1,271 @@
+"""What a revision's load path does with records of the earlier format and with types it does not know.
+
+The published load path (JSONL-13..15, ``b150a551b8`` only) reads a stored log
+written in the pinned format: before crash repair and seeding it upgrades, in
+log order, each record of the earlier shape (a ``turn/start`` trigger dropped,
+old ``turn/end`` reasons rewritten, ``steering/message`` folded into
+``user/message``, flat messages wrapped as identified messages with minted
+ids), refuses such a record when it is malformed, checks each resulting
+message as a seeded one, and then refuses an event whose type the revision
+does not know unless it is marked ``ignorable``. The stored file is never
+rewritten by the upgrade.
+
+The facts (the minted id format, the reason mapping, the accepted reason
+keys, the vocabulary) are the revision's constants (``jsonl.loadUpgrade``,
+``jsonl.unknownTypesOnLoad``, ``knownEventTypes``); a revision without them
+(the pinned one) loads records as stored.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from sessionspec.spec.errors import JsonlError, SeedError
+
+from .json_value import is_safe_int
+
+
+class MessageChecks(Protocol):
+    """What the upgrade needs of the revision's message shape (``revision.MessageShape``)."""
+
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None: ...
+
+__all__ = ["LoadUpgrade", "refuse_unknown_types"]
+
+
+def _record(value: Any) -> Mapping[str, Any] | None:
+    """An object (never an array), as the upgrade reads a payload."""
+    return value if isinstance(value, Mapping) else None
+
+
+def _only_keys(record: Mapping[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
+    """Every ``required`` key present and no key outside ``required`` and ``optional``."""
+    required = tuple(required)
+    allowed = {*required, *optional}
+    return all(key in allowed for key in record) and all(key in record for key in required)
+
+
+def _positive_turn(value: Any) -> bool:
+    return is_safe_int(value) and value >= 1
+
+
+class LoadUpgrade:
+    """One revision's reading of earlier-format records (JSONL-13) and their refusal (JSONL-14)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.message_id_format: str = data["messageIdFormat"]
+        reasons = data["turnEndReasons"]
+        self.kind_only_reasons: frozenset[str] = frozenset(reasons["kindOnly"])
+        self.current_reason_keys: Mapping[str, str] = reasons["currentWhenKeyed"]
+        self.reason_rewrites: Mapping[str, Any] = reasons["rewritten"]
+        self.error_kind: str = reasons["error"]["kind"]
+        self.failure_required: Mapping[str, str] = reasons["error"]["failureKeys"]
+        self.failure_optional: Mapping[str, str] = reasons["error"]["optionalFailureKeys"]
+        self.default_error_code: str = reasons["error"]["defaultCode"]
+
+    def apply(
+        self, events: Sequence[Any], session_id: str, messages: MessageChecks, where: str | None = None
+    ) -> list[Any]:
+        """The events as the load path reads them: each upgraded, then its message checked, in log order
+        (``events`` itself, when it is a list and no record needed an upgrade).
+
+        Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``) for a malformed earlier-format record and
+        ``SeedError`` (SEED-18, SEED-6) for a message that is not a well-formed identified message.
+        """
+        ids: dict[Any, str] = {}  # seq -> message id of each event read so far
+        out: list[Any] = []
+        changed = False
+        for index, stored in enumerate(events):
+            event = stored
+            if isinstance(event, Mapping):
+                event = self._upgrade(event, session_id, ids, where)
+                changed = changed or event is not stored
+                etype = event.get("type")
+                data = event.get("data")
+                if type(etype) is str:
+                    problem = messages.seed_problem(etype, data)
+                    if problem is not None:
+                        message, code, requirement = problem
+                        raise SeedError(f"stored event at seq {event.get('seq')!r} {message}", code,
+                                        requirement=requirement, index=index, seq=_seq(event), path=where)
+                    message_id = _message_id(etype, data)
+                    if message_id is not None and _seq(event) is not None:
+                        ids[event["seq"]] = message_id
+            out.append(event)
+        return events if not changed and isinstance(events, list) else out
+
+    # -- one record ------------------------------------------------------------------------
+    def _upgrade(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str],
+                 where: str | None) -> Mapping[str, Any]:
+        etype = event.get("type")
+        if etype == "turn/start":
+            return self._turn_start(event, session_id, where)
+        if etype == "turn/end":
+            return self._turn_end(event, session_id, where)
+        if etype == "steering/message":
+            event = self._steering(event, session_id, where)
+        return self._message(event, session_id, ids)
+
+    def _minted(self, session_id: str, seq: Any) -> str:
+        return self.message_id_format.format(sessionId=session_id, seq=seq)
+
+    def _malformed(self, event: Mapping[str, Any], session_id: str, where: str | None) -> JsonlError:
+        seq = event.get("seq")
+        return JsonlError(f"session {session_id!r} contains malformed earlier-format {event.get('type')} at seq {seq!r}",
+                          "JSONL_LEGACY_MALFORMED", requirement="JSONL-14", seq=_seq(event), path=where)
+
+    def _turn_start(self, event: Mapping[str, Any], session_id: str, where: str | None) -> Mapping[str, Any]:
+        data = _record(event.get("data"))
+        if data is None or "trigger" not in data:
+            return event
+        trigger = _record(data["trigger"])
+        kind = trigger.get("kind") if trigger is not None else None
+        if not (_positive_turn(data.get("turn")) and _only_keys(data, ("turn", "trigger"))
+                and type(kind) is str and kind != ""):
+            raise self._malformed(event, session_id, where)
+        return {**event, "data": {"turn": data["turn"]}}
+
+    def _turn_end(self, event: Mapping[str, Any], session_id: str, where: str | None) -> Mapping[str, Any]:
+        data = _record(event.get("data"))
+        if data is None:
+            return event
+        reason = _record(data.get("reason"))
+        if (not _positive_turn(data.get("turn")) or not _only_keys(data, ("turn", "reason"))
+                or reason is None or type(reason.get("kind")) is not str):
+            raise self._malformed(event, session_id, where)
+        kind = reason["kind"]
+        if kind in self.current_reason_keys and self.current_reason_keys[kind] in reason:
+            return event  # already the current shape
+        kind_only = _only_keys(reason, ("kind",))
+        if kind in self.kind_only_reasons:
+            if not kind_only:
+                raise self._malformed(event, session_id, where)
+            return event
+        if kind in self.reason_rewrites:
+            if not kind_only:
+                raise self._malformed(event, session_id, where)
+            return {**event, "data": {**data, "reason": copy.deepcopy(self.reason_rewrites[kind])}}
+        if kind == self.error_kind:
+            rewritten = self._error_reason(reason)
+            if rewritten is None:
+                raise self._malformed(event, session_id, where)
+            return {**event, "data": {**data, "reason": rewritten}}
+        return event
+
+    def _error_reason(self, reason: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The current error reason of an earlier one: its ``failure``, or its ``message`` and ``code``."""
+        step: Any = reason.get("step")
+        if not (is_safe_int(step) and step >= 0):
+            return None
+        failure = _record(reason.get("failure"))
+        if (failure is not None and _only_keys(reason, ("kind", "step", "failure"))
+                and _only_keys(failure, self.failure_required, self.failure_optional)
+                and all(_json_type(failure[k]) == t for k, t in self.failure_required.items())
+                and all(_json_type(failure[k]) == t for k, t in self.failure_optional.items() if k in failure)):
+            return {"kind": self.error_kind, "error": failure}
+        keys = ("kind", "step", "message") + (("code",) if "code" in reason else ())
+        if not _only_keys(reason, keys) or type(reason["message"]) is not str:
+            return None
+        code = reason.get("code", self.default_error_code)
+        if type(code) is not str:
+            return None
+        return {"kind": self.error_kind, "error": {"message": reason["message"], "code": code}}
+
+    def _steering(self, event: Mapping[str, Any], session_id: str, where: str | None) -> Mapping[str, Any]:
+        data = _record(event.get("data"))
+        if data is None:
+            raise self._malformed(event, session_id, where)
+        wrapped = _record(data.get("message"))
+        if wrapped is not None and is_safe_int(data.get("turn")) and _only_keys(data, ("turn", "message")):
+            return {**event, "type": "user/message", "data": wrapped}
+        if not is_safe_int(data.get("turn")) or not _only_keys(data, ("turn", "content", "source")):
+            raise self._malformed(event, session_id, where)
+        message = {k: v for k, v in data.items() if k != "turn"}
+        return {**event, "type": "user/message",
+                "data": {**message, "id": self._minted(session_id, event.get("seq")), "role": "user"}}
+
+    def _message(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str]) -> Mapping[str, Any]:
+        etype = event.get("type")
+        data = _record(event.get("data"))
+        if data is None:
+            return event
+        seq = event.get("seq")
+        if etype == "user/message":
+            if "id" in data or "role" in data or "message" in data or "content" not in data or "source" not in data:
+                return event
+            return {**event, "data": {**data, "id": self._minted(session_id, seq), "role": "user"}}
+        if etype == "assistant/message":
+            if "message" in data or "content" not in data or "provenance" not in data:
+                return event
+            rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+            source = {**(_record(data["provenance"]) or {}), "kind": "model"}
+            return {**event, "data": {**rest, "message": {
+                "id": self._minted(session_id, seq), "role": "assistant", "content": data["content"], "source": source}}}
+        if etype == "tool/result":
+            if "message" in data or "callId" not in data or "content" not in data or "isError" not in data:
+                return event
+            rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+            call_id = data["callId"]
+            start = _replacement_start(event)
+            message: dict[str, Any] = {}
+            message_id = self._minted(session_id, seq) if start is None else ids.get(start)
+            if message_id is not None:  # a replacement of a node with no message id has none (refused by SEED-18)
+                message["id"] = message_id
+            message.update({"role": "user",
+                            "content": [{"type": "tool-result", "toolCallId": call_id, "content": data["content"],
+                                         "isError": data["isError"]}],
+                            "source": {"kind": "tool", "callId": call_id}})
+            return {**event, "data": {**rest, "message": message}}
+        return event
+
+
+def _json_type(value: Any) -> str:
+    """The JavaScript ``typeof`` of a JSON value, as the upgrade's checks name it."""
+    t = type(value)
+    if t is str:
+        return "string"
+    if t is int or t is float:
+        return "number"
+    if t is bool:
+        return "boolean"
+    return "object"
+
+
+def _replacement_start(event: Mapping[str, Any]) -> Any:
+    """The ``start`` of a replace marker (a number), else ``None``."""
+    op = _record(event.get("surfaceOp"))
+    if op is None or op.get("op") != "replace":
+        return None
+    start = op.get("start")
+    return start if type(start) in (int, float) else None
+
+
+def _message_id(etype: str, data: Any) -> str | None:
+    """The id of the identified message an event carries, if it is a string."""
+    record = _record(data)
+    message = record if etype == "user/message" else _record(record.get("message")) if record is not None else None
+    found = message.get("id") if message is not None else None
+    return found if type(found) is str else None
+
+
+def _seq(event: Mapping[str, Any]) -> int | None:
+    seq = event.get("seq")
+    return seq if type(seq) is int else None
+
+
+def refuse_unknown_types(events: Iterable[Any], known: frozenset[str], session_id: str,
+                         where: str | None = None) -> None:
+    """JSONL-15: refuse the first event whose type is not in ``known`` and that is not marked ``ignorable: true``."""
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        etype = event.get("type")
+        if (type(etype) is str and etype in known) or event.get("ignorable") is True:
+            continue
+        raise JsonlError(
+            f"session {session_id!r} contains event type {etype!r} (seq {event.get('seq')!r}) unknown to this "
+            "revision and not marked ignorable: refusing to interpret the log (likely written by a newer writer)",
+            "JSONL_UNKNOWN_TYPE", requirement="JSONL-15", seq=_seq(event), path=where,
+        )
