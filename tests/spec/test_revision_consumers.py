@@ -1,19 +1,24 @@
 """A change declared once in a revision's data reaches every consumer: schemas, catalogs, vectors, reference.
 
-A synthetic child of the published revision declares four changes in its ``changes``
-(a constant, a schema patch, a removed type, a retired requirement) and nothing else;
+A synthetic child of the published revision declares its changes in its ``changes``
+(constants of crash repair and of the load path, a schema patch, a removed type, a retired
+requirement) and nothing else;
 each consumer must show each one without any code naming the revision.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sessionspec.catalog import render_persistence, render_revisions, revision_catalog_name
 from sessionspec.conformance.cases import for_revision, load_corpus
+from sessionspec.reference import jsonl
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.session import Session
 from sessionspec.spec import load_spec
 from sessionspec.spec import revisions as rv
+from sessionspec.spec.errors import JsonlError
 from sessionspec.spec.loader import SCHEMA_BASE
 
 PUBLISHED = "b150a551b8"
@@ -30,7 +35,9 @@ def child(monkeypatch: pytest.MonkeyPatch) -> str:
         id=CHILD, title="Synthetic child", date="2026-12-01", parent=PUBLISHED, source="tests",
         changes={
             "summary": "A test revision.",
-            "constants": {"repair": {"interruptedMessageIdFormat": "synthetic-{callId}-{seq}"}},
+            "constants": {"repair": {"interruptedMessageIdFormat": "synthetic-{callId}-{seq}"},
+                          "jsonl": {"loadUpgrade": {"messageIdFormat": "synthetic:{sessionId}:{seq}"},
+                                    "unknownTypesOnLoad": "accepted"}},
             "schemas": {FEEDBACK: {"properties": {"text": {"minLength": 1}}}},
             "events": {"removed": {"team/task": "Tasks left the team vocabulary."}},
             "requirements": {"retired": {"FORK-8": "No fork boundary rule."}},
@@ -77,3 +84,16 @@ def test_the_declared_changes_reach_the_reference(child: str) -> None:
     assert interrupted_turn_closers(events, PUBLISHED)[0]["data"]["message"]["id"] == "interrupted-tool-result-c1-3"
     session = Session("s", [*events, *interrupted_turn_closers(events, child)], revision=child)
     assert session.revision == child
+
+
+def test_the_declared_load_path_changes_reach_every_storage_form(child: str, tmp_path: Path) -> None:
+    """The load path's minted ids and vocabulary guard follow the revision's constants, not code."""
+    header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    flat = {"type": "user/message", "seq": 0, "time": 5, "surfaceOp": "append", "data": {"content": [], "source": {"kind": "user"}}}
+    plugin = {"type": "plugin/x", "seq": 1, "time": 5, "data": {}}
+    jsonl.write_artifact(tmp_path / "s.jsonl", header, [flat, plugin])
+    loaded = jsonl.load_artifact(tmp_path / "s.jsonl", "s", durable=False, revision=child)
+    assert loaded.events[0]["data"]["id"] == "synthetic:s:0" and len(loaded.events) == 2
+    with pytest.raises(JsonlError) as info:
+        jsonl.load_artifact(tmp_path / "s.jsonl", "s", durable=False, revision=PUBLISHED)
+    assert info.value.code == "JSONL_UNKNOWN_TYPE"
