@@ -67,6 +67,7 @@ __all__ = [
     "project_dir",
     "project_dir_key",
     "read_artifact",
+    "read_stored",
     "seed_repaired",
     "session_dir",
     "session_log_path",
@@ -636,6 +637,15 @@ def check_loadable(
             "JSONL_VERSION", requirement="JSONL-12", path=where,
         )
     _legacy_rejection(events, session_id, where)
+    return read_stored(events, session_id, where, revision)
+
+
+def read_stored(
+    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: Any = None
+) -> list[dict[str, Any]]:
+    """The stored events as ``revision``'s reader reads them, loading or inspecting: earlier-format records
+    upgraded and unknown types refused where the revision says so (JSONL-13..15); ``events`` itself where
+    it does not."""
     rules = rules_for(revision)
     if rules.load_upgrade is not None:
         events = rules.load_upgrade.apply(events, session_id, rules.messages, where)

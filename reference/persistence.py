@@ -3,7 +3,7 @@
 A backend stores whole sessions: ``create`` registers a header (nothing is
 written: lazy materialisation), ``append`` stores one contiguous batch,
 ``load`` runs the load path with durable crash repair, ``inspect`` reads
-without repairing, ``list`` names the materialised sessions and
+without repairing (as the revision's reader reads, JSONL-13..15), ``list`` names the materialised sessions and
 ``revision`` is a change-detection token. :class:`JsonlBackend` keeps one
 artifact per session under a root (raw or zstd-framed); :class:`SqliteBackend`
 keeps every session in one database. Both keep the same contract, which the
@@ -33,6 +33,7 @@ from .jsonl import (
     load_artifact,
     parse_header_line,
     read_artifact,
+    read_stored,
     session_log_path,
     write_artifact,
 )
@@ -139,8 +140,9 @@ class JsonlBackend:
         return load_artifact(path, session_id, revision=self.format_revision)
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        header, events, _ = self._read(self._existing(session_id))
-        return header, events
+        path = self._existing(session_id)
+        header, events, _ = self._read(path)
+        return header, read_stored(events, session_id, os.fspath(path), self.format_revision)
 
     def list(self) -> list[str]:
         ids = []
@@ -195,7 +197,8 @@ class SqliteBackend:
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         stored = self.store.read_session(session_id)
-        return stored.header, stored.events
+        return stored.header, read_stored(stored.events, session_id, f"{self.store.path}#{session_id}",
+                                          self.format_revision)
 
     def list(self) -> list[str]:
         return sorted(h["id"] for h in self.store.list_sessions())

@@ -16,6 +16,7 @@ from sessionspec.conformance.harness import InProcessConnection
 from sessionspec.conformance.runner import run_cases
 from sessionspec.reference import jsonl
 from sessionspec.reference.jsonl_zstd import load_compressed_artifact, write_compressed_artifact
+from sessionspec.reference.persistence import open_backend
 from sessionspec.reference.revision import rules_for
 from sessionspec.reference.sqlite_store import SqliteStore
 from sessionspec.reference.upgrade import refuse_unknown_types
@@ -155,3 +156,24 @@ def test_the_vectors_catch_a_guard_that_runs_before_the_upgrade(monkeypatch: pyt
     monkeypatch.setattr(upgrade, "apply", guard_first)
     ordering = [c for c in _cases("JSONL-15") if c.expect.get("rejected", {}).get("code") not in (None, "JSONL_UNKNOWN_TYPE")]
     assert len(ordering) == 2 and _passing(ordering) == []
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "jsonl-zstd", "sqlite"])
+def test_inspect_reads_as_the_revisions_reader_without_repairing(tmp_path: Path, kind: str) -> None:
+    """The persistence seam's inspect (upstream readFrom) upgrades and refuses like load, and writes nothing."""
+    backend = open_backend(kind, tmp_path / "pinned", revision=None)
+    published = open_backend(kind, tmp_path / "published", revision=PUB)
+    try:
+        for b in (backend, published):
+            b.create(HEADER)
+            b.append("s", PINNED_LOG)
+        assert _plain(backend.inspect("s")[1]) == PINNED_LOG
+        token = published.revision("s")
+        assert _plain(published.inspect("s")[1]) == UPGRADED and published.revision("s") == token
+        published.append("s", [{"type": "plugin/x", "seq": 3, "time": 5, "data": {}}])
+        with pytest.raises(JsonlError) as info:
+            published.inspect("s")
+        assert (info.value.code, info.value.seq) == ("JSONL_UNKNOWN_TYPE", 3)
+    finally:
+        backend.close()
+        published.close()

@@ -409,14 +409,16 @@ function buildCodeMap() {
   map[`${LOAD_WRAP}session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>`] = 'JSONL_LEGACY_EVENT'
   // the published load path's reading of earlier-format records and its vocabulary guard (JSONL-13..15)
   for (const type of ['turn/start', 'turn/end', 'steering/message']) {
-    map[`${LOAD_WRAP}session "<s>" contains malformed pre-react-loop ${type} at seq <n>`] = 'JSONL_LEGACY_MALFORMED'
+    for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session "<s>" contains malformed pre-react-loop ${type} at seq <n>`] = 'JSONL_LEGACY_MALFORMED'
   }
-  map['SessionFormatUnsupportedError: session "<s>" contains event type "<s>" (seq <n>) unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely written by a newer harness (raw log: <path>)'] = 'JSONL_UNKNOWN_TYPE'
-  map[`${LOAD_WRAP}session event at seq <n> message must have model source`] = 'SEED_PROVENANCE'
+  for (const where of ['', ' (raw log: <path>)']) {  // the SQLite backend keeps no artifact per session to point at
+    map[`SessionFormatUnsupportedError: session "<s>" contains event type "<s>" (seq <n>) unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely written by a newer harness${where}`] = 'JSONL_UNKNOWN_TYPE'
+  }
+  for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session event at seq <n> message must have model source`] = 'SEED_PROVENANCE'
   for (const reason of ['lacks an identified message', 'message must have role "<s>"', 'message has invalid source',
     'message has invalid content', 'message must have tool source', 'message must contain one tool-result block',
     'message has mismatched tool call ids']) {
-    map[`${LOAD_WRAP}session event at seq <n> ${reason}`] = 'SEED_MESSAGE'
+    for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session event at seq <n> ${reason}`] = 'SEED_MESSAGE'
   }
   return map
 }
