@@ -463,3 +463,41 @@ def test_only_a_bounded_unique_int_list_proves_distinct_sources():
     assert not proves(struct(Annotated[int, msgspec.Meta(ge=-1, le=5)], unique=True))
     assert not proves(struct(Annotated[int, msgspec.Meta(ge=0)], unique=True))
     assert not proves(struct(bounded, unique=True, name="other"))
+
+
+def test_the_scan_for_negative_zero_is_skipped_only_when_the_types_cannot_hold_one():
+    """`_no_negative_zero` reads off the generated types that no accepted struct holds -0.0: no float anywhere,
+    and every JsonValue (Any) field checked by its struct's generated hook; anything else keeps the scan."""
+    from typing import Annotated
+
+    import msgspec
+    from sessionspec.validator.fastlog import _no_negative_zero
+    from sessionspec.validator.mstypes import FastTypes, _post_init
+
+    assert _no_negative_zero(SCHEMAS.fast_types)
+
+    def fast(*fields: tuple[str, Any], checked: tuple[str, ...] = ()) -> Any:
+        inner = msgspec.defstruct("Inner", list(fields), namespace={"__post_init__": _post_init([], list(checked))},
+                                  kw_only=True)
+        outer = msgspec.defstruct("Outer", [("seq", int), ("data", inner)], kw_only=True, tag_field="type", tag="x")
+        return FastTypes(msgspec.json.Decoder(outer), msgspec.json.Encoder(), {outer: "x"}, frozenset({"x"}),
+                         frozenset(), {})
+
+    assert _no_negative_zero(fast(("n", Annotated[int, msgspec.Meta(ge=0)]), ("s", list[str])))
+    assert not _no_negative_zero(fast(("n", float)))
+    assert not _no_negative_zero(fast(("n", int | float)))
+    assert not _no_negative_zero(fast(("v", Any)))
+    assert _no_negative_zero(fast(("v", Any), checked=("v",)))
+    assert not _no_negative_zero(fast(("v", dict[str, Any]), ("w", list[Any]), checked=("v",)))
+
+
+@pytest.mark.req("JSON-2")
+def test_negative_zero_in_a_json_value_takes_the_exact_path():
+    events = turn_events()
+    events[7]["data"]["provenance"]["replayState"] = {"opaque": [1, -0.0]}
+    data = jsonl(events)
+    for level in LEVELS:
+        assert _fast(data, level) is None
+        assert any(f.code == "JSON_NOT_LOSSLESS" for f in _exact(data, level))
+    events[7]["data"]["provenance"]["replayState"] = {"opaque": "-0.0 as text"}
+    assert _fast(jsonl(events), "schema") is not None

@@ -9263,19 +9263,19 @@ class events_approval_policy_6(Struct, kw_only=True, gc=False, forbid_unknown_fi
     data: events_approval_policy_data_5
 
 class events_assistant_chunk_data_chunk_block__7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-start'):
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     blockType: str
 
 class events_assistant_chunk_data_chunk_text_d_8(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-delta'):
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     text: str
 
 class events_assistant_chunk_data_chunk_reason_9(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-delta'):
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     text: str
 
 class events_assistant_chunk_data_chunk_tool_c_10(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-delta'):
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     id: str
     name: Union[str, UnsetType] = UNSET
     argumentsDelta: str
@@ -9292,15 +9292,15 @@ class events_assistant_chunk_data_chunk_block__13(Struct, kw_only=True, gc=False
     arguments: str
 
 class events_assistant_chunk_data_chunk_block__14(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-end'):
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     block: Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]
 
 class events_assistant_chunk_data_chunk_usage__15(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    inputTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    outputTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    cacheReadTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
-    cacheWriteTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
-    reasoningTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
+    inputTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    outputTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    cacheReadTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
+    cacheWriteTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
+    reasoningTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
 
 class events_assistant_chunk_data_chunk_usage_16(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='usage'):
     usage: events_assistant_chunk_data_chunk_usage__15
@@ -9317,8 +9317,8 @@ class events_assistant_chunk_data_chunk_finish_19(Struct, kw_only=True, gc=False
 class events_assistant_chunk_data_chunk_finish_20(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     message: str
     code: str
-    status: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
-    providerRetryAfterMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
+    status: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
+    providerRetryAfterMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     requestId: Union[str, UnsetType] = UNSET
 
 class events_assistant_chunk_data_chunk_finish_21(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
@@ -9333,8 +9333,8 @@ class events_assistant_chunk_data_chunk_finish_23(Struct, kw_only=True, gc=False
     __post_init__ = _post_init([], ['replayState'])
 
 class events_assistant_chunk_data_24(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     chunk: Union[events_assistant_chunk_data_chunk_block__7, events_assistant_chunk_data_chunk_text_d_8, events_assistant_chunk_data_chunk_reason_9, events_assistant_chunk_data_chunk_tool_c_10, events_assistant_chunk_data_chunk_block__14, events_assistant_chunk_data_chunk_usage_16, events_assistant_chunk_data_chunk_finish_23]
 
 class events_assistant_chunk_25(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/chunk'):
@@ -9349,8 +9349,8 @@ class events_assistant_message_data_provenance_26(Struct, kw_only=True, gc=False
     __post_init__ = _post_init([], ['replayState'])
 
 class events_assistant_message_data_27(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     provenance: events_assistant_message_data_provenance_26
     usage: Union[events_assistant_chunk_data_chunk_usage__15, UnsetType] = UNSET
@@ -9369,7 +9369,7 @@ class events_assistant_message_29(Struct, kw_only=True, gc=False, forbid_unknown
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
 class events_compact_end_data_30(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     error: Union[str, UnsetType] = UNSET
 
 class events_compact_end_31(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/end'):
@@ -9378,7 +9378,7 @@ class events_compact_end_31(Struct, kw_only=True, gc=False, forbid_unknown_field
     data: events_compact_end_data_30
 
 class events_compact_start_data_32(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_compact_start_33(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9386,17 +9386,17 @@ class events_compact_start_33(Struct, kw_only=True, gc=False, forbid_unknown_fie
     data: events_compact_start_data_32
 
 class events_compact_summary_data_shadowedRang_34(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    start: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    end: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    start: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    end: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_compact_summary_data_35(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     summary: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     shadowedRange: events_compact_summary_data_shadowedRang_34
-    shadowedSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
-    shadowedTokenCount: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    shadowedSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
+    shadowedTokenCount: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     provider: str
     model: str
-    maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
+    maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
 
 class events_compact_summary_36(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/summary'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9404,7 +9404,7 @@ class events_compact_summary_36(Struct, kw_only=True, gc=False, forbid_unknown_f
     data: events_compact_summary_data_35
 
 class events_hook_invoked_data_37(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     point: str
     dialect: Literal['claude', 'codex']
     matcher: Union[str, UnsetType] = UNSET
@@ -9416,13 +9416,13 @@ class events_hook_invoked_38(Struct, kw_only=True, gc=False, forbid_unknown_fiel
     data: events_hook_invoked_data_37
 
 class events_hook_result_data_39(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     point: str
     handlerId: str
     decision: str
-    exitCode: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
+    exitCode: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     stderrSummary: Union[str, UnsetType] = UNSET
-    durationMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    durationMs: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_hook_result_40(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/result'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9430,11 +9430,11 @@ class events_hook_result_40(Struct, kw_only=True, gc=False, forbid_unknown_field
     data: events_hook_result_data_39
 
 class events_llm_retry_data_41(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    retry: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    maxRetries: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    delayMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    retry: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    maxRetries: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    delayMs: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     failure: events_assistant_chunk_data_chunk_finish_20
 
 class events_llm_retry_42(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='llm/retry'):
@@ -9461,8 +9461,8 @@ class events_plan_mode_46(Struct, kw_only=True, gc=False, forbid_unknown_fields=
 class events_request_header_data_header_config_47(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: Annotated[str, Meta(min_length=1)]
     model: Annotated[str, Meta(min_length=1)]
-    temperature: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
-    maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float, UnsetType] = UNSET
+    temperature: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
+    maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     stop: Union[list[str], UnsetType] = UNSET
 
 class events_request_header_data_header_tools__48(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
@@ -9506,7 +9506,7 @@ class events_session_title_data_source_provide_56(Struct, kw_only=True, gc=False
 
 class events_session_title_data_57(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     title: Annotated[str, Meta(min_length=1)]
-    messageSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
+    messageSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     source: Union[events_session_title_data_source_fallbac_54, events_session_title_data_source_provide_56]
 
 class events_session_title_58(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title'):
@@ -9521,11 +9521,11 @@ class events_session_title_llm_request_data_me_59(Struct, kw_only=True, gc=False
 
 class events_session_title_llm_request_data_60(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     titleProvider: str
-    messageSeqs: list[Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]]
+    messageSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     route: events_session_title_data_source_provide_55
     system: str
     messages: list[events_session_title_llm_request_data_me_59]
-    maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    maxTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_session_title_llm_request_61(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title-llm-request'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9550,7 +9550,7 @@ class events_steering_message_data_source_work_66(Struct, kw_only=True, gc=False
 class events_steering_message_data_67(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_steering_message_68(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='steering/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9561,8 +9561,8 @@ class events_steering_message_68(Struct, kw_only=True, gc=False, forbid_unknown_
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
 class events_step_end_data_69(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_step_end_70(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9570,8 +9570,8 @@ class events_step_end_70(Struct, kw_only=True, gc=False, forbid_unknown_fields=T
     data: events_step_end_data_69
 
 class events_step_start_data_71(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
 class events_step_start_72(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
@@ -9591,8 +9591,8 @@ class events_todo_write_75(Struct, kw_only=True, gc=False, forbid_unknown_fields
     data: events_todo_write_data_74
 
 class events_tool_call_data_76(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     callId: str
     name: str
     arguments: str
@@ -9633,8 +9633,8 @@ class events_tool_result_data_error_82(Struct, kw_only=True, gc=False, forbid_un
     code: str
 
 class events_tool_result_data_83(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     callId: str
     content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
     isError: bool
@@ -9657,7 +9657,7 @@ class events_turn_end_data_reason_aborted_86(Struct, kw_only=True, gc=False, for
     pass
 
 class events_turn_end_data_reason_error_0_87(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     failure: events_assistant_chunk_data_chunk_finish_20
 
 class events_turn_end_data_reason_disposed_89(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='disposed'):
@@ -9670,7 +9670,7 @@ class events_turn_end_data_reason_interrupted_91(Struct, kw_only=True, gc=False,
     pass
 
 class events_turn_end_data_92(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     reason: Union[events_turn_end_data_reason_completed_85, events_turn_end_data_reason_aborted_86, events_turn_end_data_reason_error_0_87, events_turn_end_data_reason_disposed_89, events_turn_end_data_reason_max_tokens_90, events_turn_end_data_reason_interrupted_91]
 
 class events_turn_end_93(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/end'):
@@ -9691,7 +9691,7 @@ class events_turn_start_data_trigger_session_t_97(Struct, kw_only=True, gc=False
     pass
 
 class events_turn_start_data_98(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     trigger: Union[events_turn_start_data_trigger_message_94, events_turn_start_data_trigger_retry_95, events_turn_start_data_trigger_injection_96, events_turn_start_data_trigger_session_t_97]
 
 class events_turn_start_99(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/start'):
@@ -9712,9 +9712,9 @@ class events_user_message_101(Struct, kw_only=True, gc=False, forbid_unknown_fie
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
 class rows_text_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
@@ -9724,9 +9724,9 @@ class rows_text_chunks_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=T
     data: rows_text_chunks_data_1
 
 class rows_reasoning_chunks_data_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
@@ -9736,9 +9736,9 @@ class rows_reasoning_chunks_4(Struct, kw_only=True, gc=False, forbid_unknown_fie
     data: rows_reasoning_chunks_data_3
 
 class rows_tool_call_chunks_data_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    turn: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    step: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
-    index: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], float]
+    turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+    index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     id: str
     name: Union[str, UnsetType] = UNSET

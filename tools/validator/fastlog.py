@@ -17,8 +17,9 @@ What makes it fast:
   (`sessionspec.validator.mstypes`), 64 KiB of lines per call (``decode_lines``):
   acceptance means each event (or row) is valid for its schema, and
   ``encode_lines(decode_lines(text)) == text`` proves every line is lossless
-  JSON (no duplicate key, every integer safe, canonical numbers; ``-0.0`` is
-  scanned for separately) and exactly one struct. A group that fails is read
+  JSON (no duplicate key, every integer safe, canonical numbers; no ``-0.0``,
+  which the generated types cannot hold: `_no_negative_zero`, else the text is
+  scanned for it) and exactly one struct. A group that fails is read
   again line by line: what the structs refuse goes through ``orjson`` (the
   same identity test with ``orjson.dumps``, else the exact line reader) and
   the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
@@ -406,12 +407,11 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
     Whatever cannot be shown takes `_CONVERT`: a plain dict, then the dict path's rules.
     """
     kinds: dict[type, int] = {}
-    infos = msgspec.inspect.multi_type_info(list(fast.tags))  # one translation of the shared parts
-    for (cls, tag), info in zip(fast.tags.items(), infos):
-        fields = {f.name: f for f in info.fields}  # type: ignore[attr-defined]
-        plain = all(f.name == f.encode_name for f in info.fields)  # type: ignore[attr-defined]
+    for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
+        fields = {f.name: f for f in info.fields}
+        plain = all(f.name == f.encode_name for f in info.fields)
         if tag in fast.rows:
-            ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)  # type: ignore[attr-defined]
+            ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)
             ok = ok and isinstance(fields["data"].type, msgspec.inspect.StructType)
             kinds[cls] = (_ROW_TYPED if _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _ROW) if ok else _CONVERT
             continue
@@ -516,7 +516,9 @@ class _Pass:
         self.tail_skip = 0  # lines of the first of them before that turn/start
         self.tail_bytes = 0
         self.tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
-        self.neg_zero = False  # the current block holds "-0.0" somewhere
+        # The generated types cannot hold -0.0 (`_no_negative_zero`): accepted structs need no scan for it.
+        self.scan_neg_zero = fast is None or not _no_negative_zero_of(fast)
+        self.neg_zero = False  # the current block holds "-0.0" somewhere (when scanned)
         self.carry = b""  # a line cut by the end of a block
         self.base = 1  # lines before the current block (the header is line 1)
         self.done = 0  # bytes before the current block
@@ -571,7 +573,7 @@ class _Pass:
 
     def region(self, buf: bytes, lo: int, hi: int) -> None:
         """The complete lines ``buf[lo:hi]`` (`hi` follows a newline), group by group."""
-        self.neg_zero = _NEG_ZERO.search(buf, lo, hi) is not None
+        self.neg_zero = self.scan_neg_zero and _NEG_ZERO.search(buf, lo, hi) is not None
         base = index = self.base
         progress, done = self.progress, self.done - lo
         pos = lo
@@ -637,7 +639,7 @@ class _Pass:
                 return
         try:
             value = orjson.loads(raw)
-            if orjson.dumps(value, option=_STRICT) != raw or (self.neg_zero and b"-0.0" in raw):
+            if orjson.dumps(value, option=_STRICT) != raw or b"-0.0" in raw:  # (orjson writes -0.0 back as it read it)
                 value = _trusted(raw, number)
         except (orjson.JSONDecodeError, orjson.JSONEncodeError):
             value = _trusted(raw, number)
@@ -873,6 +875,57 @@ def _plans_for(compiled: CompiledSchema | None) -> dict[tuple[str, frozenset[str
     cached = _PLANS.get(id(compiled))
     if cached is None or cached[0] is not compiled:
         cached = _PLANS[id(compiled)] = (compiled, {})
+    return cached[1]
+
+
+def _no_negative_zero(fast: Any) -> bool:
+    """Whether no struct the generated types accept can hold a float ``-0.0`` (JSON-2): no float type anywhere,
+    and each field that can hold a ``JsonValue`` (``Any``) is one its struct's generated ``__post_init__`` checks
+    (`mstypes._any_ok` refuses ``-0.0``). Read off the types, like `_struct_kinds`; anything else keeps the scan."""
+    inspect = msgspec.inspect
+    leaves = (inspect.IntType, inspect.StrType, inspect.BoolType, inspect.NoneType, inspect.LiteralType)
+    seen: set[type] = set()
+
+    def ok(kind: Any, covered: bool) -> bool:
+        if isinstance(kind, inspect.StructType):
+            if kind.cls in seen:
+                return True
+            seen.add(kind.cls)
+            universal = getattr(getattr(kind.cls, "__post_init__", None), "checks", ((), ()))[1]
+            return all(ok(f.type, f.name in universal) for f in kind.fields)
+        if isinstance(kind, inspect.AnyType):
+            return covered
+        if isinstance(kind, inspect.UnionType):
+            return all(ok(k, covered) for k in kind.types)
+        if isinstance(kind, (inspect.ListType, inspect.SetType, inspect.FrozenSetType, inspect.VarTupleType)):
+            return ok(kind.item_type, covered)
+        if isinstance(kind, inspect.DictType):
+            return ok(kind.key_type, covered) and ok(kind.value_type, covered)
+        if isinstance(kind, inspect.Metadata):
+            return ok(kind.type, covered)
+        return isinstance(kind, leaves)  # a float, or a kind not foreseen here: scan
+
+    return all(ok(info, False) for info in _type_infos(fast))
+
+
+_TYPE_INFOS: dict[int, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _type_infos(fast: Any) -> tuple[Any, ...]:
+    """`msgspec.inspect` of every generated struct, in `fast.tags` order: one translation of the shared parts."""
+    cached = _TYPE_INFOS.get(id(fast))
+    if cached is None or cached[0] is not fast:
+        cached = _TYPE_INFOS[id(fast)] = (fast, msgspec.inspect.multi_type_info(list(fast.tags)))
+    return cached[1]
+
+
+_NO_NEGATIVE_ZERO: dict[int, tuple[Any, bool]] = {}
+
+
+def _no_negative_zero_of(fast: Any) -> bool:
+    cached = _NO_NEGATIVE_ZERO.get(id(fast))
+    if cached is None or cached[0] is not fast:
+        cached = _NO_NEGATIVE_ZERO[id(fast)] = (fast, _no_negative_zero(fast))
     return cached[1]
 
 

@@ -13,9 +13,12 @@ rejects, and the caller falls back to the exact path), never looser:
   are left out on encoding, so ``encode(decode(line)) == line`` holds for
   canonical lines and the caller can use that identity as its lossless-JSON
   guard (a duplicate key or a non-canonical number breaks it);
-* ``number`` is ``int | float`` and ``integer`` is ``int`` (so ``1.0`` is
-  rejected, which only costs the fallback); every ``int`` is also bounded to
-  the safe range, because a wider integer is a validator finding (DEC-3);
+* ``number`` and ``integer`` are both ``int`` (so ``1.0`` or ``1.5`` is
+  rejected, which only costs the fallback: log numbers are whole in practice);
+  every ``int`` is also bounded to the safe range, because a wider integer is a
+  validator finding (DEC-3). No accepted struct holds a float outside a
+  ``JsonValue``, so none holds ``-0.0`` (JSON-2) and the log pass need not scan
+  for it (`sessionspec.validator.fastlog`);
 * ``const``/``enum`` of strings become ``Literal``; ``minLength``/``maxLength``
   and ``minItems``/``maxItems`` and numeric bounds become ``Meta``;
   ``uniqueItems`` (of ints or strings) becomes a ``__post_init__`` check;
@@ -25,7 +28,8 @@ rejects, and the caller falls back to the exact path), never looser:
 * ``oneOf``/``anyOf`` become a union only when the branches are mutually
   exclusive by construction (different JSON kinds, or different tags);
 * schemas that accept every JSON value (``JsonValue``) become ``Any``, with a
-  ``__post_init__`` check that every integer in it is safe;
+  ``__post_init__`` check that every integer in it is safe and no number in it
+  is ``-0.0``;
 * anything else raises `Unsupported`; a type or tag that cannot be translated
   is left out of the union, so its lines take the exact path.
 
@@ -63,12 +67,13 @@ class Unsupported(Exception):
 
 
 def _any_ok(value: Any) -> bool:
-    """A decoded ``JsonValue`` is lossless when every integer is safe (orjson refuses wider ones)."""
+    """A decoded ``JsonValue`` is lossless when every integer is safe (orjson refuses wider ones) and no float is
+    ``-0.0`` (a text holding ``-0.0`` is refused too, which only costs the fallback)."""
     try:
-        orjson.dumps(value, option=_STRICT)
+        text = orjson.dumps(value, option=_STRICT)
     except orjson.JSONEncodeError:
         return False
-    return True
+    return b"-0.0" not in text
 
 
 @dataclass
@@ -248,9 +253,7 @@ class _Translator:
             if low > high:
                 raise Unsupported("no integer within the bounds")
             whole = _SAFE_INT if (low, high) == (-_MAX, _MAX) else Annotated[int, msgspec.Meta(ge=low, le=high)]
-            if kind == "integer":
-                return whole
-            return Union[whole, Annotated[float, msgspec.Meta(**meta)] if meta else float]
+            return whole  # also for "number": no float, hence no -0.0, in an accepted struct (module docstring)
         raise Unsupported(f"type {kind}")
 
     def exclusive_union(self, members: list[Any]) -> Any:
