@@ -452,7 +452,7 @@ def _sqlite_read(args: Mapping[str, Any]) -> Any:
                 db.execute(statement)
         finally:
             db.close()
-        with SqliteStore.open(path) as store:
+        with SqliteStore.open(path, revision=current_revision()) as store:
             out: dict[str, Any] = {"sessions": store.list_sessions()}
             if "id" in args:
                 stored = store.read_session(args["id"])

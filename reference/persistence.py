@@ -178,7 +178,7 @@ class SqliteBackend:
     """Every session in one SQLite database (created on first use, owner-only)."""
 
     def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: Any = None) -> None:
-        self.store = SqliteStore.create(path, journal_mode=journal_mode)
+        self.store = SqliteStore.create(path, journal_mode=journal_mode, revision=revision)
         self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
 
@@ -208,7 +208,7 @@ class SqliteBackend:
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         self.append(session_id, events)
-        self.store.insert_raw_row(session_id, len(self.store.rows(session_id)), "turn/end", _TORN_RECORD.decode())
+        self.store.insert_raw_row(session_id, self.store.next_seq(session_id), "turn/end", _TORN_RECORD.decode())
 
     def close(self) -> None:
         self.store.close()

@@ -2,10 +2,14 @@
 
 One database holds every session: a ``sessions`` row per materialised
 session (its header), an ``events`` row per event keyed by ``(session_id,
-seq)`` with ``data`` and the two surface fields as JSON text, and a
-one-row ``persistence_state`` naming the store. ``PRAGMA application_id``
-and ``PRAGMA user_version`` identify the layout; the table layout itself
-is spec data (``constants()["sqlite"]``), from which the DDL is generated.
+seq)``, and a one-row ``persistence_state`` naming the store. ``PRAGMA
+application_id`` and ``PRAGMA user_version`` identify the layout. Each
+format revision has its own layout, spec data (the revision's resolved
+``constants["sqlite"]``): the DDL, the column lists and the header columns
+are generated from it, and its ``rowCodec`` picks how events map to rows
+(:class:`JsonTextRows` at the pinned revision: one row per event, JSON text;
+:class:`PhysicalRows` at the published one: packed chunk rows, zstd ``data``
+blobs, varint ``sourceEventSeqs`` and the ``ignorable`` marker).
 
 Reading never writes: :meth:`SqliteStore.open` opens read-only (SQLite's
 ``mode=ro``) and checks the identity before anything else. Writing is an
@@ -16,39 +20,279 @@ failure leaves the stored log as it was.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from sessionspec.spec import constants
-from sessionspec.spec.errors import PersistenceError, SessionSpecError, SqliteStoreError
+from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, PersistenceError, SessionSpecError, SqliteStoreError
 
-from . import json_text
-from .json_value import is_json_value, is_nonneg_safe_int
+from . import chunk_rows, json_text
+from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
 from .jsonl import LoadedArtifact, check_loadable
 from .repair import interrupted_turn_closers
 from .rule_table import TABLE, define
 from .session import Session
 
-__all__ = ["APPLICATION_ID", "USER_VERSION", "SqliteStore", "StoredSession", "is_sqlite", "schema_sql"]
+__all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "StoredSession", "is_sqlite", "layout_for",
+           "schema_sql"]
 
 _SQLITE = constants()["sqlite"]
 APPLICATION_ID: int = _SQLITE["applicationId"]
 USER_VERSION: int = _SQLITE["userVersion"]
+"""The pinned revision's layout version; :func:`layout_for` gives any revision's."""
 _HEADER_MAGIC = b"SQLite format 3\x00"
-# Constant column lists, never input: the queries below are static text with bound parameters.
-_EVENT_ROWS = "SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq"
-_SESSION_ROWS = "SELECT id, version, created_at, cwd, parent_session, seed_length, delegation_depth FROM sessions"
-_INSERT_EVENT = (
-    "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_OPTIONAL_HEADER = (("cwd", "cwd"), ("parent_session", "parentSession"), ("seed_length", "seedLength"),
-                    ("delegation_depth", "delegationDepth"))
+_ROW_KEYS = ("seq", "type", "time", "data", "source_event_seqs", "surface_op")
+_NOT_HEADER = frozenset({"incarnation", "revision"})
+
+
+def _camel(column: str) -> str:
+    head, *rest = column.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class JsonTextRows:
+    """The pinned row codec: one row per event, ``data`` and the surface fields as JSON text."""
+
+    counts_rows = True
+    """Whether the next seq is the row count (one row per event) or follows the last row's last event."""
+
+    def __init__(self, codec: Mapping[str, Any]) -> None:
+        self.codec = codec
+
+    def encode(self, events: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+        return [(e["seq"], e["type"], e["time"], json_text.dumps(e["data"]),
+                 json_text.dumps(list(e["sourceEventSeqs"])) if "sourceEventSeqs" in e else None,
+                 json_text.dumps(e["surfaceOp"]) if "surfaceOp" in e else None)
+                for e in events]
+
+    def decode(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+        event = row_to_event(row)
+        return None if event is None else [event]
+
+
+class PhysicalRows(JsonTextRows):
+    """The published row codec (release commit layout 17): packed chunk rows, zstd ``data``, varint seqs.
+
+    A packed row is marked by ``ignorable`` = the codec's sentinel (0) and
+    holds a chunk row's data (CHUNK-*), bounded in members and bytes; an
+    ``ignorable: true`` event has 1. ``data`` at or over the threshold is one
+    zstd frame when that is smaller.
+    """
+
+    counts_rows = False
+
+    def __init__(self, codec: Mapping[str, Any]) -> None:
+        super().__init__(codec)
+        self.sentinel: int = codec["packedRowSentinel"]
+        self.max_members: int = codec["packedRowMaxMembers"]
+        self.max_bytes: int = codec["packedRowMaxDataBytes"]
+        self.threshold: int = codec["zstdDataThresholdBytes"]
+        self.level: int = codec["zstdLevel"]
+
+    # -- writing
+
+    def _packed(self, events: Sequence[Mapping[str, Any]]) -> list[Any]:
+        out: list[Any] = []
+        for record in chunk_rows.pack_chunk_runs(events):
+            if "seq0" not in record or chunk_rows.row_spec(record) is None:
+                out.append(record)
+                continue
+            run = chunk_rows.decode_storage_record(record)
+            offset = 0
+            while len(run) - offset >= chunk_rows.MIN_RUN:  # the largest prefix within both bounds
+                size = min(len(run) - offset, self.max_members)
+                while size >= chunk_rows.MIN_RUN:
+                    row = chunk_rows.pack_chunk_runs(run[offset:offset + size])[0]
+                    if len(json_text.dumps(row["data"]).encode("utf-8")) <= self.max_bytes:
+                        break
+                    size -= 1
+                if size < chunk_rows.MIN_RUN:
+                    out.append(run[offset])
+                    offset += 1
+                    continue
+                out.append(row)
+                offset += size
+            out.extend(run[offset:])
+        return out
+
+    def _data(self, value: Any) -> str | bytes:
+        text = json_text.dumps(value)
+        raw = text.encode("utf-8")
+        if len(raw) < self.threshold:
+            return text
+        import zstandard
+
+        packed = zstandard.ZstdCompressor(level=self.level, write_content_size=True).compress(raw)
+        return packed if len(packed) < len(raw) else text
+
+    def encode(self, events: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for record in self._packed(events):
+            if "seq0" in record:
+                rows.append((record["seq0"], record["type"], record["time0"], self._data(record["data"]),
+                             None, None, self.sentinel))
+                continue
+            sources = _varints(record["sourceEventSeqs"]) if "sourceEventSeqs" in record else None
+            rows.append((record["seq"], record["type"], record["time"], self._data(record["data"]), sources,
+                         json_text.dumps(record["surfaceOp"]) if "surfaceOp" in record else None,
+                         1 if record.get("ignorable") is True else None))
+        return rows
+
+    # -- reading
+
+    def _text(self, value: Any, bound: int | None) -> str:
+        if type(value) is str:
+            return value
+        if type(value) is not bytes:
+            raise ValueError("data is neither text nor a blob")
+        from .zstd_frames import decompress, plaintext_budget
+
+        return decompress(value, bound if bound is not None else plaintext_budget(len(value))).decode("utf-8")
+
+    def decode(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+        seq, etype, time, data, sources, surface_op, ignorable = row
+        if (type(seq) is not int or seq < 0 or type(etype) is not str or type(time) is not int
+                or (ignorable is not None and ignorable not in (0, 1))):
+            return None
+        try:
+            if ignorable == self.sentinel:
+                spec = chunk_rows.row_spec({"type": etype})
+                if spec is None or sources is not None or surface_op is not None:
+                    return None
+                text = self._text(data, self.max_bytes)
+                if len(text.encode("utf-8")) > self.max_bytes:
+                    return None
+                value = {"type": etype, "seq0": seq, "time0": time, "data": json_text.loads(text)}
+                return chunk_rows.expand_row(value, spec)
+            event: dict[str, Any] = {"type": etype, "seq": seq, "time": time,
+                                     "data": json_text.loads(self._text(data, None))}
+            if sources is not None:
+                if type(sources) is not bytes:
+                    return None
+                event["sourceEventSeqs"] = _from_varints(sources)
+            if surface_op is not None:
+                if type(surface_op) is not str:
+                    return None
+                event["surfaceOp"] = json_text.loads(surface_op)
+            if ignorable == 1:
+                event["ignorable"] = True
+        except (SessionSpecError, ChunkRowError, CompressedArtifactError, ValueError, TypeError):
+            return None
+        return [event]
+
+
+def _varints(values: Sequence[int]) -> bytes:
+    """``sourceEventSeqs`` as LEB128 varints: the first seq, then zigzag differences."""
+    out = bytearray()
+    previous = 0
+    for index, value in enumerate(values):
+        n = value if index == 0 else (value - previous) * 2 if value >= previous else (previous - value) * 2 - 1
+        while n >= 0x80:
+            out.append((n & 0x7F) | 0x80)
+            n >>= 7
+        out.append(n)
+        previous = value
+    return bytes(out)
+
+
+def _from_varints(data: bytes) -> list[int]:
+    """The inverse of :func:`_varints`; a truncated, non-canonical or out-of-range varint raises ValueError."""
+    values: list[int] = []
+    previous = offset = 0
+    while offset < len(data):
+        n = shift = 0
+        while True:
+            if offset >= len(data):
+                raise ValueError("truncated varint")
+            byte = data[offset]
+            offset += 1
+            n |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                if shift and not byte & 0x7F:
+                    raise ValueError("non-canonical varint")
+                break
+            shift += 7
+            if shift > 56:
+                raise ValueError("varint out of range")
+        if n > (MAX_SAFE_INTEGER if not values else 2 * MAX_SAFE_INTEGER):
+            raise ValueError("varint out of range")
+        value = n if not values else previous + (n // 2 if n % 2 == 0 else -((n + 1) // 2))
+        if not 0 <= value <= MAX_SAFE_INTEGER:
+            raise ValueError("decoded seq out of range")
+        values.append(value)
+        previous = value
+    return values
+
+
+_CODECS: dict[str, type[JsonTextRows]] = {"json-text": JsonTextRows, "physical-17": PhysicalRows}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One revision's SQLite layout: its version, tables (spec data) and row codec; the SQL is generated."""
+
+    user_version: int
+    tables: tuple[Mapping[str, Any], ...]
+    rows: JsonTextRows
+
+    def columns(self, table: str) -> list[str]:
+        return next([c["name"] for c in t["columns"]] for t in self.tables if t["name"] == table)
+
+    @functools.cached_property
+    def header_columns(self) -> list[str]:
+        return [c for c in self.columns("sessions") if c not in _NOT_HEADER]
+
+    # The statements below are built from spec column names, never from input; values are bound parameters.
+
+    @functools.cached_property
+    def select_sessions(self) -> str:
+        return f"SELECT {', '.join(self.header_columns)} FROM sessions"  # noqa: S608
+
+    @functools.cached_property
+    def select_events(self) -> str:
+        return f"SELECT {', '.join(self.columns('events')[1:])} FROM events WHERE session_id = ? ORDER BY seq"  # noqa: S608
+
+    @functools.cached_property
+    def insert_event(self) -> str:
+        names = self.columns("events")
+        return f"INSERT INTO events ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"  # noqa: S608
+
+    @functools.cached_property
+    def insert_session(self) -> str:
+        names = [*self.header_columns, "incarnation", "revision"]
+        return f"INSERT INTO sessions ({', '.join(names)}) VALUES ({', '.join('?' * (len(names) - 1))}, 0)"  # noqa: S608
+
+    def schema_sql(self) -> str:
+        statements = []
+        for table in self.tables:
+            parts = [f"{c['name']} {c['type']} {c['constraint']}".rstrip() for c in table["columns"]]
+            if "primaryKey" in table:
+                parts.append(f"PRIMARY KEY ({', '.join(table['primaryKey'])})")
+            statements.append(f"CREATE TABLE IF NOT EXISTS {table['name']} (\n  " + ",\n  ".join(parts) + "\n) STRICT")
+        return ";\n".join(statements) + ";"
+
+
+@functools.cache
+def _layout(revision_id: str) -> Layout:
+    from sessionspec.spec import load_spec
+
+    sqlite = load_spec(revision=revision_id).constants["sqlite"]
+    codec = sqlite["rowCodec"]
+    return Layout(sqlite["userVersion"], tuple(sqlite["tables"]), _CODECS[codec["name"]](codec))
+
+
+def layout_for(revision: Any = None) -> Layout:
+    """The SQLite layout of a format revision (an id, a release or None for the pinned one)."""
+    from sessionspec.spec.revisions import resolve_revision
+
+    return _layout(resolve_revision(getattr(revision, "revision", revision)).id)
 
 
 def is_sqlite(prefix: bytes) -> bool:
@@ -56,15 +300,9 @@ def is_sqlite(prefix: bytes) -> bool:
     return prefix[:16] == _HEADER_MAGIC
 
 
-def schema_sql() -> str:
-    """The ``CREATE TABLE`` statements of the layout, generated from the spec (SQLITE-2)."""
-    statements = []
-    for table in _SQLITE["tables"]:
-        parts = [f"{c['name']} {c['type']} {c['constraint']}".rstrip() for c in table["columns"]]
-        if "primaryKey" in table:
-            parts.append(f"PRIMARY KEY ({', '.join(table['primaryKey'])})")
-        statements.append(f"CREATE TABLE IF NOT EXISTS {table['name']} (\n  " + ",\n  ".join(parts) + "\n) STRICT")
-    return ";\n".join(statements) + ";"
+def schema_sql(revision: Any = None) -> str:
+    """The ``CREATE TABLE`` statements of a revision's layout, generated from the spec (SQLITE-2)."""
+    return layout_for(revision).schema_sql()
 
 
 @dataclass(frozen=True)
@@ -99,17 +337,19 @@ def _sqlite_failure(error: sqlite3.Error, path: str) -> SqliteStoreError:
 class SqliteStore:
     """A handle on one session database; read-only unless opened for writing."""
 
-    def __init__(self, connection: sqlite3.Connection, path: str, writable: bool) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: str, writable: bool, layout: Layout | None = None) -> None:
         self._db = connection
         self.path = path
         self.writable = writable
         self.store_id = ""
+        self.layout = layout or layout_for(None)
 
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, writable: bool = False, timeout: float = 1.0) -> SqliteStore:
-        """Open an existing store and check its identity (SQLITE-1); read-only by default."""
+    def open(cls, path: str | os.PathLike[str], *, writable: bool = False, timeout: float = 1.0,
+             revision: Any = None) -> SqliteStore:
+        """Open an existing store of ``revision``'s layout and check its identity (SQLITE-1); read-only by default."""
         where = os.fspath(path)
         if not os.path.isfile(where):
             raise _error(f"no such database file: {where}", "SQLITE_NOT_DATABASE", "SQLITE-1", where)
@@ -119,7 +359,7 @@ class SqliteStore:
                                  timeout=timeout, isolation_level=None)
         except sqlite3.Error as error:
             raise _sqlite_failure(error, where) from error
-        store = cls(db, where, writable)
+        store = cls(db, where, writable, layout_for(revision))
         try:
             store._check_identity()
         except BaseException:
@@ -128,7 +368,8 @@ class SqliteStore:
         return store
 
     @classmethod
-    def create(cls, path: str | os.PathLike[str], *, journal_mode: str = _SQLITE["defaultJournalMode"]) -> SqliteStore:
+    def create(cls, path: str | os.PathLike[str], *, journal_mode: str = _SQLITE["defaultJournalMode"],
+               revision: Any = None) -> SqliteStore:
         """Open a store for writing, initialising a fresh file (owner-only) with the layout (SQLITE-1, SQLITE-2)."""
         where = os.fspath(path)
         if journal_mode not in _SQLITE["journalModes"]:
@@ -145,17 +386,17 @@ class SqliteStore:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
             raise _sqlite_failure(error, where) from error
-        store = cls(db, where, True)
+        store = cls(db, where, True, layout_for(revision))
         try:
             fresh = store._check_identity(allow_fresh=True)
-            for statement in schema_sql().split(";"):
+            for statement in store.layout.schema_sql().split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT OR IGNORE INTO persistence_state (singleton, store_id) VALUES (1, ?)",
                        (str(uuid.uuid4()),))
             if fresh:
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {USER_VERSION}")
+                db.execute(f"PRAGMA user_version = {store.layout.user_version}")
             db.execute("COMMIT")
             db.execute(f"PRAGMA journal_mode = {journal_mode.upper()}")
             store._read_store_id()
@@ -183,8 +424,9 @@ class SqliteStore:
         if not TABLE.application_id_ok(app):
             raise _error(f"database belongs to another application (application_id {app:#x}, "
                          f"expected {APPLICATION_ID:#x})", "SQLITE_FOREIGN", "SQLITE-1", self.path)
-        if version != USER_VERSION:
-            raise _error(f"session database layout version {version}, only {USER_VERSION} is supported",
+        if version != self.layout.user_version:
+            raise _error(f"session database layout version {version}, only {self.layout.user_version} is supported "
+                         "at this format revision",
                          "SQLITE_VERSION", "SQLITE-1", self.path)
         self._check_layout()
         if not allow_fresh:
@@ -192,7 +434,7 @@ class SqliteStore:
         return False
 
     def _check_layout(self) -> None:
-        for table in _SQLITE["tables"]:
+        for table in self.layout.tables:
             try:
                 have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table['name']})")}
             except sqlite3.Error as error:
@@ -231,26 +473,26 @@ class SqliteStore:
         if type(session_id) is not str or type(version) is not int or not is_nonneg_safe_int(created_at):
             raise _error(f"session row {session_id!r} is malformed", "SQLITE_CORRUPT", "SQLITE-3", self.path)
         header: dict[str, Any] = {"version": version, "id": session_id, "createdAt": created_at}
-        for (_, key), value in zip(_OPTIONAL_HEADER, row[3:7]):
+        for column, value in zip(self.layout.header_columns[3:], row[3:]):
             if value is not None:
-                header[key] = value
+                header[_camel(column)] = value
         return header
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """The headers of every materialised session, in id order (SQLITE-3)."""
-        rows = self._query(_SESSION_ROWS + " ORDER BY id", ())
+        rows = self._query(self.layout.select_sessions + " ORDER BY id", ())
         return [self._header(row) for row in rows]
 
     def header(self, session_id: str) -> dict[str, Any]:
         """A session's header; ``SQLITE_NO_SESSION`` when it has no row."""
-        rows = self._query(_SESSION_ROWS + " WHERE id = ?", (session_id,))
+        rows = self._query(self.layout.select_sessions + " WHERE id = ?", (session_id,))
         if not rows:
             raise _error(f"no session {session_id!r} in the database", "SQLITE_NO_SESSION", "SQLITE-3", self.path)
         return self._header(rows[0])
 
     def rows(self, session_id: str) -> list[tuple[Any, ...]]:
-        """A session's raw event rows ``(seq, type, time, data, source_event_seqs, surface_op)`` by seq."""
-        return self._query(_EVENT_ROWS, (session_id,))
+        """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
+        return self._query(self.layout.select_events, (session_id,))
 
     def revision(self, session_id: str) -> str:
         """A token that changes with every mutating transaction on the session (SQLITE-6)."""
@@ -269,19 +511,22 @@ class SqliteStore:
         """
         header = self.header(session_id)
         rows = self.rows(session_id)
-        events: list[Any] = [row_to_event(row) for row in rows]
-        last_end = max((i for i, e in enumerate(events) if e is not None and e["type"] == "turn/end"), default=-1)
+        decoded = [self.layout.rows.decode(row) for row in rows]
+        last_end = max((i for i, evs in enumerate(decoded) if evs is not None and any(e["type"] == "turn/end"
+                                                                                      for e in evs)), default=-1)
         preserved: list[dict[str, Any]] = []
-        for i, event in enumerate(events):
-            if event is None or event["seq"] != i:
+        torn_from = None
+        for i, evs in enumerate(decoded):
+            expected = len(preserved)
+            if evs is None or any(e["seq"] != expected + k for k, e in enumerate(evs)):
                 if TABLE.in_committed_region(i, last_end):
-                    what = "unparsable event row" if event is None else f"seq gap (expected {i}, got {rows[i][0]})"
+                    what = "unparsable event row" if evs is None else f"seq gap (expected {expected}, got {rows[i][0]})"
                     raise SqliteStoreError(f"corrupt session {session_id!r}: {what} in the committed region",
                                            "SQLITE_CORRUPT", requirement="SQLITE-5", seq=rows[i][0],
                                            path=f"{self.path}#{session_id}")
+                torn_from = expected
                 break
-            preserved.append(event)
-        torn_from = len(preserved) if len(preserved) < len(rows) else None
+            preserved.extend(evs)
         return StoredSession(header, preserved, len(rows), torn_from)
 
     # ------------------------------------------------------------ writing
@@ -309,17 +554,12 @@ class SqliteStore:
         session_id = header["id"]
         self._transaction()
         try:
-            stored = self._db.execute("SELECT COUNT(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0]
+            stored = self._next_seq(session_id)
             exists = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
             check_appendable(events, stored)
             if not exists:
-                self._db.execute(
-                    "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length, "
-                    "delegation_depth, incarnation, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                    (session_id, header["version"], header["createdAt"], header.get("cwd"),
-                     header.get("parentSession"), header.get("seedLength"), header.get("delegationDepth"),
-                     str(uuid.uuid4())),
-                )
+                self._db.execute(self.layout.insert_session, (
+                    *(header.get(_camel(column)) for column in self.layout.header_columns), str(uuid.uuid4())))
             self._insert(session_id, events)
             self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
             self._db.execute("COMMIT")
@@ -329,19 +569,35 @@ class SqliteStore:
                 raise _sqlite_failure(error, self.path) from error
             raise
 
-    def _insert(self, session_id: str, events: Iterable[Mapping[str, Any]]) -> None:
-        self._db.executemany(_INSERT_EVENT, [
-            (session_id, e["seq"], e["type"], e["time"], json_text.dumps(e["data"]),
-             json_text.dumps(list(e["sourceEventSeqs"])) if "sourceEventSeqs" in e else None,
-             json_text.dumps(e["surfaceOp"]) if "surfaceOp" in e else None)
-            for e in events
-        ])
+    def _next_seq(self, session_id: str) -> int:
+        """The seq the next event takes: one past the last stored row's last event (a packed row holds several)."""
+        if self.layout.rows.counts_rows:
+            return int(self._db.execute("SELECT COUNT(*) FROM events WHERE session_id = ?", (session_id,)).fetchone()[0])
+        last = self._db.execute(self.layout.select_events.replace("ORDER BY seq", "ORDER BY seq DESC LIMIT 1"),
+                                (session_id,)).fetchone()
+        if last is None:
+            return 0
+        events = self.layout.rows.decode(last)
+        return int(last[0]) + (len(events) if events else 1)
+
+    def next_seq(self, session_id: str) -> int:
+        """The seq the next appended event takes (read in its own statement)."""
+        try:
+            return self._next_seq(session_id)
+        except sqlite3.Error as error:
+            raise _sqlite_failure(error, self.path) from error
+
+    def _insert(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        self._db.executemany(self.layout.insert_event,
+                             [(session_id, *row) for row in self.layout.rows.encode(events)])
 
     def insert_raw_row(self, session_id: str, seq: int, event_type: str, data_text: str) -> None:
         """Store one event row verbatim and unchecked: how tests leave the damage a crash or a bug leaves."""
         self._require_writable()
         self._transaction()
-        self._db.execute(_INSERT_EVENT, (session_id, seq, event_type, 0, data_text, None, None))
+        width = len(self.layout.columns("events"))
+        self._db.execute(self.layout.insert_event,
+                         (session_id, seq, event_type, 0, data_text, *([None] * (width - 5))))
         self._db.execute("COMMIT")
 
     def load(self, session_id: str, *, durable: bool = True) -> LoadedArtifact:

@@ -350,6 +350,10 @@ class Spec:
         value: Any = _core_json("constants.json")
         for rev in self._chain:
             value = _revisions.merge_patch(value, rev.changes.get("constants", {}))
+            if "sqlite" in rev.changes:
+                value["sqlite"] = _revisions.apply_sqlite_changes(
+                    value["sqlite"], rev.changes["sqlite"], where=f"revision {rev.id}/changes.json#/sqlite",
+                    error=registry_error)
         return MappingProxyType(value)
 
     # -- conveniences ----------------------------------------------------------------------------

@@ -17,7 +17,9 @@ revision is chosen explicitly; the loader resolves the chain.
   ``changed`` (type -> merge patch on the registry entry); added types are
   registry files under the revision's ``events/``;
 * ``requirements`` / ``decisions``: ``retired`` (id -> why), ``changed``
-  (id -> merge patch), ``added`` (full entries).
+  (id -> merge patch), ``added`` (full entries);
+* ``sqlite``: the SQLite layout's changes (`apply_sqlite_changes`): scalar keys
+  and ``rowCodec`` by merge patch, table columns keyed by name.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "DEFAULT_REVISION",
     "Revision",
     "UnknownRevision",
+    "apply_sqlite_changes",
     "known_revisions",
     "merge_patch",
     "resolve_revision",
@@ -196,6 +199,43 @@ def apply_id_changes(
         if entry[key] in out:
             raise error(f"{where}: adds {entry[key]!r}, which the parent revision already has")
         out[entry[key]] = entry
+    return out
+
+
+def apply_sqlite_changes(layout: Mapping[str, Any], changes: Mapping[str, Any], *, where: str, error: Any
+                         ) -> dict[str, Any]:
+    """The parent's SQLite layout (``constants.json`` ``sqlite``) with a revision's ``sqlite`` changes applied.
+
+    Columns are keyed by name (``added`` entries name the column they follow,
+    ``changed`` merge-patches one, ``removed`` drops one), so a column equal
+    in both revisions is written once; every other key is a merge patch.
+    """
+    out: dict[str, Any] = merge_patch(layout, {k: v for k, v in changes.items() if k != "tables"})
+    tables = {t["name"]: t for t in out["tables"]}
+    for name, change in changes.get("tables", {}).items():
+        if name not in tables:
+            raise error(f"{where}: changes SQLite table {name!r}, which the parent revision does not have")
+        table = dict(tables[name], **{k: v for k, v in change.items() if k != "columns"})
+        columns = [dict(c) for c in table["columns"]]
+        cols = change.get("columns", {})
+        for col in cols.get("removed", {}):
+            if col not in {c["name"] for c in columns}:
+                raise error(f"{where}: removes column {name}.{col}, which the parent revision does not have")
+            columns = [c for c in columns if c["name"] != col]
+        for col, patch in cols.get("changed", {}).items():
+            at = [i for i, c in enumerate(columns) if c["name"] == col]
+            if not at:
+                raise error(f"{where}: changes column {name}.{col}, which the parent revision does not have")
+            columns[at[0]] = merge_patch(columns[at[0]], patch)
+        for added in cols.get("added", ()):
+            names = [c["name"] for c in columns]
+            if added["name"] in names or added["after"] not in names:
+                raise error(f"{where}: adds column {name}.{added['name']} after {added['after']!r}, "
+                            "which clashes with or is missing from the parent revision")
+            columns.insert(names.index(added["after"]) + 1, {k: v for k, v in added.items() if k != "after"})
+        table["columns"] = columns
+        tables[name] = table
+    out["tables"] = [tables[t["name"]] for t in out["tables"]]
     return out
 
 

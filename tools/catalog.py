@@ -414,7 +414,7 @@ def render_persistence(spec: Any) -> str:
             lines.append("")
     lines += _openness(r)
     lines += _legacy()
-    lines += ["", *_storage_forms()]
+    lines += ["", *_storage_forms(spec)]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -543,11 +543,9 @@ def _legacy() -> list[str]:
     return ["## Rejected legacy types", "", "From `spec/constants.json`.", ""] + table(["Type", "Rule"], rows)
 
 
-def _storage_forms() -> list[str]:
-    """How a log is stored: the raw and zstd-framed artifacts and the SQLite layout (spec/constants.json)."""
-    from sessionspec.spec import constants
-
-    c = constants()
+def _storage_forms(spec: Any) -> list[str]:
+    """How a log is stored: the raw and zstd-framed artifacts and the SQLite layout (the revision's constants)."""
+    c = spec.constants
     jsonl, zstd, sqlite = c["jsonl"], c["zstd"], c["sqlite"]
     budget = zstd["plaintextBudget"]
     lines = [
@@ -569,7 +567,12 @@ def _storage_forms() -> list[str]:
               f"One database for all sessions: `PRAGMA application_id` = {sqlite['applicationId']} "
               f"({sqlite['applicationId']:#x}), `PRAGMA user_version` = {sqlite['userVersion']}; journal modes "
               f"{', '.join(code(m) for m in sqlite['journalModes'])} (default {code(sqlite['defaultJournalMode'])}); "
-              f"files created with mode {sqlite['fileMode']}. Every table is STRICT.", ""]
+              f"files created with mode {sqlite['fileMode']}. Every table is STRICT.", "",
+              f"Rows ({code(sqlite['rowCodec']['name'])}): {cell(sqlite['rowCodec']['holds'])}."]
+    extra = {k: v for k, v in sqlite["rowCodec"].items() if k not in ("name", "holds")}
+    if extra:
+        lines += [""] + table(["Row codec", "Value"], ([code(k), cell(str(v))] for k, v in extra.items()))
+    lines.append("")
     for t in sqlite["tables"]:
         key = f" Primary key ({', '.join(t['primaryKey'])})." if "primaryKey" in t else ""
         lines += [f"#### `{t['name']}`", "", cell(t["description"]) + key, ""]
