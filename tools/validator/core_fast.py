@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = 'a39e1fa365fa039a5b192268f0f1afc8893ea8567a1c0ed3ce9193ad81bb84f7'
+FINGERPRINT = '01964ba98dc2ec12a9b1c005b3a0515ddd4d7ab2d2850cc9109af6cdf6b59d50'
 
 _event_c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _event_c2 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -5689,7 +5689,7 @@ HEADER = (_header_v0, {}, None)
 ROW = (_row_v0, {'text-chunks': _row_s99, 'reasoning-chunks': _row_s115, 'tool-call-chunks': _row_s131}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '27c7594b1ada1a799a191d03d326f949de50cf7d0fb1d3f229f95ec20658d352'
+REVISIONS_FINGERPRINT = 'd0d5df2e50ee04d4f8595f47a83be0437a0ebede0742482554c669285ed101a9'
 _p0r2f74ac98ba_c1 = frozenset(('policy', ))
 _p0r2f74ac98ba_c2 = frozenset(('policy', ))
 _p0r2f74ac98ba_c4 = frozenset(('ask', 'never', ))
