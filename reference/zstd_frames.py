@@ -17,6 +17,7 @@ gigabytes costs at most the budget in memory, never more.
 from __future__ import annotations
 
 import io
+import threading
 from dataclasses import dataclass
 
 import zstandard
@@ -40,8 +41,16 @@ _CHUNK = 1 << 20
 BUDGET_FLOOR: int = _ZSTD["plaintextBudget"]["floorBytes"]
 BUDGET_RATIO: int = _ZSTD["plaintextBudget"]["ratio"]
 
-_COMPRESSOR = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True)
-_DECOMPRESSOR = zstandard.ZstdDecompressor()
+class _Contexts(threading.local):
+    """One compression and one decompression context per thread: python-zstandard's contexts are not
+    safe for concurrent use, and ``conformance -j N`` reads and writes artifacts from several threads."""
+
+    def __init__(self) -> None:
+        self.compressor = zstandard.ZstdCompressor(write_checksum=True, write_content_size=True)
+        self.decompressor = zstandard.ZstdDecompressor()
+
+
+_CONTEXTS = _Contexts()
 
 
 def is_zstd(prefix: bytes) -> bool:
@@ -56,7 +65,7 @@ def plaintext_budget(compressed_size: int) -> int:
 
 def compress_frame(plaintext: bytes) -> bytes:
     """One independent frame with a content checksum, at the library's default level (ZSTD-1)."""
-    return _COMPRESSOR.compress(plaintext)
+    return _CONTEXTS.compressor.compress(plaintext)
 
 
 @dataclass(frozen=True)
@@ -173,7 +182,7 @@ def decompress(frame: bytes | memoryview, budget: int, *, tolerate_errors: bool 
             "ZSTD_TOO_LARGE", requirement="ZSTD-4",
         )
     out = bytearray()
-    reader = _DECOMPRESSOR.stream_reader(io.BytesIO(frame), read_across_frames=False)
+    reader = _CONTEXTS.decompressor.stream_reader(io.BytesIO(frame), read_across_frames=False)
     try:
         while True:
             chunk = reader.read(min(_CHUNK, budget - len(out) + 1))

@@ -167,3 +167,22 @@ def test_jsonl12_load_checks_apply_to_the_compressed_form(tmp_path: Path) -> Non
     not_durable = load_compressed_artifact(path, "s1", durable=False)
     assert [e["type"] for e in not_durable.closers] == ["step/end", "turn/end"]
     assert len(frames_of(path)) == 3
+
+
+def test_frames_round_trip_from_many_threads_at_once():
+    """python-zstandard contexts are not thread-safe; ``conformance -j N`` compresses and decompresses
+    from several threads, so each thread needs its own (a shared decompressor mixed frames up)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sessionspec.reference import zstd_frames
+
+    plaintexts = [bytes([65 + n % 26]) * (3 << 20) + str(n).encode() for n in range(8)]
+
+    def round_trip(plaintext: bytes) -> bool:
+        return all(
+            zstd_frames.decompress(zstd_frames.compress_frame(plaintext), len(plaintext)) == plaintext
+            for _ in range(6)
+        )
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(round_trip, plaintexts))
