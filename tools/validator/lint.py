@@ -109,20 +109,27 @@ def _revision_schemas(revision: str) -> SchemaSet:
     return SchemaSet(load_spec(revision=revision))
 
 
-def _seed_precheck(event: Any, index: int, rules: Rules | None = None) -> bool:
-    """True only when the reference seed check would certainly pass (SEED-3 … SEED-9).
+def seed_precheck(rules: Rules | None = None) -> Callable[[Any, int], bool]:
+    """A test ``(event, index)`` that is True only when the reference seed check of `rules` would
+    certainly pass (SEED-3 … SEED-9).
 
     SEED-2 is not looked at: a value that is not lossless JSON (-0.0, an infinite number) can only
     come from a line the reader already reported as JSON_NOT_LOSSLESS, and such lines always get
-    the full check.
+    the full check. Types whose seed rules look at the payload always get the full check.
     """
-    return (
-        type(event) is dict
-        and event.get("seq") == index  # SEED-9 (an int: SEED-3 rejects bool and float)
-        and is_event_envelope(event)  # the pinned envelope: `ignorable` and negative times get the full check
-        and event["type"] not in SEED_DATA_RULE_TYPES
-        and (rules is None or rules.messages.name == "flat" or event["type"] not in rules.surface_types)
-    )
+    full = SEED_DATA_RULE_TYPES
+    if rules is not None and rules.messages.name != "flat":
+        full = full | rules.surface_types
+
+    def precheck(event: Any, index: int) -> bool:
+        return (
+            type(event) is dict
+            and event.get("seq") == index  # SEED-9 (an int: SEED-3 rejects bool and float)
+            and is_event_envelope(event)  # the pinned envelope: `ignorable` and negative times get the full check
+            and event["type"] not in full
+        )
+
+    return precheck
 
 
 class _Fold:
@@ -233,38 +240,47 @@ class Checker:
         events, lines, pointers = log.events, log.event_lines, log.event_pointers
         jsonl = log.kind == "jsonl"
         rules = self.rules
+        surface_types = rules.surface_types
+        precheck = seed_precheck(rules)
         fold = _Fold(rules)
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
         expected = 0
+        # Events that change nothing on the surface, not yet told to the fold: `SurfaceState.skip`
+        # takes a count, so a run of them is one call (before the next fold step, and at the end).
+        skipped = 0
         current: Any = object()
         reader: list[Explainer] = []
         lossless = False  # the reader reported a number that is not lossless JSON on this line
+        # Only a log whose reader found something located has explainers to look up per line.
+        explained = bool(log.explainers) or len(log.anomaly_lines) > 0
         tick = max(1, len(events) // 200)
         for i, event in enumerate(events):
             if progress is not None and i % tick == 0:
                 progress(i)
             line = lines[i]
             if line != current:
-                self._settle(log, reader)
-                current, reader = line, log.line_explainers(line)
-                lossless = any(code == "JSON_NOT_LOSSLESS" for code, _, _ in reader)
+                if self._line:
+                    self._settle(log, reader)
+                elif self._line_loads:
+                    self._line_loads = []
+                current = line
+                if explained:
+                    reader = log.line_explainers(line)
+                    lossless = any(code == "JSON_NOT_LOSSLESS" for code, _, _ in reader)
             base = pointers[i]
             is_dict = type(event) is dict
             seq = event.get("seq") if is_dict else None
             seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
-                etype = event.get("type") if is_dict else None
-                ref = self.schemas.payload_ref(etype) if self.schemas else None
-                label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
-                self._schema_findings(compiled, event, line, seq_int, base, label, event if is_dict else None)
+                self._event_schema_findings(compiled, event, line, seq_int, base)
             # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per
             # defect; its finding explains a schema finding on this seq. The fold follows the numbering.
             if seq_int is not None and seq_int != expected:
                 self._line_loads.append(("JSONL_CORRUPT" if jsonl else "SEED_NOT_CONTIGUOUS", seq_int, base + "/seq"))
                 if seq_int < expected:
                     continue  # a duplicate or backward seq cannot take a place in the log
-                fold.skip(seq_int - expected)
+                skipped += seq_int - expected
                 expected = seq_int
             index = expected
             # JSONL-12: the load path refuses legacy vocabulary before seeding.
@@ -274,47 +290,56 @@ class Checker:
                 if etype in _LEGACY_TYPES or (
                     etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason"))
                 ):
-                    what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
-                    self._load(Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path "
-                                       "refuses the whole file", line=line, seq=seq_int, pointer=base + "/type"))
-                    if seq_int is not None:
-                        rejected.add(seq_int)
-                    fold.skip()
+                    self._reject(_legacy_finding(etype, line, seq_int, base), seq_int, rejected)
+                    skipped += 1
                     expected += 1
                     continue
-            if lossless or not _seed_precheck(event, index, rules):
+            if lossless or not precheck(event, index):
                 try:
                     check_seed_entry(event, index, rules)
                 except SeedError as error:
-                    # (a non-lossless number was already located by the reader; numbering above)
-                    if not (error.code == "SEED_NOT_JSON" and lossless):
-                        pointer = base + (error.path or _seed_pointer(error.code))
-                        self._load(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
-                                           pointer=pointer))
-                    if seq_int is not None:
-                        rejected.add(seq_int)
-                    fold.skip()
+                    self._reject(_seed_finding(error, lossless, line, seq_int, base), seq_int, rejected)
+                    skipped += 1
                     expected += 1
                     continue
             # SEED-10: the surface fold.
-            if event.get("type") not in rules.surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
-                fold.skip()
+            if event.get("type") not in surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
+                skipped += 1
             else:
+                if skipped:
+                    fold.skip(skipped)
+                    skipped = 0
                 try:
                     fold.advance(event, index)
                 except SurfaceError as error:
                     if rejected and _refs(event) & rejected:
                         self.suppressed += 1  # knock-on: it names an event that was already rejected
+                        self._reject(None, seq_int, rejected)
                     else:
-                        self._load(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
-                                           pointer=base + _surface_pointer(error.requirement, error.code)))
-                    if seq_int is not None:
-                        rejected.add(seq_int)
-                    fold.skip()
+                        self._reject(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
+                                             pointer=base + _surface_pointer(error.requirement, error.code)),
+                                     seq_int, rejected)
+                    skipped += 1
             expected += 1
+        fold.skip(skipped)
         self._settle(log, reader)
         if jsonl and events:
             self.check_crash_tail(log)
+
+    def _reject(self, finding: Finding | None, seq: int | None, rejected: set[int]) -> None:
+        """An event the load path rejects: its finding (None: already reported), its seq marked (knock-ons)."""
+        if finding is not None:
+            self._load(finding)
+        if seq is not None:
+            rejected.add(seq)
+
+    def _event_schema_findings(self, compiled: CompiledSchema, event: Any, line: int | None, seq: int | None,
+                               base: str) -> None:
+        """The schema findings of an event the compiled schema rejected, labelled with its payload schema."""
+        is_dict = type(event) is dict
+        ref = self.schemas.payload_ref(event.get("type") if is_dict else None) if self.schemas else None
+        label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
+        self._schema_findings(compiled, event, line, seq, base, label, event if is_dict else None)
 
     def check_crash_tail(self, log: LoadedLog) -> None:
         try:
@@ -406,6 +431,21 @@ def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bo
     if target == pointer:
         return True
     return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(code, ()))
+
+
+def _legacy_finding(etype: Any, line: int | None, seq: int | None, base: str) -> Finding:
+    """JSONL-12: a legacy record (a legacy type, or a request/header with a rejected reason)."""
+    what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
+    return Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses the whole file",
+                   line=line, seq=seq, pointer=base + "/type")
+
+
+def _seed_finding(error: SeedError, lossless: bool, line: int | None, seq: int | None, base: str) -> Finding | None:
+    """The finding of a seed rule's error; None for SEED-2 on a line whose non-lossless number the reader located."""
+    if error.code == "SEED_NOT_JSON" and lossless:
+        return None
+    return Finding(error.code, error.requirement, error.message, line=line, seq=seq,
+                   pointer=base + (error.path or _seed_pointer(error.code)))
 
 
 def _seed_pointer(code: str) -> str:

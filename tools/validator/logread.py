@@ -433,7 +433,7 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
     fragment = data[end + 1 :]  # b"" when the file ends with a newline
     count = data.count(b"\n")  # complete lines (walked with find: no list of every line is held)
     log.lines = count + (1 if fragment else 0)
-    crlf = data.count(b"\r\n")
+    crlf = data.count(b"\r\n") if b"\r" in data else 0  # (one byte is found at memchr speed; two are counted slowly)
     if crlf:
         first_crlf = data.count(b"\n", 0, data.find(b"\r\n")) + 1
         log.add(
@@ -480,7 +480,12 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
                 log.anomaly_lines.append(number)
                 log.anomaly_offsets.append(at)
             found.clear()
-        decoded[i - start] = _decoded(value, number, log)
+        if type(value) is dict:  # the common record: kept as it is unless it is a row or a header
+            tag = value.get("type")
+            decoded[i - start] = value if type(tag) is not str or (tag not in _ROW_TYPES and tag != _HEADER_TYPE) \
+                else _decoded(value, number, log)
+        else:
+            decoded[i - start] = _decoded(value, number, log)
     _emulate_loader(log, decoded, start, fragment)
 
 
@@ -575,7 +580,10 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
             )
             log.stopped_at_line = number
             break
-        if not numbering.line(i, (entry,) if array else _records(entry), i <= last_turn_end):
+        records = entry if type(entry) is list and not array else (entry,)
+        if not numbering.placed and numbering.in_order(i, records):
+            continue
+        if not numbering.line(i, records, i <= last_turn_end):
             log.stopped_at_line = number
             break
     if fragment:
@@ -665,6 +673,30 @@ class _Numbering:
                 self._finding(i, seq, "", WARNING)
                 return False
             self._resync(i, k, event, seq)
+        return True
+
+    def in_order(self, i: int, records: Any) -> bool:
+        """Place the records of entry ``i`` when each has the next seq (the common case, in one step)
+        and return True; else place nothing and return False (then `line` goes record by record)."""
+        expected = first = self.expected
+        for event in records:
+            seq = event.get("seq") if type(event) is dict else None
+            if seq != expected or type(seq) is not int:
+                return False
+            expected += 1
+        count = expected - first
+        self.expected = expected
+        log = self.log
+        where = None if self.array else i + self.start + 1
+        pointer = f"/{i}" if self.array else ""
+        if count == 1:
+            log.events.append(records[0])
+            log.event_lines.append(where)
+            log.event_pointers.append(pointer)
+        elif count:
+            log.events.extend(records)
+            log.event_lines.extend([where] * count)
+            log.event_pointers.extend([pointer] * count)
         return True
 
     def _ahead(self, i: int, k: int) -> Any:
