@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         encode_records,
         header_bytes,
         header_line,
+        header_line_problem,
         load_artifact,
         project_dir_key,
         read_artifact,
@@ -213,6 +214,7 @@ __all__ = [
     "header_bytes",
     "header_equals",
     "header_line",
+    "header_line_problem",
     "interrupted_turn_closers",
     "is_event_envelope",
     "is_json_value",
@@ -261,7 +263,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".jsonl": (
         "Artifact", "LoadedArtifact", "append_batch", "encode_path_segment", "encode_records", "header_bytes",
-        "header_line", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
+        "header_line", "header_line_problem", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
     ),
     ".jsonl_zstd": (
         "CompressedArtifact", "append_compressed_batch", "load_compressed_artifact", "read_compressed_artifact",

@@ -61,6 +61,7 @@ __all__ = [
     "header_bytes",
     "header_from_line",
     "header_line",
+    "header_line_problem",
     "live_snapshot",
     "load_artifact",
     "parse_header_line",
@@ -141,16 +142,34 @@ def _header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, A
     return line
 
 
+def header_line_problem(value: Any) -> tuple[str, str] | None:
+    """The reader's shape check of line 0 (JSONL-2): why the parsed first line is not a header line,
+    with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
+
+    Validators report the reason and drop a schema finding about the same member (one defect, one finding).
+    """
+    if not isinstance(value, dict):
+        return f"the first line is a JSON {type(value).__name__}, not a session header object", ""
+    kind = value.get("type")
+    if kind != _HEADER_TYPE:
+        if isinstance(kind, str) and "seq" in value:
+            return f"the first line is a {kind!r} event: the session header line is missing", ""
+        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type"
+    if type(value.get("version")) not in (int, float):
+        return "header line: version must be a number", "/version"
+    if type(value.get("id")) is not str:
+        return "header line: id must be a string", "/id"
+    if not _is_nonneg_safe_int(value.get("createdAt")):
+        return "header line: createdAt must be a non-negative safe integer", "/createdAt"
+    if "delegationDepth" not in value:
+        return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
+    if not _is_nonneg_safe_int(value.get("delegationDepth")):
+        return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
+    return None
+
+
 def _is_header_line(value: Any) -> bool:
-    """The reader's shape check of line 0 (JSONL-2)."""
-    return (
-        isinstance(value, dict)
-        and value.get("type") == _HEADER_TYPE
-        and type(value.get("version")) in (int, float)
-        and type(value.get("id")) is str
-        and _is_nonneg_safe_int(value.get("createdAt"))
-        and _is_nonneg_safe_int(value.get("delegationDepth"))
-    )
+    return header_line_problem(value) is None
 
 
 def header_from_line(line: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
