@@ -55,6 +55,7 @@ except ImportError:  # pragma: no cover - a dependency; without it only the dict
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
+from sessionspec.reference.jsonl import header_line_problem
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.session import SEED_DATA_RULE_TYPES, check_seed_entry, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
@@ -62,7 +63,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.lint import Checker, SchemaSet
-from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, header_problem, parse_line
+from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, parse_line
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "row_members_ok"]
@@ -542,7 +543,7 @@ class _Pass:
         if not newline or b"\r" in header_raw:
             raise _GiveUp
         header = _trusted(header_raw, 1)
-        if type(header) is not dict or header_problem(header) is not None:
+        if type(header) is not dict or header_line_problem(header) is not None:
             raise _GiveUp
         probe = LoadedLog(name=self.name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
         Checker(self.level, self.schemas).check_header(probe)
