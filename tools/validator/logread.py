@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
-from sessionspec.reference.json_value import is_nonneg_safe_int as _is_safe_nonneg
+from sessionspec.reference.jsonl import header_line_problem
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError
 
@@ -294,32 +294,6 @@ def _has_long_digit_run(raw: bytes) -> bool:
     return b"0" * 16 in raw.translate(_DIGITS)
 
 
-def header_problem(value: Any) -> tuple[str, str] | None:
-    """Why a parsed first line is not a JSONL header line (JSONL-2), with the JSON pointer of the member at fault, or None.
-
-    The pointer lets the validator drop the header's schema finding about the same member (one defect, one finding).
-    """
-    if not isinstance(value, dict):
-        return f"the first line is a JSON {type(value).__name__}, not a session header object", ""
-    if value.get("type") != _HEADER_TYPE:
-        kind = value.get("type")
-        if isinstance(kind, str) and "seq" in value:
-            return f"the first line is a {kind!r} event: the session header line is missing", ""
-        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type"
-    version = value.get("version")
-    if type(version) not in (int, float):
-        return "header line: version must be a number", "/version"
-    if type(value.get("id")) is not str:
-        return "header line: id must be a string", "/id"
-    if not _is_safe_nonneg(value.get("createdAt")):
-        return "header line: createdAt must be a non-negative safe integer", "/createdAt"
-    if "delegationDepth" not in value:
-        return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
-    if not _is_safe_nonneg(value.get("delegationDepth")):
-        return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
-    return None
-
-
 def _is_header_like(value: Any) -> bool:
     return isinstance(value, dict) and value.get("type") == _HEADER_TYPE and "seq" not in value
 
@@ -413,7 +387,7 @@ def _read_header(first: bytes, log: LoadedLog) -> bool:
     if isinstance(header, _Hole):
         log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {header.reason}", line=1, column=header.column))
     else:
-        problem = header_problem(header)
+        problem = header_line_problem(header)
         if problem is None:
             log.header_line = header
             log.header_ok = True
