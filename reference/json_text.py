@@ -147,12 +147,14 @@ class _Parser:
     """
 
     def __init__(self, text: str, hook: AnomalyHook | None = None, infinity: bool = False,
-                 duplicates_only: bool = False) -> None:
+                 duplicates: list[str] | None = None) -> None:
         self.text = text
         self.hook = hook
         self.infinity = infinity
-        #: report every anomaly kind (validators), or only duplicate keys (`loads_with_duplicates`)
-        self.diagnose = hook is not None and not duplicates_only
+        #: report every anomaly kind (validators, through ``hook``)
+        self.diagnose = hook is not None
+        #: or only collect the pointers of repeated keys (`loads_with_duplicates`)
+        self.duplicates = duplicates
 
     def parse(self) -> Any:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
@@ -253,10 +255,12 @@ class _Parser:
         frame = stack[-1]
         frame[2] = key
         if self.hook is not None:
-            if self.diagnose and _SURROGATE.search(key) is not None:
+            if _SURROGATE.search(key) is not None:
                 self._report(stack, "lone-surrogate", "an object key contains a lone UTF-16 surrogate escape")
             if key in frame[0]:
-                self._report(stack, "duplicate-key", f"duplicate key {key!r}; the last one wins" if self.diagnose else "")
+                self._report(stack, "duplicate-key", f"duplicate key {key!r}; the last one wins")
+        elif self.duplicates is not None and key in frame[0]:
+            self.duplicates.append(json_pointer([f[2] if f[1] else f[3] for f in stack]))
         pos = _WS_AT(text, pos).end()
         if pos >= len(text) or text[pos] != ":":
             raise JsonSyntaxError(text, pos, "expected ':' after an object key")
@@ -351,9 +355,9 @@ def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[A
     The last occurrence wins (as in :func:`loads`); validators report the
     pointers as findings.
     """
-    found: list[Anomaly] = []
-    value = _Parser(_decode(text), found.append, duplicates_only=True).parse()
-    return value, [a.pointer for a in found]
+    found: list[str] = []
+    value = _Parser(_decode(text), duplicates=found).parse()
+    return value, found
 
 
 # ------------------------------------------------------------------- writing
