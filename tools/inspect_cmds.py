@@ -24,12 +24,11 @@ from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact, write_unpacked
 from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
-from sessionspec.reference.sqlite_store import SqliteStore
 from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_input
-from sessionspec.storage import Unit, detect_form, open_units
+from sessionspec.storage import Unit, detect_form, open_database, open_units
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
@@ -340,7 +339,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Repair sessions of a SQLite store in one transaction: in place, or in a consistent copy renamed to OUT."""
     if args.output == "-":
         raise _Failure("a SQLite store cannot be written to standard output; name a file with -o", 2)
-    source = _guard(lambda: SqliteStore.open(args.file))
+    source = _guard(lambda: open_database(args.file))
     with source:
         ids = [h["id"] for h in _guard(source.list_sessions)]
         if args.session is not None:
@@ -361,7 +360,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             _guard(lambda: source.backup_to(temp))
             target = temp
     try:
-        with _guard(lambda: SqliteStore.open(target, writable=True)) as store:
+        with _guard(lambda: open_database(target, writable=True)) as store:
             loaded = _guard(lambda: store.repair(ids, revisions=revisions))
         if temp is not None:
             os.replace(temp, args.output)

@@ -177,27 +177,51 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
 # ---------------------------------------------------------------- databases
 
 
-def _event_line(row: tuple[Any, ...]) -> bytes:
-    """One event row as one logical JSONL line; a row that is not an event becomes an unparsable line."""
+def _row_lines(row: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], list[dict[str, Any]] | None],
+               ) -> list[tuple[Any, bytes]]:
+    """One stored row as logical JSONL lines with their seqs, by the store layout's row codec (a packed
+    row of the published layout is several events); a row that is not an event becomes one unparsable line."""
     from sessionspec.reference import json_text
-    from sessionspec.reference.sqlite_store import row_to_event
 
-    event = row_to_event(row)
-    if event is not None:
+    try:
+        events = decode(row)
+    except (SessionSpecError, ValueError):
+        events = None
+    if events is not None:
         try:
-            return json_text.dumps_bytes(event)
+            return [(e["seq"], json_text.dumps_bytes(e)) for e in events]
         except SessionSpecError:
             pass
     text = row[3] if isinstance(row[3], str) else repr(row[3])
-    return ("<row " + repr(row[0]) + ": " + text.replace("\n", " ").replace("\r", " ")[:200] + ">").encode(
-        "utf-8", "replace")
+    return [(row[0], ("<row " + repr(row[0]) + ": " + text.replace("\n", " ").replace("\r", " ")[:200] + ">").encode(
+        "utf-8", "replace"))]
+
+
+def open_database(path: str, *, writable: bool = False) -> SqliteStore:
+    """Open a SQLite store at the layout its ``user_version`` names: each format revision has its own
+    layout (SQLITE-1), and the layout is what tells a stored database's revision. The default
+    revision's layout is tried first; a database no known layout accepts raises the default's error."""
+    from sessionspec.reference.sqlite_store import SqliteStore
+    from sessionspec.spec.revisions import known_revisions
+
+    default, *others = known_revisions()
+    try:
+        return SqliteStore.open(path, writable=writable, revision=default)
+    except SqliteStoreError as error:
+        if error.code != "SQLITE_VERSION":
+            raise
+        for revision in others:
+            try:
+                return SqliteStore.open(path, writable=writable, revision=revision)
+            except SqliteStoreError as other:
+                if other.code != "SQLITE_VERSION":
+                    raise
+        raise error
 
 
 def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
-    from sessionspec.reference.sqlite_store import SqliteStore
-
     try:
-        store = SqliteStore.open(path)
+        store = open_database(path)
     except SqliteStoreError as error:
         if error.code == "SQLITE_LOCKED":
             return [], f"{path}: {error.message} [{error.code}]"
@@ -228,9 +252,9 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
 
     name = f"{path}#{session_id}"
     header = store.header(session_id)
-    rows = store.rows(session_id)
-    data = header_bytes(header) + b"".join(_event_line(r) + b"\n" for r in rows)
-    seqs = [r[0] for r in rows]
+    lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.layout.rows.decode)]
+    data = header_bytes(header) + b"".join(text + b"\n" for _, text in lines)
+    seqs = [seq for seq, _ in lines]
 
     def locate(finding: Finding) -> None:
         if (finding.line is not None and 2 <= finding.line < len(seqs) + 2 and finding.seq is None

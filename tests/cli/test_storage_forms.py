@@ -245,3 +245,26 @@ def test_hostile_session_ids_in_a_store_are_escaped_on_output(tmp_path: Path) ->
     assert result.code == 1 and "Traceback" not in result.out + result.err
     assert "\x1b" not in result.out and all(line.startswith(str(path)) or line[0].isdigit()
                                             for line in result.out.splitlines())
+
+
+@pytest.mark.parametrize("command", ["validate", "repair"])
+def test_a_database_of_the_published_layout_is_read_at_its_layout(tmp_path: Path, command: str) -> None:
+    """A layout-17 store (the published revision's SQLite layout) is opened at the layout its
+    user_version names, not refused as another version of the default revision's layout (SQLITE-1)."""
+    from sessionspec.reference.jsonl import read_artifact
+    from sessionspec.reference.sqlite_store import SqliteStore
+
+    artifact = read_artifact(Path(__file__).parents[1] / "real_logs" / "logs" / "published-chat.jsonl")
+    db = tmp_path / "published.db"
+    with SqliteStore.create(db, revision="b150a551b8", journal_mode="delete") as store:
+        store.append(dict(artifact.header), [dict(e) for e in artifact.events])
+    if command == "validate":
+        result = check(db, "--level", "strict", expect=0)
+        assert [(f["events"], f["valid"], f["revision"]) for f in result.json["files"]] == [
+            (len(artifact.events), True, "b150a551b8")]
+    else:
+        out = tmp_path / "repaired.db"
+        result = cli("repair", str(db), "-o", str(out))
+        assert result.code == 0 and "Traceback" not in result.out + result.err, result.out + result.err
+        with SqliteStore.open(out, revision="b150a551b8") as store:
+            assert list(store.read_session(artifact.header["id"]).events) == list(artifact.events)
