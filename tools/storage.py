@@ -204,19 +204,16 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
     from sessionspec.reference.sqlite_store import SqliteStore
     from sessionspec.spec.revisions import known_revisions
 
-    default, *others = known_revisions()
-    try:
-        return SqliteStore.open(path, writable=writable, revision=default)
-    except SqliteStoreError as error:
-        if error.code != "SQLITE_VERSION":
-            raise
-        for revision in others:
-            try:
-                return SqliteStore.open(path, writable=writable, revision=revision)
-            except SqliteStoreError as other:
-                if other.code != "SQLITE_VERSION":
-                    raise
-        raise error
+    refused: SqliteStoreError | None = None
+    for revision in known_revisions():  # the default first
+        try:
+            return SqliteStore.open(path, writable=writable, revision=revision)
+        except SqliteStoreError as error:
+            if error.code != "SQLITE_VERSION":
+                raise
+            refused = refused or error
+    assert refused is not None  # known_revisions() is never empty
+    raise refused
 
 
 def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
