@@ -41,7 +41,7 @@ from .rule_table import TABLE, define
 from .session import Session
 
 __all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "StoredSession", "is_sqlite", "layout_for",
-           "schema_sql"]
+           "layouts_for", "schema_sql"]
 
 _SQLITE = constants()["sqlite"]
 APPLICATION_ID: int = _SQLITE["applicationId"]
@@ -236,11 +236,35 @@ _CODECS: dict[str, type[JsonTextRows]] = {"json-text": JsonTextRows, "physical-1
 
 @dataclass(frozen=True)
 class Layout:
-    """One revision's SQLite layout: its version, tables (spec data) and row codec; the SQL is generated."""
+    """One SQLite layout of a revision: its version, tables (spec data) and row codec; the SQL is generated.
+
+    ``written_by`` is ``None`` for the revision's own layout (its release
+    commit's) and names the package for a layout published releases write
+    besides it (``publishedLayouts``, read through the same codecs).
+    """
 
     user_version: int
     tables: tuple[Mapping[str, Any], ...]
     rows: JsonTextRows
+    written_by: Mapping[str, Any] | None = None
+    revision: str = ""
+    """The format revision whose layout this is."""
+
+    def refusal_note(self) -> str | None:
+        """For a layout published releases write besides the revision's own: which package writes it and that
+        the release commit's backend refuses it (the requirement of ``SQLITE_VERSION``, DEC-21); else None."""
+        if self.written_by is None:
+            return None
+        from sessionspec.spec import load_spec
+
+        spec = load_spec(revision=self.revision)
+        own = spec.constants["sqlite"]["userVersion"]
+        rule = ", ".join(spec.error_codes["SQLITE_VERSION"]["requirements"])
+        w = self.written_by
+        return (f"SQLite layout {self.user_version}, written by {w['package']} {', '.join(w['versions'])} (upstream "
+                f"{w['commit']}), read at revision {self.revision} through its row codec {self.rows.codec['name']}; "
+                f"the release commit's backend (layout {own}) refuses it before reading anything "
+                f"({rule}: SQLITE_VERSION; DEC-21)")
 
     def columns(self, table: str) -> list[str]:
         return next([c["name"] for c in t["columns"]] for t in self.tables if t["name"] == table)
@@ -279,20 +303,37 @@ class Layout:
         return ";\n".join(statements) + ";"
 
 
+def _from_spec(sqlite: Mapping[str, Any], revision: str) -> Layout:
+    codec = sqlite["rowCodec"]
+    return Layout(sqlite["userVersion"], tuple(sqlite["tables"]), _CODECS[codec["name"]](codec), sqlite.get("writtenBy"),
+                  revision)
+
+
 @functools.cache
-def _layout(revision_id: str) -> Layout:
+def _layouts(revision_id: str) -> tuple[Layout, ...]:
     from sessionspec.spec import load_spec
 
     sqlite = load_spec(revision=revision_id).constants["sqlite"]
-    codec = sqlite["rowCodec"]
-    return Layout(sqlite["userVersion"], tuple(sqlite["tables"]), _CODECS[codec["name"]](codec))
+    return tuple(_from_spec(layout, revision_id) for layout in (sqlite, *sqlite.get("publishedLayouts", ())))
 
 
-def layout_for(revision: Any = None) -> Layout:
-    """The SQLite layout of a format revision (an id, a release or None for the pinned one)."""
+def layouts_for(revision: Any = None) -> tuple[Layout, ...]:
+    """Every SQLite layout of a format revision: its own first, then those published releases write."""
     from sessionspec.spec.revisions import resolve_revision
 
-    return _layout(resolve_revision(getattr(revision, "revision", revision)).id)
+    return _layouts(resolve_revision(getattr(revision, "revision", revision)).id)
+
+
+def layout_for(revision: Any = None, user_version: int | None = None) -> Layout:
+    """The SQLite layout of a format revision (an id, a release or None for the pinned one), or its layout of
+    ``user_version``; ``KeyError`` when the revision has no such layout."""
+    layouts = layouts_for(revision)
+    if user_version is None:
+        return layouts[0]
+    for layout in layouts:
+        if layout.user_version == user_version:
+            return layout
+    raise KeyError(f"no SQLite layout {user_version} at this format revision")
 
 
 def is_sqlite(prefix: bytes) -> bool:
@@ -324,6 +365,15 @@ def _error(message: str, code: str, requirement: str, path: str | None, cause: B
     return SqliteStoreError(message, code, requirement=requirement, path=path, cause=cause)
 
 
+def _known_layout(revision: Any, user_version: int | None, path: str) -> Layout:
+    try:
+        return layout_for(revision, user_version)
+    except KeyError:
+        supported = " or ".join(str(layout.user_version) for layout in layouts_for(revision))
+        raise _error(f"no SQLite layout {user_version} at this format revision (it has {supported})",
+                     "SQLITE_VERSION", "SQLITE-1", path) from None
+
+
 def _sqlite_failure(error: sqlite3.Error, path: str) -> SqliteStoreError:
     """A sqlite3 exception as a located, coded error."""
     text = str(error)
@@ -337,19 +387,27 @@ def _sqlite_failure(error: sqlite3.Error, path: str) -> SqliteStoreError:
 class SqliteStore:
     """A handle on one session database; read-only unless opened for writing."""
 
-    def __init__(self, connection: sqlite3.Connection, path: str, writable: bool, layout: Layout | None = None) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: str, writable: bool,
+                 layouts: Sequence[Layout] | None = None) -> None:
         self._db = connection
         self.path = path
         self.writable = writable
         self.store_id = ""
-        self.layout = layout or layout_for(None)
+        self._layouts = tuple(layouts or layouts_for(None))
+        self.layout = self._layouts[0]
+        """The layout the store has (after opening: the one its ``user_version`` names)."""
 
     # ------------------------------------------------------------ opening
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, writable: bool = False, timeout: float = 1.0,
-             revision: Any = None) -> SqliteStore:
-        """Open an existing store of ``revision``'s layout and check its identity (SQLITE-1); read-only by default."""
+             revision: Any = None, user_version: int | None = None) -> SqliteStore:
+        """Open an existing store of a layout of ``revision`` and check its identity (SQLITE-1); read-only by default.
+
+        Any layout of the revision opens (its own, or one published releases write: `layouts_for`), and
+        ``layout`` is then the one the database's ``user_version`` names; ``user_version`` admits only that
+        layout, as a backend writing one layout does.
+        """
         where = os.fspath(path)
         if not os.path.isfile(where):
             raise _error(f"no such database file: {where}", "SQLITE_NOT_DATABASE", "SQLITE-1", where)
@@ -359,7 +417,8 @@ class SqliteStore:
                                  timeout=timeout, isolation_level=None)
         except sqlite3.Error as error:
             raise _sqlite_failure(error, where) from error
-        store = cls(db, where, writable, layout_for(revision))
+        layouts = layouts_for(revision) if user_version is None else (_known_layout(revision, user_version, where),)
+        store = cls(db, where, writable, layouts)
         try:
             store._check_identity()
         except BaseException:
@@ -369,11 +428,13 @@ class SqliteStore:
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, journal_mode: str = _SQLITE["defaultJournalMode"],
-               revision: Any = None) -> SqliteStore:
-        """Open a store for writing, initialising a fresh file (owner-only) with the layout (SQLITE-1, SQLITE-2)."""
+               revision: Any = None, user_version: int | None = None) -> SqliteStore:
+        """Open a store for writing, initialising a fresh file (owner-only) with the layout (SQLITE-1, SQLITE-2):
+        the revision's own, or its layout of ``user_version`` (one that published releases write)."""
         where = os.fspath(path)
         if journal_mode not in _SQLITE["journalModes"]:
             raise _error(f"unsupported journal mode {journal_mode!r}", "SQLITE_FOREIGN", "SQLITE-1", where)
+        layout = _known_layout(revision, user_version, where)
         Path(where).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_EXCL, int(_SQLITE["fileMode"], 8))
@@ -386,7 +447,7 @@ class SqliteStore:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as error:
             raise _sqlite_failure(error, where) from error
-        store = cls(db, where, True, layout_for(revision))
+        store = cls(db, where, True, (layout,))
         try:
             fresh = store._check_identity(allow_fresh=True)
             for statement in store.layout.schema_sql().split(";"):
@@ -424,10 +485,13 @@ class SqliteStore:
         if not TABLE.application_id_ok(app):
             raise _error(f"database belongs to another application (application_id {app:#x}, "
                          f"expected {APPLICATION_ID:#x})", "SQLITE_FOREIGN", "SQLITE-1", self.path)
-        if version != self.layout.user_version:
-            raise _error(f"session database layout version {version}, only {self.layout.user_version} is supported "
+        found = [layout for layout in self._layouts if layout.user_version == version]
+        if not found:
+            supported = " or ".join(str(layout.user_version) for layout in self._layouts)
+            raise _error(f"session database layout version {version}, only {supported} is supported "
                          "at this format revision",
                          "SQLITE_VERSION", "SQLITE-1", self.path)
+        self.layout = found[0]
         self._check_layout()
         if not allow_fresh:
             self._read_store_id()

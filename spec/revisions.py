@@ -19,7 +19,8 @@ revision is chosen explicitly; the loader resolves the chain.
 * ``requirements`` / ``decisions``: ``retired`` (id -> why), ``changed``
   (id -> merge patch), ``added`` (full entries);
 * ``sqlite``: the SQLite layout's changes (`apply_sqlite_changes`): scalar keys
-  and ``rowCodec`` by merge patch, table columns keyed by name.
+  and ``rowCodec`` by merge patch, table columns keyed by name; ``publishedLayouts``
+  adds the layouts published releases write besides the revision's own.
 """
 
 from __future__ import annotations
@@ -209,7 +210,35 @@ def apply_sqlite_changes(layout: Mapping[str, Any], changes: Mapping[str, Any], 
     Columns are keyed by name (``added`` entries name the column they follow,
     ``changed`` merge-patches one, ``removed`` drops one), so a column equal
     in both revisions is written once; every other key is a merge patch.
+    ``publishedLayouts`` (layouts published releases write besides the
+    revision's own, each with ``writtenBy``) are changes on the parent's
+    layout too, resolved into whole layouts under the same key; ``base``
+    states the revision's own layout on one of them instead of the parent's.
     """
+    parent = {k: v for k, v in layout.items() if k != "publishedLayouts"}
+    published = []
+    for index, entry in enumerate(changes.get("publishedLayouts", ())):
+        resolved = _apply_layout(parent, {k: v for k, v in entry.items() if k != "writtenBy"},
+                                 where=f"{where}/publishedLayouts/{index}", error=error)
+        published.append({**resolved, "writtenBy": entry["writtenBy"]})
+    versions = [parent["userVersion"], *(p["userVersion"] for p in published)]
+    base = parent
+    if "base" in changes:
+        found = [p for p in published if p["userVersion"] == changes["base"]]
+        if not found:
+            raise error(f"{where}/base: no published layout has userVersion {changes['base']}")
+        base = {k: v for k, v in found[0].items() if k != "writtenBy"}
+    own = _apply_layout(base, {k: v for k, v in changes.items() if k not in ("publishedLayouts", "base")},
+                        where=where, error=error)
+    if len(set(versions)) != len(versions) or own["userVersion"] in versions[1:]:
+        raise error(f"{where}: two layouts share a userVersion ({', '.join(map(str, versions))}, "
+                    f"own {own['userVersion']})")
+    if published:
+        own["publishedLayouts"] = published
+    return own
+
+
+def _apply_layout(layout: Mapping[str, Any], changes: Mapping[str, Any], *, where: str, error: Any) -> dict[str, Any]:
     out: dict[str, Any] = merge_patch(layout, {k: v for k, v in changes.items() if k != "tables"})
     tables = {t["name"]: t for t in out["tables"]}
     for name, change in changes.get("tables", {}).items():

@@ -26,7 +26,7 @@ import argparse
 import difflib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -580,7 +580,46 @@ def _storage_forms(spec: Any) -> list[str]:
                        ([code(col["name"]), col["type"], cell(col["constraint"]) or "—", cell(col["holds"])]
                         for col in t["columns"]))
         lines.append("")
+    for other in sqlite.get("publishedLayouts", ()):
+        w = other["writtenBy"]
+        lines += [f"#### Layout {other['userVersion']} (published releases)", "",
+                  f"Written by {code(w['package'])} {', '.join(code(v) for v in w['versions'])} (upstream "
+                  f"{code(w['commit'])}), which refuses every other layout; the release commit's backend refuses it "
+                  f"(SQLITE-1). Validation and inspection read it at its own layout and say so (DEC-21). Rows "
+                  f"({code(other['rowCodec']['name'])}): {cell(other['rowCodec']['holds'])}. It differs from layout "
+                  f"{sqlite['userVersion']} above in:", ""]
+        lines += [f"* {item}" for item in sqlite_layout_changes(sqlite, other)] + [""]
+        lines += [f"Checked: {cell(w['checked'])}", ""]
     return lines
+
+
+def sqlite_layout_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What one resolved SQLite layout changes on another: version, row codec, and per table the columns
+    added (with the one they follow), removed and changed (type, constraint, what they hold)."""
+    out = [f"`user_version` {new['userVersion']} (was {old['userVersion']})"] if new["userVersion"] != old["userVersion"] else []
+    if new["rowCodec"] != old["rowCodec"]:
+        out.append(f"row codec {code(new['rowCodec']['name'])} (was {code(old['rowCodec']['name'])}): "
+                   f"{cell(new['rowCodec']['holds'])}")
+    before = {t["name"]: t for t in old["tables"]}
+    for table_ in new["tables"]:
+        was = {c["name"]: c for c in before.get(table_["name"], {}).get("columns", ())}
+        names = [c["name"] for c in table_["columns"]]
+        now = {c["name"]: c for c in table_["columns"]}
+        where = code(table_["name"])
+        for index, col in enumerate(table_["columns"]):
+            if col["name"] not in was:
+                after = f" after {code(names[index - 1])}" if index else " first"
+                out.append(f"{where}: adds {code(col['name'])} {col['type']}"
+                           f"{' ' + cell(col['constraint']) if col['constraint'] else ''}{after}: {cell(col['holds'])}")
+            else:
+                diff = [f"{key} {cell(col[key]) or '(none)'} (was {cell(was[col['name']][key]) or '(none)'})"
+                        for key in ("type", "constraint") if col[key] != was[col["name"]][key]]
+                if diff or col["holds"] != was[col["name"]]["holds"]:
+                    out.append(f"{where}: {code(col['name'])} " + ", ".join([*diff, f"holds {cell(col['holds'])}"]))
+        out += [f"{where}: drops {code(name)}" for name in was if name not in now]
+        if table_.get("description") != before.get(table_["name"], {}).get("description"):
+            out.append(f"{where} table: {cell(table_['description'])}")
+    return out
 
 
 def render_service_events(spec: Any) -> str:
@@ -743,6 +782,8 @@ def render_revisions(registry: list[str] | None = None, entry_points: bool = Fal
                  code(json.dumps(child.constants.get(k), ensure_ascii=False))]
                 for k in sorted(changes.get("constants", {}))]
         lines += table(["constant", "parent", "this revision"], rows) + [""]
+        lines += _sqlite_revision_changes(parent.constants["sqlite"], child.constants["sqlite"], rid,
+                                          changes.get("sqlite", {}).get("base"))
         req = changes.get("requirements", {})
         lines += ["### Requirements", ""]
         rows = [[code(e["id"]), "added", cell(e["title"]), cell(e["text"])] for e in req.get("added", ())]
@@ -757,6 +798,30 @@ def render_revisions(registry: list[str] | None = None, entry_points: bool = Fal
         rows += [[code(c), "retired", cell(why)] for c, why in sorted(codes.get("retired", {}).items())]
         lines += table(["code", "change", "what"], rows) + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _sqlite_revision_changes(parent: Mapping[str, Any], child: Mapping[str, Any], rid: str,
+                             base_version: int | None) -> list[str]:
+    """The SQLite section of one revision: each of its layouts (those published releases write, then the release
+    commit's own) with what it changes on the layout it is stated on."""
+    lines = ["### SQLite layout", ""]
+    if parent == child:
+        return lines + ["Unchanged.", ""]
+    rows = []
+    for other in child.get("publishedLayouts", ()):
+        w = other["writtenBy"]
+        rows.append([str(other["userVersion"]), str(parent["userVersion"]),
+                     f"{code(w['package'])} {', '.join(code(v) for v in w['versions'])} (upstream {code(w['commit'])})",
+                     code(other["rowCodec"]["name"]), "<br>".join(sqlite_layout_changes(parent, other)) or "—"])
+    base = next((p for p in child.get("publishedLayouts", ()) if p["userVersion"] == base_version), parent)
+    rows.append([str(child["userVersion"]), str(base["userVersion"]), f"the release commit {code(rid)}",
+                 code(child["rowCodec"]["name"]), "<br>".join(sqlite_layout_changes(base, child)) or "—"])
+    lines += table(["layout", "stated on", "written by", "row codec", "changes"], rows) + [""]
+    extra = {k: v for k, v in child["rowCodec"].items() if k not in ("name", "holds") and parent["rowCodec"].get(k) != v}
+    if extra:
+        lines += table([f"row codec {code(child['rowCodec']['name'])}", "value"],
+                       ([code(k), cell(str(v))] for k, v in extra.items())) + [""]
+    return lines
 
 
 def _req_key(rid: str) -> tuple[str, int]:

@@ -44,8 +44,9 @@ class _Failure(Exception):
         self.code = code
 
 
-def _unit(path: str, session: str | None) -> Unit:
-    """The one stored session FILE holds (any storage form); a store of several needs ``--session``."""
+def _unit(path: str, session: str | None, err: TextIO | None = None, command: str = "") -> Unit:
+    """The one stored session FILE holds (any storage form); a store of several needs ``--session``.
+    With ``err``, the storage's notes (a SQLite layout the revision's release commit refuses, DEC-21) go there."""
     units, problem = open_units(path, read_input, session=session, keep=KEEP_FINDINGS)
     if problem is not None:
         raise _Failure(problem, 2)
@@ -53,14 +54,17 @@ def _unit(path: str, session: str | None) -> Unit:
         ids = ", ".join(u.name.rpartition("#")[2] for u in units[:10]) or "none"
         raise _Failure(f"{path}: the store holds {len(units)} sessions ({ids}); pick one with --session", 2)
     unit = units[0]
+    if err is not None:
+        err.writelines(f"sessionspec {command}: note: {json_text.display(unit.name)}: {note}\n" for note in unit.notes)
     errors = _first_errors(unit.findings)
     if unit.unreadable or errors:
         raise _Failure("cannot read the stored session:\n  " + (errors or "no readable content"))
     return unit
 
 
-def _load(path: str, session: str | None = None) -> tuple[bytes, LoadedLog]:
-    unit = _unit(path, session)
+def _load(path: str, session: str | None = None, err: TextIO | None = None, command: str = ""
+          ) -> tuple[bytes, LoadedLog]:
+    unit = _unit(path, session, err, command)
     return unit.data, load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
 
 
@@ -227,7 +231,7 @@ class Derive:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session)
+        _, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err)
         _fold(log, revision)
         _dump(derive_messages(log.events, revision), out, not args.compact)
@@ -251,7 +255,7 @@ class Fold:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session)
+        _, log = _load(args.file, args.session, err, args._name)
         result = _fold(log, _revision(args, log, err))
         if args.format == "json":
             _dump(result, out)
@@ -341,6 +345,9 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _Failure("a SQLite store cannot be written to standard output; name a file with -o", 2)
     source = _guard(lambda: open_database(args.file))
     with source:
+        note = source.layout.refusal_note()
+        if note is not None:
+            err.write(f"sessionspec {args._name}: note: {json_text.display(args.file)}: {note}\n")
         ids = [h["id"] for h in _guard(source.list_sessions)]
         if args.session is not None:
             if args.session not in ids:
@@ -496,7 +503,7 @@ class Stats:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        unit = _unit(args.file, args.session)
+        unit = _unit(args.file, args.session, err, args._name)
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
         revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
@@ -506,7 +513,7 @@ class Stats:
             fold = None
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats: dict[str, Any] = {
-            "file": log.name, "revision": revision, "form": unit.form, "kind": log.kind,
+            "file": log.name, "revision": revision, "form": unit.form, "kind": log.kind, "sqliteLayout": unit.layout,
             "storedBytes": _stored_size(args.file, unit), "bytes": log.size, "lines": log.lines,
             "events": len(log.events),
             "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -521,7 +528,8 @@ class Stats:
         if args.format == "json":
             _dump(stats, out)
             return 0
-        stored = "" if unit.form == "jsonl" else f" stored as {unit.form} in {stats['storedBytes']} bytes,"
+        stored = ("" if unit.form == "jsonl" else f" stored as SQLite layout {unit.layout}," if unit.layout is not None
+                  else f" stored as {unit.form} in {stats['storedBytes']} bytes,")
         out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes of JSONL,{stored} "
                   f"revision {revision})\n")
         unknown = "unknown (the surface fold fails: run `sessionspec validate`)"

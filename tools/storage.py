@@ -60,6 +60,10 @@ class Unit:
     locate: Callable[[Finding], None] = lambda finding: None
     #: no logical content could be recovered: only ``findings`` are reported
     unreadable: bool = False
+    #: the SQLite layout (``user_version``) a database was read at
+    layout: int | None = None
+    #: what the reader should know that is not a finding (a layout its revision's release commit refuses: DEC-21)
+    notes: tuple[str, ...] = ()
 
 
 def detect_form(path: str) -> str:
@@ -199,9 +203,11 @@ def _row_lines(row: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], list[di
 
 def open_database(path: str, *, writable: bool = False) -> SqliteStore:
     """Open a SQLite store at the layout its ``user_version`` names: each format revision has its own
-    layout (SQLITE-1), and the layout is what tells a stored database's revision. The default
-    revision's layout is tried first; a database no known layout accepts raises the default's error."""
-    from sessionspec.reference.sqlite_store import SqliteStore
+    layout (SQLITE-1), and the layout is what tells a stored database's revision; a revision's layouts
+    include those published releases write besides its own (``store.layout.refusal_note()`` says so,
+    DEC-21). The default revision's layouts are tried first; a database no known layout accepts
+    raises the default's error."""
+    from sessionspec.reference.sqlite_store import SqliteStore, layouts_for
     from sessionspec.spec.revisions import known_revisions
 
     refused: SqliteStoreError | None = None
@@ -213,7 +219,10 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
                 raise
             refused = refused or error
     assert refused is not None  # known_revisions() is never empty
-    raise refused
+    known = "; ".join(f"{', '.join(str(layout.user_version) for layout in layouts_for(r))} at {r}"
+                      for r in known_revisions())
+    raise SqliteStoreError(f"{refused.message.split(', only')[0]}, which no known format revision has "
+                           f"(layouts: {known})", refused.code, requirement=refused.requirement, path=refused.path)
 
 
 def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
@@ -233,8 +242,11 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
                 if session not in ids:
                     return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
                 ids = [session]
+            notes = tuple(filter(None, [store.layout.refusal_note()]))
             for session_id in ids:
-                units.append(_session_unit(store, path, session_id))
+                unit = _session_unit(store, path, session_id)
+                unit.layout, unit.notes = store.layout.user_version, notes
+                units.append(unit)
         except SqliteStoreError as error:
             if error.code == "SQLITE_LOCKED":
                 return [], f"{path}: {error.message} [{error.code}]"

@@ -219,8 +219,11 @@ class Report:
             extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
             if "revision" in entry:
                 extra += f", revision {entry['revision']} ({display(entry['revisionReason'])})"
+            if entry.get("sqliteLayout") is not None:
+                extra += f", SQLite layout {entry['sqliteLayout']}"
             out.write(f"{name}: {status}: {entry['events']} events, {entry['errors']} error(s), "
                       f"{entry['warnings']} warning(s){extra}\n")
+            out.writelines(f"{name}: note: {display(note)}\n" for note in entry.get("notes", ()))
         out.writelines(f"error: {display(problem)}\n" for problem in self.input_errors)
         s = self._summary()
         out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
@@ -253,6 +256,8 @@ class Report:
                 title = f.code + (f" {f.requirement}" if f.requirement else "")
                 props.append(f"title={_gh_escape(title, True)}")
                 out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(describe(f), False)}\n")
+            out.writelines(f"::notice file={_gh_escape(entry['file'], True)}::{_gh_escape(note, False)}\n"
+                           for note in entry.get("notes", ()))
         out.writelines(f"::error::{_gh_escape(problem, False)}\n" for problem in self.input_errors)
         s = self._summary()
         out.write(f"{s['files']} file(s) checked: {s['invalid']} invalid, {s['errors']} error(s), {s['warnings']} warning(s)\n")
@@ -553,22 +558,25 @@ def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (
 
 def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool, progress: Progress,
                  revision: str | None, keep: int = 0) -> dict[str, Any]:
-    """Validate one stored session's logical JSONL; storage findings come first, every finding is located."""
+    """Validate one stored session's logical JSONL; storage findings come first, every finding is located.
+    A database's session also reports the SQLite layout it was read at and the storage notes (DEC-21)."""
     data, name = unit.data, unit.name
     revision, how = (revision, "given") if revision is not None else _detect(data)
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
+    storage = {} if unit.layout is None else {"sqliteLayout": unit.layout, "notes": list(unit.notes)}
     log, suppressed = _check_bytes(data, name, level, registry, revision, progress,
                                    fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
     if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
-        return {**_plain(log, 0, revision, how, keep), "kind": unit.form}
+        return {**_plain(log, 0, revision, how, keep), "kind": unit.form, **storage}
     for finding in log.findings:
         unit.locate(finding)
     log.findings[:0] = unit.findings
     if isinstance(unit.findings, FindingList):
         log.findings.cut_errors += unit.findings.cut_errors
         log.findings.cut_warnings += unit.findings.cut_warnings
-    return {**_plain(log, suppressed, revision, how, keep), "kind": unit.form if unit.form != "jsonl" else log.kind}
+    return {**_plain(log, suppressed, revision, how, keep), "kind": unit.form if unit.form != "jsonl" else log.kind,
+            **storage}
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,8 +43,14 @@ def _events(path: Path) -> list[dict]:
     return list(read(path).events)
 
 
+# Session stores, each judged by its own tests (tests/cli/test_published_sqlite.py).
+STORES = ["published-sqlite14.db"]
+
+
 def test_the_fixture_set_is_what_the_readme_lists() -> None:
-    assert sorted(p.name for p in LOGS.iterdir()) == sorted([*DETECTED, *AMBIGUOUS])
+    assert sorted(p.name for p in LOGS.iterdir()) == sorted([*DETECTED, *AMBIGUOUS, *STORES])
+    readme = (LOGS.parent / "README.md").read_text()
+    assert all(f"`logs/{name}`" in readme for name in [*DETECTED, *AMBIGUOUS, *STORES])
 
 
 @pytest.mark.parametrize("name", sorted(DETECTED))

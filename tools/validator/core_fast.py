@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = '01964ba98dc2ec12a9b1c005b3a0515ddd4d7ab2d2850cc9109af6cdf6b59d50'
+FINGERPRINT = '0539fe5c58cf43ec6e78c0984c96ce1b6faae1c82eb08a39aa23961c4022e267'
 
 _event_c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _event_c2 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -5689,7 +5689,7 @@ HEADER = (_header_v0, {}, None)
 ROW = (_row_v0, {'text-chunks': _row_s99, 'reasoning-chunks': _row_s115, 'tool-call-chunks': _row_s131}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = 'd0d5df2e50ee04d4f8595f47a83be0437a0ebede0742482554c669285ed101a9'
+REVISIONS_FINGERPRINT = 'a9d77a75c155e61e33d017d7647eee5b355c6ae725846fc70ea27d123ef855f1'
 _p0r2f74ac98ba_c1 = frozenset(('policy', ))
 _p0r2f74ac98ba_c2 = frozenset(('policy', ))
 _p0r2f74ac98ba_c4 = frozenset(('ask', 'never', ))

@@ -1,0 +1,63 @@
+// Writes the published SQLite fixture with @deepseek-ai/dsh-session 0.1.1-rc.2 and
+// @deepseek-ai/dsh-session-persistence-sqlite 0.0.1-rc.1 (its only release, layout 14), as
+// installed for the Node adapter (conformance/adapters/node-dsh-session, pinned by its
+// lockfile): `node write-sqlite.mjs <that folder's node_modules> <out.db>`, run by the Node
+// that lockfile pins (node:sqlite needs Node >= 22.13). Every event is appended through the
+// package's own SessionStore; the SQLite backend writes the database.
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const [modules, out] = process.argv.slice(2)
+if (!modules || !out) throw new Error('usage: node write-sqlite.mjs <node_modules> <out.db>')
+const resolve = createRequire(join(modules, 'noop.js')).resolve
+const load = (name) => import(pathToFileURL(resolve(name)).href)
+const { Context } = await load('@deepseek-ai/cordis')
+const { SessionStore } = await load('@deepseek-ai/dsh-session')
+const { SessionPersistenceSqlite } = await load('@deepseek-ai/dsh-session-persistence-sqlite')
+
+const CWD = '/work/project'
+const text = (t) => [{ type: 'text', text: t }]
+const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' }
+
+/** One closed chat turn with a streamed answer, a tool call and its result. */
+function chatTurn(s, turn) {
+  s.append('turn/start', { turn })
+  s.append('user/message', { id: `u${turn}`, role: 'user', source: { kind: 'user' }, content: text('Fix the failing test') }, { surfaceOp: 'append' })
+  s.append('step/start', { turn, step: 1 })
+  const chunks = []
+  for (const piece of ['Let ', 'me ', 'look ', 'first.']) {
+    chunks.push(s.append('assistant/chunk', { turn, step: 1, chunk: { type: 'text-delta', index: 0, text: piece } }).seq)
+  }
+  const call = { type: 'tool-call', id: `call_${turn}`, name: 'read', arguments: '{"path":"a.py"}' }
+  s.append('assistant/message', { turn, step: 1, message: { id: `a${turn}`, role: 'assistant', source: model, content: [...text('Let me look first.'), call] }, usage: { inputTokens: 812, outputTokens: 64 } },
+    { surfaceOp: 'append', sourceEventSeqs: chunks })
+  const callSeq = s.append('tool/call', { turn, step: 1, callId: call.id, name: 'read', arguments: call.arguments }).seq
+  s.append('tool/result', { turn, step: 1, message: { id: `r${turn}`, role: 'user', source: { kind: 'tool', callId: call.id },
+    content: [{ type: 'tool-result', toolCallId: call.id, content: text("print('hi')"), isError: false }] } },
+    { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
+  s.append('step/end', { turn, step: 1 })
+  s.append('turn/end', { turn, reason: { kind: 'completed' } })
+}
+
+const ctx = new Context()
+await ctx.plugin(SessionStore)
+await ctx.plugin(SessionPersistenceSqlite, { path: out, writeBatchMaxDelayMs: 1 })
+const sessions = ctx.sessions
+// 1. A chat session: two closed turns (streamed text as one row per chunk event), a tool call and result.
+const chat = sessions.create('npm-chat', { meta: { cwd: CWD } })
+chatTurn(chat, 1)
+chatTurn(chat, 2)
+await sessions.flush(chat)
+// 2. A subagent's session with an agent preset (the two header columns layout 14 adds): one closed turn,
+//    then a turn left open with a requested tool call that has no result (a crash: repair must close it).
+const child = sessions.create('npm-subagent', { meta: { cwd: CWD, parentSession: 'npm-chat', origin: 'subagent', delegationDepth: 1, agentPreset: 'reviewer' } })
+chatTurn(child, 1)
+child.append('turn/start', { turn: 2 })
+child.append('user/message', { id: 'u2', role: 'user', source: { kind: 'user' }, content: text('Now run the tests') }, { surfaceOp: 'append' })
+child.append('step/start', { turn: 2, step: 1 })
+const call = { type: 'tool-call', id: 'call_run', name: 'bash', arguments: '{"cmd":"pytest"}' }
+child.append('assistant/message', { turn: 2, step: 1, message: { id: 'a2', role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
+child.append('tool/call', { turn: 2, step: 1, callId: call.id, name: 'bash', arguments: call.arguments })
+await sessions.flush(child)
+await ctx.dispose?.()
