@@ -48,12 +48,13 @@ from .request_header import is_rejected_reason
 from .revision import rules_for
 from .rule_table import TABLE, define
 from .session import Session
-from .upgrade import refuse_unknown_types
+from .upgrade import is_refused_type, refuse_unknown_types, unknown_type_error
 
 __all__ = [
     "UNREADABLE_LINE",
     "Artifact",
     "LoadedArtifact",
+    "StoredReader",
     "append_batch",
     "check_loadable",
     "encode_path_segment",
@@ -660,17 +661,53 @@ def check_loadable(
 
 
 def read_stored(
-    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: Any = None
+    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: Any = None,
+    extra_types: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """The stored events as ``revision``'s reader reads them, loading or inspecting: earlier-format records
     upgraded and unknown types refused where the revision says so (JSONL-13..15); ``events`` itself where
-    it does not."""
+    it does not. ``extra_types``: types a plugin registry adds, known for this reading (JSONL-15)."""
     rules = rules_for(revision)
     if rules.load_upgrade is not None:
         events = rules.load_upgrade.apply(events, session_id, rules.messages, where)
     if rules.load_known_types is not None:
-        refuse_unknown_types(events, rules.load_known_types, session_id, where)
+        refuse_unknown_types(events, rules.load_known_types | frozenset(extra_types), session_id, where)
     return events
+
+
+class StoredReader:
+    """`read_stored` one record at a time, for a reader that reports every refused record and goes on
+    (the validator): `read` upgrades a record (JSONL-13) or raises as the load path does (JSONL-14, the
+    message check), `refusal` is the JSONL-15 refusal of an upgraded record, or None."""
+
+    def __init__(self, session_id: str, where: str | None = None, revision: Any = None,
+                 extra_types: Iterable[str] = ()) -> None:
+        rules = rules_for(revision)
+        self.session_id, self.where = session_id, where
+        upgrade = rules.load_upgrade
+        self.reader = upgrade.reader(session_id, rules.messages, where) if upgrade is not None else None
+        known = rules.load_known_types
+        self.known = None if known is None else known | frozenset(extra_types)
+
+    @property
+    def active(self) -> bool:
+        """Whether the revision's load path reads stored records other than as stored (JSONL-13..15)."""
+        return self.reader is not None or self.known is not None
+
+    @property
+    def upgraded(self) -> dict[str, int]:
+        """Records upgraded so far, by stored type."""
+        return self.reader.upgraded if self.reader is not None else {}
+
+    def read(self, event: Any, index: int) -> Any:
+        """The record as read (``event`` itself when nothing changes); raises ``JsonlError`` or ``SeedError``."""
+        return self.reader.read(event, index) if self.reader is not None else event
+
+    def refusal(self, event: Any) -> JsonlError | None:
+        """The JSONL-15 refusal of a record as read, or None."""
+        if self.known is None or not is_refused_type(event, self.known):
+            return None
+        return unknown_type_error(event, self.session_id, self.where)
 
 
 def live_snapshot(session: Session) -> list[Any]:

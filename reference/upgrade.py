@@ -32,7 +32,7 @@ class MessageChecks(Protocol):
 
     def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None: ...
 
-__all__ = ["LoadUpgrade", "refuse_unknown_types"]
+__all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "refuse_unknown_types", "unknown_type_error"]
 
 
 def _record(value: Any) -> Mapping[str, Any] | None:
@@ -74,27 +74,14 @@ class LoadUpgrade:
         Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``) for a malformed earlier-format record and
         ``SeedError`` (SEED-18, SEED-6) for a message that is not a well-formed identified message.
         """
-        ids: dict[Any, str] = {}  # seq -> message id of each event read so far
-        out: list[Any] = []
-        changed = False
-        for index, stored in enumerate(events):
-            event = stored
-            if isinstance(event, Mapping):
-                event = self._upgrade(event, session_id, ids, where)
-                changed = changed or event is not stored
-                etype = event.get("type")
-                data = event.get("data")
-                if type(etype) is str:
-                    problem = messages.seed_problem(etype, data)
-                    if problem is not None:
-                        message, code, requirement = problem
-                        raise SeedError(f"stored event at seq {event.get('seq')!r} {message}", code,
-                                        requirement=requirement, index=index, seq=_seq(event), path=where)
-                    message_id = _message_id(etype, data)
-                    if message_id is not None and _seq(event) is not None:
-                        ids[event["seq"]] = message_id
-            out.append(event)
-        return events if not changed and isinstance(events, list) else out
+        reader = self.reader(session_id, messages, where)
+        out = [reader.read(stored, index) for index, stored in enumerate(events)]
+        return events if not reader.upgraded and isinstance(events, list) else out
+
+    def reader(self, session_id: str, messages: MessageChecks, where: str | None = None) -> UpgradeReader:
+        """A reader of one stored log's records in log order: what `apply` does, one record at a time (a
+        validator that reports every record goes on after a refused one)."""
+        return UpgradeReader(self, session_id, messages, where)
 
     # -- one record ------------------------------------------------------------------------
     def _upgrade(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str],
@@ -221,6 +208,49 @@ class LoadUpgrade:
         return event
 
 
+class UpgradeReader:
+    """One stored log read record by record as the load path reads it (JSONL-13, JSONL-14, the message check).
+
+    The state between records is the message id of each record read so far (by seq): a replacing
+    ``tool/result`` of the earlier format inherits the id of the node it replaces.
+    """
+
+    def __init__(self, upgrade: LoadUpgrade, session_id: str, messages: MessageChecks, where: str | None) -> None:
+        self.upgrade = upgrade
+        self.session_id = session_id
+        self.messages = messages
+        self.where = where
+        self.ids: dict[Any, str] = {}  # seq -> message id of each record read so far
+        #: how many records were upgraded, by their stored type
+        self.upgraded: dict[str, int] = {}
+
+    def read(self, stored: Any, index: int) -> Any:
+        """The record as the load path reads it: ``stored`` itself, or a new upgraded record (the stored
+        one is never changed).
+
+        Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``, JSONL-14) and ``SeedError`` (SEED-18, SEED-6)
+        as `LoadUpgrade.apply` does; ``index`` is the record's position, named by a ``SeedError``.
+        """
+        if not isinstance(stored, Mapping):
+            return stored
+        event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
+        if event is not stored:
+            kind = str(stored.get("type"))
+            self.upgraded[kind] = self.upgraded.get(kind, 0) + 1
+        etype = event.get("type")
+        data = event.get("data")
+        if type(etype) is str:
+            problem = self.messages.seed_problem(etype, data)
+            if problem is not None:
+                message, code, requirement = problem
+                raise SeedError(f"stored event at seq {event.get('seq')!r} {message}", code,
+                                requirement=requirement, index=index, seq=_seq(event), path=self.where)
+            message_id = _message_id(etype, data)
+            if message_id is not None and _seq(event) is not None:
+                self.ids[event["seq"]] = message_id
+        return event
+
+
 def _json_type(value: Any) -> str:
     """The JavaScript ``typeof`` of a JSON value, as the upgrade's checks name it."""
     t = type(value)
@@ -255,17 +285,26 @@ def _seq(event: Mapping[str, Any]) -> int | None:
     return seq if type(seq) is int else None
 
 
+def is_refused_type(event: Any, known: frozenset[str]) -> bool:
+    """JSONL-15's test of one record: its type is not in ``known`` and it is not marked ``ignorable: true``."""
+    if not isinstance(event, Mapping):
+        return False
+    etype = event.get("type")
+    return not ((type(etype) is str and etype in known) or event.get("ignorable") is True)
+
+
+def unknown_type_error(event: Mapping[str, Any], session_id: str, where: str | None = None) -> JsonlError:
+    """The refusal of a record `is_refused_type` names (JSONL-15)."""
+    return JsonlError(
+        f"session {session_id!r} contains event type {event.get('type')!r} (seq {event.get('seq')!r}) unknown to this "
+        "revision and not marked ignorable: refusing to interpret the log (likely written by a newer writer)",
+        "JSONL_UNKNOWN_TYPE", requirement="JSONL-15", seq=_seq(event), path=where,
+    )
+
+
 def refuse_unknown_types(events: Iterable[Any], known: frozenset[str], session_id: str,
                          where: str | None = None) -> None:
     """JSONL-15: refuse the first event whose type is not in ``known`` and that is not marked ``ignorable: true``."""
     for event in events:
-        if not isinstance(event, Mapping):
-            continue
-        etype = event.get("type")
-        if (type(etype) is str and etype in known) or event.get("ignorable") is True:
-            continue
-        raise JsonlError(
-            f"session {session_id!r} contains event type {etype!r} (seq {event.get('seq')!r}) unknown to this "
-            "revision and not marked ignorable: refusing to interpret the log (likely written by a newer writer)",
-            "JSONL_UNKNOWN_TYPE", requirement="JSONL-15", seq=_seq(event), path=where,
-        )
+        if is_refused_type(event, known):
+            raise unknown_type_error(event, session_id, where)

@@ -21,7 +21,14 @@ from typing import Any, TextIO
 from sessionspec.reference import json_text
 from sessionspec.reference.atomic import OutputError, atomic_writer, write_atomic
 from sessionspec.reference.derive import derive_messages
-from sessionspec.reference.jsonl import encode_records, header_from_line, header_line, read_artifact, write_unpacked
+from sessionspec.reference.jsonl import (
+    encode_records,
+    header_from_line,
+    header_line,
+    read_artifact,
+    read_stored,
+    write_unpacked,
+)
 from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
@@ -65,7 +72,28 @@ def _unit(path: str, session: str | None, err: TextIO | None = None, command: st
 def _load(path: str, session: str | None = None, err: TextIO | None = None, command: str = ""
           ) -> tuple[bytes, LoadedLog]:
     unit = _unit(path, session, err, command)
-    return unit.data, load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
+    return unit.data, load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
+
+def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *, locate: bool = True) -> list[Any]:
+    """The stored events (``events``, default the log's) as ``revision``'s load path reads them: earlier-format
+    records upgraded, and the log refused where the load path refuses it (JSONL-13..15: the reference's
+    `jsonl.read_stored`), naming each refused record as `validate --level load` does. A JSON array of events
+    is a seed, not a stored log: it is read as it is. ``locate=False``: refuse without the located findings."""
+    events = log.events if events is None else events
+    if log.kind != "jsonl":
+        return events
+    session_id = (log.header_line or {}).get("id")
+    try:
+        return read_stored(events, session_id if type(session_id) is str else "", log.name, revision)
+    except SessionSpecError as error:
+        if not locate:
+            raise _Failure(str(error)) from error
+        Checker("load", None, revision).check(log)
+        if log.findings.locate is not None:
+            for finding in log.findings:
+                log.findings.locate(finding)
+        located = _first_errors(log.findings) or str(error)
+        raise _Failure(f"the load path of revision {revision} refuses the log (`validate --level load`):\n  {located}") from error
 
 
 def _stored_size(path: str, unit: Unit) -> int | None:
@@ -145,9 +173,9 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
     return detection.revision
 
 
-def _fold(log: LoadedLog, revision: str | None = None) -> dict[str, Any]:
+def _fold(events: list[Any], revision: str | None = None) -> dict[str, Any]:
     try:
-        return fold_surface(log.events, revision)
+        return fold_surface(events, revision)
     except (SessionSpecError, AttributeError, TypeError) as error:
         raise _Failure(f"the surface fold fails: {error}") from error
 
@@ -233,8 +261,9 @@ class Derive:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err)
-        _fold(log, revision)
-        _dump(derive_messages(log.events, revision), out, not args.compact)
+        events = _as_loaded(log, revision)
+        _fold(events, revision)
+        _dump(derive_messages(events, revision), out, not args.compact)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
@@ -256,7 +285,8 @@ class Fold:
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _, log = _load(args.file, args.session, err, args._name)
-        result = _fold(log, _revision(args, log, err))
+        revision = _revision(args, log, err)
+        result = _fold(_as_loaded(log, revision), revision)
         if args.format == "json":
             _dump(result, out)
         else:
@@ -304,7 +334,8 @@ class Repair:
         if detect_form(args.file) == "sqlite":
             return _repair_store(args, out, err)
         unit = _unit(args.file, args.session)
-        revision = _revision(args, load_log(unit.data, unit.name, keep=KEEP_FINDINGS), err)
+        log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
+        revision = _revision(args, log, err)
         data, problem = read_input(args.file)
         if problem is not None:
             raise _Failure(problem, 2)
@@ -312,7 +343,7 @@ class Repair:
         target = args.file if args.in_place else args.output
         if unit.form == "jsonl-zstd":
             compressed = _guard(lambda: read_compressed_artifact(data))
-            closers = interrupted_turn_closers(compressed.events, revision)
+            closers = interrupted_turn_closers(_as_loaded(log, revision, compressed.events), revision)
             keep = compressed.decoded.torn_start if compressed.torn else len(data)
             added = [*compressed.recovered, *closers] if compressed.torn else closers
             frame = encode_records(added, pack=True)
@@ -321,7 +352,7 @@ class Repair:
             kept, cut = len(compressed.events), len(data) - keep
         else:
             artifact = _read_artifact(unit.data)
-            closers = interrupted_turn_closers(artifact.events, revision)
+            closers = interrupted_turn_closers(_as_loaded(log, revision, artifact.events), revision)
             content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
             logical = None
             kept, cut = len(artifact.events), artifact.size - artifact.truncate_offset
@@ -441,7 +472,7 @@ def _unpack_streamed(args: argparse.Namespace, out: TextIO, err: TextIO) -> bool
                 for offset in range(0, size, BLOCK_SIZE):
                     yield os.pread(fd, BLOCK_SIZE, offset)
 
-            clean = check_clean(blocks(), args.output, "load", None, size=size)
+            clean = check_clean(blocks(), args.output, "load", None, size=size, revision=detection.revision)
             if clean is None or any(f.severity == ERROR for f in clean.findings):
                 raise _NotStreamed
     except _NotStreamed:
@@ -508,8 +539,8 @@ class Stats:
         revision = _revision(args, log, err)
         types = Counter(map(_type_label, log.events))
         try:
-            fold: dict[str, Any] | None = fold_surface(log.events, revision)
-        except (SessionSpecError, AttributeError, TypeError):
+            fold: dict[str, Any] | None = fold_surface(_as_loaded(log, revision, locate=False), revision)
+        except (_Failure, SessionSpecError, AttributeError, TypeError):
             fold = None
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats: dict[str, Any] = {

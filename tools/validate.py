@@ -68,8 +68,8 @@ from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, open_units
-from sessionspec.validator.fastlog import CleanLog, check_clean
-from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, schema_set
+from sessionspec.validator.fastlog import CleanLog, check_clean, proves
+from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
 
 
@@ -263,6 +263,12 @@ class Report:
         out.write(f"{s['files']} file(s) checked: {s['invalid']} invalid, {s['errors']} error(s), {s['warnings']} warning(s)\n")
 
 
+def upgrade_note(upgraded: dict[str, int]) -> str:
+    """What the revision's load path upgraded as it read the log (JSONL-13): the file is in the earlier format."""
+    kinds = ", ".join(f"{count} {display(kind)}" for kind, count in upgraded.items())
+    return f"{sum(upgraded.values())} earlier-format record(s) read upgraded (JSONL-13: {kinds})"
+
+
 def describe(f: Finding) -> str:
     where = [] if f.frame is None else [f"frame {f.frame}"]
     if f.seq is not None:
@@ -306,7 +312,7 @@ BLOCK_SIZE = 1 << 20
 
 
 def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
-                          progress: Progress) -> tuple[bool, CleanLog | None]:
+                          progress: Progress, revision: str) -> tuple[bool, CleanLog | None]:
     """(ran, result) of the accept-fast pass over a regular file read in blocks.
 
     ``ran`` is False when `path` is not a regular file that could be opened; ``result`` is None when
@@ -331,7 +337,7 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
 
         progress.start(f"checking {path}", 1)
         clean = check_clean(blocks(), path, level, schemas, size=info.st_size,
-                            progress=_fraction(progress) if progress.enabled else None)
+                            progress=_fraction(progress) if progress.enabled else None, revision=revision)
         progress.clear()
         return True, clean
     except OSError:
@@ -372,12 +378,16 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
     warnings = len(findings) - errors
     if isinstance(findings, FindingList):
         errors, warnings = errors + findings.cut_errors, warnings + findings.cut_warnings
-    return {
+    report = {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
         "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
         "findings": [f.to_json() for f in (findings[:keep] if keep else findings)], "revision": revision,
         "revisionReason": how,
     }
+    if isinstance(log, LoadedLog) and log.upgraded:
+        report["upgraded"] = dict(sorted(log.upgraded.items()))
+        report["notes"] = [upgrade_note(report["upgraded"])]
+    return report
 
 
 def _finding(plain: dict[str, Any]) -> Finding:
@@ -395,19 +405,17 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     cluster (``--dask``) run; the compiled schemas are built once per process. ``keep`` > 0
     (``--max-findings``) bounds the findings kept, while checking too: the rest are only counted.
     """
-    from sessionspec.spec.revisions import DEFAULT_REVISION
-
     progress = progress or Progress.for_stream(sys.stderr, True)
     how = "given"
     head = _head(path) if revision is None and path != "-" else None
     if head is not None:
         revision, how = _detect(head)
     streamed = False
-    if not exact and path != "-" and revision == DEFAULT_REVISION:
+    if not exact and path != "-" and revision is not None and proves(revision):
         # A regular file is proved clean block by block (memory: one block, the surface and the open
         # turn); anything else, and a file with findings, is read whole below.
-        schemas = schema_set(tuple(registry)) if level != "load" else None
-        streamed, clean = _check_file_streaming(path, level, schemas, progress)
+        schemas = schema_set(tuple(registry), revision) if level != "load" else None
+        streamed, clean = _check_file_streaming(path, level, schemas, progress, revision)
         if clean is not None:
             return _plain(clean, 0, revision, how, keep)
     data, problem = read_input(path)
@@ -426,18 +434,17 @@ def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], 
                  progress: Progress, *, fast: bool, keep: int = 0,
                  locate: Callable[[Finding], None] | None = None) -> tuple[LoadedLog | CleanLog, int]:
     """The checked log and its knock-on count: the accept-fast pass when allowed, else the exact path."""
-    from sessionspec.spec.revisions import DEFAULT_REVISION
-
     schemas = schema_set(tuple(registry), revision) if level != "load" else None
-    if fast and revision == DEFAULT_REVISION:
+    if fast and proves(revision):
         # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
         # which locates and explains every finding (`sessionspec.validator.fastlog`).
         progress.start(f"checking {name}", 1)
-        clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None)
+        clean = check_clean(data, name, level, schemas, progress=_fraction(progress) if progress.enabled else None,
+                            revision=revision)
         progress.clear()
         if clean is not None:
             return clean, 0
-    checker = Checker(level, schemas, revision)
+    checker = Checker(level, schemas, revision, registry_types(registry, revision, schemas))
     with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
         progress.start(f"reading {name}", data.count(b"\n") + 1)
         log = load_log(data, name, progress=progress.update if progress.enabled else None, keep=keep, locate=locate)
@@ -564,19 +571,26 @@ def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool,
     revision, how = (revision, "given") if revision is not None else _detect(data)
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
-    storage = {} if unit.layout is None else {"sqliteLayout": unit.layout, "notes": list(unit.notes)}
+    storage: dict[str, Any] = {} if unit.layout is None else {"sqliteLayout": unit.layout}
     log, suppressed = _check_bytes(data, name, level, registry, revision, progress,
                                    fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
     if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
-        return {**_plain(log, 0, revision, how, keep), "kind": unit.form, **storage}
+        return _with_notes({**_plain(log, 0, revision, how, keep), "kind": unit.form, **storage}, unit)
     for finding in log.findings:
         unit.locate(finding)
     log.findings[:0] = unit.findings
     if isinstance(unit.findings, FindingList):
         log.findings.cut_errors += unit.findings.cut_errors
         log.findings.cut_warnings += unit.findings.cut_warnings
-    return {**_plain(log, suppressed, revision, how, keep), "kind": unit.form if unit.form != "jsonl" else log.kind,
-            **storage}
+    return _with_notes({**_plain(log, suppressed, revision, how, keep),
+                        "kind": unit.form if unit.form != "jsonl" else log.kind, **storage}, unit)
+
+
+def _with_notes(report: dict[str, Any], unit: Unit) -> dict[str, Any]:
+    """A stored session's report with the storage's notes (DEC-21) before the reading's own."""
+    if unit.layout is not None:
+        report["notes"] = [*unit.notes, *report.get("notes", ())]
+    return report
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,6 +9,7 @@ acceptance must be matched by an empty exact report).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
 from sessionspec.spec.errors import ChunkRowError
 from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
-from sessionspec.validator.lint import Checker
+from sessionspec.validator.lint import Checker, schema_set
 from sessionspec.validator.logread import load_log
 from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
@@ -501,3 +502,92 @@ def test_negative_zero_in_a_json_value_takes_the_exact_path():
         assert any(f.code == "JSON_NOT_LOSSLESS" for f in _exact(data, level))
     events[7]["data"]["provenance"]["replayState"] = {"opaque": "-0.0 as text"}
     assert _fast(jsonl(events), "schema") is not None
+
+
+# -- the published load path's reading of stored records (JSONL-13..15) ---------------------------------
+# The pass inlines the pinned revision's rules: at a revision whose load path upgrades or refuses stored
+# records it declines (`fastlog.proves`), so fast and exact agree there too; at the pinned revision the same
+# records are plain events and the pass is held to the exact path as everywhere else.
+
+PUB = "b150a551b8"
+_PUB_SCHEMAS = schema_set((), PUB)
+
+
+def _readable_logs() -> dict[str, bytes]:
+    """Logs both load paths read: a generated pinned log without compaction (the release knows no `compact/*`
+    type), packed and not, and a real log the npm package wrote."""
+    events = generate_events(150, seed=3, mix=dataclasses.replace(SMALL, compaction_every=0))
+    real = Path(__file__).resolve().parents[1] / "real_logs" / "logs" / "published-chat.jsonl"
+    return {"packed": artifact_bytes(events, packed=True, session_id="s1"),
+            "unpacked": artifact_bytes(events, packed=False, session_id="s1"), "published": real.read_bytes()}
+
+
+READABLE = _readable_logs()
+
+
+#: Records the published load path treats apart (JSONL-13: upgraded; JSONL-14: malformed; JSONL-15: unknown).
+_LOAD_RULE_RECORDS = st.sampled_from([
+    {"type": "acme/ping", "data": {}},
+    {"type": "acme/ping", "data": {}, "ignorable": True},
+    {"type": "compact/start", "data": {"turn": 1}},
+    {"type": "session/end-seed", "data": {}},
+    {"type": "turn/start", "data": {"turn": 1, "trigger": {"kind": ""}}},
+    {"type": "turn/start", "data": {"turn": 1, "trigger": {"kind": "message"}}},
+    {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "disposed"}}},
+    {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error", "step": 0, "message": "m"}}},
+    {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed", "x": 1}}},
+    {"type": "steering/message", "data": {"turn": 1, "content": [], "source": {"kind": "user"}}},
+    {"type": "steering/message", "data": {"turn": 1}},
+])
+
+
+@st.composite
+def with_load_rule_records(draw: st.DrawFn, data: bytes) -> bytes:
+    """The log with one to three event lines replaced by records the load rules act on (seq and time kept)."""
+    lines = _lines(data)
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(1, len(lines) - 2))
+        old = orjson.loads(lines[i])
+        if "seq" not in old:  # a packed row: leave it
+            continue
+        record = {**draw(_LOAD_RULE_RECORDS), "seq": old["seq"], "time": old["time"]}
+        lines[i] = json_text.dumps_bytes(record)
+    return b"\n".join(lines)
+
+
+def _at(data: bytes, level: str, revision: str) -> tuple[Any, Any]:
+    """(fast, exact log) at a revision."""
+    schemas = (SCHEMAS if revision != PUB else _PUB_SCHEMAS) if level != "load" else None
+    exact = load_log(data, "x.jsonl")
+    Checker(level, schemas, revision).check(exact)
+    return check_clean(data, "x.jsonl", level, schemas, revision=revision), exact
+
+
+@pytest.mark.req("JSONL-15")
+@given(st.data())
+def test_the_pass_never_proves_a_log_the_load_rules_act_on_at_either_revision(data):
+    log_bytes = data.draw(with_load_rule_records(READABLE[data.draw(st.sampled_from(sorted(READABLE)))]))
+    for revision in ("2f74ac98ba", PUB):
+        for level in LEVELS:
+            fast, exact = _at(log_bytes, level, revision)
+            acted = exact.upgraded or any(f.requirement in ("JSONL-14", "JSONL-15") for f in exact.findings)
+            if revision == PUB:
+                assert fast is None  # the pass declines the revision whose load path reads records apart
+            assert not (acted and fast is not None), (revision, level)
+            if fast is not None:
+                assert [f.to_json() for f in fast.findings] == [f.to_json() for f in exact.findings], (revision, level)
+
+
+@pytest.mark.req("JSONL-15")
+def test_validate_reports_the_same_fast_or_exact_on_load_rule_records(write):
+    unknown = _lines(LOGS["unpacked"])
+    record = orjson.loads(unknown[5])
+    unknown[5] = json_text.dumps_bytes({"type": "acme/ping", "seq": record["seq"], "time": record["time"], "data": {}})
+    for name, data in (("pinned.jsonl", LOGS["packed"]), ("unknown.jsonl", b"\n".join(unknown))):
+        path = write(name, data)
+        for extra in ([], ["--revision", PUB]):
+            for level in LEVELS:
+                fast = cli("validate", "--format", "json", "--level", level, path, *extra)
+                exact = cli("validate", "--format", "json", "--level", level, "--exact", path, *extra)
+                assert (fast.code, fast.json) == (exact.code, exact.json), (name, extra, level)
+    assert "JSONL_UNKNOWN_TYPE" in cli("validate", "--revision", PUB, path).out

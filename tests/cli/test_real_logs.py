@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cli, findings
-from sessionspec.reference.jsonl import read_artifact
+from sessionspec.reference.jsonl import load_artifact, read_artifact
 from sessionspec.reference.jsonl_zstd import load_compressed_artifact, read_compressed_artifact
 from sessionspec.spec.errors import SeedError
 from sessionspec.spec.revisions import DEFAULT_REVISION
@@ -71,12 +71,24 @@ def test_detection_names_the_revision_that_wrote_a_real_log(name: str) -> None:
     assert named.json["files"][0]["errors"] == report["errors"]  # the same verdict as naming the revision
 
 
-def test_published_logs_are_wrong_at_the_pinned_revision_and_pinned_ones_at_the_published() -> None:
-    """Detection matters: the other revision rejects each detected real log."""
+def test_published_logs_are_wrong_at_the_pinned_revision() -> None:
+    """Detection matters: the pinned revision rejects each published real log."""
     for name, (revision, _) in DETECTED.items():
-        other = PUB if revision == PINNED else PINNED
-        result = cli("validate", "--format", "json", "--revision", other, str(LOGS / name))
-        assert result.json["files"][0]["errors"] > 0, name
+        if revision == PUB:
+            result = cli("validate", "--format", "json", "--revision", PINNED, str(LOGS / name))
+            assert result.json["files"][0]["errors"] > 0, name
+
+
+@pytest.mark.req("JSONL-13")
+def test_the_published_load_path_reads_the_pinned_real_logs_upgraded() -> None:
+    """The release reads an earlier-format log (JSONL-13): at --level load the published revision accepts each
+    pinned real log, as the reference's load path at that revision does, and says what it upgraded."""
+    for name, (revision, _) in DETECTED.items():
+        if revision == PINNED:
+            path = LOGS / name
+            load_artifact(path, read_artifact(path).header["id"], durable=False, revision=PUB)  # accepted
+            report = cli("validate", "--format", "json", "--level", "load", "--revision", PUB, str(path)).json["files"][0]
+            assert report["errors"] == 0 and report["upgraded"].get("turn/start") == 1, (name, report)
 
 
 @pytest.mark.parametrize("name", AMBIGUOUS)

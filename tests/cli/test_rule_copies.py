@@ -23,7 +23,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonlError, SessionSpecError
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import _Hole, _parse_slow, load_log, parse_line
-from test_fastlog import LOGS, damaged
+from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
 
 _TYPES = st.one_of(st.sampled_from([*FORMAT.legacy_rejected_types, "request/header", "turn/start", "x/legacy",
                                      "request/header-deltas"]), st.just(["request/header"]), st.none())
@@ -73,11 +73,11 @@ def test_the_readers_fast_parse_is_the_exact_parser(text: str, space: str) -> No
 # JSONL-2 … JSONL-12, SEED-*, SURF-*: the reader's emulation of the load path (`logread`: header line,
 # holes, committed region, torn tail, numbering) with the checker's calls of the reference decides as
 # the reference's own load path does: a log has an error finding exactly when the loader refuses it.
-def _loads(data: bytes) -> bool:
+def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["id"]) -> bool:
     try:
-        artifact = read_artifact(data)
-        check_loadable(artifact.header, artifact.events, HEADER["id"], None)
-        seed_repaired(HEADER["id"], artifact.header, artifact.events)
+        artifact = read_artifact(data, revision)
+        events = check_loadable(artifact.header, artifact.events, session_id, None, revision)
+        seed_repaired(session_id, artifact.header, events, revision)
     except SessionSpecError:
         return False
     return True
@@ -91,3 +91,21 @@ def test_the_load_level_verdict_is_the_loaders(layout: str, data: st.DataObject)
     Checker("load").check(log)
     errors = [f.code for f in log.findings if f.severity == "error"]
     assert (not errors) == _loads(log_bytes), errors
+
+
+# JSONL-13..15 at the published revision: the checker reads each record through the reference's own
+# per-record seam (`jsonl.StoredReader`, the one `read_stored` is made of), so its load-level verdict is the
+# loader's on pinned-format logs the release reads upgraded, on malformed earlier-format records and on
+# unknown types, damaged or not.
+@pytest.mark.req("JSONL-13")
+@pytest.mark.parametrize("layout", sorted(READABLE))
+@given(data=st.data())
+def test_the_load_level_verdict_is_the_published_loaders(layout: str, data: st.DataObject) -> None:
+    log_bytes = data.draw(with_load_rule_records(READABLE[layout]))
+    if data.draw(st.booleans()):
+        log_bytes = data.draw(damaged(log_bytes))
+    log = load_log(log_bytes, "log.jsonl")
+    Checker("load", None, "b150a551b8").check(log)
+    errors = [f.code for f in log.findings if f.severity == "error"]
+    session_id = "npm-chat" if layout == "published" else HEADER["id"]  # the id the real log was written with
+    assert (not errors) == _loads(log_bytes, "b150a551b8", session_id), errors

@@ -57,6 +57,7 @@ from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl import header_line_problem
 from sessionspec.reference.request_header import is_rejected_reason
+from sessionspec.reference.revision import rules_for
 from sessionspec.reference.session import SEED_DATA_RULE_TYPES, check_seed_entry, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
 from sessionspec.spec import FORMAT
@@ -66,7 +67,7 @@ from sessionspec.validator.lint import Checker, SchemaSet
 from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, parse_line
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
 
-__all__ = ["CleanLog", "RowPlan", "check_clean", "row_members_ok"]
+__all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
 _MAX = FORMAT.max_safe_integer
 _SURFACE = FORMAT.surface_types
@@ -317,13 +318,19 @@ def _trusted(raw: bytes, number: int) -> Any:
 
 
 def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: SchemaSet | None,
-                progress: Callable[[int, int], None] | None = None, size: int | None = None) -> CleanLog | None:
+                progress: Callable[[int, int], None] | None = None, size: int | None = None,
+                revision: Any = None) -> CleanLog | None:
     """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None.
 
     `data` is the whole artifact or its bytes in consecutive blocks (a file read piece by piece):
     the pass keeps one block, the surface and the open turn, never the log. `size` (the total, when
-    known) scales `progress`, which is called with bytes done and bytes in all.
+    known) scales `progress`, which is called with bytes done and bytes in all. `revision` (default:
+    the pinned one) is the revision the log is checked at: the pass proves the pinned revision's
+    rules only, so it declines every other one, among them any whose load path reads stored records
+    other than as stored (JSONL-13..15: upgrades, refusals; `proves`).
     """
+    if not proves(revision):
+        return None
     blocks = (data,) if isinstance(data, bytes) else data
     try:
         with gc_paused():
@@ -335,6 +342,17 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
         # Hostile values (an unhashable tag, a huge number) can reach corners no check anticipated:
         # the exact path explains them. Never AttributeError: the pass uses public names only.
         return None
+
+
+def proves(revision: Any = None) -> bool:
+    """Whether the pass can prove a log clean at ``revision``: only at the pinned one, whose rules it inlines.
+
+    Every revision that differs declines; the guard also names the load path's own reading of stored
+    records (JSONL-13..15), so a pinned revision that gained one would decline too (CONTRIBUTING.md:
+    the rule copies; ``tests/cli/test_fastlog.py`` holds it to the exact path).
+    """
+    rules = rules_for(revision)
+    return rules is rules_for(None) and rules.load_upgrade is None and rules.load_known_types is None
 
 
 #: Bytes of the open turn's lines kept for the crash-tail check; a longer open turn gives the log to the

@@ -20,11 +20,11 @@ entries that certainly pass (a test keeps both in agreement).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sessionspec.reference.invariants import check_invariants
-from sessionspec.reference.jsonl import header_from_line
+from sessionspec.reference.jsonl import StoredReader, header_from_line
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
@@ -37,7 +37,7 @@ from sessionspec.reference.session import (
 )
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import HeaderError, SeedError, SurfaceError
+from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
@@ -100,6 +100,24 @@ def schema_set(registry_dirs: tuple[str, ...] = (), revision: str | None = None)
     if not registry_dirs:
         return _revision_schemas(load_spec(revision=revision).revision.id)
     return SchemaSet(load_spec(list(registry_dirs), revision=revision))
+
+
+def registry_types(registry_dirs: tuple[str, ...] = (), revision: str | None = None,
+                   schemas: SchemaSet | None = None) -> frozenset[str]:
+    """The event types plugin registries add at a revision: known to its load path for a check (JSONL-15), as
+    they are to a harness build that declares them (the release's vocabulary is every type its build declares)."""
+    if not registry_dirs:
+        return frozenset()
+    if schemas is not None:
+        return frozenset(schemas.spec.events)
+    return _registry_types(registry_dirs, revision)
+
+
+@functools.cache
+def _registry_types(registry_dirs: tuple[str, ...], revision: str | None) -> frozenset[str]:
+    from sessionspec.spec.loader import load_spec
+
+    return frozenset(load_spec(list(registry_dirs), revision=revision).events)
 
 
 @functools.cache
@@ -174,10 +192,13 @@ def _refs(event: Mapping[str, Any]) -> set[int]:
 class Checker:
     """Runs the checks of one level over a `LoadedLog`, appending findings to it."""
 
-    def __init__(self, level: str, schemas: SchemaSet | None = None, revision: Any = None) -> None:
+    def __init__(self, level: str, schemas: SchemaSet | None = None, revision: Any = None,
+                 extra_types: Iterable[str] = ()) -> None:
+        """``extra_types``: event types a plugin registry adds, known to the load path for this check (JSONL-15)."""
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}")
         self.rules = rules_for(revision)
+        self.extra_types = frozenset(extra_types)
         self.level = level
         self.schemas = schemas if level != "load" else None
         self.suppressed = 0
@@ -255,6 +276,9 @@ class Checker:
         # Only a log whose reader found something located has explainers to look up per line.
         explained = bool(log.explainers) or len(log.anomaly_lines) > 0
         tick = max(1, len(events) // 200)
+        # JSONL-13..15: a stored log is read as the revision's load path reads it (`jsonl.StoredReader`): each
+        # record upgraded before every later check, a refused one reported and skipped like a rejected event.
+        stored = self._stored_reader(log) if jsonl else None
         for i, event in enumerate(events):
             if progress is not None and i % tick == 0:
                 progress(i)
@@ -270,6 +294,9 @@ class Checker:
                     lossless = any(code == "JSON_NOT_LOSSLESS" for code, _, _ in reader)
             base = pointers[i]
             is_dict = type(event) is dict
+            refusal: JsonlError | SeedError | None = None
+            if stored is not None and is_dict:
+                event, refusal = _read_record(stored, events, i)
             seq = event.get("seq") if is_dict else None
             seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
@@ -283,17 +310,14 @@ class Checker:
                 skipped += seq_int - expected
                 expected = seq_int
             index = expected
-            # JSONL-12: the load path refuses legacy vocabulary before seeding.
-            if jsonl and is_dict:
-                etype = event.get("type")
-                data = event.get("data")
-                if etype in _LEGACY_TYPES or (
-                    etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason"))
-                ):
-                    self._reject(_legacy_finding(etype, line, seq_int, base), seq_int, rejected)
-                    skipped += 1
-                    expected += 1
-                    continue
+            # JSONL-12: the load path refuses legacy vocabulary before seeding; then what it refuses as it
+            # reads the records (JSONL-14, JSONL-15).
+            if jsonl and is_dict and (refusal is not None or _is_legacy(event)):
+                self._reject(_legacy_finding(event.get("type"), line, seq_int, base) if _is_legacy(event)
+                             else _refusal_finding(refusal, lossless, line, seq_int, base), seq_int, rejected)
+                skipped += 1
+                expected += 1
+                continue
             if lossless or not precheck(event, index):
                 try:
                     check_seed_entry(event, index, rules)
@@ -323,8 +347,17 @@ class Checker:
             expected += 1
         fold.skip(skipped)
         self._settle(log, reader)
+        if stored is not None:
+            log.upgraded = dict(stored.upgraded)
         if jsonl and events:
             self.check_crash_tail(log)
+
+    def _stored_reader(self, log: LoadedLog) -> StoredReader | None:
+        """The revision's reading of stored records, or None where it reads them as stored."""
+        header = log.header_line
+        session_id = header.get("id") if header is not None else None
+        reader = StoredReader(session_id if type(session_id) is str else "", None, self.rules, self.extra_types)
+        return reader if reader.active else None
 
     def _reject(self, finding: Finding | None, seq: int | None, rejected: set[int]) -> None:
         """An event the load path rejects: its finding (None: already reported), its seq marked (knock-ons)."""
@@ -414,6 +447,8 @@ _MEMBER_RULES = {
     "SURFACE_LOG_ONLY_MARKER": "/surfaceOp",
     "SURFACE_LOG_ONLY_SOURCES": "/sourceEventSeqs",
     "SURFACE_SOURCES_INVALID": "/sourceEventSeqs",
+    # JSONL-14: the payload is in an earlier shape the load path cannot upgrade (no current schema describes it)
+    "JSONL_LEGACY_MALFORMED": "/data",
 }
 # Load findings about an object whose named members they check (SEED-5, SEED-6: provider/model).
 _CHECKED_MEMBERS = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
@@ -433,11 +468,42 @@ def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bo
     return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(code, ()))
 
 
+def _is_legacy(event: dict[str, Any]) -> bool:
+    """JSONL-12: a legacy type, or a request/header with a rejected reason."""
+    etype = event.get("type")
+    data = event.get("data")
+    return etype in _LEGACY_TYPES or (
+        etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")))
+
+
+def _read_record(stored: StoredReader, events: list[Any], i: int) -> tuple[Any, JsonlError | SeedError | None]:
+    """Record ``i`` as the revision's load path reads it (an upgraded record replaces it in ``events``), and
+    the load path's refusal of it: JSONL-14 or the upgraded message's seed check, else JSONL-15, else None."""
+    event = events[i]
+    try:
+        read = stored.read(event, i)
+    except (JsonlError, SeedError) as error:
+        return event, error
+    if read is not event:
+        events[i] = read
+    return read, stored.refusal(read)
+
+
 def _legacy_finding(etype: Any, line: int | None, seq: int | None, base: str) -> Finding:
     """JSONL-12: a legacy record (a legacy type, or a request/header with a rejected reason)."""
     what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
     return Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses the whole file",
                    line=line, seq=seq, pointer=base + "/type")
+
+
+def _refusal_finding(error: JsonlError | SeedError | None, lossless: bool, line: int | None, seq: int | None,
+                     base: str) -> Finding | None:
+    """The finding of a record the load path refuses as it reads it (JSONL-14, JSONL-15, the message check)."""
+    if isinstance(error, SeedError):
+        return _seed_finding(error, lossless, line, seq, base)
+    assert error is not None
+    member = "/type" if error.code == "JSONL_UNKNOWN_TYPE" else "/data"
+    return Finding(error.code, error.requirement, error.message, line=line, seq=seq, pointer=base + member)
 
 
 def _seed_finding(error: SeedError, lossless: bool, line: int | None, seq: int | None, base: str) -> Finding | None:

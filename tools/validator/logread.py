@@ -156,6 +156,8 @@ class LoadedLog:
     anomaly_lines: array[int] = field(default_factory=lambda: array("q"))
     anomaly_offsets: array[int] = field(default_factory=lambda: array("q"))
     data: bytes = b""
+    #: records the revision's load path read upgraded (JSONL-13), by stored type (set by the checker)
+    upgraded: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.findings, FindingList):

@@ -1,0 +1,278 @@
+"""The published load path's reading of stored records (JSONL-13..15) in the CLI, on real logs.
+
+At ``b150a551b8`` the load path upgrades records of the earlier format (JSONL-13), refuses a malformed
+one (JSONL-14) and refuses a type it does not know unless the event is marked ``ignorable`` (JSONL-15).
+`validate` reports each refusal as a located load finding and says what it upgraded; `derive`, `fold`,
+`stats` and `repair` read through the same reference seam (`jsonl.read_stored`). The logs: real
+npm-written ones (``tests/real_logs``), published ones written by the reference at ``b150a551b8``, and
+pinned ones written by the benchmark generator at the default revision. The oracle is the reference's
+own load path (`jsonl.load_artifact` at the revision).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import cli, jsonl, turn_events
+from sessionspec.reference.derive import derive_messages
+from sessionspec.reference.jsonl import encode_records, header_line, load_artifact, read_artifact
+from sessionspec.reference.session import Session
+from sessionspec.reference.surface import fold_surface
+from sessionspec.spec.errors import SessionSpecError
+from test_fastlog import SMALL
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from gen_logs import artifact_bytes, generate_events
+
+PINNED, PUB = "2f74ac98ba", "b150a551b8"
+REAL = Path(__file__).resolve().parents[1] / "real_logs" / "logs"
+REGISTRY = str(Path(__file__).resolve().parents[1] / "spec" / "plugin_registry")
+PING = {"target": {"host": "build.acme.example", "port": 443}, "ok": True, "latencyMs": 12.5}
+
+
+def _records(path: Path) -> tuple[list[bytes], dict[str, Any]]:
+    lines = path.read_bytes().splitlines()
+    last = json.loads(lines[-1])
+    return lines, last
+
+
+def _with_turn(path: Path, out: Path, *middle: dict[str, Any]) -> tuple[Path, int]:
+    """The real log at ``path`` with one more closed turn holding ``middle`` (seqs and times filled in);
+    returns the new file and the file line of the first of ``middle``."""
+    lines, last = _records(path)
+    seq, time, turn = last["seq"] + 1, last["time"], last["data"]["turn"] + 1
+    added = [{"type": "turn/start", "seq": seq, "time": time, "data": {"turn": turn}}]
+    added += [{**event, "seq": seq + 1 + i, "time": time} for i, event in enumerate(middle)]
+    added.append({"type": "turn/end", "seq": seq + 1 + len(middle), "time": time,
+                  "data": {"turn": turn, "reason": {"kind": "completed"}}})
+    out.write_bytes(b"\n".join([*lines, *(json.dumps(e, separators=(",", ":")).encode() for e in added)]) + b"\n")
+    return out, len(lines) + 2
+
+
+def _reference_published(path: Path) -> Path:
+    """A closed published-revision log written by the reference at ``b150a551b8``."""
+    s = Session("ref", [], revision=PUB)
+    s.append("turn/start", {"turn": 1})
+    s.append("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
+                              "content": [{"type": "text", "text": "hi"}]}, {"surfaceOp": "append"})
+    s.append("step/start", {"turn": 1, "step": 1})
+    s.append("assistant/message", {"turn": 1, "step": 1, "message": {
+        "id": "a1", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
+        "content": [{"type": "text", "text": "hello"}]}}, {"surfaceOp": "append"})
+    s.append("step/end", {"turn": 1, "step": 1})
+    s.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    header = header_line({"version": 0, "id": "ref", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}, PUB)
+    path.write_bytes(json.dumps(header).encode() + b"\n" + encode_records(s.events))
+    return path
+
+
+def _report(*argv: str) -> dict[str, Any]:
+    result = cli("validate", "--format", "json", *argv)
+    assert result.code in (0, 1), result.err
+    return result.json["files"][0]
+
+
+def _errors(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(f["code"], f.get("requirement"), f.get("line"), f.get("seq"), f.get("pointer"))
+            for f in report["findings"] if f["severity"] == "error"]
+
+
+def _reference_loads(path: Path, revision: str) -> str | None:
+    """None when the reference's load path at ``revision`` accepts the stored log, else its error code."""
+    try:
+        load_artifact(path, read_artifact(path).header["id"], durable=False, revision=revision)
+    except SessionSpecError as error:
+        return error.code
+    return None
+
+
+# -- JSONL-15 ------------------------------------------------------------------------------------------
+
+@pytest.mark.req("JSONL-15")
+@pytest.mark.parametrize("level", ["load", "schema", "strict"])
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("writer", ["npm", "reference"])
+def test_an_unknown_type_in_a_published_log_is_a_located_load_finding(tmp_path: Path, level: str, exact: bool,
+                                                                      writer: str):
+    base = REAL / "published-chat.jsonl" if writer == "npm" else _reference_published(tmp_path / "ref.jsonl")
+    path, line = _with_turn(base, tmp_path / "chat.jsonl", {"type": "acme/ping", "data": PING})
+    seq = json.loads(path.read_bytes().splitlines()[line - 1])["seq"]
+    flags = ["--level", level, *(["--exact"] if exact else [])]
+    for given in ([], ["--revision", PUB]):  # detected from the content, and named
+        report = _report(str(path), *flags, *given)
+        assert report["revision"] == PUB
+        assert _errors(report) == [("JSONL_UNKNOWN_TYPE", "JSONL-15", line, seq, "/type")], report["findings"]
+        assert report["findings"][0]["file"] == str(path) and "acme/ping" in report["findings"][0]["message"]
+    assert _reference_loads(path, PUB) == "JSONL_UNKNOWN_TYPE"
+    pinned = _report(str(path), *flags, "--revision", PINNED)  # the pinned load path has no such rule
+    assert "JSONL_UNKNOWN_TYPE" not in {f["code"] for f in pinned["findings"]}
+
+
+@pytest.mark.req("JSONL-15")
+def test_an_unknown_type_marked_ignorable_loads_and_a_registry_makes_a_type_known(tmp_path: Path):
+    ignorable, _ = _with_turn(REAL / "published-chat.jsonl", tmp_path / "ignorable.jsonl",
+                              {"type": "acme/ping", "data": PING, "ignorable": True})
+    assert _reference_loads(ignorable, PUB) is None
+    assert _report(str(ignorable), "--level", "strict")["errors"] == 0
+    plain, line = _with_turn(REAL / "published-chat.jsonl", tmp_path / "plain.jsonl",
+                             {"type": "acme/ping", "data": PING})
+    # A plugin's own registry declares the type: known for that run at every level, its payload checked
+    # against the plugin's schema (the release's vocabulary is every type its build declares).
+    for level in ("load", "schema", "strict"):
+        assert _report(str(plain), "--level", level, "--registry", REGISTRY)["errors"] == 0, level
+    bad, _ = _with_turn(REAL / "published-chat.jsonl", tmp_path / "bad.jsonl",
+                        {"type": "acme/ping", "data": {**PING, "target": {"host": "h", "port": 70000}}})
+    assert [(f["code"], f["pointer"]) for f in _report(str(bad), "--registry", REGISTRY)["findings"]] == [
+        ("SCHEMA_VIOLATION", "/data/target/port")]
+    # ... and without it the published load path refuses the log, as the release would
+    assert _errors(_report(str(plain), "--level", "load"))[0][:3] == ("JSONL_UNKNOWN_TYPE", "JSONL-15", line)
+
+
+@pytest.mark.req("JSONL-15")
+def test_the_renamed_compaction_events_of_a_pinned_log_are_unknown_at_the_published_revision(tmp_path: Path):
+    """The upgrade does not rename `compact/*` (renamed `compaction/*`): the release refuses such a log."""
+    path = tmp_path / "pinned.jsonl"
+    path.write_bytes(artifact_bytes(generate_events(150, seed=3, mix=SMALL), packed=True, session_id="gen"))
+    report = _report(str(path), "--revision", PUB, "--level", "load")
+    refused = [f for f in report["findings"] if f["code"] == "JSONL_UNKNOWN_TYPE"]
+    assert refused and all(f["pointer"] == "/type" and f["line"] and f["seq"] is not None for f in refused)
+    assert {json.loads(path.read_bytes().splitlines()[f["line"] - 1])["type"] for f in refused} <= {
+        "compact/start", "compact/summary", "compact/end"}
+    assert report["errors"] == len(refused) and _reference_loads(path, PUB) == "JSONL_UNKNOWN_TYPE"
+
+
+# -- JSONL-14 ------------------------------------------------------------------------------------------
+
+MALFORMED = [
+    ("turn/start", 0, {"turn": 1, "trigger": {"kind": ""}}),
+    ("turn/start", 0, {"turn": 1, "trigger": {"kind": "message"}, "extra": 1}),
+    ("turn/end", 11, {"turn": 1, "reason": {"kind": "completed", "detail": "x"}}),
+    ("turn/end", 11, {"turn": 1, "reason": {"kind": "error", "step": 1, "message": 5}}),
+    ("steering/message", 1, {"turn": 1, "content": [{"type": "text", "text": "hi"}]}),
+]
+
+
+@pytest.mark.req("JSONL-14")
+@pytest.mark.parametrize(("etype", "seq", "data"), MALFORMED)
+def test_a_malformed_earlier_format_record_is_a_located_load_finding(tmp_path: Path, etype: str, seq: int, data: Any):
+    events = turn_events()
+    events[seq] = {**events[seq], "type": etype, "data": data}
+    if etype == "steering/message":
+        events[seq].pop("surfaceOp")
+    path = tmp_path / "pinned.jsonl"
+    path.write_bytes(jsonl(events))
+    assert _reference_loads(path, PUB) == "JSONL_LEGACY_MALFORMED"
+    for level in ("load", "schema", "strict"):
+        report = _report(str(path), "--revision", PUB, "--level", level)
+        # one defect, one finding: the schema errors of the payload the load path cannot read are not repeated
+        assert _errors(report) == [("JSONL_LEGACY_MALFORMED", "JSONL-14", seq + 2, seq, "/data")], (level, report["findings"])
+
+
+# -- JSONL-13 ------------------------------------------------------------------------------------------
+
+def _pinned_logs(tmp_path: Path) -> list[Path]:
+    """Pinned-format logs the published load path reads: real upstream fixtures and reference-written ones."""
+    made = tmp_path / "turns.jsonl"
+    made.write_bytes(jsonl(turn_events() + turn_events(2, 12)))
+    return [made, REAL / "pinned-toolchain.jsonl", REAL / "pinned-toolchain-child.jsonl", REAL / "pinned-steering.jsonl"]
+
+
+@pytest.mark.req("JSONL-13")
+def test_a_pinned_log_at_the_published_revision_is_read_upgraded_as_the_release_reads_it(tmp_path: Path):
+    for path in _pinned_logs(tmp_path):
+        stored = read_artifact(path).events
+        assert _reference_loads(path, PUB) is None
+        for exact in ([], ["--exact"]):
+            report = _report(str(path), "--revision", PUB, "--level", "load", *exact)
+            assert report["errors"] == 0, (path.name, report["findings"])
+            kinds = {e["type"] for e in stored if e["type"] in ("turn/start", "user/message", "assistant/message",
+                                                                "tool/result", "steering/message")}
+            assert set(report["upgraded"]) == kinds and sum(report["upgraded"].values()) >= len(kinds), path.name
+        text = cli("validate", str(path), "--revision", PUB, "--level", "load").out
+        assert "earlier-format record(s) read upgraded (JSONL-13: " in text
+        # detection still reads the pinned log at the pinned revision: nothing upgraded, nothing new to say
+        detected = _report(str(path), "--level", "load")
+        assert detected["revision"] == PINNED and "upgraded" not in detected and detected["errors"] == 0
+
+
+@pytest.mark.req("JSONL-13")
+def test_the_upgrade_runs_before_the_later_checks(tmp_path: Path):
+    """A record checked after its upgrade: a tool/result replacement inherits the id it replaces (SEED-18 would
+    refuse a replacement without one), and a surface error is still reported on the upgraded record."""
+    events = turn_events()
+    path = tmp_path / "pinned.jsonl"
+    broken = [*events[:11], {**events[9], "seq": 11, "surfaceOp": {"op": "replace", "start": 9, "end": 9},
+                             "sourceEventSeqs": [9]}, {**events[11], "seq": 12}]
+    path.write_bytes(jsonl(broken))
+    assert _reference_loads(path, PUB) is None
+    assert _report(str(path), "--revision", PUB, "--level", "strict")["errors"] == 0
+    derived = json.loads(cli("derive", str(path), "--revision", PUB).out)
+    assert [m["id"] for m in derived] == ["legacy-message:s1:1", "legacy-message:s1:7", "legacy-message:s1:9"]
+    bad = [*broken[:11], {**broken[11], "surfaceOp": {"op": "replace", "start": 9, "end": 30}}, broken[12]]
+    path.write_bytes(jsonl(bad))
+    code = _reference_loads(path, PUB)
+    assert code is not None and [f[0] for f in _errors(_report(str(path), "--revision", PUB))] == [code]
+
+
+# -- derive, fold, stats, repair -----------------------------------------------------------------------
+
+@pytest.mark.req("JSONL-13")
+def test_derive_fold_and_stats_read_a_pinned_log_as_the_published_load_path_does(tmp_path: Path):
+    for path in _pinned_logs(tmp_path)[:2]:
+        loaded = load_artifact(path, read_artifact(path).header["id"], durable=False, revision=PUB)
+        expected = derive_messages(list(loaded.session.events), PUB)
+        assert json.loads(cli("derive", str(path), "--revision", PUB).out) == json.loads(json.dumps(expected))
+        assert all(m["id"].startswith("legacy-message:") for m in expected if "tool-result" not in str(m["content"]))
+        folded = cli("fold", str(path), "--revision", PUB).json
+        assert folded == json.loads(json.dumps(fold_surface(list(loaded.session.events), PUB)))
+        stats = cli("stats", str(path), "--revision", PUB, "--format", "json").json
+        assert stats["surfaceSize"] == len(folded["nodes"])
+
+
+@pytest.mark.req("JSONL-15")
+@pytest.mark.parametrize("command", ["derive", "fold", "repair"])
+def test_commands_refuse_what_the_published_load_path_refuses_with_located_findings(tmp_path: Path, command: str):
+    path, line = _with_turn(REAL / "published-chat.jsonl", tmp_path / "chat.jsonl", {"type": "acme/ping", "data": PING})
+    out = tmp_path / "out.jsonl"
+    result = cli(command, str(path), *(["-o", str(out)] if command == "repair" else []))
+    assert result.code == 1 and not out.exists()
+    assert f"{path}:{line}: error [JSONL_UNKNOWN_TYPE JSONL-15] seq 25 at /type" in result.err, result.err
+    stats = cli("stats", str(path), "--format", "json")
+    assert stats.code == 0 and stats.json["surfaceSize"] is None  # stats still counts what is stored
+
+
+@pytest.mark.req("JSONL-13")
+@pytest.mark.parametrize("form", ["jsonl", "jsonl-zstd"])
+def test_repair_at_the_published_revision_writes_what_the_release_writes_on_load(tmp_path: Path, form: str):
+    """DEC-21: the torn tail cut and the closers the published load path appends, the earlier-format records
+    left as stored: byte for byte the file the reference's durable load at the revision leaves."""
+    from sessionspec.reference.jsonl_zstd import load_compressed_artifact
+    from storage_fixtures import write_cli_zstd
+
+    events = turn_events(close=False)[:9]  # a crash after the tool call
+    header = {"version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/work", "delegationDepth": 0}
+    if form == "jsonl":
+        path = tmp_path / "crashed.jsonl"
+        path.write_bytes(jsonl(events) + b'{"type":"step/en')
+        load = load_artifact
+    else:
+        path = write_cli_zstd(tmp_path / "crashed.jsonl.zstd", [events[:5], events[5:]], header)
+        load = load_compressed_artifact
+    before = path.read_bytes()
+    out = tmp_path / ("out" + "".join(path.suffixes))
+    result = cli("repair", str(path), "--revision", PUB, "-o", str(out))
+    assert result.code == 0, result.err
+    assert path.read_bytes() == before  # the input is never touched
+    twin = tmp_path / ("twin" + "".join(path.suffixes))
+    shutil.copyfile(path, twin)
+    loaded = load(twin, "s1", revision=PUB)  # the release's own repair: durable
+    assert [c["type"] for c in loaded.closers] == ["tool/result", "step/end", "turn/end"]
+    assert out.read_bytes() == twin.read_bytes()
+    report = _report(str(out), "--revision", PUB, "--level", "strict")
+    assert report["errors"] == 0 and report["upgraded"]
+    assert cli("repair", str(path), "-o", str(tmp_path / "pinned-out.jsonl")).code == 0  # detected: pinned, as before
