@@ -306,6 +306,9 @@ class Repair:
     zstd-framed one is cut at its torn frame, and the frame's complete records
     are re-appended with the closers as one new frame (ZSTD-7); a SQLite store
     has every session (or --session) repaired in one transaction (SQLITE-7).
+    At a revision whose load path reads earlier-format records upgraded
+    (b150a551b8), the closers are those it appends and the stored records
+    stay as stored (DEC-22); a log that load path refuses is refused.
     FILE is never touched unless --in-place is given; -o OUT is written
     atomically (for a store: a consistent copy, repaired, then renamed).
 

@@ -38,7 +38,12 @@ id such as b150a551b8 or an npm release such as 0.1.1-rc.2). Without it, the
 revision is detected from the log's content (event types and payload shapes
 that exist in one revision only; the report names the evidence); a log with
 no such content, or with content of several revisions, is checked at the
-default (pinned) revision, with a note when the content was mixed.
+default (pinned) revision, with a note when the content was mixed. At a
+revision whose load path upgrades records of the earlier format and refuses
+types it does not know (b150a551b8: JSONL-13..15), each record is read as that
+load path reads it: upgraded before every later check (a note says how many,
+of which kinds), or refused with a located load finding; the types of a
+--registry are known for the run.
 
 Exit status: 0 valid, 1 findings, 2 usage error or unreadable input.
 Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
@@ -385,8 +390,8 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
         "revisionReason": how,
     }
     if isinstance(log, LoadedLog) and log.upgraded:
-        report["upgraded"] = dict(sorted(log.upgraded.items()))
-        report["notes"] = [upgrade_note(report["upgraded"])]
+        upgraded = dict(sorted(log.upgraded.items()))
+        report["upgraded"], report["notes"] = upgraded, [upgrade_note(upgraded)]
     return report
 
 

@@ -249,7 +249,7 @@ def test_commands_refuse_what_the_published_load_path_refuses_with_located_findi
 @pytest.mark.req("JSONL-13")
 @pytest.mark.parametrize("form", ["jsonl", "jsonl-zstd"])
 def test_repair_at_the_published_revision_writes_what_the_release_writes_on_load(tmp_path: Path, form: str):
-    """DEC-21: the torn tail cut and the closers the published load path appends, the earlier-format records
+    """DEC-22: the torn tail cut and the closers the published load path appends, the earlier-format records
     left as stored: byte for byte the file the reference's durable load at the revision leaves."""
     from sessionspec.reference.jsonl_zstd import load_compressed_artifact
     from storage_fixtures import write_cli_zstd

@@ -36,7 +36,7 @@ EXPECTED_COUNTS: dict[str, int] = {
     "SQLITE": 8,
     "PERSIST": 8,
 }
-EXPECTED_DECISIONS = 21
+EXPECTED_DECISIONS = 23
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 # A rule id mentioned in prose, e.g. "SURF-5" or the ends of "SEED-5…SEED-7".
 MENTION_RE = re.compile(r"\b(" + "|".join(EXPECTED_COUNTS) + r"|DEC)-([0-9]+)\b")
