@@ -337,12 +337,13 @@ class Killers:
     rest (each group in corpus order)."""
 
     def __init__(self) -> None:
-        from sessionspec.conformance.cases import for_revision, load_corpus
+        from sessionspec.conformance.cases import for_revision, for_sqlite_layout, load_corpus, sqlite_layouts
         from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
 
         corpus = load_corpus()
         self.pinned = DEFAULT_REVISION
-        self.revisions = {r: for_revision(corpus, r) for r in
+        # each revision's cases at its own SQLite layout, the one the reference serves by default
+        self.revisions = {r: for_sqlite_layout(for_revision(corpus, r), sqlite_layouts([r])[0]) for r in
                           [DEFAULT_REVISION, *(r for r in known_revisions() if r != DEFAULT_REVISION)]}
         self.kills: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
@@ -547,7 +548,7 @@ def requick(log: Path, timeout: float) -> int:
 def check_kills(path: Path, keys: list[str], timeout: float) -> int:
     """Run the cases of one vector file on the unmutated copy and on each named mutant, at every
     revision each case belongs to; exit 1 unless the reference passes all and every mutant fails one."""
-    from sessionspec.conformance.cases import for_revision, load_case_file
+    from sessionspec.conformance.cases import for_revision, for_sqlite_layout, load_case_file, sqlite_layouts
     from sessionspec.conformance.harness import Implementation, connector_for
     from sessionspec.conformance.runner import run_case
     from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
@@ -566,7 +567,8 @@ def check_kills(path: Path, keys: list[str], timeout: float) -> int:
                     impl = Implementation(connector_for(ws.command + option), timeout=timeout)
                     impl.start()
                     try:
-                        bad += [f"{c.id}@{revision}" for c in for_revision(cases, revision)
+                        own = for_sqlite_layout(for_revision(cases, revision), sqlite_layouts([revision])[0])
+                        bad += [f"{c.id}@{revision}" for c in own
                                 if run_case(impl, c).outcome not in ("passed", "skipped")]
                     finally:
                         impl.close()

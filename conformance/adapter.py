@@ -32,7 +32,8 @@ from sessionspec import __version__
 
 from . import protocol
 from .serving import REVISION as _REVISION
-from .serving import current_revision
+from .serving import SQLITE_LAYOUT as _SQLITE_LAYOUT
+from .serving import current_revision, current_sqlite_layout
 from .store_script import ScriptedFailure, append_step, run_script
 
 __all__ = ["ReferenceAdapter", "Rejection", "session_state"]
@@ -184,8 +185,16 @@ def op_start(args: Mapping[str, Any]) -> Any:
             "homepage": "https://sessionspec.dev",
         },
         "specRevision": resolve_revision(current_revision()).id,
+        "sqliteLayout": _served_layout(),
         "capabilities": _capabilities(current_revision()),
     }
+
+
+def _served_layout() -> int:
+    """The SQLite layout the served backend has: the one asked for, else the revision's own."""
+    from sessionspec.reference.sqlite_store import layout_for
+
+    return layout_for(current_revision(), current_sqlite_layout()).user_version
 
 
 def op_stop(args: Mapping[str, Any]) -> Any:
@@ -452,7 +461,7 @@ def _sqlite_read(args: Mapping[str, Any]) -> Any:
                 db.execute(statement)
         finally:
             db.close()
-        with SqliteStore.open(path, revision=current_revision()) as store:
+        with SqliteStore.open(path, revision=current_revision(), user_version=_served_layout()) as store:
             out: dict[str, Any] = {"sessions": store.list_sessions()}
             if "id" in args:
                 stored = store.read_session(args["id"])
@@ -499,12 +508,15 @@ class ReferenceAdapter:
     """Serve protocol requests (already-parsed JSON) with the reference implementation."""
 
     def __init__(self, handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None,
-                 revision: str | None = None) -> None:
-        """``revision``: the format revision to serve (an id or a release; default: the pinned one)."""
+                 revision: str | None = None, sqlite_layout: int | None = None) -> None:
+        """``revision``: the format revision to serve (an id or a release; default: the pinned one);
+        ``sqlite_layout``: the layout its SQLite backend has (one of the revision's; default: its own)."""
+        from sessionspec.reference.sqlite_store import layout_for
         from sessionspec.spec.revisions import resolve_revision
 
         self.handlers = dict(HANDLERS if handlers is None else handlers)
         self.revision = resolve_revision(revision).id
+        self.sqlite_layout = layout_for(self.revision, sqlite_layout).user_version  # KeyError: not a layout of it
 
     def handle(self, message: Any) -> dict[str, Any]:
         """One request in, one reply out; never raises."""
@@ -517,7 +529,7 @@ class ReferenceAdapter:
         args = message.get("args")
         if not isinstance(args, dict):
             return protocol.errored(seq, "request args is not an object")
-        token = _REVISION.set(self.revision)
+        token, layout = _REVISION.set(self.revision), _SQLITE_LAYOUT.set(self.sqlite_layout)
         try:
             value = handler(args)
         except Rejection as r:
@@ -531,6 +543,7 @@ class ReferenceAdapter:
             return protocol.errored(seq, f"{type(exc).__name__}: {exc}", detail=detail)
         finally:
             _REVISION.reset(token)
+            _SQLITE_LAYOUT.reset(layout)
         return protocol.result(seq, value)
 
 

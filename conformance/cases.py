@@ -30,9 +30,11 @@ __all__ = [
     "CaseFileError",
     "case_id",
     "for_revision",
+    "for_sqlite_layout",
     "load_case_file",
     "load_corpus",
     "select",
+    "sqlite_layouts",
     "with_id",
 ]
 
@@ -69,6 +71,8 @@ class Case:
     source: str = field(default="", compare=False)
     revisions: tuple[str, ...] | None = None
     """Format revisions the case applies to; ``None``: every revision having all its requirements."""
+    sqlite_layouts: tuple[int, ...] | None = None
+    """SQLite layouts (``user_version``) the case applies to; ``None``: every layout."""
 
     def applies_to(self, revision: str, requirement_ids: frozenset[str] | set[str]) -> bool:
         """Whether the case belongs to ``revision``, whose requirement ids are ``requirement_ids``."""
@@ -100,6 +104,8 @@ class Case:
             out["comment"] = self.comment
         if self.revisions is not None:
             out["revisions"] = list(self.revisions)
+        if self.sqlite_layouts is not None:
+            out["sqliteLayouts"] = list(self.sqlite_layouts)
         return out
 
 
@@ -162,6 +168,7 @@ def _from_json(data: Mapping[str, Any], area: str, source: str) -> Case:
         comment=data.get("comment"),
         source=source,
         revisions=tuple(data["revisions"]) if "revisions" in data else None,
+        sqlite_layouts=tuple(data["sqliteLayouts"]) if "sqliteLayouts" in data else None,
     )
 
 
@@ -205,6 +212,12 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
                     resolve_revision(name)
                 except UnknownRevision as exc:
                     raise CaseFileError(source, f"{pointer}/revisions/{index}", str(exc)) from None
+        for index, layout in enumerate(raw.get("sqliteLayouts", ())):
+            layouts = sqlite_layouts(raw.get("revisions"))
+            if layout not in layouts:
+                raise CaseFileError(source, f"{pointer}/sqliteLayouts/{index}",
+                                    f"SQLite layout {layout} is not a layout of the case's revisions "
+                                    f"(they have {', '.join(map(str, layouts))})")
         try:
             protocol.validate(raw["input"]["args"], f"ops/{raw['input']['op']}.json#/$defs/args")
         except protocol.ProtocolViolation as exc:
@@ -274,6 +287,23 @@ def for_revision(cases: Sequence[Case], revision: str | None = None) -> list[Cas
     ids = frozenset(spec.requirements)
     absent = {cap for cap, rule in _CAPABILITY_RULES.items() if rule not in ids}
     return [c for c in cases if c.applies_to(spec.revision.id, ids) and (c.revisions or not c.needs & absent)]
+
+
+def sqlite_layouts(revisions: Iterable[str] | None = None) -> list[int]:
+    """The SQLite layouts (``user_version``) of some revisions (default: every known one), each revision's own first."""
+    from sessionspec.reference.sqlite_store import layouts_for
+    from sessionspec.spec.revisions import known_revisions
+
+    out: list[int] = []
+    for revision in known_revisions() if revisions is None else revisions:
+        out += [layout.user_version for layout in layouts_for(revision) if layout.user_version not in out]
+    return out
+
+
+def for_sqlite_layout(cases: Sequence[Case], layout: int) -> list[Case]:
+    """The cases that apply to an implementation whose SQLite backend has ``layout`` (a case without
+    ``sqliteLayouts`` applies to every layout)."""
+    return [c for c in cases if c.sqlite_layouts is None or layout in c.sqlite_layouts]
 
 
 def select(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cases import for_revision, load_corpus
+from .cases import for_revision, for_sqlite_layout, load_corpus, sqlite_layouts
 from .expectations import load_expectations
 from .harness import connector_for
 from .runner import RunResult, run_cases, start_implementation
@@ -148,6 +148,8 @@ class ReleaseRun:
     release: str
     revision: str
     result: RunResult
+    sqlite_layout: int = 0
+    """The SQLite layout whose vectors ran (the one the adapter declares, else the revision's own)."""
 
 
 def run_release(release: str, *, jobs: int = 2, timeout: float = 30.0) -> ReleaseRun:
@@ -166,10 +168,12 @@ def run_release(release: str, *, jobs: int = 2, timeout: float = 30.0) -> Releas
         first.close()
         raise RuntimeError(f"the install for {release} loads {declared!r}")
     revision = resolve_revision(first.info.get("specRevision")).id
-    cases = for_revision(load_corpus(), revision)
+    declared_layout = first.info.get("sqliteLayout")
+    layout = declared_layout if declared_layout is not None else sqlite_layouts([revision])[0]
+    cases = for_sqlite_layout(for_revision(load_corpus(), revision), layout)
     result = run_cases(cases, connect, jobs=jobs, timeout=timeout, expectations=load_expectations(EXPECTATIONS),
                        first=first)
-    return ReleaseRun(release, revision, result)
+    return ReleaseRun(release, revision, result, layout)
 
 
 def _family(requirements: tuple[str, ...]) -> str:
@@ -227,7 +231,10 @@ def render(runs: list[ReleaseRun]) -> str:
         "Regenerate: `python -m sessionspec.conformance.compat` (needs node and npm); "
         "`tests/conformance/test_compatibility.py` re-runs it and fails when this page is stale.",
         "",
-        "| family | " + " | ".join(f"{run.release} ({run.revision})" for run in runs) + " |",
+        "The SQLite vectors are those of the layout the adapter declares for its SQLite backend (`sqliteLayout`, "
+        "in each column header).",
+        "",
+        "| family | " + " | ".join(f"{run.release} ({run.revision}, SQLite {run.sqlite_layout})" for run in runs) + " |",
         "|---|" + "---|" * len(runs),
     ]
     for family in [*order, "total"]:

@@ -72,11 +72,12 @@ class InProcessConnection:
     A per-request timeout cannot interrupt in-process code and is ignored.
     """
 
-    def __init__(self, handler: Callable[[Any], Any] | None = None, revision: str | None = None) -> None:
+    def __init__(self, handler: Callable[[Any], Any] | None = None, revision: str | None = None,
+                 sqlite_layout: int | None = None) -> None:
         if handler is None:
             from .adapter import ReferenceAdapter
 
-            handler = ReferenceAdapter(revision=revision).handle
+            handler = ReferenceAdapter(revision=revision, sqlite_layout=sqlite_layout).handle
         self._handler = handler
 
     def exchange(self, line: str, timeout: float) -> str:
@@ -330,11 +331,12 @@ class SubprocessConnection:
             _LIVE.discard(self)
 
 
-def connector_for(impl: str | None, revision: str | None = None) -> Callable[[], Connection]:
-    """A factory of fresh connections: in-process reference for ``None`` (serving
-    ``revision``), else a subprocess running the shlex-split command."""
+def connector_for(impl: str | None, revision: str | None = None, sqlite_layout: int | None = None
+                  ) -> Callable[[], Connection]:
+    """A factory of fresh connections: in-process reference for ``None`` (serving ``revision``, its
+    SQLite backend at ``sqlite_layout``), else a subprocess running the shlex-split command."""
     if impl is None:
-        return lambda: InProcessConnection(revision=revision)
+        return lambda: InProcessConnection(revision=revision, sqlite_layout=sqlite_layout)
     argv = shlex.split(impl)
     if not argv:
         raise ValueError("--impl: empty command")

@@ -356,7 +356,7 @@ def _dl(rows: Iterable[tuple[str, str]]) -> str:
 _HEADER_KNOWN = {"kind", "format", "implementation", "command", "sessionspec", "specRevision", "revision",
                  "started", "selection", "expectations"}
 _FOOTER_KNOWN = {"kind", "counts", "durationMs", "exitCode", "staleExpectations", "problems", "fuzz", "fuzzKnown"}
-_IMPL_KNOWN = {"implementation", "specRevision", "capabilities", "protocolVersion", "codeMap", "revision"}
+_IMPL_KNOWN = {"implementation", "specRevision", "sqliteLayout", "capabilities", "protocolVersion", "codeMap", "revision"}
 
 
 def _run_header(index: int, run: RunView, tag: str) -> str:

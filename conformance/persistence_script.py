@@ -78,12 +78,12 @@ def run_persistence(args: Mapping[str, Any], open_backend: Callable[[str, str], 
     if open_backend is None:
         from sessionspec.reference.persistence import open_backend as open_reference
 
-        from .serving import current_revision
+        from .serving import current_revision, current_sqlite_layout
 
-        revision = current_revision()
+        revision, layout = current_revision(), current_sqlite_layout()
 
         def open_backend(kind: str, directory: str) -> Any:
-            return open_reference(kind, directory, revision)
+            return open_reference(kind, directory, revision, sqlite_layout=layout)
     trace: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="sessionspec-persist-") as directory:
         backend = open_backend(args["backend"], directory)

@@ -43,14 +43,21 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, adapter: ReferenceAdapter | None = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``--revision R`` serves that format revision (default: the pinned one)."""
+    """``--revision R`` serves that format revision (default: the pinned one); ``--sqlite-layout N`` gives its SQLite
+    backend that layout of the revision (default: the revision's own)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m sessionspec.conformance.reference_adapter")
     parser.add_argument("--revision", default=None, help="format revision to serve (id or npm release)")
+    parser.add_argument("--sqlite-layout", type=int, default=None,
+                        help="SQLite layout (user_version) of the revision its backend has (default: the revision's own)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
-    return serve(sys.stdin.buffer, sys.stdout.buffer, ReferenceAdapter(revision=args.revision))
+    try:
+        adapter = ReferenceAdapter(revision=args.revision, sqlite_layout=args.sqlite_layout)
+    except KeyError as exc:
+        parser.error(str(exc.args[0]))
+    return serve(sys.stdin.buffer, sys.stdout.buffer, adapter)
 
 
 if __name__ == "__main__":

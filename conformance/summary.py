@@ -27,7 +27,9 @@ def _impl_line(info: Mapping[str, Any]) -> str:
     impl = info.get("implementation") or {}
     caps = info.get("capabilities") or []
     return display(f"{impl.get('name', '?')} {impl.get('version', '')} ({impl.get('language', '?')}), "
-                   f"spec revision {info.get('specRevision', '?')}, {len(caps)} capabilities")
+                   f"spec revision {info.get('specRevision', '?')}"
+                   + (f", SQLite layout {info['sqliteLayout']}" if "sqliteLayout" in info else "")
+                   + f", {len(caps)} capabilities")
 
 
 def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:

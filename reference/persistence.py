@@ -177,8 +177,9 @@ class JsonlBackend:
 class SqliteBackend:
     """Every session in one SQLite database (created on first use, owner-only)."""
 
-    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: Any = None) -> None:
-        self.store = SqliteStore.create(path, journal_mode=journal_mode, revision=revision)
+    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: Any = None,
+                 user_version: int | None = None) -> None:
+        self.store = SqliteStore.create(path, journal_mode=journal_mode, revision=revision, user_version=user_version)
         self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
 
@@ -214,13 +215,15 @@ class SqliteBackend:
         self.store.close()
 
 
-def open_backend(kind: str, directory: str | os.PathLike[str], revision: Any = None) -> Backend:
+def open_backend(kind: str, directory: str | os.PathLike[str], revision: Any = None, *,
+                 sqlite_layout: int | None = None) -> Backend:
     """A fresh backend of ``kind`` (``jsonl``, ``jsonl-zstd`` or ``sqlite``) under an empty directory;
-    its load path reads, repairs and seeds at ``revision`` (default: pinned)."""
+    its load path reads, repairs and seeds at ``revision`` (default: pinned); a SQLite one has the
+    revision's layout ``sqlite_layout`` (default: its own)."""
     if kind == "jsonl":
         return JsonlBackend(directory, "none", revision=revision)
     if kind == "jsonl-zstd":
         return JsonlBackend(directory, "zstd", revision=revision)
     if kind == "sqlite":
-        return SqliteBackend(Path(directory) / "sessions.db", revision=revision)
+        return SqliteBackend(Path(directory) / "sessions.db", revision=revision, user_version=sqlite_layout)
     raise ValueError(f"unknown persistence backend {kind!r}")

@@ -9,7 +9,9 @@ that case; an adapter that exits, hangs or garbles a reply gets that case
 marked errored, is restarted, and the run goes on. The vectors run are those
 of the format revision the adapter declares in its handshake (specRevision: a
 revision id or an npm release); --revision overrides it, and also picks the
-revision the in-process reference serves. Exit status: 0 when every attempted
+revision the in-process reference serves. Of the `sqlite-read` vectors, those
+of the SQLite layout the adapter declares (sqliteLayout, default: the
+revision's own) run; --sqlite-layout overrides it likewise. Exit status: 0 when every attempted
 case passed (or is a listed known failure), 1 otherwise, 2 when the corpus,
 the expectation file or the adapter cannot be used, or the revision is unknown.
 
@@ -63,12 +65,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vectors", metavar="DIR", type=Path, help="read vectors from DIR instead of the packaged corpus")
     parser.add_argument("--revision", metavar="R",
                         help="format revision to check (id or npm release); default: the one the adapter declares")
+    parser.add_argument("--sqlite-layout", metavar="N", type=int, default=None,
+                        help="SQLite layout (user_version) whose vectors run, one of the revision's; default: the one "
+                             "the adapter declares (sqliteLayout), else the revision's own")
 
 
 def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_mod.Case],
-                    err: TextIO) -> tuple[Any, list[cases_mod.Case]] | None:
-    """The revision to check (--revision, else the adapter's declaration) and its selected cases; None after
-    reporting an unknown revision or an empty selection (exit 2)."""
+                    err: TextIO, declared_layout: Any = None) -> tuple[Any, list[cases_mod.Case]] | None:
+    """The revision to check (--revision, else the adapter's declaration) and its selected cases, those of the
+    SQLite layout (--sqlite-layout, else the declared one, else the revision's own); None after reporting an
+    unknown revision or layout, or an empty selection (exit 2)."""
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
     try:
@@ -77,8 +83,18 @@ def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_
         err.write(f"sessionspec conformance: the adapter declares spec revision {declared!r}, which this suite "
                   f"does not describe: {exc.message}\n")
         return None
+    layouts = cases_mod.sqlite_layouts([revision.id])
+    layout = args.sqlite_layout if args.sqlite_layout is not None else declared_layout
+    if layout is None:
+        layout = layouts[0]
+    elif layout not in layouts:
+        err.write(f"sessionspec conformance: {'--sqlite-layout' if args.sqlite_layout is not None else 'the adapter declares'}"
+                  f" SQLite layout {layout!r}, which revision {revision.id} does not have; its layouts: "
+                  f"{', '.join(map(str, layouts))}\n")
+        return None
     try:
-        selected = cases_mod.select(cases_mod.for_revision(corpus, revision.id), args.only)
+        applicable = cases_mod.for_sqlite_layout(cases_mod.for_revision(corpus, revision.id), layout)
+        selected = cases_mod.select(applicable, args.only)
     except ValueError as exc:
         err.write(f"sessionspec conformance: {exc}\n")
         return None
@@ -131,8 +147,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ExpectationsError as exc:
             err.write(f"sessionspec conformance: {exc}\n")
             return 2
+    if args.impl is None and args.sqlite_layout is not None \
+            and args.sqlite_layout not in cases_mod.sqlite_layouts([resolve_revision(args.revision).id]):
+        err.write(f"sessionspec conformance: --sqlite-layout {args.sqlite_layout}: the reference has no such layout at "
+                  f"revision {resolve_revision(args.revision).id} (its layouts: "
+                  f"{', '.join(map(str, cases_mod.sqlite_layouts([resolve_revision(args.revision).id])))})\n")
+        return 2
     try:
-        connect = connector_for(args.impl, args.revision)
+        connect = connector_for(args.impl, args.revision, args.sqlite_layout)
     except ValueError as exc:
         err.write(f"sessionspec conformance: {exc}\n")
         return 2
@@ -141,7 +163,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except StartupFailed as exc:
         err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
         return 2
-    chosen = _revision_cases(args, first.info.get("specRevision"), corpus, err)
+    chosen = _revision_cases(args, first.info.get("specRevision"), corpus, err, first.info.get("sqliteLayout"))
     if chosen is None:
         first.close()
         return 2

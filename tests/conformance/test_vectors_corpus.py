@@ -25,7 +25,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from sessionspec import cli
 from sessionspec.conformance import protocol, wire
-from sessionspec.conformance.cases import Case, case_id, for_revision, load_corpus
+from sessionspec.conformance.cases import Case, case_id, for_revision, for_sqlite_layout, load_corpus, sqlite_layouts
 from sessionspec.conformance.coverage import load_requirements
 from sessionspec.conformance.fuzz import property_coverage
 from sessionspec.conformance.harness import InProcessConnection
@@ -297,9 +297,16 @@ def test_reading_pairs_expect_the_same_events(packed: str, plain: str) -> None:
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("area", sorted(name.removesuffix(".json") for name in _files()))
 def test_the_reference_passes_every_vector_in_process(area: str, revision: str) -> None:
-    """Every case of every revision, the reference serving that revision."""
+    """Every case of every revision, the reference serving that revision; a case of one SQLite layout with the
+    reference's backend at that layout (the revision's own, and each of its published layouts)."""
     cases = [c for c in _revision_corpus(revision) if c.area == area]
-    run = run_cases(cases, lambda: InProcessConnection(revision=revision))
-    failing = [f"{r.case.id} {r.case.description}: {r.outcome}: {r.message}" for r in run.results if r.outcome != "passed"]
-    assert failing == []
-    assert len(run.results) == len(cases)
+    own, *others = sqlite_layouts([revision])
+    runs = [(own, for_sqlite_layout(cases, own))]
+    runs += [(layout, [c for c in for_sqlite_layout(cases, layout) if c.sqlite_layouts]) for layout in others]
+    assert {c.id for _, chosen in runs for c in chosen} == {c.id for c in cases}  # every case runs at some layout
+    for layout, chosen in runs:
+        run = run_cases(chosen, lambda layout=layout: InProcessConnection(revision=revision, sqlite_layout=layout))
+        failing = [f"{r.case.id} {r.case.description}: {r.outcome}: {r.message}" for r in run.results
+                   if r.outcome != "passed"]
+        assert failing == []
+        assert len(run.results) == len(chosen)

@@ -197,7 +197,9 @@ if (api) {
   }
   if (storage && nodeSqlite) {
     try {
-      sqlite = { SessionPersistenceSqlite: (await load(SQLITE_PACKAGE)).SessionPersistenceSqlite, version: versionOf(SQLITE_PACKAGE) }
+      const module = await load(SQLITE_PACKAGE)
+      // SCHEMA_VERSION: the one SQLite layout (`user_version`) the package writes and reads (14 in 0.0.1-rc.1)
+      sqlite = { SessionPersistenceSqlite: module.SessionPersistenceSqlite, layout: module.SCHEMA_VERSION, version: versionOf(SQLITE_PACKAGE) }
     } catch (error) {
       sqliteFailure = `cannot load ${SQLITE_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
     }
@@ -357,6 +359,9 @@ function buildCodeMap() {
     'session database at "<s>" has schema version <n>, incompatible with this build (<n>)': 'SQLITE_VERSION',
     'session database at "<s>" has no store identity': 'SQLITE_LAYOUT',
     'corrupt session log: unparsable committed event at seq <n>': 'SQLITE_CORRUPT',
+    'corrupt session log: seq gap in committed region (expected <n>, got <v>': 'SQLITE_CORRUPT',
+    // the adapter's words for loadStored returning undefined: the store has no row for the session
+    'no session "<s>" in the SQLite store (loadStored returned undefined)': 'SQLITE_NO_SESSION',
     // invariants (INV-*)
     [`${INVARIANT_PREFIX}seq must strictly increase: saw <n> after <n>`]: 'INV_SEQ_NOT_INCREASING',
     [`${INVARIANT_PREFIX}turn/start <n> while turn <n> is still open`]: 'INV_TURN_ALREADY_OPEN',
@@ -873,6 +878,7 @@ const handlers = {
         homepage: 'https://www.npmjs.com/package/@deepseek-ai/dsh-session',
       },
       specRevision: api.version,
+      ...(sqlite && Number.isInteger(sqlite.layout) ? { sqliteLayout: sqlite.layout } : {}),
       capabilities: CAPABILITIES,
       codeMap: codeMap(),
     }
@@ -1117,7 +1123,9 @@ const handlers = {
         const out = { sessions: await implAsync(() => backend.list()) }
         if ('id' in args) {
           const stored = await implAsync(() => backend.loadStored(args.id))
-          if (stored === undefined) throw new ImplementationFailure(new Error(`session "${args.id}" not found`))
+          if (stored === undefined) {
+            throw new ImplementationFailure(new Error(`no session ${JSON.stringify(args.id)} in the SQLite store (loadStored returned undefined)`))
+          }
           out.session = { header: stored.meta, events: stored.events, tornFrom: stored.tornMarker ?? null }
         }
         return out
