@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -130,7 +131,8 @@ def known_revisions() -> tuple[str, ...]:
 
 
 def resolve_revision(name: str | Revision | None = None) -> Revision:
-    """The revision named by an id, an id prefix of at least 7 hex digits, or a published release.
+    """The revision named by an id, a commit name of 7 to 40 hex digits it abbreviates or that abbreviates it
+    (``b150a551`` or the full sha), or a published release.
 
     ``None`` is the default (pinned) revision. Raises `UnknownRevision`.
     """
@@ -147,11 +149,16 @@ def resolve_revision(name: str | Revision | None = None) -> Revision:
     release = _release_index().get(key.removeprefix("@deepseek-ai/dsh-session@"))
     if release is not None:
         return revisions[release]
-    if len(key) >= 7:
+    if _COMMIT_NAME.fullmatch(key):
+        # A commit name: an abbreviation of a revision id, or a longer one (the full sha) it abbreviates.
+        key = key.lower()
         matches = [r for rid, r in revisions.items() if rid.startswith(key) or key.startswith(rid)]
         if len(matches) == 1:
             return matches[0]
     raise UnknownRevision(name)
+
+
+_COMMIT_NAME = re.compile(r"[0-9a-fA-F]{7,40}")
 
 
 def revision_chain(name: str | Revision | None = None) -> tuple[Revision, ...]:

@@ -22,9 +22,11 @@ def test_the_pinned_revision_is_the_default_and_releases_resolve_to_theirs() -> 
     for release in ("0.1.0-rc.6", "0.1.0-rc.7", "0.1.0-rc.8", "0.1.1-rc.2", "@deepseek-ai/dsh-session@0.1.1-rc.2"):
         assert rv.resolve_revision(release).id == PUBLISHED
     assert rv.resolve_revision("b150a551b8d465e31e418e1b2eaf5e79bbb7d28e").id == PUBLISHED
+    assert rv.resolve_revision("B150A551").id == PUBLISHED  # a commit name, any case
 
 
-@pytest.mark.parametrize("name", ["0.0.1-rc.1", "deadbeef00", "", "b15"])
+@pytest.mark.parametrize("name", ["0.0.1-rc.1", "deadbeef00", "", "b15", "b150a551b8-evil", "2f74ac98ba/../x",
+                                  "b150a551b8 ; rm", "b150a551b8" + "0" * 31, "0.1.1-rc.2x"])
 def test_an_unknown_revision_names_every_known_one(name: str) -> None:
     with pytest.raises(rv.UnknownRevision) as info:
         load_spec(revision=name)

@@ -297,7 +297,8 @@ def test_openness_file_validates_and_examples_match_openness() -> None:
 
 def test_openness_names_the_required_subjects() -> None:
     by_subject = {s["subject"]: s["openness"] for s in SPEC.openness}
-    for name in ["ContentBlock types", "MessageSource kinds", "TurnTrigger kinds", "TurnEndReason kinds"]:
+    for name in ["ContentBlock types", "MessageSource kinds", "TurnTrigger kinds", "TurnEndReason kinds",
+                 "StreamChunk block-start blockType"]:
         assert by_subject[name] == "open"
     assert by_subject["Event envelope keys"] == "closed"
     payloads = next(s for s in SPEC.openness if s["subject"].startswith("Payload objects"))
@@ -310,3 +311,61 @@ def test_service_events_file_validates_and_lists_the_four_events() -> None:
     modes = {e["name"]: e["mode"] for e in doc["events"]}
     assert modes == {"session/created": "emit", "session/disposed": "emit", "session/event": "emit", "session/flush": "parallel"}
     assert [a["name"] for a in doc["events"][2]["arguments"]] == ["session", "event"]
+
+
+# -- DEC-18: constraints stricter than the upstream types, each backed by its owner's run-time check --
+
+
+def _at(instance: Any, pointer: str, value: Any) -> Any:
+    """A deep copy of ``instance`` with the member at the JSON pointer ``pointer`` set to ``value``."""
+    import copy
+
+    out = copy.deepcopy(instance)
+    *parents, last = pointer.strip("/").split("/")
+    node = out
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    node[int(last) if isinstance(node, list) else last] = value
+    return out
+
+
+_GOAL = {"id": "g", "revision": 1, "objective": "ship it", "phase": "active", "maxGoalRounds": 3}
+_REFERENCE = {"sessionId": "s0", "label": "earlier", "capturedThroughSeq": 9, "compacted": False, "originalMessages": 4,
+              "retainedMessages": 3, "omittedMessages": 1, "omittedBytes": 120, "truncated": True, "inputIndex": 0}
+DEC_18_INTEGERS = [
+    ("type/message-source/goal.json", {"kind": "goal", "goalId": "g", "revision": 2, "round": 1}, ["/revision", "/round"]),
+    ("type/goal-change-meta/snapshot.json",
+     {"kind": "goal/change", "version": 1, "operation": "create", "goal": _GOAL, "roundsStarted": 0, "createdAt": 5, "updatedAt": 6},
+     ["/goal/revision", "/goal/maxGoalRounds", "/roundsStarted", "/createdAt", "/updatedAt"]),
+    ("type/goal-change-meta/clear.json",
+     {"kind": "goal/change", "version": 1, "operation": "clear", "cleared": {"id": "g", "revision": 2}, "clearedAt": 7},
+     ["/cleared/revision", "/clearedAt"]),
+    ("type/message-source/session-reference.json", {"kind": "session-reference", "version": 1, "references": [_REFERENCE]},
+     [f"/references/0/{name}" for name in ("capturedThroughSeq", "originalMessages", "retainedMessages", "omittedMessages",
+                                           "omittedBytes", "inputIndex")]),
+]
+"""The goal fields and session-reference counters DEC-18 keeps integer where the types say `number`."""
+
+
+@pytest.mark.parametrize("rid", ["2f74ac98ba", "b150a551b8"])
+def test_dec_18_integers_refuse_a_fraction_at_every_revision(rid: str) -> None:
+    spec = load_spec(revision=rid)
+    assert "DEC-18" in spec.decisions
+    for path, instance, pointers in DEC_18_INTEGERS:
+        validator = spec.validator(S(path))
+        assert validator.is_valid(instance), path
+        for pointer in pointers:
+            assert [json_pointer(e.absolute_path) for e in validator.iter_errors(_at(instance, pointer, 1.5))] == [pointer], (path, pointer)
+
+
+@pytest.mark.parametrize("rid", ["2f74ac98ba", "b150a551b8"])
+def test_dec_18_title_and_title_request_provenance_are_non_empty_at_every_revision(rid: str) -> None:
+    spec = load_spec(revision=rid)
+    validate = spec.event_validator()
+    title = spec.events["session/title"]["examples"]["valid"][0]["event"]
+    request = _at(spec.events["session/title-llm-request"]["examples"]["valid"][0]["event"], "/data/messages/0",
+                  {"role": "assistant", "content": [], "provenance": {"provider": "p", "model": "m"}})
+    assert validate.is_valid(title) and validate.is_valid(request)
+    assert not validate.is_valid(_at(title, "/data/title", ""))
+    for key in ("provider", "model"):
+        assert not validate.is_valid(_at(request, f"/data/messages/0/provenance/{key}", "")), key
