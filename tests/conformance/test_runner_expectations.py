@@ -91,6 +91,22 @@ def test_an_adapter_that_fails_everything_gets_the_broken_adapter_hint():
     assert "FAILED" in text.getvalue()
 
 
+def test_a_run_of_known_failures_only_gets_no_broken_adapter_hint(tmp_path):
+    """`--only` the listed defects with `--expect`: every case is xfail and the run is OK, not a broken adapter."""
+    wrong_too = json_case(3, False, "another deliberately wrong expectation")
+    known = expectations(tmp_path, (WRONG["id"], "known bug #12"), (wrong_too["id"], "known bug #13"))
+    run = run_cases(corpus(WRONG, wrong_too), InProcessConnection, expectations=known)
+    assert set(outcomes(run).values()) == {"xfail"} and run.exit_code == 0
+    text = io.StringIO()
+    render_summary(run, text)
+    assert "broken adapter" not in text.getvalue()
+    # one unexpected failure among known ones is still a broken-adapter pattern
+    run = run_cases(corpus(WRONG, wrong_too), InProcessConnection, expectations=expectations(tmp_path, (WRONG["id"], "known")))
+    text = io.StringIO()
+    render_summary(run, text)
+    assert "almost always a broken adapter" in text.getvalue()
+
+
 def test_the_summary_shows_the_first_failure_with_a_readable_diff():
     run = run_cases(corpus(RIGHT, WRONG), InProcessConnection)
     text = io.StringIO()
