@@ -40,6 +40,8 @@ class RequirementCoverage:
     observability: str | None = None
     """``"api"`` or ``"unreachable"`` when the protocol cannot observe the rule."""
     why: str = ""
+    revisions: tuple[str, ...] = ()
+    """The format revisions the requirement binds (spec data: `revisions` of its entry)."""
 
     @property
     def covered(self) -> bool:
@@ -63,7 +65,8 @@ class RequirementCoverage:
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"id": self.id, "level": self.level, "title": self.title,
-                               "vectors": list(self.vectors), "properties": list(self.properties)}
+                               "revisions": list(self.revisions), "vectors": list(self.vectors),
+                               "properties": list(self.properties)}
         if self.observability is not None:
             row["observability"] = {"kind": self.observability, "why": self.why}
         return row
@@ -87,5 +90,5 @@ def coverage(requirements: Sequence[Mapping[str, Any]], cases: Sequence[Case],
         why = observability.get("why", "") if isinstance(observability, Mapping) else ""
         rows.append(RequirementCoverage(r["id"], r.get("level", "MUST"), r.get("title", ""),
                                         tuple(vectors.get(r["id"], ())), tuple(props.get(r["id"], ())),
-                                        kind, why))
+                                        kind, why, tuple(r.get("revisions", ()))))
     return rows

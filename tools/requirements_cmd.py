@@ -55,7 +55,7 @@ def _cover_text(r: RequirementCoverage) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from sessionspec.spec.revisions import UnknownRevision
+    from sessionspec.spec.revisions import UnknownRevision, known_revisions
 
     try:
         requirements = load_requirements(args.revision)
@@ -73,11 +73,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"sessionspec requirements: {exc}\n")
         return 2
     shown = [r for r in rows if not (args.uncovered and r.accounted)]
+    every = set(known_revisions())  # a requirement binding a subset of them says which
     if args.json:
         out.write(json.dumps([r.to_json() for r in shown], indent=1) + "\n")
     else:
         for r in shown:
-            out.write(f"{r.id:<10} {r.level:<6} {r.title}  [{_cover_text(r)}]\n")
+            binds = f"  (revisions: {', '.join(r.revisions)})" if set(r.revisions) != every else ""
+            out.write(f"{r.id:<10} {r.level:<6} {r.title}  [{_cover_text(r)}]{binds}\n")
             if r.vectors and not args.uncovered:
                 out.write(f"{'':17}{' '.join(r.vectors[:6])}{' ...' if len(r.vectors) > 6 else ''}\n")
             elif r.observability is not None and not r.covered and not args.uncovered:

@@ -115,6 +115,18 @@ def test_fuzz_calls_the_machines_hook_and_counts_its_failures(monkeypatch, tmp_p
     assert "properties: surface-append-replace" in out
 
 
+def test_requirements_say_which_revisions_they_bind():
+    code, out, _ = run("requirements", "--json", "--revision", "0.1.1-rc.2")
+    rows = {r["id"]: r for r in json.loads(out)}
+    assert code == 0 and rows["SEED-17"]["revisions"] == ["b150a551b8"]
+    assert rows["SEED-3"]["revisions"] == ["2f74ac98ba", "b150a551b8"] and "OOB-1" not in rows
+    code, out, _ = run("requirements", "--revision", "b150a551b8")
+    lines = {line.split()[0]: line for line in out.splitlines() if line[:1].isalpha()}
+    assert lines["SEED-17"].endswith("(revisions: b150a551b8)") and "revisions:" not in lines["SEED-3"]
+    code, out, _ = run("requirements")
+    assert [line.split()[0] for line in out.splitlines() if line.endswith("(revisions: 2f74ac98ba)")][:1] == ["OOB-1"]
+
+
 def test_requirements_lists_coverage_and_check_fails_on_uncovered_must(monkeypatch):
     from sessionspec.conformance.coverage import load_requirements
 
