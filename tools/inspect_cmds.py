@@ -88,12 +88,17 @@ def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *
     except SessionSpecError as error:
         if not locate:
             raise _Failure(str(error)) from error
-        Checker("load", None, revision).check(log)
-        if log.findings.locate is not None:
-            for finding in log.findings:
-                log.findings.locate(finding)
-        located = _first_errors(log.findings) or str(error)
-        raise _Failure(f"the load path of revision {revision} refuses the log (`validate --level load`):\n  {located}") from error
+        raise _refusal(log, revision, error) from error
+
+
+def _refusal(log: LoadedLog, revision: str, error: SessionSpecError) -> _Failure:
+    """The load path's refusal of a log, with the located findings of `validate --level load` (else the error)."""
+    Checker("load", None, revision).check(log)
+    if log.findings.locate is not None:
+        for finding in log.findings:
+            log.findings.locate(finding)
+    located = _first_errors(log.findings) or str(error)
+    return _Failure(f"the load path of revision {revision} refuses the log (`validate --level load`):\n  {located}")
 
 
 def _stored_size(path: str, unit: Unit) -> int | None:
@@ -390,7 +395,14 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # each session's closers take the shape of its revision (given, else detected from its rows)
         revisions = {sid: _events_revision(args, _guard(lambda sid=sid: source.read_session(sid)).events, None, err)
                      for sid in ids}
-        _guard(lambda: source.repair(ids, durable=False, revisions=revisions))  # refuse unloadable sessions
+        try:  # refuse unloadable sessions, naming what validate names
+            source.repair(ids, durable=False, revisions=revisions)
+        except SessionSpecError as error:
+            sid = str(error.path or "").rpartition("#")[2]
+            if sid not in revisions:
+                raise _Failure(f"cannot load the log: {error}") from error
+            _, log = _load(args.file, sid)
+            raise _refusal(log, revisions[sid], error) from error
         if args.in_place:
             target, temp = args.file, None
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from sessionspec.reference.jsonl import encode_records, header_line, load_artifa
 from sessionspec.reference.session import Session
 from sessionspec.reference.surface import fold_surface
 from sessionspec.spec.errors import SessionSpecError
-from test_fastlog import SMALL
+from test_fastlog import READABLE, SMALL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from gen_logs import artifact_bytes, generate_events
@@ -234,14 +235,35 @@ def test_derive_fold_and_stats_read_a_pinned_log_as_the_published_load_path_does
         assert stats["surfaceSize"] == len(folded["nodes"])
 
 
+def _stored(form: str, path: Path, events: list[dict[str, Any]], header: dict[str, Any]) -> tuple[Path, str]:
+    """``events`` stored in ``form`` (two batches), and where `validate` locates the event of seq 5 in it."""
+    from storage_fixtures import write_cli_zstd, write_db
+
+    if form == "jsonl":
+        path.write_bytes(jsonl(events, header_line(header, PUB)))
+        return path, f"{path}:7:"
+    if form == "jsonl-zstd":
+        return write_cli_zstd(path.with_suffix(".jsonl.zstd"), [events[:3], events[3:]], header), \
+            f"{path.with_suffix('.jsonl.zstd')}:7:"
+    db = write_db(path.with_suffix(".db"), [events[:3], events[3:]], header)
+    return db, f"{db}#{header['id']}:"
+
+
 @pytest.mark.req("JSONL-15")
+@pytest.mark.parametrize("form", ["jsonl", "jsonl-zstd", "sqlite"])
 @pytest.mark.parametrize("command", ["derive", "fold", "repair"])
-def test_commands_refuse_what_the_published_load_path_refuses_with_located_findings(tmp_path: Path, command: str):
-    path, line = _with_turn(REAL / "published-chat.jsonl", tmp_path / "chat.jsonl", {"type": "acme/ping", "data": PING})
-    out = tmp_path / "out.jsonl"
+def test_commands_refuse_what_the_published_load_path_refuses_with_located_findings(tmp_path: Path, command: str,
+                                                                                    form: str):
+    from test_revision_cli import PUBLISHED_HEADER, published_events
+
+    events = published_events()  # written by the reference at b150a551b8: seqs 0-4
+    events.append({"type": "acme/ping", "seq": 5, "time": events[-1]["time"], "data": PING})
+    path, where = _stored(form, tmp_path / "log.jsonl", events, dict(PUBLISHED_HEADER))
+    before = path.read_bytes()
+    out = tmp_path / ("out" + "".join(path.suffixes))
     result = cli(command, str(path), *(["-o", str(out)] if command == "repair" else []))
-    assert result.code == 1 and not out.exists()
-    assert f"{path}:{line}: error [JSONL_UNKNOWN_TYPE JSONL-15] seq 25 at /type" in result.err, result.err
+    assert result.code == 1 and not out.exists() and path.read_bytes() == before
+    assert f"{where} error [JSONL_UNKNOWN_TYPE JSONL-15] " in result.err and "seq 5 at /type" in result.err, result.err
     stats = cli("stats", str(path), "--format", "json")
     assert stats.code == 0 and stats.json["surfaceSize"] is None  # stats still counts what is stored
 
@@ -276,3 +298,90 @@ def test_repair_at_the_published_revision_writes_what_the_release_writes_on_load
     report = _report(str(out), "--revision", PUB, "--level", "strict")
     assert report["errors"] == 0 and report["upgraded"]
     assert cli("repair", str(path), "-o", str(tmp_path / "pinned-out.jsonl")).code == 0  # detected: pinned, as before
+
+
+# -- the published npm package as the oracle -----------------------------------------------------------
+
+def _npm_load(adapter: Path, logs: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """Each log loaded by `@deepseek-ai/dsh-session-persistence-jsonl` through the Node adapter (`jsonl-load`:
+    the package's load path with its durable crash repair): ``{"result": ...}`` or ``{"code": ...}``."""
+    names = sorted(logs)
+    lines = [json.dumps({"seq": 1, "op": "start", "args": {"protocolVersion": 1}})]
+    for seq, name in enumerate(names, 2):
+        text = logs[name].decode()
+        lines.append(json.dumps({"seq": seq, "op": "jsonl-load",
+                                 "args": {"id": json.loads(text.splitlines()[0])["id"], "data": {"text": text}}}))
+    done = subprocess.run(["node", str(adapter / "adapter.mjs")], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    start, *replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["seq"] for r in replies] == list(range(2, len(names) + 2)), done.stderr
+    code_map = start["result"].get("codeMap", {})  # the package's message templates -> sessionspec codes
+    for reply in replies:
+        if "code" in reply:
+            reply["code"] = code_map.get(reply["code"], reply["code"])
+    return dict(zip(names, replies, strict=True))
+
+
+@pytest.mark.req("JSONL-13")
+@pytest.mark.req("JSONL-14")
+@pytest.mark.req("JSONL-15")
+def test_the_cli_gives_the_published_packages_verdict_and_writes_its_repair(tmp_path: Path, node_adapter_dir: Path):
+    """The npm package loads the same files: the CLI's load-level verdict at b150a551b8 is the package's
+    (refused with the package's code, or accepted), `repair` writes the file the package's own load leaves
+    (DEC-22) and `derive` gives the messages of the events the package loaded."""
+    events = turn_events(close=False)[:9]
+    logs = {
+        "crashed-pinned": jsonl(events) + b'{"type":"step/en',
+        "ignorable": _with_turn(REAL / "published-chat.jsonl", tmp_path / "i.jsonl",
+                                {"type": "acme/ping", "data": PING, "ignorable": True})[0].read_bytes(),
+        "unknown": _with_turn(REAL / "published-chat.jsonl", tmp_path / "u.jsonl",
+                              {"type": "acme/ping", "data": PING})[0].read_bytes(),
+        "compaction": artifact_bytes(generate_events(150, seed=3, mix=SMALL), packed=True, session_id="gen"),
+        "generated": READABLE["packed"], "generated-unpacked": READABLE["unpacked"],
+        **{path.stem: path.read_bytes() for path in _pinned_logs(tmp_path)},
+    }
+    for i, (etype, seq, data) in enumerate(MALFORMED):
+        broken = turn_events()
+        broken[seq] = {**broken[seq], "type": etype, "data": data}
+        logs[f"malformed-{i}"] = jsonl(broken)
+    npm = _npm_load(node_adapter_dir, logs)
+    refused = 0
+    for name, data in logs.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        report = _report(str(path), "--revision", PUB, "--level", "load", "--exact")
+        codes = {f["code"] for f in report["findings"] if f["severity"] == "error"}
+        reply = npm[name]
+        if reply["kind"] != "result":
+            refused += 1
+            assert reply["code"] in codes, (name, reply, codes)
+            continue
+        assert not codes, (name, report["findings"])
+        out = tmp_path / f"{name}.repaired.jsonl"
+        assert cli("repair", str(path), "--revision", PUB, "-o", str(out)).code == 0, name
+        assert out.read_text() == reply["result"]["data"]["text"], name
+        derived = json.loads(cli("derive", str(out), "--revision", PUB).out)
+        assert derived == json.loads(json.dumps(derive_messages(reply["result"]["events"], PUB))), name
+    assert refused == 2 + len(MALFORMED)  # unknown, compaction and the malformed records
+
+
+@pytest.mark.req("JSONL-13")
+def test_repair_of_a_stored_earlier_format_session_keeps_its_rows(tmp_path: Path):
+    """DEC-22 in a SQLite store: the closers the published load path appends, the earlier-format rows as stored."""
+    from sessionspec.reference.sqlite_store import SqliteStore
+    from storage_fixtures import write_db
+
+    events = turn_events(close=False)[:9]
+    db = write_db(tmp_path / "s.db", [events[:5], events[5:]])
+    out = tmp_path / "out.db"
+    assert cli("repair", str(db), "--revision", PUB, "-o", str(out)).code == 0
+    twin = tmp_path / "twin.db"
+    shutil.copyfile(db, twin)
+    with SqliteStore.open(twin, writable=True) as store:
+        closers = store.repair(["s1"], revisions={"s1": PUB})[0].closers
+    with SqliteStore.open(out) as repaired, SqliteStore.open(twin) as released:
+        stored = list(repaired.read_session("s1").events)
+        assert stored == list(released.read_session("s1").events)
+    assert stored[:9] == events and stored[9:] == closers and closers[0]["data"]["message"]["id"].startswith("interrupted")
+    assert _report(str(out), "--revision", PUB, "--level", "strict")["errors"] == 0
