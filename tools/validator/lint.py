@@ -312,8 +312,10 @@ class Checker:
             index = expected
             # JSONL-12: the load path refuses legacy vocabulary before seeding; then what it refuses as it
             # reads the records (JSONL-14, JSONL-15).
-            if jsonl and is_dict and (refusal is not None or _is_legacy(event)):
-                self._reject(_legacy_finding(event.get("type"), line, seq_int, base) if _is_legacy(event)
+            etype = event.get("type") if is_dict else None
+            if jsonl and is_dict and (refusal is not None or etype in _LEGACY_TYPES
+                                      or (etype == "request/header" and _is_legacy(event))):
+                self._reject(_legacy_finding(etype, line, seq_int, base) if _is_legacy(event)
                              else _refusal_finding(refusal, lossless, line, seq_int, base), seq_int, rejected)
                 skipped += 1
                 expected += 1
