@@ -76,6 +76,12 @@ class JsonTextRows:
         event = row_to_event(row)
         return None if event is None else [event]
 
+    def torn_from(self, expected: int, row: Sequence[Any]) -> int:
+        """Where the torn tail starts when ``row`` is the first row not kept: the first seq past the preserved
+        prefix (one row per event: every later row starts there or after it; schema.ts at 2f74ac98ba and
+        ed2e24f7eb)."""
+        return expected
+
 
 class PhysicalRows(JsonTextRows):
     """The published row codec (release commit layout 17): packed chunk rows, zstd ``data``, varint seqs.
@@ -146,6 +152,11 @@ class PhysicalRows(JsonTextRows):
         return rows
 
     # -- reading
+
+    def torn_from(self, expected: int, row: Sequence[Any]) -> int:
+        """The seq of the first row not kept (the release commit's scanRows): a row may start before the
+        first seq past the prefix (overlapping a packed row's members), and the deletion must include it."""
+        return int(row[0])
 
     def _text(self, value: Any, bound: int | None) -> str:
         if type(value) is str:
@@ -350,14 +361,17 @@ def schema_sql(revision: Any = None) -> str:
 class StoredSession:
     """One session as stored: its header, the preserved event prefix and where a torn tail starts.
 
-    ``torn_from`` is the first seq of rows past the preserved prefix (deleted
-    by the load path), ``None`` when every row is preserved.
+    ``torn_from`` is where the rows past the preserved prefix start, as the
+    layout's backend reports it (the load path deletes every row from that
+    seq; the row codec's ``torn_from``), ``None`` when every row is
+    preserved; ``torn_rows`` counts those rows.
     """
 
     header: dict[str, Any]
     events: list[dict[str, Any]]
     rows: int
     torn_from: int | None
+    torn_rows: int = 0
 
 
 def _error(message: str, code: str, requirement: str, path: str | None, cause: BaseException | None = None
@@ -579,7 +593,6 @@ class SqliteStore:
         last_end = max((i for i, evs in enumerate(decoded) if evs is not None and any(e["type"] == "turn/end"
                                                                                       for e in evs)), default=-1)
         preserved: list[dict[str, Any]] = []
-        torn_from = None
         for i, evs in enumerate(decoded):
             expected = len(preserved)
             if evs is None or any(e["seq"] != expected + k for k, e in enumerate(evs)):
@@ -588,10 +601,10 @@ class SqliteStore:
                     raise SqliteStoreError(f"corrupt session {session_id!r}: {what} in the committed region",
                                            "SQLITE_CORRUPT", requirement="SQLITE-5", seq=rows[i][0],
                                            path=f"{self.path}#{session_id}")
-                torn_from = expected
-                break
+                return StoredSession(header, preserved, len(rows), self.layout.rows.torn_from(expected, rows[i]),
+                                     len(rows) - i)
             preserved.extend(evs)
-        return StoredSession(header, preserved, len(rows), torn_from)
+        return StoredSession(header, preserved, len(rows), None)
 
     # ------------------------------------------------------------ writing
 
@@ -700,7 +713,7 @@ class SqliteStore:
                         self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
                 balanced = [*events, *closers]
                 session = Session(session_id, balanced, stored.header, revision=revision)
-                loaded.append(LoadedArtifact(session, stored.header, balanced, closers, stored.rows - len(stored.events)))
+                loaded.append(LoadedArtifact(session, stored.header, balanced, closers, stored.torn_rows))
             if durable:
                 self._db.execute("COMMIT")
         except BaseException as error:
