@@ -69,15 +69,19 @@ def test_a_given_revision_wins_and_judges_the_log_by_its_rules(logs):
     assert "revision b150a551b8 (given)" in right.out
 
 
-@pytest.mark.parametrize("command", ["validate", "derive", "fold", "stats", "repair", "conformance", "catalog"])
-def test_an_unknown_revision_is_a_usage_error_naming_the_known_ones(command, logs, tmp_path):
+@pytest.mark.parametrize("name", ["9.9.9", "b150a551b8-evil", "2f74ac98ba/../x", "\x1b[2Jx\ny", ""])
+@pytest.mark.parametrize("command", ["validate", "derive", "fold", "stats", "repair", "conformance", "catalog",
+                                     "requirements"])
+def test_an_unknown_revision_is_a_usage_error_naming_the_known_ones(command, name, logs, tmp_path):
     argv = {"validate": [str(logs["pinned"])], "derive": [str(logs["pinned"])], "fold": [str(logs["pinned"])],
             "stats": [str(logs["pinned"])], "repair": [str(logs["pinned"]), "-o", str(tmp_path / "out.jsonl")],
-            "conformance": [], "catalog": ["--out", str(tmp_path / "cat")]}[command]
-    result = cli(command, *argv, "--revision", "9.9.9")
+            "conformance": [], "catalog": ["--out", str(tmp_path / "cat")], "requirements": ["--check"]}[command]
+    result = cli(command, *argv, f"--revision={name}")
     assert result.code == 2
     assert PINNED in result.err and PUB in result.err and "0.1.1-rc.2" in result.err
-    assert not (tmp_path / "out.jsonl").exists()
+    assert "Traceback" not in result.err and "\x1b" not in result.err + result.out  # escaped, never raw
+    assert result.out == ""
+    assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "cat").exists()
 
 
 def test_derive_fold_stats_and_repair_follow_the_detected_revision(logs, tmp_path):
