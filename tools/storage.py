@@ -62,6 +62,8 @@ class Unit:
     unreadable: bool = False
     #: the SQLite layout (``user_version``) a database was read at
     layout: int | None = None
+    #: the one format revision that has that layout (None: no layout, or several revisions have it)
+    layout_revision: str | None = None
     #: what the reader should know that is not a finding (a layout its revision's release commit refuses: DEC-21)
     notes: tuple[str, ...] = ()
 
@@ -226,6 +228,9 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
 
 
 def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
+    from sessionspec.reference.sqlite_store import layouts_for
+    from sessionspec.spec.revisions import known_revisions
+
     try:
         store = open_database(path)
     except SqliteStoreError as error:
@@ -243,9 +248,12 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
                     return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
                 ids = [session]
             notes = tuple(filter(None, [store.layout.refusal_note()]))
+            owners = [r for r in known_revisions()
+                      if any(layout.user_version == store.layout.user_version for layout in layouts_for(r))]
             for session_id in ids:
                 unit = _session_unit(store, path, session_id)
                 unit.layout, unit.notes = store.layout.user_version, notes
+                unit.layout_revision = owners[0] if len(owners) == 1 else None
                 units.append(unit)
         except SqliteStoreError as error:
             if error.code == "SQLITE_LOCKED":

@@ -38,7 +38,9 @@ id such as b150a551b8 or an npm release such as 0.1.1-rc.2). Without it, the
 revision is detected from the log's content (event types and payload shapes
 that exist in one revision only; the report names the evidence); a log with
 no such content, or with content of several revisions, is checked at the
-default (pinned) revision, with a note when the content was mixed. At a
+default (pinned) revision, with a note when the content was mixed; a session
+of a SQLite store without such content is checked at the revision whose
+layout the store has (when only one revision has it). At a
 revision whose load path upgrades records of the earlier format and refuses
 types it does not know (b150a551b8: JSONL-13..15), each record is read as that
 load path reads it: upgraded before every later check (a note says how many,
@@ -368,11 +370,16 @@ def _head(path: str) -> bytes | None:
         return None
 
 
-def _detect(data: bytes) -> tuple[str, str]:
-    """The revision a log's content shows, and the evidence (or why the default was taken)."""
+def _detect(data: bytes, unit: Unit | None = None) -> tuple[str, str]:
+    """The revision a log's content shows, and the evidence (or why the default was taken); a log without
+    revision-specific content in a SQLite store of one revision's layout is read at that revision."""
     from sessionspec.validator.detect import detect_in_bytes
 
     detection = detect_in_bytes(data)
+    if (unit is not None and unit.layout_revision is not None and unit.layout_revision != detection.revision
+            and not any(detection.scores.values())):
+        return unit.layout_revision, (f"no revision-specific content; SQLite layout {unit.layout} is a layout of "
+                                      f"revision {unit.layout_revision} only")
     return detection.revision, detection.describe().split(" (", 1)[1][:-1]
 
 
@@ -573,7 +580,7 @@ def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool,
     """Validate one stored session's logical JSONL; storage findings come first, every finding is located.
     A database's session also reports the SQLite layout it was read at and the storage notes (DEC-21)."""
     data, name = unit.data, unit.name
-    revision, how = (revision, "given") if revision is not None else _detect(data)
+    revision, how = (revision, "given") if revision is not None else _detect(data, unit)
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
     storage: dict[str, Any] = {} if unit.layout is None else {"sqliteLayout": unit.layout}

@@ -248,3 +248,23 @@ def test_a_layout_no_revision_has_is_refused_naming_the_known_layouts(tmp_path: 
     assert result.code == 1
     assert ("[SQLITE_VERSION SQLITE-1] session database layout version 15, which no known format revision has "
             "(layouts: 10 at 2f74ac98ba; 17, 14 at b150a551b8)") in result.out
+
+
+@pytest.mark.parametrize(("layout", "revision"), [(14, PUB), (17, PUB), (None, "2f74ac98ba")])
+def test_a_store_without_revision_specific_content_is_read_at_its_layouts_revision(tmp_path: Path, layout: int | None,
+                                                                                    revision: str) -> None:
+    """Settings events only (payloads equal in both revisions): the layout names the revision, and says so."""
+    path = tmp_path / "s.db"
+    header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    events = [{"type": "approval/policy", "seq": 0, "time": 1, "data": {"policy": "never"}}]
+    store_revision = None if layout is None else PUB
+    with SqliteStore.create(path, revision=store_revision, user_version=layout) as store:
+        store.append(header, events)
+    [entry] = cli("validate", str(path), "--format", "json", "--level", "strict").json["files"]
+    assert entry["revision"] == revision
+    if revision == PUB:
+        assert entry["revisionReason"] == (f"no revision-specific content; SQLite layout {layout} is a layout of "
+                                           f"revision {PUB} only")
+        assert entry["errors"] == 0  # log-only settings events outside a turn are allowed at this revision
+    else:
+        assert "no revision-specific content" in entry["revisionReason"] and "SQLite" not in entry["revisionReason"]
