@@ -17,6 +17,7 @@ with ``--check``, compares) ``docs/release-matrix.md``.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -30,8 +31,8 @@ from .expectations import load_expectations
 from .harness import connector_for
 from .runner import RunResult, run_cases, start_implementation
 
-__all__ = ["ADAPTER_DIR", "INSTALLED_MARK", "RELEASES", "ReleaseRun", "install", "installed", "npm_ci", "npm_platform", "release_dir", "render",
-           "run_release"]
+__all__ = ["ADAPTER_DIR", "INSTALLED_MARK", "RELEASES", "FailureGroup", "ReleaseRun", "install", "installed", "known_failure_groups",
+           "npm_ci", "npm_platform", "release_dir", "render", "run_release"]
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "adapters" / "node-dsh-session"
 EXPECTATIONS = ADAPTER_DIR / "expectations.json"
@@ -176,6 +177,84 @@ def run_release(release: str, *, jobs: int = 2, timeout: float = 30.0) -> Releas
     return ReleaseRun(release, revision, result, layout)
 
 
+_REASON = re.compile(r"(?P<reqs>[A-Z][A-Z0-9]*-\d+(?:, [A-Z][A-Z0-9]*-\d+)*)"
+                     r"(?:, as case (?P<as>[0-9a-f]{16})[,:.]?\s*|\.\s*|:\s*|$)")
+_REPRO = re.compile(r"(?:^|(?<=\s))(?:Minimal repro|[Rr]epro):\s*")
+
+
+@dataclass
+class FailureGroup:
+    """One distinct cause of known failures: a defect or suite assumption shared by one or more cases."""
+
+    kind: str
+    requirements: list[str]
+    explanation: str
+    repro: str
+    repro_case: str
+    repros: set[str]
+    """The different reproducers the group's cases give (one is shown)."""
+    releases: list[str]
+    cases: list[tuple[str, str, list[str], str]]
+    """(case id, description, releases, per-case note) in case-id order."""
+
+
+def _split_reason(reason: str) -> tuple[str, list[str], str | None, str, str]:
+    """A reason as (class, requirement ids, the case it says it repeats, explanation, reproducer)."""
+    kind, body = "unclassified", reason.strip()
+    if body[:3] in CLASSES and ": " in body:
+        kind, body = CLASSES[body[:3]], body.split(": ", 1)[1].strip()
+    requirements: list[str] = []
+    same_as = None
+    head = _REASON.match(body)
+    if head:
+        requirements, same_as, body = head["reqs"].split(", "), head["as"], body[head.end():]
+    repro = ""
+    found = list(_REPRO.finditer(body))
+    if found:
+        repro, body = body[found[-1].end():].strip(), body[:found[-1].start()].strip()
+    return kind, requirements, same_as, body.strip(), repro
+
+
+def known_failure_groups(known: dict[str, tuple[Any, str, list[str]]],
+                         releases: tuple[str, ...] = RELEASES) -> list[FailureGroup]:
+    """Group known failures by class and reason (its reproducer aside): by class, then most cases first.
+
+    A reason that says it is the same defect "as case <id>" joins that case's group, its own text kept
+    as a note on its case.
+    """
+    split = {case_id: _split_reason(reason) for case_id, (_, reason, _) in known.items()}
+    groups: dict[tuple[str, str, str], FailureGroup] = {}
+
+    def key_of(case_id: str, seen: frozenset[str] = frozenset()) -> tuple[str, str, str]:
+        kind, requirements, same_as, explanation, _ = split[case_id]
+        if same_as in split and same_as not in seen:
+            return key_of(same_as, seen | {case_id})
+        return kind, ", ".join(requirements), explanation
+
+    for case_id in sorted(known):
+        case, _, case_releases = known[case_id]
+        kind, requirements, _, explanation, repro = split[case_id]
+        key = key_of(case_id)
+        joined = key != (kind, ", ".join(requirements), explanation)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = FailureGroup(key[0], key[1].split(", ") if key[1] else list(case.requirements),
+                                               key[2], "", "", set(), [], [])
+        note = " ".join(part for part in (explanation, f"Reproducer: {repro}" if repro else "") if part) if joined else ""
+        group.cases.append((case_id, case.description, list(case_releases), note))
+        for release in case_releases:
+            if release not in group.releases:
+                group.releases.append(release)
+        if repro and not joined:
+            if not group.repro:
+                group.repro, group.repro_case = repro, case_id
+            group.repros.add(repro)
+    rank = {release: i for i, release in enumerate(releases)}
+    for group in groups.values():
+        group.releases.sort(key=lambda release: (rank.get(release, len(rank)), release))
+    return sorted(groups.values(), key=lambda g: (g.kind, -len(g.cases), g.cases[0][0]))
+
+
 def _family(requirements: tuple[str, ...]) -> str:
     return requirements[0].rsplit("-", 1)[0] if requirements else "?"
 
@@ -241,12 +320,35 @@ def render(runs: list[ReleaseRun]) -> str:
         label = "**total**" if family == "total" else family
         lines.append(f"| {label} | " + " | ".join(_cell(tallies[run.release].get(family, {})) for run in runs) + " |")
     lines += ["", "## Known failures", ""]
-    if not known:
+    groups = known_failure_groups(known, tuple(run.release for run in runs))
+    if not groups:
         lines.append("None.")
-    for case_id, (case, reason, releases) in sorted(known.items()):
-        kind = CLASSES.get(reason[:3], "unclassified")
-        detail = reason.split(": ", 1)[1] if reason[:3] in CLASSES and ": " in reason else reason
-        lines.append(f"- `{case_id}` ({', '.join(releases)}), **{kind}**: {case.description}. {detail.strip()}")
+    else:
+        n_cases = sum(len(g.cases) for g in groups)
+        by_kind: dict[str, int] = defaultdict(int)
+        for g in groups:
+            by_kind[g.kind] += 1
+        lines += [
+            f"{n_cases} cases, {len(groups)} distinct causes ("
+            + ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(by_kind.items())) + "), "
+            "from the adapter's expectation file (`conformance/adapters/node-dsh-session/expectations.json`, one reason "
+            "per case, each case's own reproducer). One entry per cause: its class, the requirements, the releases "
+            "and cases it explains, one reproducer.",
+            "",
+        ]
+    for number, group in enumerate(groups, 1):
+        count = f"{len(group.cases)} case{'s' if len(group.cases) > 1 else ''}"
+        lines += [f"### {number}. {group.kind}: {', '.join(group.requirements)} ({count}; {', '.join(group.releases)})", ""]
+        lines += [group.explanation, ""] if group.explanation else []
+        for case_id, description, releases, note in group.cases:
+            where = "" if releases == group.releases else f" (only {', '.join(releases)})"
+            lines.append(f"- `{case_id}` {description}{where}" + (f": {note}" if note else ""))
+        if group.repro:
+            of = f" (of `{group.repro_case}`; each case's own is in the expectation file)" if len(group.repros) > 1 else ""
+            lines += ["", f"Reproducer{of}: {group.repro}"]
+        lines.append("")
+    if groups:
+        lines.pop()
     lines += ["", "## Skipped", ""]
     if not skipped:
         lines.append("None.")
