@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 RECORDED = sorted(RESULTS.glob("*.jsonl"))
 EXAMPLE = RESULTS / "conformance.html"
+FAILING_RUN = ROOT / "bench" / "data" / "node-0.1.1-rc.2-at-2f74ac98ba-fuzz.jsonl"
+"""A Node run with failed, crashed and fuzz-failing cases, recorded against the pinned revision's vectors."""
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">\ud800"\'&'
 
 
@@ -94,42 +96,69 @@ def failing(number: int, **extra: Any) -> dict[str, Any]:
 # -- from recorded runs -------------------------------------------------------------------
 
 
-def test_the_recorded_runs_exist_and_cover_a_clean_a_known_failure_and_a_failing_fuzz_run() -> None:
-    assert [p.name for p in RECORDED] == ["1-reference.jsonl", "2-node-known-failures.jsonl", "3-node-fuzz.jsonl"]
+def test_the_recorded_runs_are_todays_reference_at_both_revisions_and_node_at_its_own() -> None:
+    assert [p.name for p in RECORDED] == ["1-reference-2f74ac98ba.jsonl", "2-reference-b150a551b8.jsonl",
+                                          "3-node-0.1.1-rc.2.jsonl"]
     reports = [load_report(p) for p in RECORDED]
-    assert reports[0].counts["passed"] == len(reports[0].cases)
-    assert reports[1].counts["xfail"] > 0 and reports[1].footer["exitCode"] == 0
-    assert reports[2].footer["exitCode"] == 1 and reports[2].footer.get("fuzz")
+    assert [r.header["revision"] for r in reports] == ["2f74ac98ba", "b150a551b8", "b150a551b8"]  # whose vectors ran
+    for clean in reports[:2]:  # the reference passes every case of each revision
+        assert clean.header["implementation"]["implementation"]["name"] == "sessionspec-reference"
+        assert clean.counts["passed"] == len(clean.cases) >= 600 and clean.footer["exitCode"] == 0
+    node = reports[2]
+    assert node.header["implementation"]["implementation"]["version"] == "0.1.1-rc.2"
+    assert node.header["implementation"]["specRevision"] == "0.1.1-rc.2"  # declared by release, resolved above
+    assert node.header["expectations"] == "conformance/adapters/node-dsh-session/expectations.json"
+    listed = {f["case"] for f in json.loads((ROOT / node.header["expectations"]).read_text(encoding="utf-8"))["failures"]}
+    assert {c["id"] for c in node.cases if c["outcome"] == "xfail"} == listed  # every known failure shows as such
+    assert node.footer["exitCode"] == 0 and not any(c["outcome"] in ("failed", "errored", "xpass") for c in node.cases)
+    assert node.footer["fuzzKnown"] and all(entry["matches"] > 0 for entry in node.footer["fuzzKnown"])
 
 
-def test_a_page_of_several_recorded_runs_has_headers_matrix_failing_cases_and_fuzz_traces(monkeypatch) -> None:
-    monkeypatch.chdir(ROOT)  # the fuzz run names its traces relative to the checkout
+def test_the_regenerate_script_records_and_renders_exactly_these_runs() -> None:
+    script = (RESULTS / "regenerate.sh").read_text(encoding="utf-8")
+    for path in RECORDED:
+        assert f"docs/results/{path.name}" in script, path.name
+    for flag in ("--revision 2f74ac98ba", "--revision b150a551b8", "--expect conformance/adapters/node-dsh-session/expectations.json",
+                 "--fuzz quick", "--impl 'node conformance/adapters/node-dsh-session/adapter.mjs'"):
+        assert flag in script, flag
+
+
+def test_a_page_of_the_recorded_runs_has_headers_matrix_known_failures_and_known_fuzz_differences() -> None:
     page = render_html([run_from_lines([r.header, *r.cases, r.footer], str(p), p.parent)
                         for p, r in ((p, load_report(p)) for p in RECORDED)])
     doc = outline(page)
     text = " ".join(doc.text)
-    # a header per run
     assert [a.get("id") for t, a in doc.tags if t == "article"] == ["run-1", "run-2", "run-3"]
-    for label in ("sessionspec-reference", "@deepseek-ai/dsh-session", "0.1.1-rc.2", "capabilities", "revision"):
+    for label in ("sessionspec-reference", "@deepseek-ai/dsh-session", "0.1.1-rc.2", "2f74ac98ba", "b150a551b8",
+                  "capabilities", "revision"):
         assert label in text
-    # the matrix: one row per rule family with requirements rows under it, text labels in every cell
     matrix_rows = [a for t, a in doc.tags if t == "tr" and a.get("class") == "fam"]
     assert len(matrix_rows) >= 14
-    assert "SURF" in text and "Surface fold" in text and "PASS" in text and "KNOWN" in text and "FAIL" in text
+    assert "SURF" in text and "Surface fold" in text and "PASS" in text and "KNOWN" in text and "SKIP" in text
     assert any(t == "tr" and a.get("class") == "req" and "hidden" in a for t, a in doc.tags)
-    # every non-passing, non-skipped case of every run is listed
-    listed = sum(1 for t, a in doc.tags if t == "li" and a.get("class") == "case")
-    expected = sum(1 for p in RECORDED for c in load_report(p).cases if c["outcome"] not in ("passed", "skipped"))
-    assert listed == expected > 200
-    # a failing case: requirement text, a line diff, its input and the replay command
-    assert 'class="diff"' in page and '<span class="del">-' in page and '<span class="add">+' in page
+    # every known failure is listed with the expectation file's reason; nothing failed
+    listed = [a for t, a in doc.tags if t == "li" and a.get("class") == "case"]
+    node = load_report(RECORDED[2])
+    assert len(listed) == sum(1 for c in node.cases if c["outcome"] == "xfail") == 34
+    assert {a.get("data-outcome") for a in listed} == {"xfail"} and {a.get("data-run") for a in listed} == {"3"}
+    reason = next(c["reason"] for c in node.cases if c["outcome"] == "xfail" and c["reason"].startswith("(c)"))
+    assert reason in text
     assert "sessionspec conformance --impl &#x27;node conformance/adapters/node-dsh-session/adapter.mjs&#x27; --only" in page
-    first = next(c for c in load_report(RECORDED[2]).cases if c["outcome"] == "failed")
+    assert "Known fuzz differences (expectation file)" in text and "session.seed_invalid" in text
+
+
+def test_a_recorded_failing_fuzz_run_shows_diffs_replay_commands_and_shrunk_traces() -> None:
+    """The run recorded before the spec described the published revision (benchmark input): failures of every kind."""
+    report = load_report(FAILING_RUN)
+    assert report.footer["exitCode"] == 1 and report.footer.get("fuzz") and report.counts["failed"] > 0
+    page = render_html([run_from_lines([report.header, *report.cases, report.footer], str(FAILING_RUN), FAILING_RUN.parent)])
+    text = " ".join(outline(page).text)
+    assert 'class="diff"' in page and '<span class="del">-' in page and '<span class="add">+' in page
+    first = next(c for c in report.cases if c["outcome"] == "failed")
     requirement = load_spec().requirements[first["requirements"][0]]
     assert requirement["text"] in text and requirement["title"] in text
-    # the fuzz failures, with their shrunk traces read from the trace files
-    assert 'id="fuzz"' in page and "Shrunk trace" in page and "sessionspec replay docs/results/traces/" in page
-    assert "not available here" not in page
+    assert 'id="fuzz"' in page and "Shrunk trace" in page and "sessionspec replay traces/" in page
+    assert "Step 1" in text and "not available here" not in page
 
 
 def test_the_committed_example_page_is_fresh(monkeypatch) -> None:

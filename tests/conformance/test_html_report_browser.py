@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sessionspec.conformance.html_report import render_html, run_from_lines
 from sessionspec.conformance.report import load_report
-from test_html_report import EXAMPLE, HOSTILE, RECORDED, case, failing, footer, header
+from test_html_report import EXAMPLE, FAILING_RUN, HOSTILE, RECORDED, case, failing, footer, header
 
 pytestmark = pytest.mark.slow
 
@@ -109,8 +109,8 @@ def test_the_example_page_shows_the_matrix_and_a_failing_case_diff_by_keyboard(p
     page.keyboard.press("Enter")
     assert expander.get_attribute("aria-expanded") == "true" and reqs.first.is_visible()
     assert "JSON-1" in reqs.first.inner_text()
-    # the fuzz run's first failed case: open it with the keyboard, its diff is shown
-    item = page.locator('li.case[data-run="3"][data-outcome="failed"]').first
+    # the Node run's first known failure with a diff: open it with the keyboard, its diff is shown
+    item = page.locator('li.case[data-run="3"][data-outcome="xfail"]:has(pre.diff)').first
     summary = item.locator(":scope > details > summary")
     summary.focus()
     page.keyboard.press("Enter")
@@ -127,13 +127,21 @@ def test_the_example_page_shows_the_matrix_and_a_failing_case_diff_by_keyboard(p
     assert "of" in page.locator("#f-count").inner_text()
     # a matrix cell's link filters to that run and family
     page.locator("#f-clear").click()
-    page.locator('table.matrix a[data-run="2"]').first.click()
-    assert page.locator("#f-run").input_value() == "2"
+    page.locator('table.matrix a[data-run="3"]').first.click()
+    assert page.locator("#f-run").input_value() == "3"
     shown = page.locator("li.case:visible")
-    assert shown.count() > 0 and all(shown.nth(i).get_attribute("data-run") == "2" for i in range(min(5, shown.count())))
-    # the fuzz failures, with a trace step
+    assert shown.count() > 0 and all(shown.nth(i).get_attribute("data-run") == "3" for i in range(min(5, shown.count())))
+
+
+def test_a_recorded_failing_fuzz_run_opens_a_shrunk_trace(page, tmp_path) -> None:
+    report = load_report(FAILING_RUN)
+    path = tmp_path / "fuzz.html"
+    path.write_text(render_html([run_from_lines([report.header, *report.cases, report.footer], str(FAILING_RUN),
+                                                FAILING_RUN.parent)]), encoding="utf-8")
+    page.goto(path.as_uri())
+    assert page.errors == []
     fuzz = page.locator("#fuzz ol.cases > li")
-    assert fuzz.count() == len(load_report(RECORDED[2]).footer["fuzz"])
+    assert fuzz.count() == len(report.footer["fuzz"])
     fuzz.first.locator(":scope > details > summary").click()
     assert fuzz.first.locator(".trace").is_visible() and "Step 1" in fuzz.first.locator(".trace").inner_text()
 
