@@ -497,6 +497,10 @@ def _decoded(value: Any, number: int, log: LoadedLog) -> Any:
     return [value] if type(value) is list else value
 
 
+#: The findings of a line `_decoded` makes a hole of (a malformed row, a late header line).
+_HOLE_CODES = frozenset({"CHUNK_ROW_MALFORMED", "JSONL_BAD_HEADER"})
+
+
 def _records(entry: Any) -> Any:
     return entry if type(entry) is list else (entry,)
 
@@ -543,6 +547,8 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
                 run = [finding, number, number, entry.reason]
                 continue
             dropped = len(decoded) - i - 1
+            if number in log.bad_event_lines:  # a loader drops the line unread: the torn tail is the one finding
+                log.findings[:] = [f for f in log.findings if f.line != number or f.code not in _HOLE_CODES]
             log.add(
                 Finding(
                     "JSONL_TORN_TAIL",
