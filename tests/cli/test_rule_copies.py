@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -138,3 +139,17 @@ def test_a_bad_line_after_the_last_turn_end_is_the_torn_tails_one_warning(damage
     Checker("load").check(log)
     assert [(f.code, f.severity) for f in log.findings if f.line == row + 1] == [("JSONL_TORN_TAIL", "warning")]
     assert not [f for f in log.findings if f.severity == "error"] and _loads(data)
+
+
+@pytest.mark.req("JSONL-7")
+@pytest.mark.parametrize("seq", [-1, -9007199254740991])
+def test_a_negative_seq_after_the_records_is_a_finding_not_a_traceback(seq: int) -> None:
+    """A record whose seq is negative is a repeated (earlier) seq: located, and the verdict is the loader's
+    (Hypothesis found -9007199254740991 on the last record: an IndexError)."""
+    lines = LOGS["unpacked"].split(b"\n")
+    last = max(i for i, line in enumerate(lines) if line)
+    lines[last] = re.sub(rb'"seq":[0-9]+', b'"seq":%d' % seq, lines[last], count=1)
+    data = b"\n".join(lines)
+    log = load_log(data, "log.jsonl")
+    Checker("load").check(log)
+    assert any(f.line == last + 1 and f.severity == "error" for f in log.findings) and not _loads(data)

@@ -754,7 +754,7 @@ class _Numbering:
         elif type(seq) is int and seq < expected:  # a record (or a run of them) repeated
             log = self.log
             first = (f" (the first is at {'index ' + log.event_pointers[seq][1:] if self.array else 'line ' + str(log.event_lines[seq])})"
-                     if seq < len(log.events) and _seq(log.events[seq]) == seq else "")
+                     if 0 <= seq < len(log.events) and _seq(log.events[seq]) == seq else "")
             finding = self._finding(i, seq, f"; a second record of seq {seq}{first}, skipped")
             self.repeated = [seq + 1, 1, finding, finding.message]
         elif following == expected:  # an extra record (an insertion, a record moved early)
