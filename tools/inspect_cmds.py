@@ -35,7 +35,7 @@ from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_input
-from sessionspec.storage import Unit, detect_form, open_database, open_units
+from sessionspec.storage import Unit, detect_form, layout_owner, open_database, open_units
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
@@ -70,9 +70,9 @@ def _unit(path: str, session: str | None, err: TextIO | None = None, command: st
 
 
 def _load(path: str, session: str | None = None, err: TextIO | None = None, command: str = ""
-          ) -> tuple[bytes, LoadedLog]:
+          ) -> tuple[Unit, LoadedLog]:
     unit = _unit(path, session, err, command)
-    return unit.data, load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
+    return unit, load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
 
 def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *, locate: bool = True) -> list[Any]:
     """The stored events (``events``, default the log's) as ``revision``'s load path reads them: earlier-format
@@ -158,21 +158,35 @@ def _revision_arg(parser: argparse.ArgumentParser) -> None:
                         help="format revision of the log (id or npm release); default: detected from its content")
 
 
-def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO) -> str:
+def _revision(args: argparse.Namespace, log: LoadedLog, err: TextIO, unit: Unit | None = None) -> str:
     """The revision named by --revision, else the one the log's content shows (the pinned one when unclear)."""
-    return _events_revision(args, log.events, log.event_lines, err)
+    return _events_revision(args, log.events, log.event_lines, err,
+                            *((unit.layout, unit.layout_revision) if unit is not None else ()))
 
 
-def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: TextIO) -> str:
+def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: TextIO,
+                     layout: int | None = None, owner: str | None = None) -> str:
+    """The revision to read ``events`` at: --revision (with a warning when the content shows another one,
+    since the output would then be read wrongly), else the one the content shows, else for a session of a
+    SQLite store of ``layout`` the revision ``owner`` that alone has it, else the default with a note."""
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
     from sessionspec.validator.detect import detect_revision
 
-    if getattr(args, "revision", None) is not None:
+    given = getattr(args, "revision", None)
+    if given is not None:
         try:
-            return resolve_revision(args.revision).id
+            given = resolve_revision(given).id
         except UnknownRevision as error:
             raise _Failure(f"--revision: {error.message}", 2) from error
-    detection = detect_revision(events, lines)
+    detection = detect_revision(events, lines).in_store(layout, owner)
+    if given is not None:
+        contradiction = detection.contradiction(given)
+        if contradiction is not None and detection.read_upgraded_at(given):
+            err.write(f"sessionspec {args._name}: note: {contradiction}; read at {given}, whose load path "
+                      "upgrades earlier-format records\n")
+        elif contradiction is not None:  # the output would be the log read wrongly
+            err.write(f"sessionspec {args._name}: warning: {contradiction}; read at {given} as --revision asks\n")
+        return str(given)
     if detection.ambiguous and detection.scores and any(detection.scores.values()):
         err.write(f"sessionspec {args._name}: note: {detection.describe()}\n")
     return detection.revision
@@ -264,8 +278,8 @@ class Derive:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session, err, args._name)
-        revision = _revision(args, log, err)
+        unit, log = _load(args.file, args.session, err, args._name)
+        revision = _revision(args, log, err, unit)
         events = _as_loaded(log, revision)
         _fold(events, revision)
         _dump(derive_messages(events, revision), out, not args.compact)
@@ -289,8 +303,8 @@ class Fold:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session, err, args._name)
-        revision = _revision(args, log, err)
+        unit, log = _load(args.file, args.session, err, args._name)
+        revision = _revision(args, log, err, unit)
         result = _fold(_as_loaded(log, revision), revision)
         if args.format == "json":
             _dump(result, out)
@@ -343,7 +357,7 @@ class Repair:
             return _repair_store(args, out, err)
         unit = _unit(args.file, args.session)
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
-        revision = _revision(args, log, err)
+        revision = _revision(args, log, err, unit)
         data, problem = read_input(args.file)
         if problem is not None:
             raise _Failure(problem, 2)
@@ -393,7 +407,9 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _Failure(f"{args.file}: no session {args.session!r} in the database", 2)
             ids = [args.session]
         # each session's closers take the shape of its revision (given, else detected from its rows)
-        revisions = {sid: _events_revision(args, _guard(lambda sid=sid: source.read_session(sid)).events, None, err)
+        layout, owner = source.layout.user_version, layout_owner(source.layout.user_version)
+        revisions = {sid: _events_revision(args, _guard(lambda sid=sid: source.read_session(sid)).events, None, err,
+                                           layout, owner)
                      for sid in ids}
         try:  # refuse unloadable sessions, naming what validate names
             source.repair(ids, durable=False, revisions=revisions)
@@ -432,18 +448,18 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
     _refuse_same(args.file, args.output)
     if not pack and _unpack_streamed(args, out, err):
         return 0
-    data, log = _load(args.file, args.session)
+    unit, log = _load(args.file, args.session)
     if log.kind == "json":
         events = log.events
         _require_clean(log)
         header = None
     else:
-        artifact = _read_artifact(data)
+        artifact = _read_artifact(unit.data)
         events, header = artifact.events, artifact.header_line
     body = encode_records(events, pack=pack)
     content = (json_text.dumps(header_line(header_from_line(header))).encode("utf-8") + b"\n" if header else b"") + body
     records = body.count(b"\n")
-    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", _revision(args, log, err))
+    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", _revision(args, log, err, unit))
     return 0
 
 
@@ -551,7 +567,7 @@ class Stats:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit = _unit(args.file, args.session, err, args._name)
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
-        revision = _revision(args, log, err)
+        revision = _revision(args, log, err, unit)
         types = Counter(map(_type_label, log.events))
         try:
             fold: dict[str, Any] | None = fold_surface(_as_loaded(log, revision, locate=False), revision)

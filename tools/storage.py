@@ -25,7 +25,7 @@ from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
 if TYPE_CHECKING:
     from sessionspec.reference.sqlite_store import SqliteStore
 
-__all__ = ["Unit", "detect_form", "open_units"]
+__all__ = ["Unit", "detect_form", "layout_owner", "open_database", "open_units"]
 
 JSONL, ZSTD, SQLITE = "jsonl", "jsonl-zstd", "sqlite"
 #: First bytes of JSONL text (a JSON object or array, or white space before one). Neither binary form starts
@@ -227,10 +227,17 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
                            f"(layouts: {known})", refused.code, requirement=refused.requirement, path=refused.path)
 
 
-def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
+def layout_owner(user_version: int) -> str | None:
+    """The one format revision whose SQLite layouts include ``user_version`` (None: several or none):
+    the revision a stored session without revision-specific content is read at."""
     from sessionspec.reference.sqlite_store import layouts_for
     from sessionspec.spec.revisions import known_revisions
 
+    owners = [r for r in known_revisions() if any(layout.user_version == user_version for layout in layouts_for(r))]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | None]:
     try:
         store = open_database(path)
     except SqliteStoreError as error:
@@ -248,12 +255,11 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
                     return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
                 ids = [session]
             notes = tuple(filter(None, [store.layout.refusal_note()]))
-            owners = [r for r in known_revisions()
-                      if any(layout.user_version == store.layout.user_version for layout in layouts_for(r))]
+            owner = layout_owner(store.layout.user_version)
             for session_id in ids:
                 unit = _session_unit(store, path, session_id)
                 unit.layout, unit.notes = store.layout.user_version, notes
-                unit.layout_revision = owners[0] if len(owners) == 1 else None
+                unit.layout_revision = owner
                 units.append(unit)
         except SqliteStoreError as error:
             if error.code == "SQLITE_LOCKED":

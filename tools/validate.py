@@ -370,17 +370,19 @@ def _head(path: str) -> bytes | None:
         return None
 
 
-def _detect(data: bytes, unit: Unit | None = None) -> tuple[str, str]:
-    """The revision a log's content shows, and the evidence (or why the default was taken); a log without
-    revision-specific content in a SQLite store of one revision's layout is read at that revision."""
+def _detect(data: bytes, unit: Unit | None = None, given: str | None = None) -> tuple[str, str]:
+    """The revision to read a log at and why: ``given`` (saying so when the content shows another revision),
+    else the one its content shows, or, for a session of a SQLite store without such content, the one
+    revision whose layout the store has; else the default."""
     from sessionspec.validator.detect import detect_in_bytes
 
     detection = detect_in_bytes(data)
-    if (unit is not None and unit.layout_revision is not None and unit.layout_revision != detection.revision
-            and not any(detection.scores.values())):
-        return unit.layout_revision, (f"no revision-specific content; SQLite layout {unit.layout} is a layout of "
-                                      f"revision {unit.layout_revision} only")
-    return detection.revision, detection.describe().split(" (", 1)[1][:-1]
+    if given is not None:
+        contradiction = detection.contradiction(given)
+        return given, "given" if contradiction is None else f"given; {contradiction}"
+    if unit is not None:
+        detection = detection.in_store(unit.layout, unit.layout_revision)
+    return detection.revision, detection.reason
 
 
 def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, keep: int = 0) -> dict[str, Any]:
@@ -419,9 +421,9 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     """
     progress = progress or Progress.for_stream(sys.stderr, True)
     how = "given"
-    head = _head(path) if revision is None and path != "-" else None
+    head = _head(path) if path != "-" else None
     if head is not None:
-        revision, how = _detect(head)
+        revision, how = _detect(head, None, revision)
     streamed = False
     if not exact and path != "-" and revision is not None and proves(revision):
         # A regular file is proved clean block by block (memory: one block, the surface and the open
@@ -580,7 +582,7 @@ def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool,
     """Validate one stored session's logical JSONL; storage findings come first, every finding is located.
     A database's session also reports the SQLite layout it was read at and the storage notes (DEC-21)."""
     data, name = unit.data, unit.name
-    revision, how = (revision, "given") if revision is not None else _detect(data, unit)
+    revision, how = _detect(data, unit, revision)
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
     storage: dict[str, Any] = {} if unit.layout is None else {"sqliteLayout": unit.layout}

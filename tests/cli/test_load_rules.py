@@ -385,3 +385,32 @@ def test_repair_of_a_stored_earlier_format_session_keeps_its_rows(tmp_path: Path
         assert stored == list(released.read_session("s1").events)
     assert stored[:9] == events and stored[9:] == closers and closers[0]["data"]["message"]["id"].startswith("interrupted")
     assert _report(str(out), "--revision", PUB, "--level", "strict")["errors"] == 0
+
+
+LOGS = Path(__file__).resolve().parents[1] / "real_logs" / "logs"
+
+
+@pytest.mark.parametrize("command", ["derive", "fold", "stats"])
+def test_a_given_revision_the_content_contradicts_is_said(command: str) -> None:
+    """--revision naming an older revision than the content shows: a warning (the output is the log read
+    wrongly); naming a newer one whose load path upgrades the content's format: a note; agreeing: silence."""
+    published, pinned = str(LOGS / "published-chat.jsonl"), str(LOGS / "pinned-toolchain.jsonl")
+    wrong = cli(command, published, "--revision", "2f74ac98ba")
+    assert wrong.code == 0
+    assert (f"sessionspec {command}: warning: its content shows revision b150a551b8, not 2f74ac98ba (detected: "
+            "turn/start payload of this revision at line 2;") in wrong.err
+    upgraded = cli(command, pinned, "--revision", "b150a551b8")
+    assert upgraded.code == 0 and "warning" not in upgraded.err
+    assert (f"sessionspec {command}: note: its content shows revision 2f74ac98ba, not b150a551b8" in upgraded.err
+            and "whose load path upgrades earlier-format records" in upgraded.err)
+    assert cli(command, published, "--revision", "b150a551b8").err == ""
+
+
+def test_validate_says_when_the_given_revision_is_not_the_contents() -> None:
+    [entry] = cli("validate", str(LOGS / "published-chat.jsonl"), "--revision", "2f74ac98ba",
+                  "--format", "json").json["files"]
+    assert entry["revision"] == "2f74ac98ba"
+    assert entry["revisionReason"].startswith("given; its content shows revision b150a551b8, not 2f74ac98ba (detected: ")
+    [entry] = cli("validate", str(LOGS / "published-chat.jsonl"), "--revision", "b150a551b8",
+                  "--format", "json").json["files"]
+    assert entry["revisionReason"] == "given"

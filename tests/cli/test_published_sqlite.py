@@ -268,3 +268,18 @@ def test_a_store_without_revision_specific_content_is_read_at_its_layouts_revisi
         assert entry["errors"] == 0  # log-only settings events outside a turn are allowed at this revision
     else:
         assert "no revision-specific content" in entry["revisionReason"] and "SQLite" not in entry["revisionReason"]
+
+
+@pytest.mark.parametrize(("layout", "revision"), [(14, PUB), (17, PUB), (None, "2f74ac98ba")])
+def test_every_command_reads_a_store_without_revision_specific_content_at_its_layouts_revision(
+        tmp_path: Path, layout: int | None, revision: str) -> None:
+    """stats, derive, fold and repair choose the revision as validate does (one rule: `Detection.in_store`)."""
+    path = tmp_path / "s.db"
+    header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    events = [{"type": "approval/policy", "seq": 0, "time": 1, "data": {"policy": "never"}}]
+    with SqliteStore.create(path, revision=None if layout is None else PUB, user_version=layout) as store:
+        store.append(header, events)
+    assert cli("stats", str(path), "--format", "json").json["revision"] == revision
+    for command in ("derive", "fold"):
+        result = cli(command, str(path))
+        assert result.code == 0 and "note: its content" not in result.err and "warning" not in result.err

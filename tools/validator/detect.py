@@ -44,11 +44,39 @@ class Detection:
     note: str = ""
     scores: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def reason(self) -> str:
+        """Why this revision: the evidence, or the note saying why the default was taken."""
+        return self.note or f"detected: {'; '.join(self.evidence)}"
+
     def describe(self) -> str:
         """One line for a report."""
-        if self.note:
-            return f"revision {self.revision} ({self.note})"
-        return f"revision {self.revision} (detected: {'; '.join(self.evidence)})"
+        return f"revision {self.revision} ({self.reason})"
+
+    def in_store(self, layout: int | None, owner: str | None) -> Detection:
+        """This detection for a session stored in SQLite ``layout``: a log without revision-specific content
+        is read at ``owner``, the one revision whose layouts include it (None: several or none do)."""
+        if owner is None or owner == self.revision or any(self.scores.values()):
+            return self
+        return Detection(owner, (), False,
+                         f"no revision-specific content; SQLite layout {layout} is a layout of revision {owner} only",
+                         self.scores)
+
+    def contradiction(self, given: str) -> str | None:
+        """What to tell a user who named revision ``given`` for a log whose content shows another one
+        (None when it does not: no evidence, mixed evidence, or evidence for ``given``)."""
+        if self.ambiguous or not self.evidence or self.revision == given:
+            return None
+        return f"its content shows revision {self.revision}, not {given} ({self.reason})"
+
+    def read_upgraded_at(self, given: str) -> bool:
+        """Whether ``given``'s load path reads this log's records upgraded: the content shows an earlier
+        revision of ``given`` and ``given`` upgrades earlier-format records on load (JSONL-13)."""
+        from sessionspec.reference.revision import rules_for
+        from sessionspec.spec.revisions import revision_chain
+
+        return (self.revision in {r.id for r in revision_chain(given)[:-1]}
+                and rules_for(given).load_upgrade is not None)
 
 
 @functools.cache
