@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
 import pytest
 from cli_helpers import HEADER, jsonl, turn_events
 from cli_strategies import JSON
@@ -87,7 +88,7 @@ def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["i
 @pytest.mark.parametrize("layout", ["packed", "unpacked"])
 @given(data=st.data())
 def test_the_load_level_verdict_is_the_loaders(layout: str, data: st.DataObject) -> None:
-    log_bytes = data.draw(damaged(LOGS[layout]))
+    log_bytes = data.draw(st.one_of(damaged(LOGS[layout]), with_unread_values(LOGS[layout])))
     log = load_log(log_bytes, "log.jsonl")
     Checker("load").check(log)
     errors = [f.code for f in log.findings if f.severity == "error"]
@@ -153,3 +154,94 @@ def test_a_negative_seq_after_the_records_is_a_finding_not_a_traceback(seq: int)
     log = load_log(data, "log.jsonl")
     Checker("load").check(log)
     assert any(f.line == last + 1 and f.severity == "error" for f in log.findings) and not _loads(data)
+
+
+# JSON-2 on values the loader never reads: a non-lossless number under a header key the format does not define
+# (the loader drops it, `header_from_line`), or on a line after where the loader stops reading (a torn tail), is
+# no error of the loader's; a number that overflows to infinity makes the loader's parser refuse its line.
+_UNREAD_NUMBERS = ("-0.0", "1e999")
+
+
+@st.composite
+def with_unread_values(draw: st.DrawFn, data: bytes) -> bytes:
+    """A log with a non-lossless number in the header line, or in a record after the last turn/end
+    (perhaps after an unreadable or misnumbered line)."""
+    lines = data.split(b"\n")
+    number = draw(st.sampled_from(_UNREAD_NUMBERS)).encode()
+    nest = draw(st.sampled_from([b"%s", b"[[%s]]", b'{"a":%s}']))
+    value = nest.replace(b"%s", number)
+    if draw(st.booleans()):
+        key = draw(st.sampled_from([b"seq", b"x", b"origin", b"cwd", b"parentSession"]))
+        lines[0] = lines[0][:-1] + b',"' + key + b'":' + value + b"}"
+        return b"\n".join(lines)
+    last = max(i for i, line in enumerate(lines) if b'"turn/end"' in line)
+    seq = orjson.loads(lines[last])["seq"] + 1
+    body = lines[: last + 1]
+    before = draw(st.sampled_from(["", "hole", "misnumbered"]))
+    if before == "hole":
+        body.append(b'{"type":"turn/st')
+    elif before == "misnumbered":
+        body.append(orjson.dumps({"type": "turn/start", "seq": seq + 5, "time": 1, "data": {}}))
+    record = orjson.dumps({"type": "turn/start", "seq": seq, "time": 1, "data": {}})
+    body.append(record[:-1] + b',"x":' + value + b"}")
+    return b"\n".join([*body, b""])
+
+
+@pytest.mark.req("JSON-2", "JSONL-7")
+def test_negative_zero_under_an_unknown_header_key_is_a_warning() -> None:
+    """Hypothesis found it: the loader drops an unknown header key, so its -0.0 is no load error (a warning)."""
+    lines = LOGS["unpacked"].split(b"\n")
+    lines[0] = lines[0][:-1] + b',"seq":[[-0.0]]}'
+    data = b"\n".join(lines)
+    assert b'"delegationDepth":0,"seq":[[-0.0]]}' in data
+    for level in ("load", "strict"):
+        log = load_log(data, "log.jsonl")
+        Checker(level).check(log)
+        assert [(f.code, f.severity, f.line, f.pointer) for f in log.findings] == [
+            ("JSON_NOT_LOSSLESS", "warning", 1, "/seq/0/0")]
+    assert _loads(data)
+
+
+@pytest.mark.req("JSON-2", "JSONL-7")
+@pytest.mark.parametrize(("header", "loads"), [(b'"cwd":-0.0', False), (b'"x":1e999', False), (b'"x":-0.0', True)])
+def test_a_non_lossless_header_value_is_an_error_only_where_the_loader_reads_it(header: bytes, loads: bool) -> None:
+    lines = LOGS["packed"].split(b"\n")
+    lines[0] = lines[0].replace(b',"cwd":"/work/bench"', b"")[:-1] + b"," + header + b"}"
+    data = b"\n".join(lines)
+    log = load_log(data, "log.jsonl")
+    Checker("load").check(log)
+    assert any(f.code == "JSON_NOT_LOSSLESS" and f.severity == ("warning" if loads else "error") for f in log.findings)
+    assert (not [f for f in log.findings if f.severity == "error"]) == loads == _loads(data)
+
+
+@pytest.mark.req("JSON-2", "JSONL-7")
+@pytest.mark.parametrize("number", _UNREAD_NUMBERS)
+@pytest.mark.parametrize("before", ["", "hole", "misnumbered"])
+def test_a_non_lossless_number_the_loader_drops_unread_is_a_warning(number: str, before: str) -> None:
+    """After the last turn/end: a -0.0 on a line after a torn line, or a number that overflows to infinity (the
+    loader's parser refuses its line: a torn tail) is a warning; a -0.0 in a record the loader keeps is its error."""
+    lines = LOGS["unpacked"].split(b"\n")
+    last = max(i for i, line in enumerate(lines) if b'"turn/end"' in line)
+    seq = orjson.loads(lines[last])["seq"] + 1
+    body = lines[: last + 1] + {"": [], "hole": [b'{"type":"turn/st'],
+                                "misnumbered": [b'{"type":"turn/start","seq":%d,"time":1,"data":{}}' % (seq + 5)]}[before]
+    data = b"\n".join([*body, b'{"type":"turn/start","seq":%d,"time":1,"x":%s,"data":{}}' % (seq, number.encode()), b""])
+    log = load_log(data, "log.jsonl")
+    Checker("load").check(log)
+    kept = number == "-0.0" and not before  # the loader reads this record and rejects it
+    assert [f.severity for f in log.findings if f.code == "JSON_NOT_LOSSLESS"] == ["error" if kept else "warning"]
+    assert (not [f for f in log.findings if f.severity == "error"]) == (not kept) == _loads(data)
+
+
+def test_errors_cut_from_a_bounded_list_on_unread_lines_are_counted_as_warnings() -> None:
+    """`FindingList(keep=...)` counts the findings it cuts: those on lines the loader drops unread count as warnings."""
+    lines = LOGS["unpacked"].split(b"\n")
+    last = max(i for i, line in enumerate(lines) if b'"turn/end"' in line)
+    tail = [b'{"type":"turn/st'] + [b'{"x":-0.0}'] * 300
+    data = b"\n".join([*lines[: last + 1], *tail, b""])
+    log = load_log(data, "log.jsonl", keep=5)
+    Checker("load").check(log)
+    assert log.findings.errors == 0 and log.findings.warnings == 301 and _loads(data)
+    committed = b"\n".join([*lines[:2], *[b'{"x":-0.0}'] * 300, *lines[2:]])
+    bounded = load_log(committed, "log.jsonl", keep=5)
+    assert bounded.findings.errors >= 300 and not _loads(committed)

@@ -39,7 +39,7 @@ from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog
+from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
 
 LEVELS = ("load", "schema", "strict")
@@ -246,6 +246,7 @@ class Checker:
             # like an event's, so a JSONL_BAD_HEADER about the same member explains it (dropped)
             self._schema_findings(self.schemas.header, line, 1, None, "", "storage/jsonl-header.json", line)
         if log.header_ok:
+            self._unread_header_keys(log, line)
             if line.get("version") != _FORMAT_VERSION:
                 self._load(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only "
                                    f"version {_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
@@ -255,6 +256,19 @@ class Checker:
                 except HeaderError as error:
                     self._load(Finding(error.code, error.requirement, error.message, line=1))
         self._settle(log, log.line_explainers(1))
+
+    def _unread_header_keys(self, log: LoadedLog, line: dict[str, Any]) -> None:
+        """A ``-0.0`` under a header key the revision does not define is a warning, not JSON-2's error: the
+        loader drops the key unread (`header_from_line`), as the schema level's unknown-key finding says. (An
+        infinite number stays an error: the loader's parser refuses the whole header line.)"""
+        read = {"type", *header_from_line(line, self.rules.revision)}
+        for finding in log.findings:
+            if finding.line == 1 and finding.severity == ERROR and is_negative_zero(finding) and finding.pointer:
+                key = finding.pointer.split("/", 2)[1].replace("~1", "/").replace("~0", "~")
+                if key not in read:
+                    finding.severity = WARNING
+                    finding.message += (f"; under the header key {key!r}, which the format does not define: a "
+                                        "loader drops it unread")
 
     # -- events -----------------------------------------------------------------------------
     def _check_events(self, log: LoadedLog, progress: Callable[[int], None] | None) -> None:

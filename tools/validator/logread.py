@@ -72,8 +72,17 @@ class Finding:
         return out
 
 
+_UNLINED = 1 << 62
+
+
 def _line_order(finding: Finding) -> int:
-    return finding.line if finding.line is not None else 1 << 62
+    return finding.line if finding.line is not None else _UNLINED
+
+
+def is_negative_zero(finding: Finding) -> bool:
+    """A JSON-2 finding about ``-0.0`` (the loader's parser reads it; only a check of the value rejects it),
+    not about an infinite number (which the loader's parser refuses: the line is unreadable)."""
+    return finding.code == "JSON_NOT_LOSSLESS" and " is negative zero" in finding.message
 
 
 class FindingList(list[Finding]):
@@ -92,6 +101,8 @@ class FindingList(list[Finding]):
         self.locate = locate
         self.cut_errors = 0
         self.cut_warnings = 0
+        #: the line of each cut error (`_UNLINED` when it has none): what `demote_from` needs of it
+        self.cut_error_lines: array[int] = array("q")
 
     def append(self, finding: Finding) -> None:
         super().append(finding)
@@ -108,9 +119,24 @@ class FindingList(list[Finding]):
                 self.locate(finding)
             if finding.severity == ERROR:
                 self.cut_errors += 1
+                self.cut_error_lines.append(_line_order(finding))
             else:
                 self.cut_warnings += 1
         del self[self.keep :]
+
+    def demote_from(self, line: int, note: str) -> None:
+        """Errors on ``line`` and after become warnings (``note`` added to each kept one's message): a
+        loader stops reading before ``line`` (a torn tail), so nothing there is one of its errors."""
+        for finding in self:
+            if finding.severity == ERROR and finding.line is not None and finding.line >= line:
+                finding.severity = WARNING
+                finding.message += note
+        if self.cut_errors:
+            kept = array("q", (n for n in self.cut_error_lines if n < line or n == _UNLINED))
+            moved = len(self.cut_error_lines) - len(kept)
+            self.cut_error_lines = kept
+            self.cut_errors -= moved
+            self.cut_warnings += moved
 
     @property
     def errors(self) -> int:
@@ -450,6 +476,11 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
             continue
         value = parse_line(raw, number, found)
         if found:
+            if any(f.code == "JSON_NOT_LOSSLESS" and not is_negative_zero(f) for f in found):
+                # the loader's parser refuses a number that overflows to infinity: for it the line is
+                # unreadable (JSONL-5), a hole, told by its JSON-2 finding (a torn tail's after the last turn/end)
+                value = _Hole("a number that overflows to infinity")
+                log.bad_event_lines.add(number)
             for finding in found:
                 log.add(finding)
             if number > 1 and any(f.pointer is not None for f in found):  # (line 1's are in explainers)
@@ -568,6 +599,8 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
         if not numbering.line(i, records, i <= last_turn_end):
             log.stopped_at_line = number
             break
+    if log.stopped_at_line is not None:  # the reader's errors on lines the loader drops unread are not its errors
+        log.findings.demote_from(log.stopped_at_line, "; on a line a loader drops unread (a torn tail)")
     if fragment:
         log.add(fragment_finding(fragment, log.lines))
 
