@@ -58,6 +58,11 @@ def test_ambiguous_or_silent_logs_are_read_at_the_pinned_revision_with_a_note(lo
     by_name = {Path(f["file"]).stem: f for f in result.json["files"]}
     assert by_name["mixed"]["revision"] == PINNED and by_name["mixed"]["revisionReason"].startswith("ambiguous")
     assert PUB in by_name["mixed"]["revisionReason"]
+    assert by_name["mixed"]["revisionReason"].endswith(  # the published load path reads both: say how to ask for it
+        f"a log of the earlier format resumed by {PUB}'s software holds both: name it with --revision {PUB}, "
+        "whose load path upgrades earlier-format records")
+    named = cli("validate", str(logs["mixed"]), "--revision", PUB, "--format", "json").json["files"][0]
+    assert named["errors"] == 0 and named["upgraded"]["turn/start"] == 1, named
     assert by_name["plain"]["revision"] == PINNED and "no revision-specific content" in by_name["plain"]["revisionReason"]
 
 

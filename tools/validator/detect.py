@@ -134,8 +134,11 @@ def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = 
         return Detection(DEFAULT_REVISION, (), True, "no revision-specific content; read at the default revision",
                          scores)
     detail = ", ".join(f"{r}: {votes[r][0]}" for r in supported)
+    readers = [r for r in supported if all(Detection(o).read_upgraded_at(r) for o in supported if o != r)]
+    hint = (f"; a log of the earlier format resumed by {readers[0]}'s software holds both: name it with "
+            f"--revision {readers[0]}, whose load path upgrades earlier-format records") if len(readers) == 1 else ""
     return Detection(DEFAULT_REVISION, (), True,
-                     f"ambiguous, content of several revisions ({detail}); read at the default revision", scores)
+                     f"ambiguous, content of several revisions ({detail}); read at the default revision{hint}", scores)
 
 
 def detect_in_bytes(data: bytes) -> Detection:
