@@ -37,6 +37,27 @@ def turn_events(turn: int = 1, start_seq: int = 0, close: bool = True) -> list[d
     return ev
 
 
+def published_events(session_id: str = "s1", answer: list[dict[str, Any]] | None = None,
+                     close: bool = False) -> list[dict[str, Any]]:
+    """A published-revision turn written by the reference at ``b150a551b8``: a user message and one step
+    whose answer is ``answer`` (default: a tool call, so the turn is open); ``close`` ends the step and turn."""
+    from sessionspec.reference.session import Session
+
+    s = Session(session_id, [], revision="b150a551b8")
+    s.append("turn/start", {"turn": 1})
+    s.append("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
+                              "content": [{"type": "text", "text": "hi"}]}, {"surfaceOp": "append"})
+    s.append("step/start", {"turn": 1, "step": 1})
+    s.append("assistant/message", {"turn": 1, "step": 1, "message": {
+        "id": "a1", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
+        "content": answer or [{"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}]}},
+        {"surfaceOp": "append"})
+    if close:
+        s.append("step/end", {"turn": 1, "step": 1})
+        s.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    return [dict(e) for e in s.events]
+
+
 def jsonl(events: list[Any], header: Any = HEADER) -> bytes:
     lines = ([json.dumps(header, separators=(",", ":"))] if header is not None else [])
     lines += [json.dumps(e, separators=(",", ":")) for e in events]

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli, jsonl, turn_events
+from cli_helpers import cli, jsonl, published_events, turn_events
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import encode_records, header_line, load_artifact, read_artifact
-from sessionspec.reference.session import Session
 from sessionspec.reference.surface import fold_surface
 from sessionspec.spec.errors import SessionSpecError
 from test_fastlog import READABLE, SMALL
@@ -57,18 +56,9 @@ def _with_turn(path: Path, out: Path, *middle: dict[str, Any]) -> tuple[Path, in
 
 def _reference_published(path: Path) -> Path:
     """A closed published-revision log written by the reference at ``b150a551b8``."""
-    s = Session("ref", [], revision=PUB)
-    s.append("turn/start", {"turn": 1})
-    s.append("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
-                              "content": [{"type": "text", "text": "hi"}]}, {"surfaceOp": "append"})
-    s.append("step/start", {"turn": 1, "step": 1})
-    s.append("assistant/message", {"turn": 1, "step": 1, "message": {
-        "id": "a1", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
-        "content": [{"type": "text", "text": "hello"}]}}, {"surfaceOp": "append"})
-    s.append("step/end", {"turn": 1, "step": 1})
-    s.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    events = published_events("ref", [{"type": "text", "text": "hello"}], close=True)
     header = header_line({"version": 0, "id": "ref", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}, PUB)
-    path.write_bytes(json.dumps(header).encode() + b"\n" + encode_records(s.events))
+    path.write_bytes(json.dumps(header).encode() + b"\n" + encode_records(events))
     return path
 
 
@@ -254,7 +244,7 @@ def _stored(form: str, path: Path, events: list[dict[str, Any]], header: dict[st
 @pytest.mark.parametrize("command", ["derive", "fold", "repair"])
 def test_commands_refuse_what_the_published_load_path_refuses_with_located_findings(tmp_path: Path, command: str,
                                                                                     form: str):
-    from test_revision_cli import PUBLISHED_HEADER, published_events
+    from test_revision_cli import PUBLISHED_HEADER
 
     events = published_events()  # written by the reference at b150a551b8: seqs 0-4
     events.append({"type": "acme/ping", "seq": 5, "time": events[-1]["time"], "data": PING})

@@ -5,25 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli, jsonl, turn_events
+from cli_helpers import cli, jsonl, published_events, turn_events
 from sessionspec.reference import json_text
-from sessionspec.reference.session import Session
 
 PINNED, PUB = "2f74ac98ba", "b150a551b8"
 PUBLISHED_HEADER = {"version": 0, "id": "s1", "createdAt": 1767225600000, "cwd": "/work", "delegationDepth": 0}
-
-
-def published_events() -> list:
-    """A balanced published-revision log, written by the reference at that revision."""
-    s = Session("s1", [], revision=PUB)
-    s.append("turn/start", {"turn": 1})
-    s.append("user/message", {"id": "u1", "role": "user", "source": {"kind": "user"},
-                              "content": [{"type": "text", "text": "hi"}]}, {"surfaceOp": "append"})
-    s.append("step/start", {"turn": 1, "step": 1})
-    s.append("assistant/message", {"turn": 1, "step": 1, "message": {
-        "id": "a1", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"},
-        "content": [{"type": "tool-call", "id": "c1", "name": "bash", "arguments": "{}"}]}}, {"surfaceOp": "append"})
-    return [dict(e) for e in s.events]
 
 
 @pytest.fixture

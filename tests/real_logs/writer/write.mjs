@@ -6,6 +6,7 @@ import { register } from 'node:module'
 import { mkdtempSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
+import { CWD, chatTurn, model, text } from './chat-turn.mjs'
 register('./hooks.mjs', import.meta.url)
 // ES2024 Promise.withResolvers (Node 22) used by the persistence coordinator; Node 20 lacks it.
 Promise.withResolvers ??= function withResolvers() {
@@ -19,30 +20,6 @@ const { JsonlSessionPersistence } = await import('@deepseek-ai/dsh-session-persi
 
 const out = process.argv[2]
 if (!out) throw new Error('usage: node write.mjs <out-dir>')
-const CWD = '/work/project'
-const text = (t) => [{ type: 'text', text: t }]
-const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' }
-
-/** One closed chat turn with a streamed answer, a tool call and its result. */
-function chatTurn(s, turn) {
-  s.append('turn/start', { turn })
-  s.append('user/message', { id: `u${turn}`, role: 'user', source: { kind: 'user' }, content: text('Fix the failing test') }, { surfaceOp: 'append' })
-  s.append('step/start', { turn, step: 1 })
-  const chunks = []
-  for (const piece of ['Let ', 'me ', 'look ', 'first.']) {
-    chunks.push(s.append('assistant/chunk', { turn, step: 1, chunk: { type: 'text-delta', index: 0, text: piece } }).seq)
-  }
-  const call = { type: 'tool-call', id: `call_${turn}`, name: 'read', arguments: '{"path":"a.py"}' }
-  s.append('assistant/message', { turn, step: 1, message: { id: `a${turn}`, role: 'assistant', source: model, content: [...text('Let me look first.'), call] }, usage: { inputTokens: 812, outputTokens: 64 } },
-    { surfaceOp: 'append', sourceEventSeqs: chunks })
-  const callSeq = s.append('tool/call', { turn, step: 1, callId: call.id, name: 'read', arguments: call.arguments }).seq
-  s.append('tool/result', { turn, step: 1, message: { id: `r${turn}`, role: 'user', source: { kind: 'tool', callId: call.id },
-    content: [{ type: 'tool-result', toolCallId: call.id, content: text("print('hi')"), isError: false }] } },
-    { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
-  s.append('step/end', { turn, step: 1 })
-  s.append('turn/end', { turn, reason: { kind: 'completed' } })
-}
-
 async function withStore(compression, body) {
   const root = mkdtempSync(join(tmpdir(), 'sessionspec-real-logs-'))
   const ctx = new Context()
