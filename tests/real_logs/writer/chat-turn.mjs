@@ -1,4 +1,4 @@
-// The chat turn both fixture writers append through the package's own SessionStore (one place for both).
+// The turns both fixture writers append through the package's own SessionStore (one place for both).
 export const CWD = '/work/project'
 export const text = (t) => [{ type: 'text', text: t }]
 export const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' }
@@ -21,4 +21,14 @@ export function chatTurn(s, turn) {
     { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
   s.append('step/end', { turn, step: 1 })
   s.append('turn/end', { turn, reason: { kind: 'completed' } })
+}
+
+/** A turn left open after a requested tool call that has no result (a crash: repair must close it). */
+export function crashedTurn(s, turn) {
+  s.append('turn/start', { turn })
+  s.append('user/message', { id: `u${turn}`, role: 'user', source: { kind: 'user' }, content: text('Now run the tests') }, { surfaceOp: 'append' })
+  s.append('step/start', { turn, step: 1 })
+  const call = { type: 'tool-call', id: 'call_run', name: 'bash', arguments: '{"cmd":"pytest"}' }
+  s.append('assistant/message', { turn, step: 1, message: { id: `a${turn}`, role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
+  s.append('tool/call', { turn, step: 1, callId: call.id, name: 'bash', arguments: call.arguments })
 }

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { CWD, chatTurn, model, text } from './chat-turn.mjs'
+import { CWD, chatTurn, crashedTurn } from './chat-turn.mjs'
 
 const [modules, out] = process.argv.slice(2)
 if (!modules || !out) throw new Error('usage: node write-sqlite.mjs <node_modules> <out.db>')
@@ -30,11 +30,6 @@ await sessions.flush(chat)
 //    then a turn left open with a requested tool call that has no result (a crash: repair must close it).
 const child = sessions.create('npm-subagent', { meta: { cwd: CWD, parentSession: 'npm-chat', origin: 'subagent', delegationDepth: 1, agentPreset: 'reviewer' } })
 chatTurn(child, 1)
-child.append('turn/start', { turn: 2 })
-child.append('user/message', { id: 'u2', role: 'user', source: { kind: 'user' }, content: text('Now run the tests') }, { surfaceOp: 'append' })
-child.append('step/start', { turn: 2, step: 1 })
-const call = { type: 'tool-call', id: 'call_run', name: 'bash', arguments: '{"cmd":"pytest"}' }
-child.append('assistant/message', { turn: 2, step: 1, message: { id: 'a2', role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
-child.append('tool/call', { turn: 2, step: 1, callId: call.id, name: 'bash', arguments: call.arguments })
+crashedTurn(child, 2)
 await sessions.flush(child)
 await ctx.dispose?.()

@@ -6,7 +6,7 @@ import { register } from 'node:module'
 import { mkdtempSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { tmpdir } from 'node:os'
-import { CWD, chatTurn, model, text } from './chat-turn.mjs'
+import { CWD, chatTurn, crashedTurn } from './chat-turn.mjs'
 register('./hooks.mjs', import.meta.url)
 // ES2024 Promise.withResolvers (Node 22) used by the persistence coordinator; Node 20 lacks it.
 Promise.withResolvers ??= function withResolvers() {
@@ -74,11 +74,6 @@ collect(await withStore('zstd', async (sessions) => {
   const s = sessions.create('npm-crashed', { meta: { cwd: CWD } })
   chatTurn(s, 1)
   await sessions.flush(s)
-  s.append('turn/start', { turn: 2 })
-  s.append('user/message', { id: 'u2', role: 'user', source: { kind: 'user' }, content: text('Now run the tests') }, { surfaceOp: 'append' })
-  s.append('step/start', { turn: 2, step: 1 })
-  const call = { type: 'tool-call', id: 'call_run', name: 'bash', arguments: '{"cmd":"pytest"}' }
-  s.append('assistant/message', { turn: 2, step: 1, message: { id: 'a2', role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
-  s.append('tool/call', { turn: 2, step: 1, callId: call.id, name: 'bash', arguments: call.arguments })
+  crashedTurn(s, 2)
   await sessions.flush(s)
 }), { 'npm-crashed': 'published-crashed' })
