@@ -13,6 +13,25 @@ from sessionspec.conformance.report import load_report
 ADAPTER = [sys.executable, "-m", "sessionspec.conformance.reference_adapter"]
 
 
+def _fake_adapter(tmp_path, revision: str):
+    """An adapter declaring spec revision ``revision`` (no SQLite layout) and answering every case with ``{}``."""
+    fake = tmp_path / "adapter.py"
+    fake.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg['op'] == 'start':\n"
+        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {'protocolVersion': 1,\n"
+        "            'implementation': {'name': 'x', 'version': '0', 'language': 'py'}, "
+        f"'specRevision': {revision!r},\n"
+        "            'capabilities': ['load']}}), flush=True)\n"
+        "    else:\n"
+        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {}}), flush=True)\n"
+        "        if msg['op'] == 'stop': break\n"
+    )
+    return fake
+
+
 def _run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     return cli.run(list(argv), out, err), out.getvalue(), err.getvalue()
@@ -33,19 +52,7 @@ def test_the_declared_revision_picks_the_vectors_and_lands_in_the_report_header(
 
 
 def test_an_adapter_declaring_an_unknown_revision_gets_exit_2_listing_the_known_ones(tmp_path):
-    fake = tmp_path / "adapter.py"
-    fake.write_text(
-        "import json, sys\n"
-        "for line in sys.stdin:\n"
-        "    msg = json.loads(line)\n"
-        "    if msg['op'] == 'start':\n"
-        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {'protocolVersion': 1,\n"
-        "            'implementation': {'name': 'x', 'version': '0', 'language': 'py'}, 'specRevision': '0.0.1-rc.1',\n"
-        "            'capabilities': ['load']}}), flush=True)\n"
-        "    else:\n"
-        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {}}), flush=True)\n"
-        "        if msg['op'] == 'stop': break\n"
-    )
+    fake = _fake_adapter(tmp_path, "0.0.1-rc.1")
     code, _, err = _run("conformance", "--impl", shlex.join([sys.executable, str(fake)]))
     assert code == 2
     assert "'0.0.1-rc.1'" in err and "2f74ac98ba" in err and "b150a551b8" in err and "0.1.1-rc.2" in err
@@ -76,19 +83,7 @@ def test_the_declared_sqlite_layout_picks_the_sqlite_read_vectors(tmp_path):
 
 
 def test_without_a_declaration_the_revisions_own_layout_runs(tmp_path):
-    fake = tmp_path / "adapter.py"
-    fake.write_text(
-        "import json, sys\n"
-        "for line in sys.stdin:\n"
-        "    msg = json.loads(line)\n"
-        "    if msg['op'] == 'start':\n"
-        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {'protocolVersion': 1,\n"
-        "            'implementation': {'name': 'x', 'version': '0', 'language': 'py'}, 'specRevision': 'b150a551b8',\n"
-        "            'capabilities': ['load']}}), flush=True)\n"
-        "    else:\n"
-        "        print(json.dumps({'seq': msg['seq'], 'kind': 'result', 'result': {}}), flush=True)\n"
-        "        if msg['op'] == 'stop': break\n"
-    )
+    fake = _fake_adapter(tmp_path, "b150a551b8")
     report = tmp_path / "r.jsonl"
     code, out, _ = _run("conformance", "--impl", shlex.join([sys.executable, str(fake)]), "--only", "SQLITE",
                         "--report", str(report))
