@@ -170,7 +170,7 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
     since the output would then be read wrongly), else the one the content shows, else for a session of a
     SQLite store of ``layout`` the revision ``owner`` that alone has it, else the default with a note."""
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
-    from sessionspec.validator.detect import detect_revision
+    from sessionspec.validator.detect import detect_revision, reads_upgraded
 
     given = getattr(args, "revision", None)
     if given is not None:
@@ -181,7 +181,7 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
     detection = detect_revision(events, lines).in_store(layout, owner)
     if given is not None:
         contradiction = detection.contradiction(given)
-        if contradiction is not None and detection.read_upgraded_at(given):
+        if contradiction is not None and reads_upgraded(given, detection.revision):
             err.write(f"sessionspec {args._name}: note: {contradiction}; read at {given}, whose load path "
                       "upgrades earlier-format records\n")
         elif contradiction is not None:  # the output would be the log read wrongly

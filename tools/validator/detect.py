@@ -69,14 +69,14 @@ class Detection:
             return None
         return f"its content shows revision {self.revision}, not {given} ({self.reason})"
 
-    def read_upgraded_at(self, given: str) -> bool:
-        """Whether ``given``'s load path reads this log's records upgraded: the content shows an earlier
-        revision of ``given`` and ``given`` upgrades earlier-format records on load (JSONL-13)."""
-        from sessionspec.reference.revision import rules_for
-        from sessionspec.spec.revisions import revision_chain
 
-        return (self.revision in {r.id for r in revision_chain(given)[:-1]}
-                and rules_for(given).load_upgrade is not None)
+def reads_upgraded(reader: str, earlier: str) -> bool:
+    """Whether revision ``reader``'s load path reads records of revision ``earlier`` upgraded: ``earlier`` is
+    an ancestor of ``reader`` and ``reader`` upgrades earlier-format records on load (JSONL-13)."""
+    from sessionspec.reference.revision import rules_for
+    from sessionspec.spec.revisions import revision_chain
+
+    return earlier in {r.id for r in revision_chain(reader)[:-1]} and rules_for(reader).load_upgrade is not None
 
 
 @functools.cache
@@ -134,7 +134,7 @@ def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = 
         return Detection(DEFAULT_REVISION, (), True, "no revision-specific content; read at the default revision",
                          scores)
     detail = ", ".join(f"{r}: {votes[r][0]}" for r in supported)
-    readers = [r for r in supported if all(Detection(o).read_upgraded_at(r) for o in supported if o != r)]
+    readers = [r for r in supported if all(reads_upgraded(r, o) for o in supported if o != r)]
     hint = (f"; a log of the earlier format resumed by {readers[0]}'s software holds both: name it with "
             f"--revision {readers[0]}, whose load path upgrades earlier-format records") if len(readers) == 1 else ""
     return Detection(DEFAULT_REVISION, (), True,
