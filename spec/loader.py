@@ -101,6 +101,8 @@ class Source:
             raise registry_error(f"{where}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
         except RecursionError:  # no registry file nests deeper than a few dozen levels
             raise registry_error(f"{where}: nested too deeply to be a registry file") from None
+        except ValueError as exc:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+            raise registry_error(f"{where}: not a usable JSON number: {str(exc).split(';')[0]}") from None
 
 
 class Spec:

@@ -184,9 +184,22 @@ def render_catalogs(spec: Any) -> dict[str, str]:
 
 def slug(heading: str) -> str:
     """The anchor GitHub generates for a heading."""
-    text = heading.strip().lower().replace("`", "")
+    text = printable(heading).strip().lower().replace("`", "")  # the heading as the file holds it
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
+
+
+#: What Markdown (and a terminal showing it) cannot carry as text: C0/C1 controls but tab and line feed,
+#: DEL, line/paragraph separators, bidirectional overrides and isolates, lone surrogates (no UTF-8 holds them).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` with every character Markdown cannot carry written as a visible ``\\uXXXX`` escape.
+
+    Applied to each whole catalog: the templates hold no such character, so every one comes from
+    a registry (a type name, a description, a schema's strings) and none reaches the file raw."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def cell(text: str) -> str:
@@ -195,7 +208,11 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
-    return f"`{text}`"
+    """`text` as a Markdown code span: fenced by one backtick more than its longest run (CommonMark)."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in re.findall("`+", text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
@@ -237,7 +254,7 @@ class Renderer:
     def source_link(self, schema_id: str) -> str:
         if schema_id.startswith(SCHEMA_BASE) and self.spec.schema_sources.get(schema_id) == "core":
             rel = schema_id[len(SCHEMA_BASE) :]
-            return f"[`{rel}`]({SCHEMA_LINK_ROOT}{rel})"
+            return f"[{code(rel)}]({SCHEMA_LINK_ROOT}{rel})"
         return code(schema_id)
 
     def resolve(self, schema: Any) -> Any:
@@ -415,7 +432,7 @@ def render_persistence(spec: Any) -> str:
     lines += _openness(r)
     lines += _legacy()
     lines += ["", *_storage_forms(spec)]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return printable("\n".join(lines).rstrip("\n") + "\n")
 
 
 def _sections(r: Renderer) -> dict[str, list[str]]:
@@ -448,7 +465,7 @@ def _badge(entry: dict[str, Any]) -> str:
 
 
 def _event_heading(entry: dict[str, Any]) -> str:
-    return f"`{entry['type']}` — {_badge(entry)}"
+    return f"{code(entry['type'])} — {_badge(entry)}"
 
 
 def _enclosure(entry: dict[str, Any]) -> str:
@@ -461,7 +478,7 @@ def _enclosure(entry: dict[str, Any]) -> str:
 def _index(r: Renderer) -> list[str]:
     rows = [
         [
-            f"[`{t}`](#{slug(_event_heading(e))})",
+            f"[{code(t)}](#{slug(_event_heading(e))})",
             _badge(e),
             code(e["owner"]),
             "yes" if e["outOfBand"] else "no",
@@ -475,7 +492,7 @@ def _index(r: Renderer) -> list[str]:
 def _events(r: Renderer) -> list[str]:
     lines = ["## Events", ""]
     for namespace, entries in r.spec.namespaces().items():
-        lines += [f"### `{namespace}/*`", ""]
+        lines += [f"### {code(namespace + '/*')}", ""]
         for entry in entries:
             lines += _event(r, entry)
     return lines
@@ -661,7 +678,7 @@ def render_service_events(spec: Any) -> str:
         lines += ["", "**Failure containment**", ""]
         lines += [f"- {cell(item)}" for item in e["failureContainment"]]
         lines += ["", "**Requirements:** " + ", ".join(e["requirements"]) + ".", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return printable("\n".join(lines).rstrip("\n") + "\n")
 
 
 __all__: list[str] = ["check", "configure", "default_out_dir", "render_catalogs", "run", "write_atomic"]
@@ -797,7 +814,7 @@ def render_revisions(registry: list[str] | None = None, entry_points: bool = Fal
         rows = [[code(e["code"]), "added", cell(e["description"])] for e in codes.get("added", ())]
         rows += [[code(c), "retired", cell(why)] for c, why in sorted(codes.get("retired", {}).items())]
         lines += table(["code", "change", "what"], rows) + [""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return printable("\n".join(lines).rstrip("\n") + "\n")
 
 
 def _sqlite_revision_changes(parent: Mapping[str, Any], child: Mapping[str, Any], rid: str,

@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = '0539fe5c58cf43ec6e78c0984c96ce1b6faae1c82eb08a39aa23961c4022e267'
+FINGERPRINT = 'e8b2e9e9669eff87ad114771c6b35b772d112e7fb7e3e1825090d04edff1097e'
 
 _event_c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _event_c2 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -5689,7 +5689,7 @@ HEADER = (_header_v0, {}, None)
 ROW = (_row_v0, {'text-chunks': _row_s99, 'reasoning-chunks': _row_s115, 'tool-call-chunks': _row_s131}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = 'a9d77a75c155e61e33d017d7647eee5b355c6ae725846fc70ea27d123ef855f1'
+REVISIONS_FINGERPRINT = '64314c31e58596b34852bba389b9690fdb889fff5f04fe97b6f81dfde5eb9dc8'
 _p0r2f74ac98ba_c1 = frozenset(('policy', ))
 _p0r2f74ac98ba_c2 = frozenset(('policy', ))
 _p0r2f74ac98ba_c4 = frozenset(('ask', 'never', ))

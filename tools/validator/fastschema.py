@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import numbers
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # jsonschema and referencing load only when a schema is compiled or an error located
@@ -74,6 +76,7 @@ def _equal(one: Any, two: Any) -> bool:
     return bool(one == two)
 
 _MISSING = object()
+_LITERAL_INT = 2**63  # a wider int from a schema is a constant the code reads (its repr may be refused)
 _ALL_TYPES = frozenset({"null", "boolean", "number", "string", "array", "object"})
 # Keywords this compiler implements exactly (others known to the oracle fall back).
 _COMPILED = frozenset(
@@ -185,6 +188,16 @@ class _Compiler:
 
     def var(self) -> str:
         return f"x{next(self.counter)}"
+
+    def lit(self, value: Any) -> str:
+        """Source text for a value taken from a schema: the repr of a checked ``str``, ``bool``, ``None``,
+        machine-sized ``int`` or finite ``float`` (a literal equal to the value), else the name of a
+        constant the code reads. Schema content is only ever data to the generated code."""
+        kind = type(value)
+        if value is None or kind is str or kind is bool or (kind is float and math.isfinite(value)) or (
+                kind is int and -_LITERAL_INT < value < _LITERAL_INT):
+            return repr(value)
+        return self.const(value)
 
     @staticmethod
     def sub_resolver(schema: Any, resolver: Resolver) -> Resolver:
@@ -433,7 +446,7 @@ class _Compiler:
         if "const" in schema:
             c = schema["const"]
             if isinstance(c, str):
-                parts.append(f"(isinstance({v}, str) and {v} == {c!r})")
+                parts.append(f"(isinstance({v}, str) and {v} == {self.lit(c)})")
             else:
                 parts.append(f"_equal({v}, {self.const(c)})")
         if "enum" in schema:
@@ -447,11 +460,11 @@ class _Compiler:
         if required:
             obj.append(f"{v}.keys() >= {self.const(frozenset(required))}")
         for key, sub in schema.get("properties", {}).items():
-            inner = self.cond_expr(sub, self.sub_resolver(sub, resolver), f"{v}[{key!r}]", depth + 1)
+            inner = self.cond_expr(sub, self.sub_resolver(sub, resolver), f"{v}[{self.lit(key)}]", depth + 1)
             if inner is None:
                 return None
             if inner != "True":
-                obj.append(f"({inner})" if key in required else f"({key!r} not in {v} or ({inner}))")
+                obj.append(f"({inner})" if key in required else f"({self.lit(key)} not in {v} or ({inner}))")
         if obj:
             body = " and ".join(obj)
             parts.append(f"({body})" if names == ["object"] else f"(not isinstance({v}, dict) or ({body}))")
@@ -504,10 +517,10 @@ class _Compiler:
             if len(table) <= 16 and all(len(fns) == 1 for fns in table.values()):
                 # A short if/elif chain on the tag with each branch inlined and specialised on it.
                 tag = self.var()
-                out.append(f"{pad}{tag} = {v}.get({key!r}, _M)" if v in self.facts else
-                           f"{pad}{tag} = {v}.get({key!r}, _M) if isinstance({v}, dict) else _M")
+                out.append(f"{pad}{tag} = {v}.get({self.lit(key)}, _M)" if v in self.facts else
+                           f"{pad}{tag} = {v}.get({self.lit(key)}, _M) if isinstance({v}, dict) else _M")
                 for n, (value, (then, then_resolver)) in enumerate(inline[key].items()):
-                    out.append(f"{pad}{'if' if n == 0 else 'elif'} {tag} == {value!r}:")
+                    out.append(f"{pad}{'if' if n == 0 else 'elif'} {tag} == {self.lit(value)}:")
                     body: list[str] = []
                     saved = self.facts.get(v)
                     self.facts[v] = {**(saved or {}), key: value}
@@ -521,10 +534,10 @@ class _Compiler:
                     out.extend(body or [f"{pad}    pass"])
                 continue
             table_name = f"_tab{next(self.counter)}"
-            entries = ", ".join(f"{value!r}: ({''.join(n + ', ' for n in fns)})" for value, fns in table.items())
+            entries = ", ".join(f"{self.lit(value)}: ({''.join(n + ', ' for n in fns)})" for value, fns in table.items())
             self.tail.append(f"{table_name} = {{{entries}}}")
             tag, fns = self.var(), self.var()
-            out.append(f"{pad}{tag} = {v}.get({key!r}, _M) if isinstance({v}, dict) else _M")
+            out.append(f"{pad}{tag} = {v}.get({self.lit(key)}, _M) if isinstance({v}, dict) else _M")
             out.append(f"{pad}if isinstance({tag}, str):")
             out.append(f"{pad}    {fns} = {table_name}.get({tag})")
             out.append(f"{pad}    if {fns} is not None:")
@@ -541,7 +554,7 @@ class _Compiler:
 
     def emit_const(self, value: Any, v: str, out: list[str], pad: str) -> None:
         if isinstance(value, str):
-            out.append(f"{pad}if not (isinstance({v}, str) and {v} == {value!r}): return False")
+            out.append(f"{pad}if not (isinstance({v}, str) and {v} == {self.lit(value)}): return False")
         elif value is None:
             out.append(f"{pad}if {v} is not None: return False")
         else:
@@ -553,23 +566,26 @@ class _Compiler:
                  "minProperties", "maxProperties", "dependentRequired")
         if not any(w in schema for w in words):
             return
-        pad = "    " * ind
         if not known_dict:
-            out.append(f"{pad}if isinstance({v}, dict):")
-            ind += 1
-            pad = "    " * ind
+            inner: list[str] = []
+            self.emit_object(schema, resolver, v, inner, ind + 1, known_dict=True)
+            if inner:  # every subschema may accept everything: then there is nothing to guard
+                out.append(f"{'    ' * ind}if isinstance({v}, dict):")
+                out.extend(inner)
+            return
+        pad = "    " * ind
         props: dict[str, Any] = schema.get("properties", {})
         required = [r for r in schema.get("required", ()) if isinstance(r, str)]
         if required:
             name = self.const(frozenset(required))
             out.append(f"{pad}if not ({v}.keys() >= {name}): return False")
         if "minProperties" in schema:
-            out.append(f"{pad}if len({v}) < {schema['minProperties']!r}: return False")
+            out.append(f"{pad}if len({v}) < {self.lit(schema['minProperties'])}: return False")
         if "maxProperties" in schema:
-            out.append(f"{pad}if len({v}) > {schema['maxProperties']!r}: return False")
+            out.append(f"{pad}if len({v}) > {self.lit(schema['maxProperties'])}: return False")
         for key, deps in schema.get("dependentRequired", {}).items():
             name = self.const(frozenset(deps))
-            out.append(f"{pad}if {key!r} in {v} and not ({v}.keys() >= {name}): return False")
+            out.append(f"{pad}if {self.lit(key)} in {v} and not ({v}.keys() >= {name}): return False")
         patterns: dict[str, Any] = schema.get("patternProperties", {})
         addl = schema.get("additionalProperties", True)
         if addl is False and not patterns:
@@ -581,7 +597,7 @@ class _Compiler:
             if sub is True or self.is_universal(sub, sub_resolver):
                 continue
             if self.never(sub, resolver):
-                out.append(f"{pad}return False" if key in required_set else f"{pad}if {key!r} in {v}: return False")
+                out.append(f"{pad}return False" if key in required_set else f"{pad}if {self.lit(key)} in {v}: return False")
                 continue
             fact = self.facts.get(v, {}).get(key)
             if fact is not None:
@@ -594,12 +610,12 @@ class _Compiler:
             body: list[str] = []
             x = self.var()
             if key in required_set:
-                out.append(f"{pad}{x} = {v}[{key!r}]")
+                out.append(f"{pad}{x} = {v}[{self.lit(key)}]")
                 self.emit(sub, sub_resolver, x, out, ind)
             else:
                 self.emit(sub, sub_resolver, x, body, ind + 1)
                 if body:
-                    out.append(f"{pad}{x} = {v}.get({key!r}, _M)")
+                    out.append(f"{pad}{x} = {v}.get({self.lit(key)}, _M)")
                     out.append(f"{pad}if {x} is not _M:")
                     out.extend(body)
         if patterns or (addl is not True and addl is not False) or (addl is False and patterns) or "propertyNames" in schema:
@@ -636,15 +652,18 @@ class _Compiler:
         words = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")
         if not any(w in schema for w in words):
             return
-        pad = "    " * ind
         if not known_list:
-            out.append(f"{pad}if isinstance({v}, list):")
-            ind += 1
-            pad = "    " * ind
+            inner: list[str] = []
+            self.emit_array(schema, resolver, v, inner, ind + 1, known_list=True)
+            if inner:
+                out.append(f"{'    ' * ind}if isinstance({v}, list):")
+                out.extend(inner)
+            return
+        pad = "    " * ind
         if "minItems" in schema:
-            out.append(f"{pad}if len({v}) < {schema['minItems']!r}: return False")
+            out.append(f"{pad}if len({v}) < {self.lit(schema['minItems'])}: return False")
         if "maxItems" in schema:
-            out.append(f"{pad}if len({v}) > {schema['maxItems']!r}: return False")
+            out.append(f"{pad}if len({v}) > {self.lit(schema['maxItems'])}: return False")
         if schema.get("uniqueItems") is True:
             out.append(f"{pad}if not _uniq({v}): return False")
         prefix = schema.get("prefixItems", [])
@@ -677,15 +696,14 @@ class _Compiler:
                         out.append(f"{pad}    for {x} in {source}:")
                         out.extend(body)
 
-    @staticmethod
-    def int_fast_test(schema: dict[str, Any], v: str) -> str | None:
+    def int_fast_test(self, schema: dict[str, Any], v: str) -> str | None:
         """``type(v) is int and <bounds>`` for a numeric schema with bounds (None without bounds)."""
         parts = []
         for word, op in (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<")):
             if word in schema:
                 if type(schema[word]) not in (int, float):
                     return None
-                parts.append(f"{v} {op} {schema[word]!r}")
+                parts.append(f"{v} {op} {self.lit(schema[word])}")
         if not parts or any(w in schema for w in ("minLength", "maxLength", "pattern")):
             return None
         return f"type({v}) is int and " + " and ".join(parts)
@@ -730,14 +748,14 @@ class _Compiler:
         types = {"integer": "_INT", "number": "_NUM", "string": "_STR"}[str(kind)]
         parts = [f"set(map(type, {v})) <= {types}"]
         bounds = []
-        for word, expr in (("minimum", "min({v}) >= {b!r}"), ("maximum", "max({v}) <= {b!r}"),
-                           ("exclusiveMinimum", "min({v}) > {b!r}"), ("exclusiveMaximum", "max({v}) < {b!r}"),
-                           ("minLength", "min(map(len, {v})) >= {b!r}"), ("maxLength", "max(map(len, {v})) <= {b!r}")):
+        for word, expr in (("minimum", "min({v}) >= {b}"), ("maximum", "max({v}) <= {b}"),
+                           ("exclusiveMinimum", "min({v}) > {b}"), ("exclusiveMaximum", "max({v}) < {b}"),
+                           ("minLength", "min(map(len, {v})) >= {b}"), ("maxLength", "max(map(len, {v})) <= {b}")):
             if word in schema:
                 bound = schema[word]
                 if type(bound) not in (int, float):
                     return None
-                bounds.append(expr.format(v=v, b=bound))
+                bounds.append(expr.format(v=v, b=self.lit(bound)))
         if bounds:
             parts.append(f"(not {v} or ({' and '.join(bounds)}))")
         return " and ".join(parts)
@@ -752,12 +770,12 @@ class _Compiler:
             else:
                 guard = f"{_TYPE_TESTS['number'].format(v=v)} and "
             for word, op in numeric:
-                out.append(f"{pad}if {guard}{v} {op} {schema[word]!r}: return False")
+                out.append(f"{pad}if {guard}{v} {op} {self.lit(schema[word])}: return False")
         strings = [(w, op) for w, op in (("minLength", "<"), ("maxLength", ">")) if w in schema]
         if strings or "pattern" in schema:
             guard = "" if only == "string" else f"isinstance({v}, str) and "
             for word, op in strings:
-                out.append(f"{pad}if {guard}len({v}) {op} {schema[word]!r}: return False")
+                out.append(f"{pad}if {guard}len({v}) {op} {self.lit(schema[word])}: return False")
             if "pattern" in schema:
                 regex = self.const(re.compile(schema["pattern"]), "_re")
                 out.append(f"{pad}if {guard}not {regex}.search({v}): return False")
@@ -804,11 +822,11 @@ class _Compiler:
                     for value in d[1]:
                         table.setdefault(value, []).append(n)
             table_name, free_name = f"_tab{next(self.counter)}", f"_free{next(self.counter)}"
-            entries = ", ".join(f"{value!r}: ({', '.join(fns + free)},)" for value, fns in table.items())
+            entries = ", ".join(f"{self.lit(value)}: ({', '.join(fns + free)},)" for value, fns in table.items())
             self.tail.append(f"{table_name} = {{{entries}}}")
             self.tail.append(f"{free_name} = ({''.join(n + ', ' for n in free)})")
             tag, fns = self.var(), self.var()
-            out.append(f"{pad}{tag} = {v}.get({key!r}, _M) if isinstance({v}, dict) else _M")
+            out.append(f"{pad}{tag} = {v}.get({self.lit(key)}, _M) if isinstance({v}, dict) else _M")
             out.append(f"{pad}{fns} = {table_name}.get({tag}, {free_name}) if isinstance({tag}, str) else {free_name}")
             if exactly_one:
                 out.append(f"{pad}if sum(1 for f in {fns} if f({v})) != 1: return False")
@@ -830,6 +848,45 @@ def root_scope(compiler: _Compiler, schema: Any, registry: Registry | None) -> R
     return compiler.sub_resolver(schema, resolver)
 
 
+#: Every name generated code may read: its own definitions, the compiler's helpers, a few builtins and methods.
+_GENERATED_NAME = re.compile(r"_(?:v|s|c|tab|free|re|fb)\d+")
+_ALLOWED_NAMES = frozenset({"isinstance", "dict", "list", "str", "bool", "int", "float", "type", "len", "set", "map",
+                            "min", "max", "sum", "any", "get", "keys", "items", "search"})
+_VALUE_TYPES = (str, int, float, bool, type(None))
+
+
+class GeneratedCodeError(ValueError):
+    """The compiler wrote code outside its own vocabulary (a bug: schema content must stay data)."""
+
+
+def checked_code(source: str, env: Mapping[str, Any]) -> CodeType:
+    """`source` compiled, after proving from its bytecode that schema content entered it only as values:
+    every global, attribute and function name is a generated one, a helper in `env` or an allowed
+    builtin or method; every constant is a str, int, bool, None or finite float (or a tuple of them)."""
+    try:
+        code = compile(source, "<fastschema>", "exec")
+    except (SyntaxError, ValueError) as exc:  # pragma: no cover - a compiler bug, reported as one
+        raise GeneratedCodeError(f"generated predicates do not compile: {exc}") from None
+    todo = [code]
+    while todo:
+        unit = todo.pop()
+        if unit is not code and not (_GENERATED_NAME.fullmatch(unit.co_name) or unit.co_name == "<genexpr>"):
+            raise GeneratedCodeError(f"generated predicates define {unit.co_name!r}")
+        for name in unit.co_names:
+            if not (name in _ALLOWED_NAMES or name in env or _GENERATED_NAME.fullmatch(name)):
+                raise GeneratedCodeError(f"generated predicates name {name!r}")
+        consts = list(unit.co_consts)
+        while consts:
+            value = consts.pop()
+            if isinstance(value, CodeType):
+                todo.append(value)
+            elif type(value) is tuple:
+                consts.extend(value)
+            elif type(value) not in _VALUE_TYPES or (type(value) is float and not math.isfinite(value)):
+                raise GeneratedCodeError(f"generated predicates hold the constant {value!r}")
+    return code
+
+
 class CompiledSchema:
     """A schema compiled to a predicate, with the oracle kept for error reports."""
 
@@ -846,7 +903,7 @@ class CompiledSchema:
         source = "\n".join(compiler.lines + compiler.tail)
         self.source = source
         env = compiler.env
-        exec(compile(source, f"<fastschema {schema.get('$id', '') if isinstance(schema, dict) else ''}>", "exec"), env)  # noqa: S102 - executes the predicate source this module generated from the schemas
+        exec(checked_code(source, env), env)  # noqa: S102 - the predicates generated from the schemas, checked to hold schema content only as values
         self._predicate: Callable[[Any], bool] = env[name]
         #: tag value -> predicate valid only for dicts whose `tag_key` is exactly that ``str``: the
         #: conditions on the tag are decided at compile time (one straight-line check per type).

@@ -40,7 +40,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
-from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, generated_parts
+from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, content_digest, generated_parts
 
 LEVELS = ("load", "schema", "strict")
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
@@ -99,7 +99,18 @@ def schema_set(registry_dirs: tuple[str, ...] = (), revision: str | None = None)
         return _core_schemas()
     if not registry_dirs:
         return _revision_schemas(load_spec(revision=revision).revision.id)
-    return SchemaSet(load_spec(list(registry_dirs), revision=revision))
+    spec = load_spec(list(registry_dirs), revision=revision)
+    # Compiled once per process and registry content (validate asks once per file): a registry edited
+    # between two calls has another digest and is compiled again.
+    key = content_digest([spec.revision.id, dict(spec.events), spec.event_schema, dict(spec.schemas)])
+    if key not in _REGISTRY_SCHEMAS:
+        if len(_REGISTRY_SCHEMAS) >= 8:  # a bound on what a long-lived process keeps
+            del _REGISTRY_SCHEMAS[next(iter(_REGISTRY_SCHEMAS))]
+        _REGISTRY_SCHEMAS[key] = SchemaSet(spec)
+    return _REGISTRY_SCHEMAS[key]
+
+
+_REGISTRY_SCHEMAS: dict[str, SchemaSet] = {}
 
 
 def registry_types(registry_dirs: tuple[str, ...] = (), revision: str | None = None,

@@ -147,8 +147,10 @@ class _Translator:
         return verdict
 
     def name(self, hint: str) -> str:
+        """A struct name from `hint` (schema text): ASCII letters, digits and ``_`` only, so it is a plain identifier."""
         self.counter += 1
-        return re.sub(r"\W", "_", hint)[:40] + f"_{self.counter}"
+        name = re.sub(r"[^0-9A-Za-z_]", "_", hint)[:40] + f"_{self.counter}"
+        return name if name[0].isalpha() else f"S{name}"
 
     # -- translation -------------------------------------------------------------
     def translate(self, schema: Any, resolver: Any, facts: dict[str, str] | None = None, hint: str = "T") -> Any:
@@ -216,7 +218,7 @@ class _Translator:
                 marks.append(_UNIQUE)
             meta = {_META_WORDS[w]: schema[w] for w in ("minItems", "maxItems") if w in schema}
             if meta:
-                marks.append(msgspec.Meta(**meta))
+                marks.append(_meta(meta))
             out = list[item]  # type: ignore[valid-type]
             return Annotated[(out, *marks)] if marks else out
         if kind == "object":
@@ -230,10 +232,10 @@ class _Translator:
 
     def _scalar(self, kind: str, bounds: dict[str, Any]) -> Any:
         meta = {_META_WORDS[w]: v for w, v in bounds.items()}
-        if any(type(v) not in (int, float) for v in meta.values()):
-            raise Unsupported("non-numeric bound")
+        if any(type(v) not in (int, float) or not math.isfinite(v) for v in meta.values()):
+            raise Unsupported("a non-numeric or non-finite bound")
         if kind == "string":
-            return Annotated[str, msgspec.Meta(**meta)] if meta else str
+            return Annotated[str, _meta(meta)] if meta else str
         if kind == "boolean":
             return bool
         if kind == "null":
@@ -433,7 +435,7 @@ class _Translator:
                 if key in obj.required:
                     raise Unsupported(f"required property {key} is forbidden")
                 continue
-            attr = key if key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("_") else f"f_{len(fields)}"
+            attr = key if key.isascii() and key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("_") else f"f_{len(fields)}"
             if attr != key:
                 rename[attr] = key
             required = key in obj.required
@@ -453,7 +455,11 @@ class _Translator:
             options.update(tag_field=tag_key, tag=tag)
         if rename:
             options["rename"] = rename
-        return _decodable(msgspec.defstruct(self.name(hint), fields, namespace=namespace, **options))
+        try:
+            struct = msgspec.defstruct(self.name(hint), fields, namespace=namespace, **options)
+        except (TypeError, ValueError) as exc:  # UnicodeEncodeError: a key with a lone surrogate (no UTF-8 text holds it)
+            raise Unsupported(f"msgspec refuses the struct: {exc}") from None
+        return _decodable(struct)
 
     def property(self, subs: list[tuple[Any, Any]], hint: str) -> Any:
         """The type of one property from all the subschemas that apply to it (their conjunction)."""
@@ -484,7 +490,7 @@ class _Translator:
             # without that length bound already.
             if not set(extra) <= {"min_length", "max_length"} or base_origin is Union or not (base is str or base_origin is list):
                 raise Unsupported("bounds on this kind")
-            kind = _decodable(Annotated[kind, msgspec.Meta(**extra)])
+            kind = _decodable(Annotated[kind, _meta(extra)])
         return kind
 
 
@@ -514,11 +520,22 @@ def _contains_any(kind: Any) -> bool:
     return any(_contains_any(a) for a in getattr(kind, "__args__", ()) if not isinstance(a, (str, msgspec.Meta)))
 
 
+def _meta(words: dict[str, Any]) -> msgspec.Meta:
+    """msgspec's constraint for bounds taken from a schema, or Unsupported when it cannot state them
+    exactly (a non-finite or non-numeric bound, a length that is a float or beyond msgspec's range)."""
+    if any(type(v) not in (int, float) or not math.isfinite(v) for v in words.values()):
+        raise Unsupported("a non-numeric or non-finite bound")
+    try:
+        return msgspec.Meta(**words)
+    except (TypeError, ValueError) as exc:
+        raise Unsupported(f"msgspec refuses the bound: {exc}") from None
+
+
 def _decodable(kind: Any) -> Any:
     """`kind` if msgspec accepts it as a type (it refuses e.g. two bounds of the same name), else Unsupported."""
     try:
         msgspec.json.Decoder(kind)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError too: a name or value with a lone surrogate
         raise Unsupported(f"msgspec refuses the type: {exc}") from None
     return kind
 

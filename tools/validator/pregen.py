@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import math
 import re
 import sys
 import typing
@@ -53,8 +55,14 @@ ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
 
 def fingerprint(spec: Any) -> str:
     """A digest of everything the generated code depends on in `spec`: the schemas and the event dispatch."""
-    digest = hashlib.sha256(orjson.dumps([spec.event_schema, dict(spec.schemas)], option=orjson.OPT_SORT_KEYS))
-    return digest.hexdigest()
+    return content_digest([spec.event_schema, dict(spec.schemas)])
+
+
+def content_digest(value: Any) -> str:
+    """A digest of a JSON value that tells every two values apart: stdlib json's text (orjson would write
+    an infinite bound as ``null`` and refuses a string with a lone surrogate, both of which a registry may hold)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 # -- rendering -----------------------------------------------------------------------------
@@ -73,6 +81,8 @@ def _literal(value: Any) -> str:
         return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, re.Pattern):
         return f"_re.compile({value.pattern!r})"
+    if isinstance(value, float) and not math.isfinite(value):  # the repr (`inf`, `nan`) is no Python literal
+        return f"float({str(value)!r})"
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     raise ValueError(f"cannot write a constant of type {type(value).__name__}")
@@ -140,7 +150,7 @@ class _TypeWriter:
         if origin is typing.Union:
             return f"Union[{', '.join(self.expr(a) for a in args)}]"
         if origin is typing.Literal:
-            return f"Literal[{', '.join(repr(a) for a in args)}]"
+            return f"Literal[{', '.join(_literal(a) for a in args)}]"
         if origin is list:
             return f"list[{self.expr(args[0])}]"
         if origin is dict:
@@ -157,7 +167,7 @@ class _TypeWriter:
         if isinstance(meta, msgspec.Meta):
             words = ("gt", "ge", "lt", "le", "min_length", "max_length", "pattern")
             given = {w: getattr(meta, w) for w in words if getattr(meta, w) is not None}
-            return f"Meta({', '.join(f'{w}={v!r}' for w, v in given.items())})"
+            return f"Meta({', '.join(f'{w}={_literal(v)}' for w, v in given.items())})"
         raise ValueError(f"cannot write the type annotation {meta!r}")
 
     def struct(self, cls: type) -> str:
@@ -177,10 +187,10 @@ class _TypeWriter:
         if config.forbid_unknown_fields:
             options.append("forbid_unknown_fields=True")
         if config.tag_field is not None:
-            options.append(f"tag_field={config.tag_field!r}, tag={config.tag!r}")
+            options.append(f"tag_field={_literal(config.tag_field)}, tag={_literal(config.tag)}")
         rename = {f.name: f.encode_name for f in fields if f.name != f.encode_name}
         if rename:
-            options.append(f"rename={rename!r}")
+            options.append(f"rename={_literal(rename)}")
         self.lines.append(f"class {name}(Struct, {', '.join(options)}):")
         for f, kind in written:
             default = "" if f.required else " = UNSET"
@@ -190,7 +200,7 @@ class _TypeWriter:
         post = getattr(cls, "__post_init__", None)
         if post is not None:
             unique, universal = post.checks
-            self.lines.append(f"    __post_init__ = _post_init({list(unique)!r}, {list(universal)!r})")
+            self.lines.append(f"    __post_init__ = _post_init({_literal(list(unique))}, {_literal(list(universal))})")
         if not written and post is None:
             self.lines.append("    pass")
         self.lines.append("")
@@ -339,13 +349,14 @@ def render(spec: Any) -> str:
         parts.extend(lines)
         roots[prefix] = (root, by_tag, schema.tag_key)
     for prefix, (root, by_tag, tag_key) in roots.items():
-        table = ", ".join(f"{tag!r}: {fn}" for tag, fn in by_tag.items())
-        parts.append(f"{prefix.upper()} = ({root}, {{{table}}}, {tag_key!r})")
+        table = ", ".join(f"{_literal(tag)}: {fn}" for tag, fn in by_tag.items())
+        parts.append(f"{prefix.upper()} = ({root}, {{{table}}}, {_literal(tag_key)})")
     specs = _revision_specs()
     payload_lines, payloads = _payload_predicates(specs)
     parts += ["", "# Revision detection: each payload schema that differs between revisions, at each revision.",
               f"REVISIONS_FINGERPRINT = {revisions_fingerprint(specs)!r}", *payload_lines]
-    table = ", ".join(f"{t!r}: {{{', '.join(f'{rid!r}: {fn}' for rid, fn in by_rev.items())}}}" for t, by_rev in payloads.items())
+    table = ", ".join(f"{_literal(t)}: {{{', '.join(f'{_literal(rid)}: {fn}' for rid, fn in by_rev.items())}}}"
+                      for t, by_rev in payloads.items())
     parts.append(f"PAYLOADS = {{{table}}}")
     parts.append("")
     writer = _TypeWriter()
@@ -354,7 +365,7 @@ def render(spec: Any) -> str:
     parts.append(f"STRUCTS = ({''.join(m + ', ' for m in members)})")
     parts.append(f"EVENTS = {_literal(fast.events)}")
     parts.append(f"ROWS = {_literal(fast.rows)}")
-    parts.append(f"SKIPPED = {dict(sorted(fast.skipped.items()))!r}")
+    parts.append(f"SKIPPED = {_literal(dict(sorted(fast.skipped.items())))}")
     return "\n".join(parts) + "\n"
 
 
@@ -409,15 +420,17 @@ def compiled_parts(spec: Any) -> Parts:
     return Parts(event, header, row, build_fast_types(event, row))
 
 
-def generated_parts(spec: Any) -> Parts | None:
-    """The parts for `spec` from the generated module, or None when it was generated from other schemas."""
+def generated_parts(spec: Any, module: Any = None) -> Parts | None:
+    """The parts for `spec` from the generated module (or from `module`, a namespace holding `render`'s
+    output), or None when it was generated from other schemas."""
     import msgspec
     from sessionspec.validator.mstypes import FastTypes
 
-    try:
-        module: Any = __import__(_MODULE, fromlist=["FINGERPRINT"])
-    except ImportError:
-        return None
+    if module is None:
+        try:
+            module = __import__(_MODULE, fromlist=["FINGERPRINT"])
+        except ImportError:
+            return None
     if fingerprint(spec) != module.FINGERPRINT:
         return None
     tags = {cls: cls.__struct_config__.tag for cls in module.STRUCTS}
