@@ -11,6 +11,11 @@ run by run, so machine load hits both alike; the ratio is median(new) /
 median(old).
 
     python bench/bench_versus.py --baseline REV [--runs 5] [--profile] -- validate --exact --quiet FILE
+
+``--startup`` times whole processes instead (interpreter, imports, loading the spec and the
+generated module, one run): the CPU time a user waits for on a small log.
+
+    python bench/bench_versus.py --baseline REV --startup --runs 15 -- validate --quiet SMALL_FILE
 """
 
 from __future__ import annotations
@@ -62,6 +67,29 @@ def _tree(source: Path, into: Path) -> Path:
     return into
 
 
+_STARTUP = r"""
+import sys
+sys.path.insert(0, TREE)
+from sessionspec import cli
+import io
+sys.exit(cli.run(ARGV, io.StringIO(), io.StringIO()))
+"""
+
+
+def _run_startup(tree: Path, argv: list[str]) -> tuple[list[float], int]:
+    """The CPU time of one whole process running the command once."""
+    import resource
+
+    code = _STARTUP.replace("TREE", repr(str(tree))).replace("ARGV", repr(argv))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONPATH": ""})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"run failed in {tree}:\n{proc.stderr[-3000:]}")
+    return [after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime], proc.returncode
+
+
 def _run(tree: Path, argv: list[str], inner: int, profile: bool) -> tuple[list[float], int]:
     code = (_CHILD.replace("TREE", repr(str(tree))).replace("ARGV", repr(argv))
             .replace("INNER", str(inner)).replace("PROFILE", str(profile)))
@@ -81,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="processes per side (alternating)")
     parser.add_argument("--inner", type=int, default=2, help="timed runs per process")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one process per side")
+    parser.add_argument("--startup", action="store_true", help="time whole processes (start-up included), one run each")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the sessionspec command line")
     args = parser.parse_args(argv)
     command = [a for a in args.command if a != "--"] if args.command[:1] == ["--"] else args.command
@@ -94,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         codes: dict[str, int] = {}
         for i in range(args.runs):
             for side in ("old", "new"):
-                t, codes[side] = _run(trees[side], command, args.inner, args.profile and i == 0)
+                t, codes[side] = (_run_startup(trees[side], command) if args.startup else
+                                  _run(trees[side], command, args.inner, args.profile and i == 0))
                 times[side].extend(t)
         old, new = statistics.median(times["old"]), statistics.median(times["new"])
         print(f"command: sessionspec {' '.join(command)}")

@@ -20,9219 +20,6250 @@ _NUM = frozenset((int, float))
 _STR = frozenset((str,))
 FINGERPRINT = 'e8b2e9e9669eff87ad114771c6b35b772d112e7fb7e3e1825090d04edff1097e'
 
-_event_c1 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c2 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c11 = frozenset(('end', 'op', 'start', ))
-_event_c12 = frozenset(('end', 'op', 'start', ))
-_event_c16 = frozenset(('type', ))
-_event_c17 = frozenset(('assistant/message', 'steering/message', 'tool/result', 'user/message', ))
-_event_c18 = frozenset(('surfaceOp', ))
-_event_c22 = frozenset(('id', 'toolName', ))
-_event_c23 = frozenset(('callId', 'id', 'reason', 'toolName', ))
-_event_c30 = frozenset(('id', 'outcome', ))
-_event_c31 = frozenset(('id', 'outcome', ))
-_event_c34 = frozenset(('allowed-once', 'cancelled', 'rejected', 'unavailable', ))
-_event_c37 = frozenset(('policy', ))
-_event_c38 = frozenset(('policy', ))
-_event_c40 = frozenset(('ask', 'never', ))
-_event_c43 = frozenset(('chunk', 'step', 'turn', ))
-_event_c44 = frozenset(('chunk', 'step', 'turn', ))
-_event_c48 = frozenset(('type', ))
-_event_c50 = frozenset(('block-end', 'block-start', 'finish', 'reasoning-delta', 'text-delta', 'tool-call-delta', 'usage', ))
-_event_c52 = frozenset(('blockType', 'index', 'type', ))
-_event_c53 = frozenset(('blockType', 'index', 'type', ))
-_event_c58 = frozenset(('index', 'text', 'type', ))
-_event_c59 = frozenset(('index', 'text', 'type', ))
-_event_c64 = frozenset(('index', 'text', 'type', ))
-_event_c65 = frozenset(('index', 'text', 'type', ))
-_event_c70 = frozenset(('argumentsDelta', 'id', 'index', 'type', ))
-_event_c71 = frozenset(('argumentsDelta', 'id', 'index', 'name', 'type', ))
-_event_c78 = frozenset(('block', 'index', 'type', ))
-_event_c79 = frozenset(('block', 'index', 'type', ))
-_event_c83 = frozenset(('type', ))
-_event_c86 = frozenset(('text', 'type', ))
-_event_c87 = frozenset(('text', 'type', ))
-_event_c91 = frozenset(('text', 'type', ))
-_event_c92 = frozenset(('text', 'type', ))
-_event_c96 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c97 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c103 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c104 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c110 = frozenset(('type', ))
-_event_c113 = frozenset(('text', 'type', ))
-_event_c114 = frozenset(('text', 'type', ))
-_event_c116 = frozenset(('text', 'type', ))
-_event_c117 = frozenset(('text', 'type', ))
-_event_c119 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c120 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c125 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c126 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c134 = frozenset(('text', 'type', ))
-_event_c135 = frozenset(('text', 'type', ))
-_event_c137 = frozenset(('text', 'type', ))
-_event_c138 = frozenset(('text', 'type', ))
-_event_c140 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c141 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c145 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c146 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c152 = frozenset(('type', 'usage', ))
-_event_c153 = frozenset(('type', 'usage', ))
-_event_c156 = frozenset(('inputTokens', 'outputTokens', ))
-_event_c157 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_event_c164 = frozenset(('reason', 'type', ))
-_event_c165 = frozenset(('reason', 'replayState', 'type', ))
-_event_c168 = frozenset(('kind', ))
-_event_c171 = frozenset(('kind', ))
-_event_c172 = frozenset(('kind', ))
-_event_c175 = frozenset(('kind', ))
-_event_c176 = frozenset(('kind', ))
-_event_c179 = frozenset(('kind', ))
-_event_c180 = frozenset(('kind', ))
-_event_c183 = frozenset(('failure', 'kind', ))
-_event_c184 = frozenset(('failure', 'kind', ))
-_event_c187 = frozenset(('code', 'message', ))
-_event_c188 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c195 = frozenset(('failure', 'kind', ))
-_event_c196 = frozenset(('failure', 'kind', ))
-_event_c199 = frozenset(('code', 'message', ))
-_event_c200 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c207 = frozenset(('kind', ))
-_event_c208 = frozenset(('kind', ))
-_event_c209 = frozenset(('kind', ))
-_event_c210 = frozenset(('kind', ))
-_event_c211 = frozenset(('kind', ))
-_event_c212 = frozenset(('kind', ))
-_event_c213 = frozenset(('failure', 'kind', ))
-_event_c214 = frozenset(('failure', 'kind', ))
-_event_c216 = frozenset(('code', 'message', ))
-_event_c217 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c223 = frozenset(('failure', 'kind', ))
-_event_c224 = frozenset(('failure', 'kind', ))
-_event_c226 = frozenset(('code', 'message', ))
-_event_c227 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c234 = frozenset(('blockType', 'index', 'type', ))
-_event_c235 = frozenset(('blockType', 'index', 'type', ))
-_event_c238 = frozenset(('index', 'text', 'type', ))
-_event_c239 = frozenset(('index', 'text', 'type', ))
-_event_c242 = frozenset(('index', 'text', 'type', ))
-_event_c243 = frozenset(('index', 'text', 'type', ))
-_event_c246 = frozenset(('argumentsDelta', 'id', 'index', 'type', ))
-_event_c247 = frozenset(('argumentsDelta', 'id', 'index', 'name', 'type', ))
-_event_c252 = frozenset(('block', 'index', 'type', ))
-_event_c253 = frozenset(('block', 'index', 'type', ))
-_event_c256 = frozenset(('type', ))
-_event_c259 = frozenset(('text', 'type', ))
-_event_c260 = frozenset(('text', 'type', ))
-_event_c262 = frozenset(('text', 'type', ))
-_event_c263 = frozenset(('text', 'type', ))
-_event_c265 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c266 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c270 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c271 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c276 = frozenset(('type', 'usage', ))
-_event_c277 = frozenset(('type', 'usage', ))
-_event_c279 = frozenset(('inputTokens', 'outputTokens', ))
-_event_c280 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_event_c286 = frozenset(('reason', 'type', ))
-_event_c287 = frozenset(('reason', 'replayState', 'type', ))
-_event_c289 = frozenset(('kind', ))
-_event_c292 = frozenset(('kind', ))
-_event_c293 = frozenset(('kind', ))
-_event_c294 = frozenset(('kind', ))
-_event_c295 = frozenset(('kind', ))
-_event_c296 = frozenset(('kind', ))
-_event_c297 = frozenset(('kind', ))
-_event_c298 = frozenset(('failure', 'kind', ))
-_event_c299 = frozenset(('failure', 'kind', ))
-_event_c301 = frozenset(('code', 'message', ))
-_event_c302 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c308 = frozenset(('failure', 'kind', ))
-_event_c309 = frozenset(('failure', 'kind', ))
-_event_c311 = frozenset(('code', 'message', ))
-_event_c312 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c320 = frozenset(('content', 'provenance', 'step', 'turn', ))
-_event_c321 = frozenset(('content', 'provenance', 'step', 'turn', 'usage', ))
-_event_c326 = frozenset(('type', ))
-_event_c329 = frozenset(('text', 'type', ))
-_event_c330 = frozenset(('text', 'type', ))
-_event_c332 = frozenset(('text', 'type', ))
-_event_c333 = frozenset(('text', 'type', ))
-_event_c335 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c336 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c340 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c341 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c347 = frozenset(('model', 'provider', ))
-_event_c348 = frozenset(('model', 'provider', 'replayState', ))
-_event_c352 = frozenset(('inputTokens', 'outputTokens', ))
-_event_c353 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_event_c361 = frozenset(('turn', ))
-_event_c362 = frozenset(('error', 'turn', ))
-_event_c367 = frozenset(('turn', ))
-_event_c368 = frozenset(('turn', ))
-_event_c372 = frozenset(('model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
-_event_c373 = frozenset(('maxTokens', 'model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
-_event_c376 = frozenset(('type', ))
-_event_c379 = frozenset(('text', 'type', ))
-_event_c380 = frozenset(('text', 'type', ))
-_event_c382 = frozenset(('text', 'type', ))
-_event_c383 = frozenset(('text', 'type', ))
-_event_c385 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c386 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c390 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c391 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c397 = frozenset(('end', 'start', ))
-_event_c398 = frozenset(('end', 'start', ))
-_event_c409 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
-_event_c410 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
-_event_c414 = frozenset(('claude', 'codex', ))
-_event_c419 = frozenset(('decision', 'durationMs', 'handlerId', 'point', 'turn', ))
-_event_c420 = frozenset(('decision', 'durationMs', 'exitCode', 'handlerId', 'point', 'stderrSummary', 'turn', ))
-_event_c430 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_event_c431 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_event_c438 = frozenset(('code', 'message', ))
-_event_c439 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c447 = frozenset(('preset', ))
-_event_c448 = frozenset(('preset', ))
-_event_c452 = frozenset(('active', ))
-_event_c453 = frozenset(('active', ))
-_event_c457 = frozenset(('header', 'reason', ))
-_event_c458 = frozenset(('header', 'reason', ))
-_event_c460 = frozenset(('config', ))
-_event_c461 = frozenset(('config', 'system', 'tools', ))
-_event_c463 = frozenset(('model', 'provider', ))
-_event_c464 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
-_event_c474 = frozenset(('description', 'name', 'parameters', ))
-_event_c475 = frozenset(('description', 'name', 'parameters', ))
-_event_c482 = frozenset(('change', 'initial', 'resume', ))
-_event_c485 = frozenset(('mode', ))
-_event_c486 = frozenset(('mode', ))
-_event_c488 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
-_event_c491 = frozenset(('messageSeqs', 'source', 'title', ))
-_event_c492 = frozenset(('messageSeqs', 'source', 'title', ))
-_event_c497 = frozenset(('kind', ))
-_event_c499 = frozenset(('fallback', 'provider', ))
-_event_c501 = frozenset(('kind', ))
-_event_c502 = frozenset(('kind', ))
-_event_c505 = frozenset(('kind', 'provider', ))
-_event_c506 = frozenset(('kind', 'model', 'provider', ))
-_event_c510 = frozenset(('model', 'provider', ))
-_event_c511 = frozenset(('model', 'provider', ))
-_event_c515 = frozenset(('kind', ))
-_event_c516 = frozenset(('kind', ))
-_event_c517 = frozenset(('kind', 'provider', ))
-_event_c518 = frozenset(('kind', 'model', 'provider', ))
-_event_c521 = frozenset(('model', 'provider', ))
-_event_c522 = frozenset(('model', 'provider', ))
-_event_c527 = frozenset(('maxTokens', 'messageSeqs', 'messages', 'route', 'system', 'titleProvider', ))
-_event_c528 = frozenset(('maxTokens', 'messageSeqs', 'messages', 'route', 'system', 'titleProvider', ))
-_event_c533 = frozenset(('model', 'provider', ))
-_event_c534 = frozenset(('model', 'provider', ))
-_event_c540 = frozenset(('content', 'role', ))
-_event_c541 = frozenset(('content', 'provenance', 'role', ))
-_event_c543 = frozenset(('assistant', 'system', 'user', ))
-_event_c546 = frozenset(('type', ))
-_event_c549 = frozenset(('text', 'type', ))
-_event_c550 = frozenset(('text', 'type', ))
-_event_c552 = frozenset(('text', 'type', ))
-_event_c553 = frozenset(('text', 'type', ))
-_event_c555 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c556 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c560 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c561 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c567 = frozenset(('model', 'provider', ))
-_event_c568 = frozenset(('model', 'provider', 'replayState', ))
-_event_c574 = frozenset(('content', 'source', 'turn', ))
-_event_c575 = frozenset(('content', 'source', 'turn', ))
-_event_c578 = frozenset(('type', ))
-_event_c581 = frozenset(('text', 'type', ))
-_event_c582 = frozenset(('text', 'type', ))
-_event_c584 = frozenset(('text', 'type', ))
-_event_c585 = frozenset(('text', 'type', ))
-_event_c587 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c588 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c592 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c593 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c599 = frozenset(('kind', ))
-_event_c603 = frozenset(('kind', ))
-_event_c604 = frozenset(('kind', ))
-_event_c607 = frozenset(('kind', 'rpcId', ))
-_event_c608 = frozenset(('kind', 'rpcId', ))
-_event_c616 = frozenset(('kind', 'plugin', ))
-_event_c617 = frozenset(('kind', 'plugin', ))
-_event_c621 = frozenset(('kind', 'references', 'version', ))
-_event_c622 = frozenset(('kind', 'references', 'version', ))
-_event_c625 = 1
-_event_c628 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c629 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c641 = frozenset(('changes', 'kind', ))
-_event_c642 = frozenset(('changes', 'kind', ))
-_event_c646 = frozenset(('action', 'path', 'scope', ))
-_event_c647 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c649 = frozenset(('remove', 'replace', 'set', ))
-_event_c654 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c655 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c662 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_event_c663 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_event_c666 = 1
-_event_c668 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_event_c670 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_event_c671 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_event_c676 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_event_c678 = frozenset(('code', 'message', ))
-_event_c679 = frozenset(('code', 'message', ))
-_event_c687 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_event_c688 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_event_c691 = 1
-_event_c694 = frozenset(('id', 'revision', ))
-_event_c695 = frozenset(('id', 'revision', ))
-_event_c708 = frozenset(('kind', 'plugin', ))
-_event_c709 = frozenset(('kind', 'plugin', ))
-_event_c711 = frozenset(('kind', 'references', 'version', ))
-_event_c712 = frozenset(('kind', 'references', 'version', ))
-_event_c714 = 1
-_event_c717 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c718 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c729 = frozenset(('changes', 'kind', ))
-_event_c730 = frozenset(('changes', 'kind', ))
-_event_c733 = frozenset(('action', 'path', 'scope', ))
-_event_c734 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c736 = frozenset(('remove', 'replace', 'set', ))
-_event_c740 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c741 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c753 = frozenset(('step', 'turn', ))
-_event_c754 = frozenset(('step', 'turn', ))
-_event_c759 = frozenset(('step', 'turn', ))
-_event_c760 = frozenset(('step', 'turn', ))
-_event_c765 = frozenset(('todos', ))
-_event_c766 = frozenset(('todos', ))
-_event_c769 = frozenset(('content', 'status', ))
-_event_c770 = frozenset(('content', 'status', ))
-_event_c773 = frozenset(('completed', 'in_progress', 'pending', ))
-_event_c776 = frozenset(('arguments', 'callId', 'name', 'step', 'turn', ))
-_event_c777 = frozenset(('arguments', 'callId', 'name', 'step', 'turn', ))
-_event_c785 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_event_c786 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_event_c793 = frozenset(('type', ))
-_event_c796 = frozenset(('text', 'type', ))
-_event_c797 = frozenset(('text', 'type', ))
-_event_c799 = frozenset(('text', 'type', ))
-_event_c800 = frozenset(('text', 'type', ))
-_event_c802 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c803 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c807 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c808 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c815 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-_event_c816 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-_event_c822 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
-_event_c823 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
-_event_c829 = frozenset(('type', ))
-_event_c832 = frozenset(('text', 'type', ))
-_event_c833 = frozenset(('text', 'type', ))
-_event_c835 = frozenset(('text', 'type', ))
-_event_c836 = frozenset(('text', 'type', ))
-_event_c838 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c839 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c843 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c844 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c851 = frozenset(('code', 'name', ))
-_event_c852 = frozenset(('code', 'name', ))
-_event_c857 = frozenset(('reason', 'turn', ))
-_event_c858 = frozenset(('reason', 'turn', ))
-_event_c861 = frozenset(('kind', ))
-_event_c864 = frozenset(('kind', ))
-_event_c865 = frozenset(('kind', ))
-_event_c868 = frozenset(('kind', ))
-_event_c869 = frozenset(('kind', ))
-_event_c873 = frozenset(('failure', 'kind', 'step', ))
-_event_c874 = frozenset(('failure', 'kind', 'step', ))
-_event_c878 = frozenset(('code', 'message', ))
-_event_c879 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c886 = frozenset(('kind', 'message', 'step', ))
-_event_c887 = frozenset(('code', 'kind', 'message', 'step', ))
-_event_c897 = frozenset(('kind', ))
-_event_c898 = frozenset(('kind', ))
-_event_c901 = frozenset(('kind', ))
-_event_c902 = frozenset(('kind', ))
-_event_c905 = frozenset(('kind', ))
-_event_c906 = frozenset(('kind', ))
-_event_c909 = frozenset(('kind', ))
-_event_c910 = frozenset(('kind', ))
-_event_c911 = frozenset(('kind', ))
-_event_c912 = frozenset(('kind', ))
-_event_c917 = frozenset(('kind', ))
-_event_c918 = frozenset(('kind', ))
-_event_c919 = frozenset(('kind', ))
-_event_c920 = frozenset(('kind', ))
-_event_c921 = frozenset(('kind', ))
-_event_c922 = frozenset(('kind', ))
-_event_c925 = frozenset(('trigger', 'turn', ))
-_event_c926 = frozenset(('trigger', 'turn', ))
-_event_c929 = frozenset(('kind', ))
-_event_c932 = frozenset(('kind', 'source', ))
-_event_c933 = frozenset(('kind', 'source', ))
-_event_c936 = frozenset(('kind', ))
-_event_c943 = frozenset(('kind', 'plugin', ))
-_event_c944 = frozenset(('kind', 'plugin', ))
-_event_c946 = frozenset(('kind', 'references', 'version', ))
-_event_c947 = frozenset(('kind', 'references', 'version', ))
-_event_c949 = 1
-_event_c952 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c953 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c964 = frozenset(('changes', 'kind', ))
-_event_c965 = frozenset(('changes', 'kind', ))
-_event_c968 = frozenset(('action', 'path', 'scope', ))
-_event_c969 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c971 = frozenset(('remove', 'replace', 'set', ))
-_event_c975 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c976 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c986 = frozenset(('kind', ))
-_event_c987 = frozenset(('kind', ))
-_event_c990 = frozenset(('kind', 'source', ))
-_event_c991 = frozenset(('kind', 'source', ))
-_event_c994 = frozenset(('kind', ))
-_event_c1001 = frozenset(('kind', 'plugin', ))
-_event_c1002 = frozenset(('kind', 'plugin', ))
-_event_c1004 = frozenset(('kind', 'references', 'version', ))
-_event_c1005 = frozenset(('kind', 'references', 'version', ))
-_event_c1007 = 1
-_event_c1010 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1011 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1022 = frozenset(('changes', 'kind', ))
-_event_c1023 = frozenset(('changes', 'kind', ))
-_event_c1026 = frozenset(('action', 'path', 'scope', ))
-_event_c1027 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c1029 = frozenset(('remove', 'replace', 'set', ))
-_event_c1033 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c1034 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c1044 = frozenset(('kind', ))
-_event_c1045 = frozenset(('kind', ))
-_event_c1048 = frozenset(('kind', 'source', ))
-_event_c1049 = frozenset(('kind', 'source', ))
-_event_c1051 = frozenset(('kind', ))
-_event_c1058 = frozenset(('kind', 'plugin', ))
-_event_c1059 = frozenset(('kind', 'plugin', ))
-_event_c1061 = frozenset(('kind', 'references', 'version', ))
-_event_c1062 = frozenset(('kind', 'references', 'version', ))
-_event_c1064 = 1
-_event_c1067 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1068 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1079 = frozenset(('changes', 'kind', ))
-_event_c1080 = frozenset(('changes', 'kind', ))
-_event_c1083 = frozenset(('action', 'path', 'scope', ))
-_event_c1084 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c1086 = frozenset(('remove', 'replace', 'set', ))
-_event_c1090 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c1091 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c1100 = frozenset(('kind', ))
-_event_c1101 = frozenset(('kind', ))
-_event_c1102 = frozenset(('kind', 'source', ))
-_event_c1103 = frozenset(('kind', 'source', ))
-_event_c1105 = frozenset(('kind', ))
-_event_c1112 = frozenset(('kind', 'plugin', ))
-_event_c1113 = frozenset(('kind', 'plugin', ))
-_event_c1115 = frozenset(('kind', 'references', 'version', ))
-_event_c1116 = frozenset(('kind', 'references', 'version', ))
-_event_c1118 = 1
-_event_c1121 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1122 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1133 = frozenset(('changes', 'kind', ))
-_event_c1134 = frozenset(('changes', 'kind', ))
-_event_c1137 = frozenset(('action', 'path', 'scope', ))
-_event_c1138 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c1140 = frozenset(('remove', 'replace', 'set', ))
-_event_c1144 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c1145 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c1154 = frozenset(('kind', ))
-_event_c1155 = frozenset(('kind', ))
-_event_c1158 = frozenset(('content', 'source', ))
-_event_c1159 = frozenset(('content', 'source', ))
-_event_c1162 = frozenset(('type', ))
-_event_c1165 = frozenset(('text', 'type', ))
-_event_c1166 = frozenset(('text', 'type', ))
-_event_c1168 = frozenset(('text', 'type', ))
-_event_c1169 = frozenset(('text', 'type', ))
-_event_c1171 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1172 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1176 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1177 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1183 = frozenset(('kind', ))
-_event_c1190 = frozenset(('kind', 'plugin', ))
-_event_c1191 = frozenset(('kind', 'plugin', ))
-_event_c1193 = frozenset(('kind', 'references', 'version', ))
-_event_c1194 = frozenset(('kind', 'references', 'version', ))
-_event_c1196 = 1
-_event_c1199 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1200 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1211 = frozenset(('changes', 'kind', ))
-_event_c1212 = frozenset(('changes', 'kind', ))
-_event_c1215 = frozenset(('action', 'path', 'scope', ))
-_event_c1216 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c1218 = frozenset(('remove', 'replace', 'set', ))
-_event_c1222 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c1223 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c1236 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1237 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1244 = frozenset(('id', 'toolName', ))
-_event_c1245 = frozenset(('callId', 'id', 'reason', 'toolName', ))
-_event_c1251 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1252 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1259 = frozenset(('id', 'outcome', ))
-_event_c1260 = frozenset(('id', 'outcome', ))
-_event_c1263 = frozenset(('allowed-once', 'cancelled', 'rejected', 'unavailable', ))
-_event_c1265 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1266 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1273 = frozenset(('policy', ))
-_event_c1274 = frozenset(('policy', ))
-_event_c1276 = frozenset(('ask', 'never', ))
-_event_c1278 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1279 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1286 = frozenset(('chunk', 'step', 'turn', ))
-_event_c1287 = frozenset(('chunk', 'step', 'turn', ))
-_event_c1291 = frozenset(('type', ))
-_event_c1293 = frozenset(('block-end', 'block-start', 'finish', 'reasoning-delta', 'text-delta', 'tool-call-delta', 'usage', ))
-_event_c1295 = frozenset(('blockType', 'index', 'type', ))
-_event_c1296 = frozenset(('blockType', 'index', 'type', ))
-_event_c1299 = frozenset(('index', 'text', 'type', ))
-_event_c1300 = frozenset(('index', 'text', 'type', ))
-_event_c1303 = frozenset(('index', 'text', 'type', ))
-_event_c1304 = frozenset(('index', 'text', 'type', ))
-_event_c1307 = frozenset(('argumentsDelta', 'id', 'index', 'type', ))
-_event_c1308 = frozenset(('argumentsDelta', 'id', 'index', 'name', 'type', ))
-_event_c1313 = frozenset(('block', 'index', 'type', ))
-_event_c1314 = frozenset(('block', 'index', 'type', ))
-_event_c1317 = frozenset(('type', ))
-_event_c1320 = frozenset(('text', 'type', ))
-_event_c1321 = frozenset(('text', 'type', ))
-_event_c1323 = frozenset(('text', 'type', ))
-_event_c1324 = frozenset(('text', 'type', ))
-_event_c1326 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1327 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1331 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1332 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1337 = frozenset(('type', 'usage', ))
-_event_c1338 = frozenset(('type', 'usage', ))
-_event_c1340 = frozenset(('inputTokens', 'outputTokens', ))
-_event_c1341 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_event_c1347 = frozenset(('reason', 'type', ))
-_event_c1348 = frozenset(('reason', 'replayState', 'type', ))
-_event_c1350 = frozenset(('kind', ))
-_event_c1353 = frozenset(('kind', ))
-_event_c1354 = frozenset(('kind', ))
-_event_c1355 = frozenset(('kind', ))
-_event_c1356 = frozenset(('kind', ))
-_event_c1357 = frozenset(('kind', ))
-_event_c1358 = frozenset(('kind', ))
-_event_c1359 = frozenset(('failure', 'kind', ))
-_event_c1360 = frozenset(('failure', 'kind', ))
-_event_c1362 = frozenset(('code', 'message', ))
-_event_c1363 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c1369 = frozenset(('failure', 'kind', ))
-_event_c1370 = frozenset(('failure', 'kind', ))
-_event_c1372 = frozenset(('code', 'message', ))
-_event_c1373 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c1380 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1381 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1387 = frozenset(('surfaceOp', ))
-_event_c1389 = frozenset(('content', 'provenance', 'step', 'turn', ))
-_event_c1390 = frozenset(('content', 'provenance', 'step', 'turn', 'usage', ))
-_event_c1395 = frozenset(('type', ))
-_event_c1398 = frozenset(('text', 'type', ))
-_event_c1399 = frozenset(('text', 'type', ))
-_event_c1401 = frozenset(('text', 'type', ))
-_event_c1402 = frozenset(('text', 'type', ))
-_event_c1404 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1405 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1409 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1410 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1416 = frozenset(('model', 'provider', ))
-_event_c1417 = frozenset(('model', 'provider', 'replayState', ))
-_event_c1421 = frozenset(('inputTokens', 'outputTokens', ))
-_event_c1422 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_event_c1429 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1430 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1437 = frozenset(('turn', ))
-_event_c1438 = frozenset(('error', 'turn', ))
-_event_c1442 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1443 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1450 = frozenset(('turn', ))
-_event_c1451 = frozenset(('turn', ))
-_event_c1454 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1455 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1462 = frozenset(('model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
-_event_c1463 = frozenset(('maxTokens', 'model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
-_event_c1466 = frozenset(('type', ))
-_event_c1469 = frozenset(('text', 'type', ))
-_event_c1470 = frozenset(('text', 'type', ))
-_event_c1472 = frozenset(('text', 'type', ))
-_event_c1473 = frozenset(('text', 'type', ))
-_event_c1475 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1476 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1480 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1481 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1487 = frozenset(('end', 'start', ))
-_event_c1488 = frozenset(('end', 'start', ))
-_event_c1498 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1499 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1506 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
-_event_c1507 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
-_event_c1511 = frozenset(('claude', 'codex', ))
-_event_c1515 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1516 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1523 = frozenset(('decision', 'durationMs', 'handlerId', 'point', 'turn', ))
-_event_c1524 = frozenset(('decision', 'durationMs', 'exitCode', 'handlerId', 'point', 'stderrSummary', 'turn', ))
-_event_c1533 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1534 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1541 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_event_c1542 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_event_c1549 = frozenset(('code', 'message', ))
-_event_c1550 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_event_c1557 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1558 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1565 = frozenset(('preset', ))
-_event_c1566 = frozenset(('preset', ))
-_event_c1569 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1570 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1577 = frozenset(('active', ))
-_event_c1578 = frozenset(('active', ))
-_event_c1581 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1582 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1589 = frozenset(('header', 'reason', ))
-_event_c1590 = frozenset(('header', 'reason', ))
-_event_c1592 = frozenset(('config', ))
-_event_c1593 = frozenset(('config', 'system', 'tools', ))
-_event_c1595 = frozenset(('model', 'provider', ))
-_event_c1596 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
-_event_c1606 = frozenset(('description', 'name', 'parameters', ))
-_event_c1607 = frozenset(('description', 'name', 'parameters', ))
-_event_c1614 = frozenset(('change', 'initial', 'resume', ))
-_event_c1616 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1617 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1624 = frozenset(('mode', ))
-_event_c1625 = frozenset(('mode', ))
-_event_c1627 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
-_event_c1629 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1630 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1637 = frozenset(('messageSeqs', 'source', 'title', ))
-_event_c1638 = frozenset(('messageSeqs', 'source', 'title', ))
-_event_c1643 = frozenset(('kind', ))
-_event_c1645 = frozenset(('fallback', 'provider', ))
-_event_c1647 = frozenset(('kind', ))
-_event_c1648 = frozenset(('kind', ))
-_event_c1649 = frozenset(('kind', 'provider', ))
-_event_c1650 = frozenset(('kind', 'model', 'provider', ))
-_event_c1653 = frozenset(('model', 'provider', ))
-_event_c1654 = frozenset(('model', 'provider', ))
-_event_c1658 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1659 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1666 = frozenset(('maxTokens', 'messageSeqs', 'messages', 'route', 'system', 'titleProvider', ))
-_event_c1667 = frozenset(('maxTokens', 'messageSeqs', 'messages', 'route', 'system', 'titleProvider', ))
-_event_c1672 = frozenset(('model', 'provider', ))
-_event_c1673 = frozenset(('model', 'provider', ))
-_event_c1679 = frozenset(('content', 'role', ))
-_event_c1680 = frozenset(('content', 'provenance', 'role', ))
-_event_c1682 = frozenset(('assistant', 'system', 'user', ))
-_event_c1685 = frozenset(('type', ))
-_event_c1688 = frozenset(('text', 'type', ))
-_event_c1689 = frozenset(('text', 'type', ))
-_event_c1691 = frozenset(('text', 'type', ))
-_event_c1692 = frozenset(('text', 'type', ))
-_event_c1694 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1695 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1699 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1700 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1706 = frozenset(('model', 'provider', ))
-_event_c1707 = frozenset(('model', 'provider', 'replayState', ))
-_event_c1712 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1713 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1719 = frozenset(('surfaceOp', ))
-_event_c1722 = frozenset(('content', 'source', 'turn', ))
-_event_c1723 = frozenset(('content', 'source', 'turn', ))
-_event_c1726 = frozenset(('type', ))
-_event_c1729 = frozenset(('text', 'type', ))
-_event_c1730 = frozenset(('text', 'type', ))
-_event_c1732 = frozenset(('text', 'type', ))
-_event_c1733 = frozenset(('text', 'type', ))
-_event_c1735 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1736 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1740 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1741 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1747 = frozenset(('kind', ))
-_event_c1754 = frozenset(('kind', 'plugin', ))
-_event_c1755 = frozenset(('kind', 'plugin', ))
-_event_c1757 = frozenset(('kind', 'references', 'version', ))
-_event_c1758 = frozenset(('kind', 'references', 'version', ))
-_event_c1760 = 1
-_event_c1763 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1764 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c1775 = frozenset(('changes', 'kind', ))
-_event_c1776 = frozenset(('changes', 'kind', ))
-_event_c1779 = frozenset(('action', 'path', 'scope', ))
-_event_c1780 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c1782 = frozenset(('remove', 'replace', 'set', ))
-_event_c1786 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c1787 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c1798 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1799 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1806 = frozenset(('step', 'turn', ))
-_event_c1807 = frozenset(('step', 'turn', ))
-_event_c1811 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1812 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1819 = frozenset(('step', 'turn', ))
-_event_c1820 = frozenset(('step', 'turn', ))
-_event_c1824 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1825 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1832 = frozenset(('todos', ))
-_event_c1833 = frozenset(('todos', ))
-_event_c1836 = frozenset(('content', 'status', ))
-_event_c1837 = frozenset(('content', 'status', ))
-_event_c1840 = frozenset(('completed', 'in_progress', 'pending', ))
-_event_c1842 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1843 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1850 = frozenset(('arguments', 'callId', 'name', 'step', 'turn', ))
-_event_c1851 = frozenset(('arguments', 'callId', 'name', 'step', 'turn', ))
-_event_c1858 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1859 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1866 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_event_c1867 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_event_c1874 = frozenset(('type', ))
-_event_c1877 = frozenset(('text', 'type', ))
-_event_c1878 = frozenset(('text', 'type', ))
-_event_c1880 = frozenset(('text', 'type', ))
-_event_c1881 = frozenset(('text', 'type', ))
-_event_c1883 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1884 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1888 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1889 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1895 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1896 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1903 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-_event_c1904 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-_event_c1909 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1910 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1916 = frozenset(('surfaceOp', ))
-_event_c1919 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
-_event_c1920 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
-_event_c1926 = frozenset(('type', ))
-_event_c1929 = frozenset(('text', 'type', ))
-_event_c1930 = frozenset(('text', 'type', ))
-_event_c1932 = frozenset(('text', 'type', ))
-_event_c1933 = frozenset(('text', 'type', ))
-_event_c1935 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1936 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c1940 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c1941 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c1948 = frozenset(('code', 'name', ))
-_event_c1949 = frozenset(('code', 'name', ))
-_event_c1953 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1954 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1961 = frozenset(('reason', 'turn', ))
-_event_c1962 = frozenset(('reason', 'turn', ))
-_event_c1965 = frozenset(('kind', ))
-_event_c1968 = frozenset(('kind', ))
-_event_c1969 = frozenset(('kind', ))
-_event_c1970 = frozenset(('kind', ))
-_event_c1971 = frozenset(('kind', ))
-_event_c1976 = frozenset(('kind', ))
-_event_c1977 = frozenset(('kind', ))
-_event_c1978 = frozenset(('kind', ))
-_event_c1979 = frozenset(('kind', ))
-_event_c1980 = frozenset(('kind', ))
-_event_c1981 = frozenset(('kind', ))
-_event_c1983 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c1984 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c1991 = frozenset(('trigger', 'turn', ))
-_event_c1992 = frozenset(('trigger', 'turn', ))
-_event_c1995 = frozenset(('kind', ))
-_event_c1998 = frozenset(('kind', 'source', ))
-_event_c1999 = frozenset(('kind', 'source', ))
-_event_c2001 = frozenset(('kind', ))
-_event_c2008 = frozenset(('kind', 'plugin', ))
-_event_c2009 = frozenset(('kind', 'plugin', ))
-_event_c2011 = frozenset(('kind', 'references', 'version', ))
-_event_c2012 = frozenset(('kind', 'references', 'version', ))
-_event_c2014 = 1
-_event_c2017 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2018 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2029 = frozenset(('changes', 'kind', ))
-_event_c2030 = frozenset(('changes', 'kind', ))
-_event_c2033 = frozenset(('action', 'path', 'scope', ))
-_event_c2034 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c2036 = frozenset(('remove', 'replace', 'set', ))
-_event_c2040 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c2041 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c2050 = frozenset(('kind', ))
-_event_c2051 = frozenset(('kind', ))
-_event_c2052 = frozenset(('kind', 'source', ))
-_event_c2053 = frozenset(('kind', 'source', ))
-_event_c2055 = frozenset(('kind', ))
-_event_c2062 = frozenset(('kind', 'plugin', ))
-_event_c2063 = frozenset(('kind', 'plugin', ))
-_event_c2065 = frozenset(('kind', 'references', 'version', ))
-_event_c2066 = frozenset(('kind', 'references', 'version', ))
-_event_c2068 = 1
-_event_c2071 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2072 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2083 = frozenset(('changes', 'kind', ))
-_event_c2084 = frozenset(('changes', 'kind', ))
-_event_c2087 = frozenset(('action', 'path', 'scope', ))
-_event_c2088 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c2090 = frozenset(('remove', 'replace', 'set', ))
-_event_c2094 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c2095 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_event_c2104 = frozenset(('kind', ))
-_event_c2105 = frozenset(('kind', ))
-_event_c2107 = frozenset(('data', 'seq', 'time', 'type', ))
-_event_c2108 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
-_event_c2114 = frozenset(('surfaceOp', ))
-_event_c2117 = frozenset(('content', 'source', ))
-_event_c2118 = frozenset(('content', 'source', ))
-_event_c2121 = frozenset(('type', ))
-_event_c2124 = frozenset(('text', 'type', ))
-_event_c2125 = frozenset(('text', 'type', ))
-_event_c2127 = frozenset(('text', 'type', ))
-_event_c2128 = frozenset(('text', 'type', ))
-_event_c2130 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c2131 = frozenset(('arguments', 'id', 'name', 'type', ))
-_event_c2135 = frozenset(('content', 'toolCallId', 'type', ))
-_event_c2136 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_event_c2142 = frozenset(('kind', ))
-_event_c2149 = frozenset(('kind', 'plugin', ))
-_event_c2150 = frozenset(('kind', 'plugin', ))
-_event_c2152 = frozenset(('kind', 'references', 'version', ))
-_event_c2153 = frozenset(('kind', 'references', 'version', ))
-_event_c2155 = 1
-_event_c2158 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2159 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_event_c2170 = frozenset(('changes', 'kind', ))
-_event_c2171 = frozenset(('changes', 'kind', ))
-_event_c2174 = frozenset(('action', 'path', 'scope', ))
-_event_c2175 = frozenset(('action', 'digest', 'path', 'scope', ))
-_event_c2177 = frozenset(('remove', 'replace', 'set', ))
-_event_c2181 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_event_c2182 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-
-def _event_v9(x):
+_cda786bd4c1 = frozenset(('data', 'seq', 'time', 'type', ))
+_c22318b4eb9 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
+_c5fc5015b34 = frozenset(('end', 'op', 'start', ))
+_c828fb669a8 = frozenset(('type', ))
+_cb8b215c2bd = frozenset(('assistant/message', 'steering/message', 'tool/result', 'user/message', ))
+_cd29ed86c4d = frozenset(('surfaceOp', ))
+_c6c2317d8d7 = frozenset(('id', 'toolName', ))
+_c6a02e1dccc = frozenset(('callId', 'id', 'reason', 'toolName', ))
+_c6607c6d2b0 = frozenset(('id', 'outcome', ))
+_cc355566e24 = frozenset(('allowed-once', 'cancelled', 'rejected', 'unavailable', ))
+_ca18897037f = frozenset(('policy', ))
+_c56846764e4 = frozenset(('ask', 'never', ))
+_c0fb032bcff = frozenset(('chunk', 'step', 'turn', ))
+_c2301d5f1ad = frozenset(('block-end', 'block-start', 'finish', 'reasoning-delta', 'text-delta', 'tool-call-delta', 'usage', ))
+_cc2d7636d4a = frozenset(('blockType', 'index', 'type', ))
+_ce0effebe84 = frozenset(('index', 'text', 'type', ))
+_c3ea77d85fb = frozenset(('argumentsDelta', 'id', 'index', 'type', ))
+_ca821ef7198 = frozenset(('argumentsDelta', 'id', 'index', 'name', 'type', ))
+_c7451299143 = frozenset(('block', 'index', 'type', ))
+_cf68d9fd7f6 = frozenset(('text', 'type', ))
+_caa552ca711 = frozenset(('arguments', 'id', 'name', 'type', ))
+_c3542b803a6 = frozenset(('content', 'toolCallId', 'type', ))
+_cb4dcf82556 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
+_c42b5a8743d = frozenset(('type', 'usage', ))
+_cdb72d769c0 = frozenset(('inputTokens', 'outputTokens', ))
+_cc3e924cc90 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
+_ced905aaad1 = frozenset(('reason', 'type', ))
+_c8604f36a71 = frozenset(('reason', 'replayState', 'type', ))
+_cec0a1a2087 = frozenset(('kind', ))
+_cc5eb4492d3 = frozenset(('failure', 'kind', ))
+_c2a50ab1cc8 = frozenset(('code', 'message', ))
+_c7f6a4b4208 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
+_c7f13a1a830 = frozenset(('content', 'provenance', 'step', 'turn', ))
+_caec98d5c05 = frozenset(('content', 'provenance', 'step', 'turn', 'usage', ))
+_cda588bace4 = frozenset(('model', 'provider', ))
+_c803c640622 = frozenset(('model', 'provider', 'replayState', ))
+_cfdc81e1b0f = frozenset(('turn', ))
+_c6b1597a859 = frozenset(('error', 'turn', ))
+_c49d655cfda = frozenset(('model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
+_c949098a9cb = frozenset(('maxTokens', 'model', 'provider', 'shadowedRange', 'shadowedSeqs', 'shadowedTokenCount', 'summary', ))
+_c052aa9fd3c = frozenset(('end', 'start', ))
+_cb660c59d77 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
+_cd80472f1b1 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
+_c2cba4f5c94 = frozenset(('claude', 'codex', ))
+_c5b46eceadf = frozenset(('decision', 'durationMs', 'handlerId', 'point', 'turn', ))
+_c81d41132fb = frozenset(('decision', 'durationMs', 'exitCode', 'handlerId', 'point', 'stderrSummary', 'turn', ))
+_cb2ebe5d9fb = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
+_c2b47cbea78 = frozenset(('preset', ))
+_c0d6525f94b = frozenset(('active', ))
+_cafc8790f08 = frozenset(('header', 'reason', ))
+_cf4f3cfe78d = frozenset(('config', ))
+_cdb5cb038be = frozenset(('config', 'system', 'tools', ))
+_cf9f581fc2f = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
+_c77c3c25f36 = frozenset(('description', 'name', 'parameters', ))
+_c0e2fc47e42 = frozenset(('change', 'initial', 'resume', ))
+_c6eba2c13ad = frozenset(('mode', ))
+_c2f6a83d801 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
+_ca22485929f = frozenset(('messageSeqs', 'source', 'title', ))
+_c9e2a6e9b25 = frozenset(('fallback', 'provider', ))
+_c4b95174e64 = frozenset(('kind', 'provider', ))
+_cea4ac5c0eb = frozenset(('kind', 'model', 'provider', ))
+_c08eb6b9654 = frozenset(('maxTokens', 'messageSeqs', 'messages', 'route', 'system', 'titleProvider', ))
+_cee7eee4553 = frozenset(('content', 'role', ))
+_ca924d9be19 = frozenset(('content', 'provenance', 'role', ))
+_ce3bade2a92 = frozenset(('assistant', 'system', 'user', ))
+_c2ddac123eb = frozenset(('content', 'source', 'turn', ))
+_ce9dbfecb0c = frozenset(('kind', 'rpcId', ))
+_c9110b76f20 = frozenset(('kind', 'plugin', ))
+_c73928dc69e = frozenset(('kind', 'references', 'version', ))
+_c6c7c909f63 = 1
+_cca02f97bb6 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
+_cb17ca36c74 = frozenset(('changes', 'kind', ))
+_cf0bc1fcc59 = frozenset(('action', 'path', 'scope', ))
+_c5c11110423 = frozenset(('action', 'digest', 'path', 'scope', ))
+_c0ce4013c08 = frozenset(('remove', 'replace', 'set', ))
+_c70bc7f9611 = frozenset(('goalId', 'kind', 'revision', 'round', ))
+_c0c6fab2c6a = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
+_ce5ab476ef6 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
+_c86f2f4717a = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
+_cf30380d3ce = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_c911cafca03 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
+_ce0c592f451 = frozenset(('active', 'blocked', 'complete', 'paused', ))
+_c267b819a4c = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
+_cc69893d42d = frozenset(('id', 'revision', ))
+_c252970c41c = frozenset(('step', 'turn', ))
+_c3620fd2818 = frozenset(('todos', ))
+_cf27768336b = frozenset(('content', 'status', ))
+_c2bf30b6513 = frozenset(('completed', 'in_progress', 'pending', ))
+_c28792031c0 = frozenset(('arguments', 'callId', 'name', 'step', 'turn', ))
+_c598b82ad7d = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
+_cb3c7e0af33 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
+_cfbbd9decf4 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
+_ccc9097c808 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
+_c3f04b73504 = frozenset(('code', 'name', ))
+_c9a8dee3867 = frozenset(('reason', 'turn', ))
+_cb440206b70 = frozenset(('failure', 'kind', 'step', ))
+_c7d7eb382d1 = frozenset(('kind', 'message', 'step', ))
+_c0452128c98 = frozenset(('code', 'kind', 'message', 'step', ))
+_ccf77606eb5 = frozenset(('trigger', 'turn', ))
+_c94a32a777c = frozenset(('kind', 'source', ))
+_c61d27c553c = frozenset(('content', 'source', ))
+def _v6a439bf4fd(x):
     if not (isinstance(x, str) and x == 'append'): return False
     return True
 
-def _event_v10(x):
+def _v5c267a9c3b(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c11): return False
-    if not (x.keys() <= _event_c12): return False
-    x13 = x['op']
-    if not (isinstance(x13, str) and x13 == 'replace'): return False
-    x14 = x['start']
-    if not (type(x14) is int and x14 >= 0 and x14 <= 9007199254740991):
-        if not ((type(x14) is int or _is_integer(x14))): return False
-        if x14 < 0: return False
-        if x14 > 9007199254740991: return False
-    x15 = x['end']
-    if not (type(x15) is int and x15 >= 0 and x15 <= 9007199254740991):
-        if not ((type(x15) is int or _is_integer(x15))): return False
-        if x15 < 0: return False
-        if x15 > 9007199254740991: return False
+    if not (x.keys() >= _c5fc5015b34): return False
+    if not (x.keys() <= _c5fc5015b34): return False
+    x2 = x['op']
+    if not (isinstance(x2, str) and x2 == 'replace'): return False
+    x1 = x['start']
+    if not (type(x1) is int and x1 >= 0 and x1 <= 9007199254740991):
+        if not ((type(x1) is int or _is_integer(x1))): return False
+        if x1 < 0: return False
+        if x1 > 9007199254740991: return False
+    x0 = x['end']
+    if not (type(x0) is int and x0 >= 0 and x0 <= 9007199254740991):
+        if not ((type(x0) is int or _is_integer(x0))): return False
+        if x0 < 0: return False
+        if x0 > 9007199254740991: return False
     return True
 
-def _event_v20(x):
+def _vc39fcc046f(x):
     if isinstance(x, dict):
-        x21 = x.get('data', _M)
-        if x21 is not _M:
-            if not (isinstance(x21, dict)): return False
-            if not (x21.keys() >= _event_c22): return False
-            if not (x21.keys() <= _event_c23): return False
-            x24 = x21['id']
-            if not (isinstance(x24, str)): return False
-            x25 = x21['toolName']
-            if not (isinstance(x25, str)): return False
-            x26 = x21.get('callId', _M)
-            if x26 is not _M:
-                if not (isinstance(x26, str)): return False
-            x27 = x21.get('reason', _M)
-            if x27 is not _M:
-                if not (isinstance(x27, str)): return False
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c6c2317d8d7): return False
+            if not (x1.keys() <= _c6a02e1dccc): return False
+            x4 = x1['id']
+            if not (isinstance(x4, str)): return False
+            x3 = x1['toolName']
+            if not (isinstance(x3, str)): return False
+            x2 = x1.get('callId', _M)
+            if x2 is not _M:
+                if not (isinstance(x2, str)): return False
+            x0 = x1.get('reason', _M)
+            if x0 is not _M:
+                if not (isinstance(x0, str)): return False
     return True
 
-def _event_v28(x):
+def _v569cace057(x):
     if isinstance(x, dict):
-        x29 = x.get('data', _M)
-        if x29 is not _M:
-            if not (isinstance(x29, dict)): return False
-            if not (x29.keys() >= _event_c30): return False
-            if not (x29.keys() <= _event_c31): return False
-            x32 = x29['id']
-            if not (isinstance(x32, str)): return False
-            x33 = x29['outcome']
-            if not (isinstance(x33, str) and x33 in _event_c34): return False
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c6607c6d2b0): return False
+            if not (x1.keys() <= _c6607c6d2b0): return False
+            x2 = x1['id']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['outcome']
+            if not (isinstance(x0, str) and x0 in _cc355566e24): return False
     return True
 
-def _event_v35(x):
+def _ve3e0bf235f(x):
     if isinstance(x, dict):
-        x36 = x.get('data', _M)
-        if x36 is not _M:
-            if not (isinstance(x36, dict)): return False
-            if not (x36.keys() >= _event_c37): return False
-            if not (x36.keys() <= _event_c38): return False
-            x39 = x36['policy']
-            if not (isinstance(x39, str) and x39 in _event_c40): return False
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _ca18897037f): return False
+            if not (x1.keys() <= _ca18897037f): return False
+            x0 = x1['policy']
+            if not (isinstance(x0, str) and x0 in _c56846764e4): return False
     return True
 
-def _event_v51(x):
+def _vf5633de842(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c52): return False
-    if not (x.keys() <= _event_c53): return False
-    x54 = x['type']
-    if not (isinstance(x54, str) and x54 == 'block-start'): return False
-    x55 = x['index']
-    if not ((type(x55) is int or type(x55) is float or _is_number(x55))): return False
-    x56 = x['blockType']
-    if not (isinstance(x56, str)): return False
+    if not (x.keys() >= _cc2d7636d4a): return False
+    if not (x.keys() <= _cc2d7636d4a): return False
+    x2 = x['type']
+    if not (isinstance(x2, str) and x2 == 'block-start'): return False
+    x1 = x['index']
+    if not ((type(x1) is int or type(x1) is float or _is_number(x1))): return False
+    x0 = x['blockType']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v57(x):
+def _v6ab23af6ec(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c58): return False
-    if not (x.keys() <= _event_c59): return False
-    x60 = x['type']
-    if not (isinstance(x60, str) and x60 == 'text-delta'): return False
-    x61 = x['index']
-    if not ((type(x61) is int or type(x61) is float or _is_number(x61))): return False
-    x62 = x['text']
-    if not (isinstance(x62, str)): return False
+    if not (x.keys() >= _ce0effebe84): return False
+    if not (x.keys() <= _ce0effebe84): return False
+    x2 = x['type']
+    if not (isinstance(x2, str) and x2 == 'text-delta'): return False
+    x1 = x['index']
+    if not ((type(x1) is int or type(x1) is float or _is_number(x1))): return False
+    x0 = x['text']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v63(x):
+def _v27d703be6c(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c64): return False
-    if not (x.keys() <= _event_c65): return False
-    x66 = x['type']
-    if not (isinstance(x66, str) and x66 == 'reasoning-delta'): return False
-    x67 = x['index']
-    if not ((type(x67) is int or type(x67) is float or _is_number(x67))): return False
-    x68 = x['text']
-    if not (isinstance(x68, str)): return False
+    if not (x.keys() >= _ce0effebe84): return False
+    if not (x.keys() <= _ce0effebe84): return False
+    x2 = x['type']
+    if not (isinstance(x2, str) and x2 == 'reasoning-delta'): return False
+    x1 = x['index']
+    if not ((type(x1) is int or type(x1) is float or _is_number(x1))): return False
+    x0 = x['text']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v69(x):
+def _vd803b0841f(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c70): return False
-    if not (x.keys() <= _event_c71): return False
-    x72 = x['type']
-    if not (isinstance(x72, str) and x72 == 'tool-call-delta'): return False
-    x73 = x['index']
-    if not ((type(x73) is int or type(x73) is float or _is_number(x73))): return False
-    x74 = x['id']
-    if not (isinstance(x74, str)): return False
-    x75 = x.get('name', _M)
-    if x75 is not _M:
-        if not (isinstance(x75, str)): return False
-    x76 = x['argumentsDelta']
-    if not (isinstance(x76, str)): return False
+    if not (x.keys() >= _c3ea77d85fb): return False
+    if not (x.keys() <= _ca821ef7198): return False
+    x4 = x['type']
+    if not (isinstance(x4, str) and x4 == 'tool-call-delta'): return False
+    x3 = x['index']
+    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x['id']
+    if not (isinstance(x2, str)): return False
+    x1 = x.get('name', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, str)): return False
+    x0 = x['argumentsDelta']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v85(x):
+def _vc7a88da18d(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c86): return False
-    if not (x.keys() <= _event_c87): return False
-    x88 = x['type']
-    if not (isinstance(x88, str) and x88 == 'text'): return False
-    x89 = x['text']
-    if not (isinstance(x89, str)): return False
+    if not (x.keys() >= _cf68d9fd7f6): return False
+    if not (x.keys() <= _cf68d9fd7f6): return False
+    x1 = x['type']
+    if not (isinstance(x1, str) and x1 == 'text'): return False
+    x0 = x['text']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v90(x):
+def _v1ecd4953a7(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c91): return False
-    if not (x.keys() <= _event_c92): return False
-    x93 = x['type']
-    if not (isinstance(x93, str) and x93 == 'reasoning'): return False
-    x94 = x['text']
-    if not (isinstance(x94, str)): return False
+    if not (x.keys() >= _cf68d9fd7f6): return False
+    if not (x.keys() <= _cf68d9fd7f6): return False
+    x1 = x['type']
+    if not (isinstance(x1, str) and x1 == 'reasoning'): return False
+    x0 = x['text']
+    if not (isinstance(x0, str)): return False
     return True
 
-def _event_v95(x):
+def _vd62354d509(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c96): return False
-    if not (x.keys() <= _event_c97): return False
-    x98 = x['type']
-    if not (isinstance(x98, str) and x98 == 'tool-call'): return False
-    x99 = x['id']
-    if not (isinstance(x99, str)): return False
-    x100 = x['name']
-    if not (isinstance(x100, str)): return False
-    x101 = x['arguments']
-    if not (isinstance(x101, str)): return False
-    return True
-
-def _event_v124(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c125): return False
-    if not (x.keys() <= _event_c126): return False
-    x127 = x['type']
-    if not (isinstance(x127, str) and x127 == 'tool-result'): return False
-    x128 = x['toolCallId']
-    if not (isinstance(x128, str)): return False
-    x129 = x['content']
-    if not (isinstance(x129, list)): return False
-    for x130 in x129:
-        if not _event_v109(x130): return False
-    x131 = x.get('isError', _M)
-    if x131 is not _M:
-        if not (isinstance(x131, bool)): return False
-    return True
-
-def _event_v109(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c110): return False
-    x111 = x['type']
-    if not (isinstance(x111, str)): return False
-    x112 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x112 == 'text':
-        if not (x.keys() >= _event_c113): return False
-        if not (x.keys() <= _event_c114): return False
-        x115 = x['text']
-        if not (isinstance(x115, str)): return False
-    elif x112 == 'reasoning':
-        if not (x.keys() >= _event_c116): return False
-        if not (x.keys() <= _event_c117): return False
-        x118 = x['text']
-        if not (isinstance(x118, str)): return False
-    elif x112 == 'tool-call':
-        if not (x.keys() >= _event_c119): return False
-        if not (x.keys() <= _event_c120): return False
-        x121 = x['id']
-        if not (isinstance(x121, str)): return False
-        x122 = x['name']
-        if not (isinstance(x122, str)): return False
-        x123 = x['arguments']
-        if not (isinstance(x123, str)): return False
-    elif x112 == 'tool-result':
-        if not _event_v124(x): return False
-    return True
-
-def _event_v102(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c103): return False
-    if not (x.keys() <= _event_c104): return False
-    x105 = x['type']
-    if not (isinstance(x105, str) and x105 == 'tool-result'): return False
-    x106 = x['toolCallId']
-    if not (isinstance(x106, str)): return False
-    x107 = x['content']
-    if not (isinstance(x107, list)): return False
-    for x108 in x107:
-        if not _event_v109(x108): return False
-    x132 = x.get('isError', _M)
-    if x132 is not _M:
-        if not (isinstance(x132, bool)): return False
-    return True
-
-def _event_v77(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c78): return False
-    if not (x.keys() <= _event_c79): return False
-    x80 = x['type']
-    if not (isinstance(x80, str) and x80 == 'block-end'): return False
-    x81 = x['index']
-    if not ((type(x81) is int or type(x81) is float or _is_number(x81))): return False
-    x82 = x['block']
-    if not (isinstance(x82, dict)): return False
-    if not (x82.keys() >= _event_c83): return False
-    x84 = x82['type']
-    if not (isinstance(x84, str)): return False
-    x133 = x82.get('type', _M) if isinstance(x82, dict) else _M
-    if x133 == 'text':
-        if not (x82.keys() >= _event_c134): return False
-        if not (x82.keys() <= _event_c135): return False
-        x136 = x82['text']
-        if not (isinstance(x136, str)): return False
-    elif x133 == 'reasoning':
-        if not (x82.keys() >= _event_c137): return False
-        if not (x82.keys() <= _event_c138): return False
-        x139 = x82['text']
-        if not (isinstance(x139, str)): return False
-    elif x133 == 'tool-call':
-        if not (x82.keys() >= _event_c140): return False
-        if not (x82.keys() <= _event_c141): return False
-        x142 = x82['id']
-        if not (isinstance(x142, str)): return False
-        x143 = x82['name']
-        if not (isinstance(x143, str)): return False
-        x144 = x82['arguments']
-        if not (isinstance(x144, str)): return False
-    elif x133 == 'tool-result':
-        if not (x82.keys() >= _event_c145): return False
-        if not (x82.keys() <= _event_c146): return False
-        x147 = x82['toolCallId']
-        if not (isinstance(x147, str)): return False
-        x148 = x82['content']
-        if not (isinstance(x148, list)): return False
-        for x149 in x148:
-            if not _event_v109(x149): return False
-        x150 = x82.get('isError', _M)
-        if x150 is not _M:
-            if not (isinstance(x150, bool)): return False
-    return True
-
-def _event_v151(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c152): return False
-    if not (x.keys() <= _event_c153): return False
-    x154 = x['type']
-    if not (isinstance(x154, str) and x154 == 'usage'): return False
-    x155 = x['usage']
-    if not (isinstance(x155, dict)): return False
-    if not (x155.keys() >= _event_c156): return False
-    if not (x155.keys() <= _event_c157): return False
-    x158 = x155['inputTokens']
-    if not ((type(x158) is int or type(x158) is float or _is_number(x158))): return False
-    x159 = x155['outputTokens']
-    if not ((type(x159) is int or type(x159) is float or _is_number(x159))): return False
-    x160 = x155.get('cacheReadTokens', _M)
-    if x160 is not _M:
-        if not ((type(x160) is int or type(x160) is float or _is_number(x160))): return False
-    x161 = x155.get('cacheWriteTokens', _M)
-    if x161 is not _M:
-        if not ((type(x161) is int or type(x161) is float or _is_number(x161))): return False
-    x162 = x155.get('reasoningTokens', _M)
-    if x162 is not _M:
-        if not ((type(x162) is int or type(x162) is float or _is_number(x162))): return False
-    return True
-
-def _event_v170(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c171): return False
-    if not (x.keys() <= _event_c172): return False
-    x173 = x['kind']
-    if not (isinstance(x173, str) and x173 == 'stop'): return False
-    return True
-
-def _event_v174(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c175): return False
-    if not (x.keys() <= _event_c176): return False
-    x177 = x['kind']
-    if not (isinstance(x177, str) and x177 == 'tool-calls'): return False
-    return True
-
-def _event_v178(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c179): return False
-    if not (x.keys() <= _event_c180): return False
-    x181 = x['kind']
-    if not (isinstance(x181, str) and x181 == 'max-tokens'): return False
-    return True
-
-def _event_v182(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c183): return False
-    if not (x.keys() <= _event_c184): return False
-    x185 = x['kind']
-    if not (isinstance(x185, str) and x185 == 'aborted'): return False
-    x186 = x['failure']
-    if not (isinstance(x186, dict)): return False
-    if not (x186.keys() >= _event_c187): return False
-    if not (x186.keys() <= _event_c188): return False
-    x189 = x186['message']
-    if not (isinstance(x189, str)): return False
-    x190 = x186['code']
-    if not (isinstance(x190, str)): return False
-    x191 = x186.get('status', _M)
-    if x191 is not _M:
-        if not ((type(x191) is int or type(x191) is float or _is_number(x191))): return False
-    x192 = x186.get('providerRetryAfterMs', _M)
-    if x192 is not _M:
-        if not ((type(x192) is int or type(x192) is float or _is_number(x192))): return False
-    x193 = x186.get('requestId', _M)
-    if x193 is not _M:
-        if not (isinstance(x193, str)): return False
-    return True
-
-def _event_v194(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c195): return False
-    if not (x.keys() <= _event_c196): return False
-    x197 = x['kind']
-    if not (isinstance(x197, str) and x197 == 'error'): return False
-    x198 = x['failure']
-    if not (isinstance(x198, dict)): return False
-    if not (x198.keys() >= _event_c199): return False
-    if not (x198.keys() <= _event_c200): return False
-    x201 = x198['message']
-    if not (isinstance(x201, str)): return False
-    x202 = x198['code']
-    if not (isinstance(x202, str)): return False
-    x203 = x198.get('status', _M)
-    if x203 is not _M:
-        if not ((type(x203) is int or type(x203) is float or _is_number(x203))): return False
-    x204 = x198.get('providerRetryAfterMs', _M)
-    if x204 is not _M:
-        if not ((type(x204) is int or type(x204) is float or _is_number(x204))): return False
-    x205 = x198.get('requestId', _M)
-    if x205 is not _M:
-        if not (isinstance(x205, str)): return False
-    return True
-
-def _event_v163(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c164): return False
-    if not (x.keys() <= _event_c165): return False
-    x166 = x['type']
-    if not (isinstance(x166, str) and x166 == 'finish'): return False
-    x167 = x['reason']
-    if not (isinstance(x167, dict)): return False
-    if not (x167.keys() >= _event_c168): return False
-    x169 = x167['kind']
-    if not (isinstance(x169, str)): return False
-    x206 = x167.get('kind', _M) if isinstance(x167, dict) else _M
-    if x206 == 'stop':
-        if not (x167.keys() >= _event_c207): return False
-        if not (x167.keys() <= _event_c208): return False
-    elif x206 == 'tool-calls':
-        if not (x167.keys() >= _event_c209): return False
-        if not (x167.keys() <= _event_c210): return False
-    elif x206 == 'max-tokens':
-        if not (x167.keys() >= _event_c211): return False
-        if not (x167.keys() <= _event_c212): return False
-    elif x206 == 'aborted':
-        if not (x167.keys() >= _event_c213): return False
-        if not (x167.keys() <= _event_c214): return False
-        x215 = x167['failure']
-        if not (isinstance(x215, dict)): return False
-        if not (x215.keys() >= _event_c216): return False
-        if not (x215.keys() <= _event_c217): return False
-        x218 = x215['message']
-        if not (isinstance(x218, str)): return False
-        x219 = x215['code']
-        if not (isinstance(x219, str)): return False
-        x220 = x215.get('status', _M)
-        if x220 is not _M:
-            if not ((type(x220) is int or type(x220) is float or _is_number(x220))): return False
-        x221 = x215.get('providerRetryAfterMs', _M)
-        if x221 is not _M:
-            if not ((type(x221) is int or type(x221) is float or _is_number(x221))): return False
-        x222 = x215.get('requestId', _M)
-        if x222 is not _M:
-            if not (isinstance(x222, str)): return False
-    elif x206 == 'error':
-        if not (x167.keys() >= _event_c223): return False
-        if not (x167.keys() <= _event_c224): return False
-        x225 = x167['failure']
-        if not (isinstance(x225, dict)): return False
-        if not (x225.keys() >= _event_c226): return False
-        if not (x225.keys() <= _event_c227): return False
-        x228 = x225['message']
-        if not (isinstance(x228, str)): return False
-        x229 = x225['code']
-        if not (isinstance(x229, str)): return False
-        x230 = x225.get('status', _M)
-        if x230 is not _M:
-            if not ((type(x230) is int or type(x230) is float or _is_number(x230))): return False
-        x231 = x225.get('providerRetryAfterMs', _M)
-        if x231 is not _M:
-            if not ((type(x231) is int or type(x231) is float or _is_number(x231))): return False
-        x232 = x225.get('requestId', _M)
-        if x232 is not _M:
-            if not (isinstance(x232, str)): return False
-    return True
-
-def _event_v41(x):
-    if isinstance(x, dict):
-        x42 = x.get('data', _M)
-        if x42 is not _M:
-            if not (isinstance(x42, dict)): return False
-            if not (x42.keys() >= _event_c43): return False
-            if not (x42.keys() <= _event_c44): return False
-            x45 = x42['turn']
-            if not ((type(x45) is int or type(x45) is float or _is_number(x45))): return False
-            x46 = x42['step']
-            if not ((type(x46) is int or type(x46) is float or _is_number(x46))): return False
-            x47 = x42['chunk']
-            if not (isinstance(x47, dict)): return False
-            if not (x47.keys() >= _event_c48): return False
-            x49 = x47['type']
-            if not (isinstance(x49, str) and x49 in _event_c50): return False
-            x233 = x47.get('type', _M) if isinstance(x47, dict) else _M
-            if x233 == 'block-start':
-                if not (x47.keys() >= _event_c234): return False
-                if not (x47.keys() <= _event_c235): return False
-                x236 = x47['index']
-                if not ((type(x236) is int or type(x236) is float or _is_number(x236))): return False
-                x237 = x47['blockType']
-                if not (isinstance(x237, str)): return False
-            elif x233 == 'text-delta':
-                if not (x47.keys() >= _event_c238): return False
-                if not (x47.keys() <= _event_c239): return False
-                x240 = x47['index']
-                if not ((type(x240) is int or type(x240) is float or _is_number(x240))): return False
-                x241 = x47['text']
-                if not (isinstance(x241, str)): return False
-            elif x233 == 'reasoning-delta':
-                if not (x47.keys() >= _event_c242): return False
-                if not (x47.keys() <= _event_c243): return False
-                x244 = x47['index']
-                if not ((type(x244) is int or type(x244) is float or _is_number(x244))): return False
-                x245 = x47['text']
-                if not (isinstance(x245, str)): return False
-            elif x233 == 'tool-call-delta':
-                if not (x47.keys() >= _event_c246): return False
-                if not (x47.keys() <= _event_c247): return False
-                x248 = x47['index']
-                if not ((type(x248) is int or type(x248) is float or _is_number(x248))): return False
-                x249 = x47['id']
-                if not (isinstance(x249, str)): return False
-                x250 = x47.get('name', _M)
-                if x250 is not _M:
-                    if not (isinstance(x250, str)): return False
-                x251 = x47['argumentsDelta']
-                if not (isinstance(x251, str)): return False
-            elif x233 == 'block-end':
-                if not (x47.keys() >= _event_c252): return False
-                if not (x47.keys() <= _event_c253): return False
-                x254 = x47['index']
-                if not ((type(x254) is int or type(x254) is float or _is_number(x254))): return False
-                x255 = x47['block']
-                if not (isinstance(x255, dict)): return False
-                if not (x255.keys() >= _event_c256): return False
-                x257 = x255['type']
-                if not (isinstance(x257, str)): return False
-                x258 = x255.get('type', _M) if isinstance(x255, dict) else _M
-                if x258 == 'text':
-                    if not (x255.keys() >= _event_c259): return False
-                    if not (x255.keys() <= _event_c260): return False
-                    x261 = x255['text']
-                    if not (isinstance(x261, str)): return False
-                elif x258 == 'reasoning':
-                    if not (x255.keys() >= _event_c262): return False
-                    if not (x255.keys() <= _event_c263): return False
-                    x264 = x255['text']
-                    if not (isinstance(x264, str)): return False
-                elif x258 == 'tool-call':
-                    if not (x255.keys() >= _event_c265): return False
-                    if not (x255.keys() <= _event_c266): return False
-                    x267 = x255['id']
-                    if not (isinstance(x267, str)): return False
-                    x268 = x255['name']
-                    if not (isinstance(x268, str)): return False
-                    x269 = x255['arguments']
-                    if not (isinstance(x269, str)): return False
-                elif x258 == 'tool-result':
-                    if not (x255.keys() >= _event_c270): return False
-                    if not (x255.keys() <= _event_c271): return False
-                    x272 = x255['toolCallId']
-                    if not (isinstance(x272, str)): return False
-                    x273 = x255['content']
-                    if not (isinstance(x273, list)): return False
-                    for x274 in x273:
-                        if not _event_v109(x274): return False
-                    x275 = x255.get('isError', _M)
-                    if x275 is not _M:
-                        if not (isinstance(x275, bool)): return False
-            elif x233 == 'usage':
-                if not (x47.keys() >= _event_c276): return False
-                if not (x47.keys() <= _event_c277): return False
-                x278 = x47['usage']
-                if not (isinstance(x278, dict)): return False
-                if not (x278.keys() >= _event_c279): return False
-                if not (x278.keys() <= _event_c280): return False
-                x281 = x278['inputTokens']
-                if not ((type(x281) is int or type(x281) is float or _is_number(x281))): return False
-                x282 = x278['outputTokens']
-                if not ((type(x282) is int or type(x282) is float or _is_number(x282))): return False
-                x283 = x278.get('cacheReadTokens', _M)
-                if x283 is not _M:
-                    if not ((type(x283) is int or type(x283) is float or _is_number(x283))): return False
-                x284 = x278.get('cacheWriteTokens', _M)
-                if x284 is not _M:
-                    if not ((type(x284) is int or type(x284) is float or _is_number(x284))): return False
-                x285 = x278.get('reasoningTokens', _M)
-                if x285 is not _M:
-                    if not ((type(x285) is int or type(x285) is float or _is_number(x285))): return False
-            elif x233 == 'finish':
-                if not (x47.keys() >= _event_c286): return False
-                if not (x47.keys() <= _event_c287): return False
-                x288 = x47['reason']
-                if not (isinstance(x288, dict)): return False
-                if not (x288.keys() >= _event_c289): return False
-                x290 = x288['kind']
-                if not (isinstance(x290, str)): return False
-                x291 = x288.get('kind', _M) if isinstance(x288, dict) else _M
-                if x291 == 'stop':
-                    if not (x288.keys() >= _event_c292): return False
-                    if not (x288.keys() <= _event_c293): return False
-                elif x291 == 'tool-calls':
-                    if not (x288.keys() >= _event_c294): return False
-                    if not (x288.keys() <= _event_c295): return False
-                elif x291 == 'max-tokens':
-                    if not (x288.keys() >= _event_c296): return False
-                    if not (x288.keys() <= _event_c297): return False
-                elif x291 == 'aborted':
-                    if not (x288.keys() >= _event_c298): return False
-                    if not (x288.keys() <= _event_c299): return False
-                    x300 = x288['failure']
-                    if not (isinstance(x300, dict)): return False
-                    if not (x300.keys() >= _event_c301): return False
-                    if not (x300.keys() <= _event_c302): return False
-                    x303 = x300['message']
-                    if not (isinstance(x303, str)): return False
-                    x304 = x300['code']
-                    if not (isinstance(x304, str)): return False
-                    x305 = x300.get('status', _M)
-                    if x305 is not _M:
-                        if not ((type(x305) is int or type(x305) is float or _is_number(x305))): return False
-                    x306 = x300.get('providerRetryAfterMs', _M)
-                    if x306 is not _M:
-                        if not ((type(x306) is int or type(x306) is float or _is_number(x306))): return False
-                    x307 = x300.get('requestId', _M)
-                    if x307 is not _M:
-                        if not (isinstance(x307, str)): return False
-                elif x291 == 'error':
-                    if not (x288.keys() >= _event_c308): return False
-                    if not (x288.keys() <= _event_c309): return False
-                    x310 = x288['failure']
-                    if not (isinstance(x310, dict)): return False
-                    if not (x310.keys() >= _event_c311): return False
-                    if not (x310.keys() <= _event_c312): return False
-                    x313 = x310['message']
-                    if not (isinstance(x313, str)): return False
-                    x314 = x310['code']
-                    if not (isinstance(x314, str)): return False
-                    x315 = x310.get('status', _M)
-                    if x315 is not _M:
-                        if not ((type(x315) is int or type(x315) is float or _is_number(x315))): return False
-                    x316 = x310.get('providerRetryAfterMs', _M)
-                    if x316 is not _M:
-                        if not ((type(x316) is int or type(x316) is float or _is_number(x316))): return False
-                    x317 = x310.get('requestId', _M)
-                    if x317 is not _M:
-                        if not (isinstance(x317, str)): return False
-    return True
-
-def _event_v318(x):
-    if isinstance(x, dict):
-        x319 = x.get('data', _M)
-        if x319 is not _M:
-            if not (isinstance(x319, dict)): return False
-            if not (x319.keys() >= _event_c320): return False
-            if not (x319.keys() <= _event_c321): return False
-            x322 = x319['turn']
-            if not ((type(x322) is int or type(x322) is float or _is_number(x322))): return False
-            x323 = x319['step']
-            if not ((type(x323) is int or type(x323) is float or _is_number(x323))): return False
-            x324 = x319['content']
-            if not (isinstance(x324, list)): return False
-            for x325 in x324:
-                if not (isinstance(x325, dict)): return False
-                if not (x325.keys() >= _event_c326): return False
-                x327 = x325['type']
-                if not (isinstance(x327, str)): return False
-                x328 = x325.get('type', _M) if isinstance(x325, dict) else _M
-                if x328 == 'text':
-                    if not (x325.keys() >= _event_c329): return False
-                    if not (x325.keys() <= _event_c330): return False
-                    x331 = x325['text']
-                    if not (isinstance(x331, str)): return False
-                elif x328 == 'reasoning':
-                    if not (x325.keys() >= _event_c332): return False
-                    if not (x325.keys() <= _event_c333): return False
-                    x334 = x325['text']
-                    if not (isinstance(x334, str)): return False
-                elif x328 == 'tool-call':
-                    if not (x325.keys() >= _event_c335): return False
-                    if not (x325.keys() <= _event_c336): return False
-                    x337 = x325['id']
-                    if not (isinstance(x337, str)): return False
-                    x338 = x325['name']
-                    if not (isinstance(x338, str)): return False
-                    x339 = x325['arguments']
-                    if not (isinstance(x339, str)): return False
-                elif x328 == 'tool-result':
-                    if not (x325.keys() >= _event_c340): return False
-                    if not (x325.keys() <= _event_c341): return False
-                    x342 = x325['toolCallId']
-                    if not (isinstance(x342, str)): return False
-                    x343 = x325['content']
-                    if not (isinstance(x343, list)): return False
-                    for x344 in x343:
-                        if not _event_v109(x344): return False
-                    x345 = x325.get('isError', _M)
-                    if x345 is not _M:
-                        if not (isinstance(x345, bool)): return False
-            x346 = x319['provenance']
-            if not (isinstance(x346, dict)): return False
-            if not (x346.keys() >= _event_c347): return False
-            if not (x346.keys() <= _event_c348): return False
-            x349 = x346['provider']
-            if not (isinstance(x349, str)): return False
-            if len(x349) < 1: return False
-            x350 = x346['model']
-            if not (isinstance(x350, str)): return False
-            if len(x350) < 1: return False
-            x351 = x319.get('usage', _M)
-            if x351 is not _M:
-                if not (isinstance(x351, dict)): return False
-                if not (x351.keys() >= _event_c352): return False
-                if not (x351.keys() <= _event_c353): return False
-                x354 = x351['inputTokens']
-                if not ((type(x354) is int or type(x354) is float or _is_number(x354))): return False
-                x355 = x351['outputTokens']
-                if not ((type(x355) is int or type(x355) is float or _is_number(x355))): return False
-                x356 = x351.get('cacheReadTokens', _M)
-                if x356 is not _M:
-                    if not ((type(x356) is int or type(x356) is float or _is_number(x356))): return False
-                x357 = x351.get('cacheWriteTokens', _M)
-                if x357 is not _M:
-                    if not ((type(x357) is int or type(x357) is float or _is_number(x357))): return False
-                x358 = x351.get('reasoningTokens', _M)
-                if x358 is not _M:
-                    if not ((type(x358) is int or type(x358) is float or _is_number(x358))): return False
-    return True
-
-def _event_v359(x):
-    if isinstance(x, dict):
-        x360 = x.get('data', _M)
-        if x360 is not _M:
-            if not (isinstance(x360, dict)): return False
-            if not (x360.keys() >= _event_c361): return False
-            if not (x360.keys() <= _event_c362): return False
-            x363 = x360['turn']
-            if not ((type(x363) is int or type(x363) is float or _is_number(x363))): return False
-            x364 = x360.get('error', _M)
-            if x364 is not _M:
-                if not (isinstance(x364, str)): return False
-    return True
-
-def _event_v365(x):
-    if isinstance(x, dict):
-        x366 = x.get('data', _M)
-        if x366 is not _M:
-            if not (isinstance(x366, dict)): return False
-            if not (x366.keys() >= _event_c367): return False
-            if not (x366.keys() <= _event_c368): return False
-            x369 = x366['turn']
-            if not ((type(x369) is int or type(x369) is float or _is_number(x369))): return False
-    return True
-
-def _event_v370(x):
-    if isinstance(x, dict):
-        x371 = x.get('data', _M)
-        if x371 is not _M:
-            if not (isinstance(x371, dict)): return False
-            if not (x371.keys() >= _event_c372): return False
-            if not (x371.keys() <= _event_c373): return False
-            x374 = x371['summary']
-            if not (isinstance(x374, list)): return False
-            for x375 in x374:
-                if not (isinstance(x375, dict)): return False
-                if not (x375.keys() >= _event_c376): return False
-                x377 = x375['type']
-                if not (isinstance(x377, str)): return False
-                x378 = x375.get('type', _M) if isinstance(x375, dict) else _M
-                if x378 == 'text':
-                    if not (x375.keys() >= _event_c379): return False
-                    if not (x375.keys() <= _event_c380): return False
-                    x381 = x375['text']
-                    if not (isinstance(x381, str)): return False
-                elif x378 == 'reasoning':
-                    if not (x375.keys() >= _event_c382): return False
-                    if not (x375.keys() <= _event_c383): return False
-                    x384 = x375['text']
-                    if not (isinstance(x384, str)): return False
-                elif x378 == 'tool-call':
-                    if not (x375.keys() >= _event_c385): return False
-                    if not (x375.keys() <= _event_c386): return False
-                    x387 = x375['id']
-                    if not (isinstance(x387, str)): return False
-                    x388 = x375['name']
-                    if not (isinstance(x388, str)): return False
-                    x389 = x375['arguments']
-                    if not (isinstance(x389, str)): return False
-                elif x378 == 'tool-result':
-                    if not (x375.keys() >= _event_c390): return False
-                    if not (x375.keys() <= _event_c391): return False
-                    x392 = x375['toolCallId']
-                    if not (isinstance(x392, str)): return False
-                    x393 = x375['content']
-                    if not (isinstance(x393, list)): return False
-                    for x394 in x393:
-                        if not _event_v109(x394): return False
-                    x395 = x375.get('isError', _M)
-                    if x395 is not _M:
-                        if not (isinstance(x395, bool)): return False
-            x396 = x371['shadowedRange']
-            if not (isinstance(x396, dict)): return False
-            if not (x396.keys() >= _event_c397): return False
-            if not (x396.keys() <= _event_c398): return False
-            x399 = x396['start']
-            if not ((type(x399) is int or type(x399) is float or _is_number(x399))): return False
-            x400 = x396['end']
-            if not ((type(x400) is int or type(x400) is float or _is_number(x400))): return False
-            x401 = x371['shadowedSeqs']
-            if not (isinstance(x401, list)): return False
-            if not (set(map(type, x401)) <= _NUM):
-                for x402 in x401:
-                    if not ((type(x402) is int or type(x402) is float or _is_number(x402))): return False
-            x403 = x371['shadowedTokenCount']
-            if not ((type(x403) is int or type(x403) is float or _is_number(x403))): return False
-            x404 = x371['provider']
-            if not (isinstance(x404, str)): return False
-            x405 = x371['model']
-            if not (isinstance(x405, str)): return False
-            x406 = x371.get('maxTokens', _M)
-            if x406 is not _M:
-                if not ((type(x406) is int or type(x406) is float or _is_number(x406))): return False
-    return True
-
-def _event_v407(x):
-    if isinstance(x, dict):
-        x408 = x.get('data', _M)
-        if x408 is not _M:
-            if not (isinstance(x408, dict)): return False
-            if not (x408.keys() >= _event_c409): return False
-            if not (x408.keys() <= _event_c410): return False
-            x411 = x408['turn']
-            if not ((type(x411) is int or type(x411) is float or _is_number(x411))): return False
-            x412 = x408['point']
-            if not (isinstance(x412, str)): return False
-            x413 = x408['dialect']
-            if not (isinstance(x413, str) and x413 in _event_c414): return False
-            x415 = x408.get('matcher', _M)
-            if x415 is not _M:
-                if not (isinstance(x415, str)): return False
-            x416 = x408['handlerId']
-            if not (isinstance(x416, str)): return False
-    return True
-
-def _event_v417(x):
-    if isinstance(x, dict):
-        x418 = x.get('data', _M)
-        if x418 is not _M:
-            if not (isinstance(x418, dict)): return False
-            if not (x418.keys() >= _event_c419): return False
-            if not (x418.keys() <= _event_c420): return False
-            x421 = x418['turn']
-            if not ((type(x421) is int or type(x421) is float or _is_number(x421))): return False
-            x422 = x418['point']
-            if not (isinstance(x422, str)): return False
-            x423 = x418['handlerId']
-            if not (isinstance(x423, str)): return False
-            x424 = x418['decision']
-            if not (isinstance(x424, str)): return False
-            x425 = x418.get('exitCode', _M)
-            if x425 is not _M:
-                if not ((type(x425) is int or type(x425) is float or _is_number(x425))): return False
-            x426 = x418.get('stderrSummary', _M)
-            if x426 is not _M:
-                if not (isinstance(x426, str)): return False
-            x427 = x418['durationMs']
-            if not ((type(x427) is int or type(x427) is float or _is_number(x427))): return False
-    return True
-
-def _event_v428(x):
-    if isinstance(x, dict):
-        x429 = x.get('data', _M)
-        if x429 is not _M:
-            if not (isinstance(x429, dict)): return False
-            if not (x429.keys() >= _event_c430): return False
-            if not (x429.keys() <= _event_c431): return False
-            x432 = x429['turn']
-            if not ((type(x432) is int or type(x432) is float or _is_number(x432))): return False
-            x433 = x429['step']
-            if not ((type(x433) is int or type(x433) is float or _is_number(x433))): return False
-            x434 = x429['retry']
-            if not ((type(x434) is int or type(x434) is float or _is_number(x434))): return False
-            x435 = x429['maxRetries']
-            if not ((type(x435) is int or type(x435) is float or _is_number(x435))): return False
-            x436 = x429['delayMs']
-            if not ((type(x436) is int or type(x436) is float or _is_number(x436))): return False
-            x437 = x429['failure']
-            if not (isinstance(x437, dict)): return False
-            if not (x437.keys() >= _event_c438): return False
-            if not (x437.keys() <= _event_c439): return False
-            x440 = x437['message']
-            if not (isinstance(x440, str)): return False
-            x441 = x437['code']
-            if not (isinstance(x441, str)): return False
-            x442 = x437.get('status', _M)
-            if x442 is not _M:
-                if not ((type(x442) is int or type(x442) is float or _is_number(x442))): return False
-            x443 = x437.get('providerRetryAfterMs', _M)
-            if x443 is not _M:
-                if not ((type(x443) is int or type(x443) is float or _is_number(x443))): return False
-            x444 = x437.get('requestId', _M)
-            if x444 is not _M:
-                if not (isinstance(x444, str)): return False
-    return True
-
-def _event_v445(x):
-    if isinstance(x, dict):
-        x446 = x.get('data', _M)
-        if x446 is not _M:
-            if not (isinstance(x446, dict)): return False
-            if not (x446.keys() >= _event_c447): return False
-            if not (x446.keys() <= _event_c448): return False
-            x449 = x446['preset']
-            if not (isinstance(x449, str)): return False
-    return True
-
-def _event_v450(x):
-    if isinstance(x, dict):
-        x451 = x.get('data', _M)
-        if x451 is not _M:
-            if not (isinstance(x451, dict)): return False
-            if not (x451.keys() >= _event_c452): return False
-            if not (x451.keys() <= _event_c453): return False
-            x454 = x451['active']
-            if not (isinstance(x454, bool)): return False
-    return True
-
-def _event_v455(x):
-    if isinstance(x, dict):
-        x456 = x.get('data', _M)
-        if x456 is not _M:
-            if not (isinstance(x456, dict)): return False
-            if not (x456.keys() >= _event_c457): return False
-            if not (x456.keys() <= _event_c458): return False
-            x459 = x456['header']
-            if not (isinstance(x459, dict)): return False
-            if not (x459.keys() >= _event_c460): return False
-            if not (x459.keys() <= _event_c461): return False
-            x462 = x459['config']
-            if not (isinstance(x462, dict)): return False
-            if not (x462.keys() >= _event_c463): return False
-            if not (x462.keys() <= _event_c464): return False
-            x465 = x462['provider']
-            if not (isinstance(x465, str)): return False
-            if len(x465) < 1: return False
-            x466 = x462['model']
-            if not (isinstance(x466, str)): return False
-            if len(x466) < 1: return False
-            x467 = x462.get('temperature', _M)
-            if x467 is not _M:
-                if not ((type(x467) is int or type(x467) is float or _is_number(x467))): return False
-            x468 = x462.get('maxTokens', _M)
-            if x468 is not _M:
-                if not ((type(x468) is int or type(x468) is float or _is_number(x468))): return False
-            x469 = x462.get('stop', _M)
-            if x469 is not _M:
-                if not (isinstance(x469, list)): return False
-                if not (set(map(type, x469)) <= _STR):
-                    for x470 in x469:
-                        if not (isinstance(x470, str)): return False
-            x471 = x459.get('system', _M)
-            if x471 is not _M:
-                if not (isinstance(x471, str)): return False
-            x472 = x459.get('tools', _M)
-            if x472 is not _M:
-                if not (isinstance(x472, list)): return False
-                for x473 in x472:
-                    if not (isinstance(x473, dict)): return False
-                    if not (x473.keys() >= _event_c474): return False
-                    if not (x473.keys() <= _event_c475): return False
-                    x476 = x473['name']
-                    if not (isinstance(x476, str)): return False
-                    x477 = x473['description']
-                    if not (isinstance(x477, str)): return False
-                    x478 = x473['parameters']
-                    if not (isinstance(x478, dict)): return False
-            x481 = x456['reason']
-            if not (isinstance(x481, str) and x481 in _event_c482): return False
-    return True
-
-def _event_v483(x):
-    if isinstance(x, dict):
-        x484 = x.get('data', _M)
-        if x484 is not _M:
-            if not (isinstance(x484, dict)): return False
-            if not (x484.keys() >= _event_c485): return False
-            if not (x484.keys() <= _event_c486): return False
-            x487 = x484['mode']
-            if not (isinstance(x487, str) and x487 in _event_c488): return False
-    return True
-
-def _event_v500(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c501): return False
-    if not (x.keys() <= _event_c502): return False
-    x503 = x['kind']
-    if not (isinstance(x503, str) and x503 == 'fallback'): return False
-    return True
-
-def _event_v504(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c505): return False
-    if not (x.keys() <= _event_c506): return False
-    x507 = x['kind']
-    if not (isinstance(x507, str) and x507 == 'provider'): return False
-    x508 = x['provider']
-    if not (isinstance(x508, str)): return False
-    x509 = x.get('model', _M)
-    if x509 is not _M:
-        if not (isinstance(x509, dict)): return False
-        if not (x509.keys() >= _event_c510): return False
-        if not (x509.keys() <= _event_c511): return False
-        x512 = x509['provider']
-        if not (isinstance(x512, str)): return False
-        x513 = x509['model']
-        if not (isinstance(x513, str)): return False
-    return True
-
-def _event_v489(x):
-    if isinstance(x, dict):
-        x490 = x.get('data', _M)
-        if x490 is not _M:
-            if not (isinstance(x490, dict)): return False
-            if not (x490.keys() >= _event_c491): return False
-            if not (x490.keys() <= _event_c492): return False
-            x493 = x490['title']
-            if not (isinstance(x493, str)): return False
-            if len(x493) < 1: return False
-            x494 = x490['messageSeqs']
-            if not (isinstance(x494, list)): return False
-            if not (set(map(type, x494)) <= _NUM):
-                for x495 in x494:
-                    if not ((type(x495) is int or type(x495) is float or _is_number(x495))): return False
-            x496 = x490['source']
-            if not (isinstance(x496, dict)): return False
-            if not (x496.keys() >= _event_c497): return False
-            x498 = x496['kind']
-            if not (isinstance(x498, str) and x498 in _event_c499): return False
-            x514 = x496.get('kind', _M) if isinstance(x496, dict) else _M
-            if x514 == 'fallback':
-                if not (x496.keys() >= _event_c515): return False
-                if not (x496.keys() <= _event_c516): return False
-            elif x514 == 'provider':
-                if not (x496.keys() >= _event_c517): return False
-                if not (x496.keys() <= _event_c518): return False
-                x519 = x496['provider']
-                if not (isinstance(x519, str)): return False
-                x520 = x496.get('model', _M)
-                if x520 is not _M:
-                    if not (isinstance(x520, dict)): return False
-                    if not (x520.keys() >= _event_c521): return False
-                    if not (x520.keys() <= _event_c522): return False
-                    x523 = x520['provider']
-                    if not (isinstance(x523, str)): return False
-                    x524 = x520['model']
-                    if not (isinstance(x524, str)): return False
-    return True
-
-def _event_v525(x):
-    if isinstance(x, dict):
-        x526 = x.get('data', _M)
-        if x526 is not _M:
-            if not (isinstance(x526, dict)): return False
-            if not (x526.keys() >= _event_c527): return False
-            if not (x526.keys() <= _event_c528): return False
-            x529 = x526['titleProvider']
-            if not (isinstance(x529, str)): return False
-            x530 = x526['messageSeqs']
-            if not (isinstance(x530, list)): return False
-            if not (set(map(type, x530)) <= _NUM):
-                for x531 in x530:
-                    if not ((type(x531) is int or type(x531) is float or _is_number(x531))): return False
-            x532 = x526['route']
-            if not (isinstance(x532, dict)): return False
-            if not (x532.keys() >= _event_c533): return False
-            if not (x532.keys() <= _event_c534): return False
-            x535 = x532['provider']
-            if not (isinstance(x535, str)): return False
-            x536 = x532['model']
-            if not (isinstance(x536, str)): return False
-            x537 = x526['system']
-            if not (isinstance(x537, str)): return False
-            x538 = x526['messages']
-            if not (isinstance(x538, list)): return False
-            for x539 in x538:
-                if not (isinstance(x539, dict)): return False
-                if not (x539.keys() >= _event_c540): return False
-                if not (x539.keys() <= _event_c541): return False
-                x542 = x539['role']
-                if not (isinstance(x542, str) and x542 in _event_c543): return False
-                x544 = x539['content']
-                if not (isinstance(x544, list)): return False
-                for x545 in x544:
-                    if not (isinstance(x545, dict)): return False
-                    if not (x545.keys() >= _event_c546): return False
-                    x547 = x545['type']
-                    if not (isinstance(x547, str)): return False
-                    x548 = x545.get('type', _M) if isinstance(x545, dict) else _M
-                    if x548 == 'text':
-                        if not (x545.keys() >= _event_c549): return False
-                        if not (x545.keys() <= _event_c550): return False
-                        x551 = x545['text']
-                        if not (isinstance(x551, str)): return False
-                    elif x548 == 'reasoning':
-                        if not (x545.keys() >= _event_c552): return False
-                        if not (x545.keys() <= _event_c553): return False
-                        x554 = x545['text']
-                        if not (isinstance(x554, str)): return False
-                    elif x548 == 'tool-call':
-                        if not (x545.keys() >= _event_c555): return False
-                        if not (x545.keys() <= _event_c556): return False
-                        x557 = x545['id']
-                        if not (isinstance(x557, str)): return False
-                        x558 = x545['name']
-                        if not (isinstance(x558, str)): return False
-                        x559 = x545['arguments']
-                        if not (isinstance(x559, str)): return False
-                    elif x548 == 'tool-result':
-                        if not (x545.keys() >= _event_c560): return False
-                        if not (x545.keys() <= _event_c561): return False
-                        x562 = x545['toolCallId']
-                        if not (isinstance(x562, str)): return False
-                        x563 = x545['content']
-                        if not (isinstance(x563, list)): return False
-                        for x564 in x563:
-                            if not _event_v109(x564): return False
-                        x565 = x545.get('isError', _M)
-                        if x565 is not _M:
-                            if not (isinstance(x565, bool)): return False
-                x566 = x539.get('provenance', _M)
-                if x566 is not _M:
-                    if not (isinstance(x566, dict)): return False
-                    if not (x566.keys() >= _event_c567): return False
-                    if not (x566.keys() <= _event_c568): return False
-                    x569 = x566['provider']
-                    if not (isinstance(x569, str)): return False
-                    if len(x569) < 1: return False
-                    x570 = x566['model']
-                    if not (isinstance(x570, str)): return False
-                    if len(x570) < 1: return False
-            x571 = x526['maxTokens']
-            if not ((type(x571) is int or type(x571) is float or _is_number(x571))): return False
-    return True
-
-def _event_v602(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c603): return False
-    if not (x.keys() <= _event_c604): return False
-    x605 = x['kind']
-    if not (isinstance(x605, str) and x605 == 'user'): return False
-    return True
-
-def _event_v606(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c607): return False
-    if not (x.keys() <= _event_c608): return False
-    x609 = x['kind']
-    if not (isinstance(x609, str) and x609 == 'user'): return False
-    x610 = x['rpcId']
-    if not (isinstance(x610, str)): return False
-    return True
-
-def _event_v601(x):
-    x613 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x614 = _event_tab611.get(x613, _event_free612) if isinstance(x613, str) else _event_free612
-    if sum(1 for f in x614 if f(x)) != 1: return False
-    return True
-
-def _event_v615(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c616): return False
-    if not (x.keys() <= _event_c617): return False
-    x618 = x['kind']
-    if not (isinstance(x618, str) and x618 == 'plugin'): return False
-    x619 = x['plugin']
-    if not (isinstance(x619, str)): return False
-    return True
-
-def _event_v620(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c621): return False
-    if not (x.keys() <= _event_c622): return False
-    x623 = x['kind']
-    if not (isinstance(x623, str) and x623 == 'session-reference'): return False
-    x624 = x['version']
-    if not _equal(x624, _event_c625): return False
-    x626 = x['references']
-    if not (isinstance(x626, list)): return False
-    for x627 in x626:
-        if not (isinstance(x627, dict)): return False
-        if not (x627.keys() >= _event_c628): return False
-        if not (x627.keys() <= _event_c629): return False
-        x630 = x627['sessionId']
-        if not (isinstance(x630, str)): return False
-        x631 = x627['label']
-        if not (isinstance(x631, str)): return False
-        x632 = x627['capturedThroughSeq']
-        if not ((type(x632) is int or _is_integer(x632)) or x632 is None): return False
-        x633 = x627['compacted']
-        if not (isinstance(x633, bool)): return False
-        x634 = x627['originalMessages']
-        if not ((type(x634) is int or _is_integer(x634))): return False
-        x635 = x627['retainedMessages']
-        if not ((type(x635) is int or _is_integer(x635))): return False
-        x636 = x627['omittedMessages']
-        if not ((type(x636) is int or _is_integer(x636))): return False
-        x637 = x627['omittedBytes']
-        if not ((type(x637) is int or _is_integer(x637))): return False
-        x638 = x627['truncated']
-        if not (isinstance(x638, bool)): return False
-        x639 = x627['inputIndex']
-        if not ((type(x639) is int or _is_integer(x639))): return False
-    return True
-
-def _event_v640(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c641): return False
-    if not (x.keys() <= _event_c642): return False
-    x643 = x['kind']
-    if not (isinstance(x643, str) and x643 == 'workspace-instructions'): return False
-    x644 = x['changes']
-    if not (isinstance(x644, list)): return False
-    for x645 in x644:
-        if not (isinstance(x645, dict)): return False
-        if not (x645.keys() >= _event_c646): return False
-        if not (x645.keys() <= _event_c647): return False
-        x648 = x645['action']
-        if not (isinstance(x648, str) and x648 in _event_c649): return False
-        x650 = x645['scope']
-        if not (isinstance(x650, str)): return False
-        x651 = x645['path']
-        if not (isinstance(x651, str)): return False
-        x652 = x645.get('digest', _M)
-        if x652 is not _M:
-            if not (isinstance(x652, str)): return False
-    return True
-
-def _event_v661(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c662): return False
-    if not (x.keys() <= _event_c663): return False
-    x664 = x['kind']
-    if not (isinstance(x664, str) and x664 == 'goal/change'): return False
-    x665 = x['version']
-    if not _equal(x665, _event_c666): return False
-    x667 = x['operation']
-    if not (isinstance(x667, str) and x667 in _event_c668): return False
-    x669 = x['goal']
-    if not (isinstance(x669, dict)): return False
-    if not (x669.keys() >= _event_c670): return False
-    if not (x669.keys() <= _event_c671): return False
-    x672 = x669['id']
-    if not (isinstance(x672, str)): return False
-    x673 = x669['revision']
-    if not ((type(x673) is int or _is_integer(x673))): return False
-    x674 = x669['objective']
-    if not (isinstance(x674, str)): return False
-    x675 = x669['phase']
-    if not (isinstance(x675, str) and x675 in _event_c676): return False
-    x677 = x669.get('blockedReason', _M)
-    if x677 is not _M:
-        if not (isinstance(x677, dict)): return False
-        if not (x677.keys() >= _event_c678): return False
-        if not (x677.keys() <= _event_c679): return False
-        x680 = x677['code']
-        if not (isinstance(x680, str)): return False
-        x681 = x677['message']
-        if not (isinstance(x681, str)): return False
-    x682 = x669['maxGoalRounds']
-    if not ((type(x682) is int or _is_integer(x682))): return False
-    x683 = x['roundsStarted']
-    if not ((type(x683) is int or _is_integer(x683))): return False
-    x684 = x['createdAt']
-    if not ((type(x684) is int or _is_integer(x684))): return False
-    x685 = x['updatedAt']
-    if not ((type(x685) is int or _is_integer(x685))): return False
-    return True
-
-def _event_v686(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c687): return False
-    if not (x.keys() <= _event_c688): return False
-    x689 = x['kind']
-    if not (isinstance(x689, str) and x689 == 'goal/change'): return False
-    x690 = x['version']
-    if not _equal(x690, _event_c691): return False
-    x692 = x['operation']
-    if not (isinstance(x692, str) and x692 == 'clear'): return False
-    x693 = x['cleared']
-    if not (isinstance(x693, dict)): return False
-    if not (x693.keys() >= _event_c694): return False
-    if not (x693.keys() <= _event_c695): return False
-    x696 = x693['id']
-    if not (isinstance(x696, str)): return False
-    x697 = x693['revision']
-    if not ((type(x697) is int or _is_integer(x697))): return False
-    x698 = x['clearedAt']
-    if not ((type(x698) is int or _is_integer(x698))): return False
-    return True
-
-def _event_v653(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c654): return False
-    if not (x.keys() <= _event_c655): return False
-    x656 = x['kind']
-    if not (isinstance(x656, str) and x656 == 'goal'): return False
-    x657 = x['goalId']
-    if not (isinstance(x657, str)): return False
-    x658 = x['revision']
-    if not ((type(x658) is int or _is_integer(x658))): return False
-    x659 = x['round']
-    if not ((type(x659) is int or _is_integer(x659))): return False
-    x660 = x.get('change', _M)
-    if x660 is not _M:
-        x701 = x660.get('kind', _M) if isinstance(x660, dict) else _M
-        x702 = _event_tab699.get(x701, _event_free700) if isinstance(x701, str) else _event_free700
-        if sum(1 for f in x702 if f(x660)) != 1: return False
-    return True
-
-def _event_v572(x):
-    if isinstance(x, dict):
-        x573 = x.get('data', _M)
-        if x573 is not _M:
-            if not (isinstance(x573, dict)): return False
-            if not (x573.keys() >= _event_c574): return False
-            if not (x573.keys() <= _event_c575): return False
-            x576 = x573['content']
-            if not (isinstance(x576, list)): return False
-            for x577 in x576:
-                if not (isinstance(x577, dict)): return False
-                if not (x577.keys() >= _event_c578): return False
-                x579 = x577['type']
-                if not (isinstance(x579, str)): return False
-                x580 = x577.get('type', _M) if isinstance(x577, dict) else _M
-                if x580 == 'text':
-                    if not (x577.keys() >= _event_c581): return False
-                    if not (x577.keys() <= _event_c582): return False
-                    x583 = x577['text']
-                    if not (isinstance(x583, str)): return False
-                elif x580 == 'reasoning':
-                    if not (x577.keys() >= _event_c584): return False
-                    if not (x577.keys() <= _event_c585): return False
-                    x586 = x577['text']
-                    if not (isinstance(x586, str)): return False
-                elif x580 == 'tool-call':
-                    if not (x577.keys() >= _event_c587): return False
-                    if not (x577.keys() <= _event_c588): return False
-                    x589 = x577['id']
-                    if not (isinstance(x589, str)): return False
-                    x590 = x577['name']
-                    if not (isinstance(x590, str)): return False
-                    x591 = x577['arguments']
-                    if not (isinstance(x591, str)): return False
-                elif x580 == 'tool-result':
-                    if not (x577.keys() >= _event_c592): return False
-                    if not (x577.keys() <= _event_c593): return False
-                    x594 = x577['toolCallId']
-                    if not (isinstance(x594, str)): return False
-                    x595 = x577['content']
-                    if not (isinstance(x595, list)): return False
-                    for x596 in x595:
-                        if not _event_v109(x596): return False
-                    x597 = x577.get('isError', _M)
-                    if x597 is not _M:
-                        if not (isinstance(x597, bool)): return False
-            x598 = x573['source']
-            if not (isinstance(x598, dict)): return False
-            if not (x598.keys() >= _event_c599): return False
-            x600 = x598['kind']
-            if not (isinstance(x600, str)): return False
-            x703 = x598.get('kind', _M) if isinstance(x598, dict) else _M
-            if x703 == 'user':
-                x706 = x598.get('kind', _M) if isinstance(x598, dict) else _M
-                x707 = _event_tab704.get(x706, _event_free705) if isinstance(x706, str) else _event_free705
-                if sum(1 for f in x707 if f(x598)) != 1: return False
-            elif x703 == 'plugin':
-                if not (x598.keys() >= _event_c708): return False
-                if not (x598.keys() <= _event_c709): return False
-                x710 = x598['plugin']
-                if not (isinstance(x710, str)): return False
-            elif x703 == 'session-reference':
-                if not (x598.keys() >= _event_c711): return False
-                if not (x598.keys() <= _event_c712): return False
-                x713 = x598['version']
-                if not _equal(x713, _event_c714): return False
-                x715 = x598['references']
-                if not (isinstance(x715, list)): return False
-                for x716 in x715:
-                    if not (isinstance(x716, dict)): return False
-                    if not (x716.keys() >= _event_c717): return False
-                    if not (x716.keys() <= _event_c718): return False
-                    x719 = x716['sessionId']
-                    if not (isinstance(x719, str)): return False
-                    x720 = x716['label']
-                    if not (isinstance(x720, str)): return False
-                    x721 = x716['capturedThroughSeq']
-                    if not ((type(x721) is int or _is_integer(x721)) or x721 is None): return False
-                    x722 = x716['compacted']
-                    if not (isinstance(x722, bool)): return False
-                    x723 = x716['originalMessages']
-                    if not ((type(x723) is int or _is_integer(x723))): return False
-                    x724 = x716['retainedMessages']
-                    if not ((type(x724) is int or _is_integer(x724))): return False
-                    x725 = x716['omittedMessages']
-                    if not ((type(x725) is int or _is_integer(x725))): return False
-                    x726 = x716['omittedBytes']
-                    if not ((type(x726) is int or _is_integer(x726))): return False
-                    x727 = x716['truncated']
-                    if not (isinstance(x727, bool)): return False
-                    x728 = x716['inputIndex']
-                    if not ((type(x728) is int or _is_integer(x728))): return False
-            elif x703 == 'workspace-instructions':
-                if not (x598.keys() >= _event_c729): return False
-                if not (x598.keys() <= _event_c730): return False
-                x731 = x598['changes']
-                if not (isinstance(x731, list)): return False
-                for x732 in x731:
-                    if not (isinstance(x732, dict)): return False
-                    if not (x732.keys() >= _event_c733): return False
-                    if not (x732.keys() <= _event_c734): return False
-                    x735 = x732['action']
-                    if not (isinstance(x735, str) and x735 in _event_c736): return False
-                    x737 = x732['scope']
-                    if not (isinstance(x737, str)): return False
-                    x738 = x732['path']
-                    if not (isinstance(x738, str)): return False
-                    x739 = x732.get('digest', _M)
-                    if x739 is not _M:
-                        if not (isinstance(x739, str)): return False
-            elif x703 == 'goal':
-                if not (x598.keys() >= _event_c740): return False
-                if not (x598.keys() <= _event_c741): return False
-                x742 = x598['goalId']
-                if not (isinstance(x742, str)): return False
-                x743 = x598['revision']
-                if not ((type(x743) is int or _is_integer(x743))): return False
-                x744 = x598['round']
-                if not ((type(x744) is int or _is_integer(x744))): return False
-                x745 = x598.get('change', _M)
-                if x745 is not _M:
-                    x748 = x745.get('kind', _M) if isinstance(x745, dict) else _M
-                    x749 = _event_tab746.get(x748, _event_free747) if isinstance(x748, str) else _event_free747
-                    if sum(1 for f in x749 if f(x745)) != 1: return False
-            x750 = x573['turn']
-            if not ((type(x750) is int or type(x750) is float or _is_number(x750))): return False
-    return True
-
-def _event_v751(x):
-    if isinstance(x, dict):
-        x752 = x.get('data', _M)
-        if x752 is not _M:
-            if not (isinstance(x752, dict)): return False
-            if not (x752.keys() >= _event_c753): return False
-            if not (x752.keys() <= _event_c754): return False
-            x755 = x752['turn']
-            if not ((type(x755) is int or type(x755) is float or _is_number(x755))): return False
-            x756 = x752['step']
-            if not ((type(x756) is int or type(x756) is float or _is_number(x756))): return False
-    return True
-
-def _event_v757(x):
-    if isinstance(x, dict):
-        x758 = x.get('data', _M)
-        if x758 is not _M:
-            if not (isinstance(x758, dict)): return False
-            if not (x758.keys() >= _event_c759): return False
-            if not (x758.keys() <= _event_c760): return False
-            x761 = x758['turn']
-            if not ((type(x761) is int or type(x761) is float or _is_number(x761))): return False
-            x762 = x758['step']
-            if not ((type(x762) is int or type(x762) is float or _is_number(x762))): return False
-    return True
-
-def _event_v763(x):
-    if isinstance(x, dict):
-        x764 = x.get('data', _M)
-        if x764 is not _M:
-            if not (isinstance(x764, dict)): return False
-            if not (x764.keys() >= _event_c765): return False
-            if not (x764.keys() <= _event_c766): return False
-            x767 = x764['todos']
-            if not (isinstance(x767, list)): return False
-            for x768 in x767:
-                if not (isinstance(x768, dict)): return False
-                if not (x768.keys() >= _event_c769): return False
-                if not (x768.keys() <= _event_c770): return False
-                x771 = x768['content']
-                if not (isinstance(x771, str)): return False
-                x772 = x768['status']
-                if not (isinstance(x772, str) and x772 in _event_c773): return False
-    return True
-
-def _event_v774(x):
-    if isinstance(x, dict):
-        x775 = x.get('data', _M)
-        if x775 is not _M:
-            if not (isinstance(x775, dict)): return False
-            if not (x775.keys() >= _event_c776): return False
-            if not (x775.keys() <= _event_c777): return False
-            x778 = x775['turn']
-            if not ((type(x778) is int or type(x778) is float or _is_number(x778))): return False
-            x779 = x775['step']
-            if not ((type(x779) is int or type(x779) is float or _is_number(x779))): return False
-            x780 = x775['callId']
-            if not (isinstance(x780, str)): return False
-            x781 = x775['name']
-            if not (isinstance(x781, str)): return False
-            x782 = x775['arguments']
-            if not (isinstance(x782, str)): return False
-    return True
-
-def _event_v783(x):
-    if isinstance(x, dict):
-        x784 = x.get('data', _M)
-        if x784 is not _M:
-            if not (isinstance(x784, dict)): return False
-            if not (x784.keys() >= _event_c785): return False
-            if not (x784.keys() <= _event_c786): return False
-            x787 = x784['parentCallId']
-            if not (isinstance(x787, str)): return False
-            x788 = x784['subCallId']
-            if not (isinstance(x788, str)): return False
-            x789 = x784['name']
-            if not (isinstance(x789, str)): return False
-            x790 = x784['isError']
-            if not (isinstance(x790, bool)): return False
-            x791 = x784['content']
-            if not (isinstance(x791, list)): return False
-            for x792 in x791:
-                if not (isinstance(x792, dict)): return False
-                if not (x792.keys() >= _event_c793): return False
-                x794 = x792['type']
-                if not (isinstance(x794, str)): return False
-                x795 = x792.get('type', _M) if isinstance(x792, dict) else _M
-                if x795 == 'text':
-                    if not (x792.keys() >= _event_c796): return False
-                    if not (x792.keys() <= _event_c797): return False
-                    x798 = x792['text']
-                    if not (isinstance(x798, str)): return False
-                elif x795 == 'reasoning':
-                    if not (x792.keys() >= _event_c799): return False
-                    if not (x792.keys() <= _event_c800): return False
-                    x801 = x792['text']
-                    if not (isinstance(x801, str)): return False
-                elif x795 == 'tool-call':
-                    if not (x792.keys() >= _event_c802): return False
-                    if not (x792.keys() <= _event_c803): return False
-                    x804 = x792['id']
-                    if not (isinstance(x804, str)): return False
-                    x805 = x792['name']
-                    if not (isinstance(x805, str)): return False
-                    x806 = x792['arguments']
-                    if not (isinstance(x806, str)): return False
-                elif x795 == 'tool-result':
-                    if not (x792.keys() >= _event_c807): return False
-                    if not (x792.keys() <= _event_c808): return False
-                    x809 = x792['toolCallId']
-                    if not (isinstance(x809, str)): return False
-                    x810 = x792['content']
-                    if not (isinstance(x810, list)): return False
-                    for x811 in x810:
-                        if not _event_v109(x811): return False
-                    x812 = x792.get('isError', _M)
-                    if x812 is not _M:
-                        if not (isinstance(x812, bool)): return False
-    return True
-
-def _event_v813(x):
-    if isinstance(x, dict):
-        x814 = x.get('data', _M)
-        if x814 is not _M:
-            if not (isinstance(x814, dict)): return False
-            if not (x814.keys() >= _event_c815): return False
-            if not (x814.keys() <= _event_c816): return False
-            x817 = x814['parentCallId']
-            if not (isinstance(x817, str)): return False
-            x818 = x814['subCallId']
-            if not (isinstance(x818, str)): return False
-            x819 = x814['name']
-            if not (isinstance(x819, str)): return False
-    return True
-
-def _event_v820(x):
-    if isinstance(x, dict):
-        x821 = x.get('data', _M)
-        if x821 is not _M:
-            if not (isinstance(x821, dict)): return False
-            if not (x821.keys() >= _event_c822): return False
-            if not (x821.keys() <= _event_c823): return False
-            x824 = x821['turn']
-            if not ((type(x824) is int or type(x824) is float or _is_number(x824))): return False
-            x825 = x821['step']
-            if not ((type(x825) is int or type(x825) is float or _is_number(x825))): return False
-            x826 = x821['callId']
-            if not (isinstance(x826, str)): return False
-            x827 = x821['content']
-            if not (isinstance(x827, list)): return False
-            for x828 in x827:
-                if not (isinstance(x828, dict)): return False
-                if not (x828.keys() >= _event_c829): return False
-                x830 = x828['type']
-                if not (isinstance(x830, str)): return False
-                x831 = x828.get('type', _M) if isinstance(x828, dict) else _M
-                if x831 == 'text':
-                    if not (x828.keys() >= _event_c832): return False
-                    if not (x828.keys() <= _event_c833): return False
-                    x834 = x828['text']
-                    if not (isinstance(x834, str)): return False
-                elif x831 == 'reasoning':
-                    if not (x828.keys() >= _event_c835): return False
-                    if not (x828.keys() <= _event_c836): return False
-                    x837 = x828['text']
-                    if not (isinstance(x837, str)): return False
-                elif x831 == 'tool-call':
-                    if not (x828.keys() >= _event_c838): return False
-                    if not (x828.keys() <= _event_c839): return False
-                    x840 = x828['id']
-                    if not (isinstance(x840, str)): return False
-                    x841 = x828['name']
-                    if not (isinstance(x841, str)): return False
-                    x842 = x828['arguments']
-                    if not (isinstance(x842, str)): return False
-                elif x831 == 'tool-result':
-                    if not (x828.keys() >= _event_c843): return False
-                    if not (x828.keys() <= _event_c844): return False
-                    x845 = x828['toolCallId']
-                    if not (isinstance(x845, str)): return False
-                    x846 = x828['content']
-                    if not (isinstance(x846, list)): return False
-                    for x847 in x846:
-                        if not _event_v109(x847): return False
-                    x848 = x828.get('isError', _M)
-                    if x848 is not _M:
-                        if not (isinstance(x848, bool)): return False
-            x849 = x821['isError']
-            if not (isinstance(x849, bool)): return False
-            x850 = x821.get('error', _M)
-            if x850 is not _M:
-                if not (isinstance(x850, dict)): return False
-                if not (x850.keys() >= _event_c851): return False
-                if not (x850.keys() <= _event_c852): return False
-                x853 = x850['name']
-                if not (isinstance(x853, str)): return False
-                x854 = x850['code']
-                if not (isinstance(x854, str)): return False
-    return True
-
-def _event_v863(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c864): return False
-    if not (x.keys() <= _event_c865): return False
-    x866 = x['kind']
-    if not (isinstance(x866, str) and x866 == 'completed'): return False
-    return True
-
-def _event_v867(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c868): return False
-    if not (x.keys() <= _event_c869): return False
-    x870 = x['kind']
-    if not (isinstance(x870, str) and x870 == 'aborted'): return False
-    return True
-
-def _event_v872(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c873): return False
-    if not (x.keys() <= _event_c874): return False
-    x875 = x['kind']
-    if not (isinstance(x875, str) and x875 == 'error'): return False
-    x876 = x['step']
-    if not ((type(x876) is int or type(x876) is float or _is_number(x876))): return False
-    x877 = x['failure']
-    if not (isinstance(x877, dict)): return False
-    if not (x877.keys() >= _event_c878): return False
-    if not (x877.keys() <= _event_c879): return False
-    x880 = x877['message']
-    if not (isinstance(x880, str)): return False
-    x881 = x877['code']
-    if not (isinstance(x881, str)): return False
-    x882 = x877.get('status', _M)
-    if x882 is not _M:
-        if not ((type(x882) is int or type(x882) is float or _is_number(x882))): return False
-    x883 = x877.get('providerRetryAfterMs', _M)
-    if x883 is not _M:
-        if not ((type(x883) is int or type(x883) is float or _is_number(x883))): return False
-    x884 = x877.get('requestId', _M)
-    if x884 is not _M:
-        if not (isinstance(x884, str)): return False
-    return True
-
-def _event_v885(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c886): return False
-    if not (x.keys() <= _event_c887): return False
-    x888 = x['kind']
-    if not (isinstance(x888, str) and x888 == 'error'): return False
-    x889 = x['step']
-    if not ((type(x889) is int or type(x889) is float or _is_number(x889))): return False
-    x890 = x['message']
-    if not (isinstance(x890, str)): return False
-    x891 = x.get('code', _M)
-    if x891 is not _M:
-        if not (isinstance(x891, str)): return False
-    return True
-
-def _event_v871(x):
-    x894 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x895 = _event_tab892.get(x894, _event_free893) if isinstance(x894, str) else _event_free893
-    if sum(1 for f in x895 if f(x)) != 1: return False
-    return True
-
-def _event_v896(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c897): return False
-    if not (x.keys() <= _event_c898): return False
-    x899 = x['kind']
-    if not (isinstance(x899, str) and x899 == 'disposed'): return False
-    return True
-
-def _event_v900(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c901): return False
-    if not (x.keys() <= _event_c902): return False
-    x903 = x['kind']
-    if not (isinstance(x903, str) and x903 == 'max-tokens'): return False
-    return True
-
-def _event_v904(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c905): return False
-    if not (x.keys() <= _event_c906): return False
-    x907 = x['kind']
-    if not (isinstance(x907, str) and x907 == 'interrupted'): return False
-    return True
-
-def _event_v855(x):
-    if isinstance(x, dict):
-        x856 = x.get('data', _M)
-        if x856 is not _M:
-            if not (isinstance(x856, dict)): return False
-            if not (x856.keys() >= _event_c857): return False
-            if not (x856.keys() <= _event_c858): return False
-            x859 = x856['turn']
-            if not ((type(x859) is int or type(x859) is float or _is_number(x859))): return False
-            x860 = x856['reason']
-            if not (isinstance(x860, dict)): return False
-            if not (x860.keys() >= _event_c861): return False
-            x862 = x860['kind']
-            if not (isinstance(x862, str)): return False
-            x908 = x860.get('kind', _M) if isinstance(x860, dict) else _M
-            if x908 == 'completed':
-                if not (x860.keys() >= _event_c909): return False
-                if not (x860.keys() <= _event_c910): return False
-            elif x908 == 'aborted':
-                if not (x860.keys() >= _event_c911): return False
-                if not (x860.keys() <= _event_c912): return False
-            elif x908 == 'error':
-                x915 = x860.get('kind', _M) if isinstance(x860, dict) else _M
-                x916 = _event_tab913.get(x915, _event_free914) if isinstance(x915, str) else _event_free914
-                if sum(1 for f in x916 if f(x860)) != 1: return False
-            elif x908 == 'disposed':
-                if not (x860.keys() >= _event_c917): return False
-                if not (x860.keys() <= _event_c918): return False
-            elif x908 == 'max-tokens':
-                if not (x860.keys() >= _event_c919): return False
-                if not (x860.keys() <= _event_c920): return False
-            elif x908 == 'interrupted':
-                if not (x860.keys() >= _event_c921): return False
-                if not (x860.keys() <= _event_c922): return False
-    return True
-
-def _event_v931(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c932): return False
-    if not (x.keys() <= _event_c933): return False
-    x934 = x['kind']
-    if not (isinstance(x934, str) and x934 == 'message'): return False
-    x935 = x['source']
-    if not (isinstance(x935, dict)): return False
-    if not (x935.keys() >= _event_c936): return False
-    x937 = x935['kind']
-    if not (isinstance(x937, str)): return False
-    x938 = x935.get('kind', _M) if isinstance(x935, dict) else _M
-    if x938 == 'user':
-        x941 = x935.get('kind', _M) if isinstance(x935, dict) else _M
-        x942 = _event_tab939.get(x941, _event_free940) if isinstance(x941, str) else _event_free940
-        if sum(1 for f in x942 if f(x935)) != 1: return False
-    elif x938 == 'plugin':
-        if not (x935.keys() >= _event_c943): return False
-        if not (x935.keys() <= _event_c944): return False
-        x945 = x935['plugin']
-        if not (isinstance(x945, str)): return False
-    elif x938 == 'session-reference':
-        if not (x935.keys() >= _event_c946): return False
-        if not (x935.keys() <= _event_c947): return False
-        x948 = x935['version']
-        if not _equal(x948, _event_c949): return False
-        x950 = x935['references']
-        if not (isinstance(x950, list)): return False
-        for x951 in x950:
-            if not (isinstance(x951, dict)): return False
-            if not (x951.keys() >= _event_c952): return False
-            if not (x951.keys() <= _event_c953): return False
-            x954 = x951['sessionId']
-            if not (isinstance(x954, str)): return False
-            x955 = x951['label']
-            if not (isinstance(x955, str)): return False
-            x956 = x951['capturedThroughSeq']
-            if not ((type(x956) is int or _is_integer(x956)) or x956 is None): return False
-            x957 = x951['compacted']
-            if not (isinstance(x957, bool)): return False
-            x958 = x951['originalMessages']
-            if not ((type(x958) is int or _is_integer(x958))): return False
-            x959 = x951['retainedMessages']
-            if not ((type(x959) is int or _is_integer(x959))): return False
-            x960 = x951['omittedMessages']
-            if not ((type(x960) is int or _is_integer(x960))): return False
-            x961 = x951['omittedBytes']
-            if not ((type(x961) is int or _is_integer(x961))): return False
-            x962 = x951['truncated']
-            if not (isinstance(x962, bool)): return False
-            x963 = x951['inputIndex']
-            if not ((type(x963) is int or _is_integer(x963))): return False
-    elif x938 == 'workspace-instructions':
-        if not (x935.keys() >= _event_c964): return False
-        if not (x935.keys() <= _event_c965): return False
-        x966 = x935['changes']
-        if not (isinstance(x966, list)): return False
-        for x967 in x966:
-            if not (isinstance(x967, dict)): return False
-            if not (x967.keys() >= _event_c968): return False
-            if not (x967.keys() <= _event_c969): return False
-            x970 = x967['action']
-            if not (isinstance(x970, str) and x970 in _event_c971): return False
-            x972 = x967['scope']
-            if not (isinstance(x972, str)): return False
-            x973 = x967['path']
-            if not (isinstance(x973, str)): return False
-            x974 = x967.get('digest', _M)
-            if x974 is not _M:
-                if not (isinstance(x974, str)): return False
-    elif x938 == 'goal':
-        if not (x935.keys() >= _event_c975): return False
-        if not (x935.keys() <= _event_c976): return False
-        x977 = x935['goalId']
-        if not (isinstance(x977, str)): return False
-        x978 = x935['revision']
-        if not ((type(x978) is int or _is_integer(x978))): return False
-        x979 = x935['round']
-        if not ((type(x979) is int or _is_integer(x979))): return False
-        x980 = x935.get('change', _M)
-        if x980 is not _M:
-            x983 = x980.get('kind', _M) if isinstance(x980, dict) else _M
-            x984 = _event_tab981.get(x983, _event_free982) if isinstance(x983, str) else _event_free982
-            if sum(1 for f in x984 if f(x980)) != 1: return False
-    return True
-
-def _event_v985(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c986): return False
-    if not (x.keys() <= _event_c987): return False
-    x988 = x['kind']
-    if not (isinstance(x988, str) and x988 == 'retry'): return False
-    return True
-
-def _event_v989(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c990): return False
-    if not (x.keys() <= _event_c991): return False
-    x992 = x['kind']
-    if not (isinstance(x992, str) and x992 == 'injection'): return False
-    x993 = x['source']
-    if not (isinstance(x993, dict)): return False
-    if not (x993.keys() >= _event_c994): return False
-    x995 = x993['kind']
-    if not (isinstance(x995, str)): return False
-    x996 = x993.get('kind', _M) if isinstance(x993, dict) else _M
-    if x996 == 'user':
-        x999 = x993.get('kind', _M) if isinstance(x993, dict) else _M
-        x1000 = _event_tab997.get(x999, _event_free998) if isinstance(x999, str) else _event_free998
-        if sum(1 for f in x1000 if f(x993)) != 1: return False
-    elif x996 == 'plugin':
-        if not (x993.keys() >= _event_c1001): return False
-        if not (x993.keys() <= _event_c1002): return False
-        x1003 = x993['plugin']
-        if not (isinstance(x1003, str)): return False
-    elif x996 == 'session-reference':
-        if not (x993.keys() >= _event_c1004): return False
-        if not (x993.keys() <= _event_c1005): return False
-        x1006 = x993['version']
-        if not _equal(x1006, _event_c1007): return False
-        x1008 = x993['references']
-        if not (isinstance(x1008, list)): return False
-        for x1009 in x1008:
-            if not (isinstance(x1009, dict)): return False
-            if not (x1009.keys() >= _event_c1010): return False
-            if not (x1009.keys() <= _event_c1011): return False
-            x1012 = x1009['sessionId']
-            if not (isinstance(x1012, str)): return False
-            x1013 = x1009['label']
-            if not (isinstance(x1013, str)): return False
-            x1014 = x1009['capturedThroughSeq']
-            if not ((type(x1014) is int or _is_integer(x1014)) or x1014 is None): return False
-            x1015 = x1009['compacted']
-            if not (isinstance(x1015, bool)): return False
-            x1016 = x1009['originalMessages']
-            if not ((type(x1016) is int or _is_integer(x1016))): return False
-            x1017 = x1009['retainedMessages']
-            if not ((type(x1017) is int or _is_integer(x1017))): return False
-            x1018 = x1009['omittedMessages']
-            if not ((type(x1018) is int or _is_integer(x1018))): return False
-            x1019 = x1009['omittedBytes']
-            if not ((type(x1019) is int or _is_integer(x1019))): return False
-            x1020 = x1009['truncated']
-            if not (isinstance(x1020, bool)): return False
-            x1021 = x1009['inputIndex']
-            if not ((type(x1021) is int or _is_integer(x1021))): return False
-    elif x996 == 'workspace-instructions':
-        if not (x993.keys() >= _event_c1022): return False
-        if not (x993.keys() <= _event_c1023): return False
-        x1024 = x993['changes']
-        if not (isinstance(x1024, list)): return False
-        for x1025 in x1024:
-            if not (isinstance(x1025, dict)): return False
-            if not (x1025.keys() >= _event_c1026): return False
-            if not (x1025.keys() <= _event_c1027): return False
-            x1028 = x1025['action']
-            if not (isinstance(x1028, str) and x1028 in _event_c1029): return False
-            x1030 = x1025['scope']
-            if not (isinstance(x1030, str)): return False
-            x1031 = x1025['path']
-            if not (isinstance(x1031, str)): return False
-            x1032 = x1025.get('digest', _M)
-            if x1032 is not _M:
-                if not (isinstance(x1032, str)): return False
-    elif x996 == 'goal':
-        if not (x993.keys() >= _event_c1033): return False
-        if not (x993.keys() <= _event_c1034): return False
-        x1035 = x993['goalId']
-        if not (isinstance(x1035, str)): return False
-        x1036 = x993['revision']
-        if not ((type(x1036) is int or _is_integer(x1036))): return False
-        x1037 = x993['round']
-        if not ((type(x1037) is int or _is_integer(x1037))): return False
-        x1038 = x993.get('change', _M)
-        if x1038 is not _M:
-            x1041 = x1038.get('kind', _M) if isinstance(x1038, dict) else _M
-            x1042 = _event_tab1039.get(x1041, _event_free1040) if isinstance(x1041, str) else _event_free1040
-            if sum(1 for f in x1042 if f(x1038)) != 1: return False
-    return True
-
-def _event_v1043(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c1044): return False
-    if not (x.keys() <= _event_c1045): return False
-    x1046 = x['kind']
-    if not (isinstance(x1046, str) and x1046 == 'session-title'): return False
-    return True
-
-def _event_v923(x):
-    if isinstance(x, dict):
-        x924 = x.get('data', _M)
-        if x924 is not _M:
-            if not (isinstance(x924, dict)): return False
-            if not (x924.keys() >= _event_c925): return False
-            if not (x924.keys() <= _event_c926): return False
-            x927 = x924['turn']
-            if not ((type(x927) is int or type(x927) is float or _is_number(x927))): return False
-            x928 = x924['trigger']
-            if not (isinstance(x928, dict)): return False
-            if not (x928.keys() >= _event_c929): return False
-            x930 = x928['kind']
-            if not (isinstance(x930, str)): return False
-            x1047 = x928.get('kind', _M) if isinstance(x928, dict) else _M
-            if x1047 == 'message':
-                if not (x928.keys() >= _event_c1048): return False
-                if not (x928.keys() <= _event_c1049): return False
-                x1050 = x928['source']
-                if not (isinstance(x1050, dict)): return False
-                if not (x1050.keys() >= _event_c1051): return False
-                x1052 = x1050['kind']
-                if not (isinstance(x1052, str)): return False
-                x1053 = x1050.get('kind', _M) if isinstance(x1050, dict) else _M
-                if x1053 == 'user':
-                    x1056 = x1050.get('kind', _M) if isinstance(x1050, dict) else _M
-                    x1057 = _event_tab1054.get(x1056, _event_free1055) if isinstance(x1056, str) else _event_free1055
-                    if sum(1 for f in x1057 if f(x1050)) != 1: return False
-                elif x1053 == 'plugin':
-                    if not (x1050.keys() >= _event_c1058): return False
-                    if not (x1050.keys() <= _event_c1059): return False
-                    x1060 = x1050['plugin']
-                    if not (isinstance(x1060, str)): return False
-                elif x1053 == 'session-reference':
-                    if not (x1050.keys() >= _event_c1061): return False
-                    if not (x1050.keys() <= _event_c1062): return False
-                    x1063 = x1050['version']
-                    if not _equal(x1063, _event_c1064): return False
-                    x1065 = x1050['references']
-                    if not (isinstance(x1065, list)): return False
-                    for x1066 in x1065:
-                        if not (isinstance(x1066, dict)): return False
-                        if not (x1066.keys() >= _event_c1067): return False
-                        if not (x1066.keys() <= _event_c1068): return False
-                        x1069 = x1066['sessionId']
-                        if not (isinstance(x1069, str)): return False
-                        x1070 = x1066['label']
-                        if not (isinstance(x1070, str)): return False
-                        x1071 = x1066['capturedThroughSeq']
-                        if not ((type(x1071) is int or _is_integer(x1071)) or x1071 is None): return False
-                        x1072 = x1066['compacted']
-                        if not (isinstance(x1072, bool)): return False
-                        x1073 = x1066['originalMessages']
-                        if not ((type(x1073) is int or _is_integer(x1073))): return False
-                        x1074 = x1066['retainedMessages']
-                        if not ((type(x1074) is int or _is_integer(x1074))): return False
-                        x1075 = x1066['omittedMessages']
-                        if not ((type(x1075) is int or _is_integer(x1075))): return False
-                        x1076 = x1066['omittedBytes']
-                        if not ((type(x1076) is int or _is_integer(x1076))): return False
-                        x1077 = x1066['truncated']
-                        if not (isinstance(x1077, bool)): return False
-                        x1078 = x1066['inputIndex']
-                        if not ((type(x1078) is int or _is_integer(x1078))): return False
-                elif x1053 == 'workspace-instructions':
-                    if not (x1050.keys() >= _event_c1079): return False
-                    if not (x1050.keys() <= _event_c1080): return False
-                    x1081 = x1050['changes']
-                    if not (isinstance(x1081, list)): return False
-                    for x1082 in x1081:
-                        if not (isinstance(x1082, dict)): return False
-                        if not (x1082.keys() >= _event_c1083): return False
-                        if not (x1082.keys() <= _event_c1084): return False
-                        x1085 = x1082['action']
-                        if not (isinstance(x1085, str) and x1085 in _event_c1086): return False
-                        x1087 = x1082['scope']
-                        if not (isinstance(x1087, str)): return False
-                        x1088 = x1082['path']
-                        if not (isinstance(x1088, str)): return False
-                        x1089 = x1082.get('digest', _M)
-                        if x1089 is not _M:
-                            if not (isinstance(x1089, str)): return False
-                elif x1053 == 'goal':
-                    if not (x1050.keys() >= _event_c1090): return False
-                    if not (x1050.keys() <= _event_c1091): return False
-                    x1092 = x1050['goalId']
-                    if not (isinstance(x1092, str)): return False
-                    x1093 = x1050['revision']
-                    if not ((type(x1093) is int or _is_integer(x1093))): return False
-                    x1094 = x1050['round']
-                    if not ((type(x1094) is int or _is_integer(x1094))): return False
-                    x1095 = x1050.get('change', _M)
-                    if x1095 is not _M:
-                        x1098 = x1095.get('kind', _M) if isinstance(x1095, dict) else _M
-                        x1099 = _event_tab1096.get(x1098, _event_free1097) if isinstance(x1098, str) else _event_free1097
-                        if sum(1 for f in x1099 if f(x1095)) != 1: return False
-            elif x1047 == 'retry':
-                if not (x928.keys() >= _event_c1100): return False
-                if not (x928.keys() <= _event_c1101): return False
-            elif x1047 == 'injection':
-                if not (x928.keys() >= _event_c1102): return False
-                if not (x928.keys() <= _event_c1103): return False
-                x1104 = x928['source']
-                if not (isinstance(x1104, dict)): return False
-                if not (x1104.keys() >= _event_c1105): return False
-                x1106 = x1104['kind']
-                if not (isinstance(x1106, str)): return False
-                x1107 = x1104.get('kind', _M) if isinstance(x1104, dict) else _M
-                if x1107 == 'user':
-                    x1110 = x1104.get('kind', _M) if isinstance(x1104, dict) else _M
-                    x1111 = _event_tab1108.get(x1110, _event_free1109) if isinstance(x1110, str) else _event_free1109
-                    if sum(1 for f in x1111 if f(x1104)) != 1: return False
-                elif x1107 == 'plugin':
-                    if not (x1104.keys() >= _event_c1112): return False
-                    if not (x1104.keys() <= _event_c1113): return False
-                    x1114 = x1104['plugin']
-                    if not (isinstance(x1114, str)): return False
-                elif x1107 == 'session-reference':
-                    if not (x1104.keys() >= _event_c1115): return False
-                    if not (x1104.keys() <= _event_c1116): return False
-                    x1117 = x1104['version']
-                    if not _equal(x1117, _event_c1118): return False
-                    x1119 = x1104['references']
-                    if not (isinstance(x1119, list)): return False
-                    for x1120 in x1119:
-                        if not (isinstance(x1120, dict)): return False
-                        if not (x1120.keys() >= _event_c1121): return False
-                        if not (x1120.keys() <= _event_c1122): return False
-                        x1123 = x1120['sessionId']
-                        if not (isinstance(x1123, str)): return False
-                        x1124 = x1120['label']
-                        if not (isinstance(x1124, str)): return False
-                        x1125 = x1120['capturedThroughSeq']
-                        if not ((type(x1125) is int or _is_integer(x1125)) or x1125 is None): return False
-                        x1126 = x1120['compacted']
-                        if not (isinstance(x1126, bool)): return False
-                        x1127 = x1120['originalMessages']
-                        if not ((type(x1127) is int or _is_integer(x1127))): return False
-                        x1128 = x1120['retainedMessages']
-                        if not ((type(x1128) is int or _is_integer(x1128))): return False
-                        x1129 = x1120['omittedMessages']
-                        if not ((type(x1129) is int or _is_integer(x1129))): return False
-                        x1130 = x1120['omittedBytes']
-                        if not ((type(x1130) is int or _is_integer(x1130))): return False
-                        x1131 = x1120['truncated']
-                        if not (isinstance(x1131, bool)): return False
-                        x1132 = x1120['inputIndex']
-                        if not ((type(x1132) is int or _is_integer(x1132))): return False
-                elif x1107 == 'workspace-instructions':
-                    if not (x1104.keys() >= _event_c1133): return False
-                    if not (x1104.keys() <= _event_c1134): return False
-                    x1135 = x1104['changes']
-                    if not (isinstance(x1135, list)): return False
-                    for x1136 in x1135:
-                        if not (isinstance(x1136, dict)): return False
-                        if not (x1136.keys() >= _event_c1137): return False
-                        if not (x1136.keys() <= _event_c1138): return False
-                        x1139 = x1136['action']
-                        if not (isinstance(x1139, str) and x1139 in _event_c1140): return False
-                        x1141 = x1136['scope']
-                        if not (isinstance(x1141, str)): return False
-                        x1142 = x1136['path']
-                        if not (isinstance(x1142, str)): return False
-                        x1143 = x1136.get('digest', _M)
-                        if x1143 is not _M:
-                            if not (isinstance(x1143, str)): return False
-                elif x1107 == 'goal':
-                    if not (x1104.keys() >= _event_c1144): return False
-                    if not (x1104.keys() <= _event_c1145): return False
-                    x1146 = x1104['goalId']
-                    if not (isinstance(x1146, str)): return False
-                    x1147 = x1104['revision']
-                    if not ((type(x1147) is int or _is_integer(x1147))): return False
-                    x1148 = x1104['round']
-                    if not ((type(x1148) is int or _is_integer(x1148))): return False
-                    x1149 = x1104.get('change', _M)
-                    if x1149 is not _M:
-                        x1152 = x1149.get('kind', _M) if isinstance(x1149, dict) else _M
-                        x1153 = _event_tab1150.get(x1152, _event_free1151) if isinstance(x1152, str) else _event_free1151
-                        if sum(1 for f in x1153 if f(x1149)) != 1: return False
-            elif x1047 == 'session-title':
-                if not (x928.keys() >= _event_c1154): return False
-                if not (x928.keys() <= _event_c1155): return False
-    return True
-
-def _event_v1156(x):
-    if isinstance(x, dict):
-        x1157 = x.get('data', _M)
-        if x1157 is not _M:
-            if not (isinstance(x1157, dict)): return False
-            if not (x1157.keys() >= _event_c1158): return False
-            if not (x1157.keys() <= _event_c1159): return False
-            x1160 = x1157['content']
-            if not (isinstance(x1160, list)): return False
-            for x1161 in x1160:
-                if not (isinstance(x1161, dict)): return False
-                if not (x1161.keys() >= _event_c1162): return False
-                x1163 = x1161['type']
-                if not (isinstance(x1163, str)): return False
-                x1164 = x1161.get('type', _M) if isinstance(x1161, dict) else _M
-                if x1164 == 'text':
-                    if not (x1161.keys() >= _event_c1165): return False
-                    if not (x1161.keys() <= _event_c1166): return False
-                    x1167 = x1161['text']
-                    if not (isinstance(x1167, str)): return False
-                elif x1164 == 'reasoning':
-                    if not (x1161.keys() >= _event_c1168): return False
-                    if not (x1161.keys() <= _event_c1169): return False
-                    x1170 = x1161['text']
-                    if not (isinstance(x1170, str)): return False
-                elif x1164 == 'tool-call':
-                    if not (x1161.keys() >= _event_c1171): return False
-                    if not (x1161.keys() <= _event_c1172): return False
-                    x1173 = x1161['id']
-                    if not (isinstance(x1173, str)): return False
-                    x1174 = x1161['name']
-                    if not (isinstance(x1174, str)): return False
-                    x1175 = x1161['arguments']
-                    if not (isinstance(x1175, str)): return False
-                elif x1164 == 'tool-result':
-                    if not (x1161.keys() >= _event_c1176): return False
-                    if not (x1161.keys() <= _event_c1177): return False
-                    x1178 = x1161['toolCallId']
-                    if not (isinstance(x1178, str)): return False
-                    x1179 = x1161['content']
-                    if not (isinstance(x1179, list)): return False
-                    for x1180 in x1179:
-                        if not _event_v109(x1180): return False
-                    x1181 = x1161.get('isError', _M)
-                    if x1181 is not _M:
-                        if not (isinstance(x1181, bool)): return False
-            x1182 = x1157['source']
-            if not (isinstance(x1182, dict)): return False
-            if not (x1182.keys() >= _event_c1183): return False
-            x1184 = x1182['kind']
-            if not (isinstance(x1184, str)): return False
-            x1185 = x1182.get('kind', _M) if isinstance(x1182, dict) else _M
-            if x1185 == 'user':
-                x1188 = x1182.get('kind', _M) if isinstance(x1182, dict) else _M
-                x1189 = _event_tab1186.get(x1188, _event_free1187) if isinstance(x1188, str) else _event_free1187
-                if sum(1 for f in x1189 if f(x1182)) != 1: return False
-            elif x1185 == 'plugin':
-                if not (x1182.keys() >= _event_c1190): return False
-                if not (x1182.keys() <= _event_c1191): return False
-                x1192 = x1182['plugin']
-                if not (isinstance(x1192, str)): return False
-            elif x1185 == 'session-reference':
-                if not (x1182.keys() >= _event_c1193): return False
-                if not (x1182.keys() <= _event_c1194): return False
-                x1195 = x1182['version']
-                if not _equal(x1195, _event_c1196): return False
-                x1197 = x1182['references']
-                if not (isinstance(x1197, list)): return False
-                for x1198 in x1197:
-                    if not (isinstance(x1198, dict)): return False
-                    if not (x1198.keys() >= _event_c1199): return False
-                    if not (x1198.keys() <= _event_c1200): return False
-                    x1201 = x1198['sessionId']
-                    if not (isinstance(x1201, str)): return False
-                    x1202 = x1198['label']
-                    if not (isinstance(x1202, str)): return False
-                    x1203 = x1198['capturedThroughSeq']
-                    if not ((type(x1203) is int or _is_integer(x1203)) or x1203 is None): return False
-                    x1204 = x1198['compacted']
-                    if not (isinstance(x1204, bool)): return False
-                    x1205 = x1198['originalMessages']
-                    if not ((type(x1205) is int or _is_integer(x1205))): return False
-                    x1206 = x1198['retainedMessages']
-                    if not ((type(x1206) is int or _is_integer(x1206))): return False
-                    x1207 = x1198['omittedMessages']
-                    if not ((type(x1207) is int or _is_integer(x1207))): return False
-                    x1208 = x1198['omittedBytes']
-                    if not ((type(x1208) is int or _is_integer(x1208))): return False
-                    x1209 = x1198['truncated']
-                    if not (isinstance(x1209, bool)): return False
-                    x1210 = x1198['inputIndex']
-                    if not ((type(x1210) is int or _is_integer(x1210))): return False
-            elif x1185 == 'workspace-instructions':
-                if not (x1182.keys() >= _event_c1211): return False
-                if not (x1182.keys() <= _event_c1212): return False
-                x1213 = x1182['changes']
-                if not (isinstance(x1213, list)): return False
-                for x1214 in x1213:
-                    if not (isinstance(x1214, dict)): return False
-                    if not (x1214.keys() >= _event_c1215): return False
-                    if not (x1214.keys() <= _event_c1216): return False
-                    x1217 = x1214['action']
-                    if not (isinstance(x1217, str) and x1217 in _event_c1218): return False
-                    x1219 = x1214['scope']
-                    if not (isinstance(x1219, str)): return False
-                    x1220 = x1214['path']
-                    if not (isinstance(x1220, str)): return False
-                    x1221 = x1214.get('digest', _M)
-                    if x1221 is not _M:
-                        if not (isinstance(x1221, str)): return False
-            elif x1185 == 'goal':
-                if not (x1182.keys() >= _event_c1222): return False
-                if not (x1182.keys() <= _event_c1223): return False
-                x1224 = x1182['goalId']
-                if not (isinstance(x1224, str)): return False
-                x1225 = x1182['revision']
-                if not ((type(x1225) is int or _is_integer(x1225))): return False
-                x1226 = x1182['round']
-                if not ((type(x1226) is int or _is_integer(x1226))): return False
-                x1227 = x1182.get('change', _M)
-                if x1227 is not _M:
-                    x1230 = x1227.get('kind', _M) if isinstance(x1227, dict) else _M
-                    x1231 = _event_tab1228.get(x1230, _event_free1229) if isinstance(x1230, str) else _event_free1229
-                    if sum(1 for f in x1231 if f(x1227)) != 1: return False
-    return True
-
-def _event_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _event_c1): return False
-    if not (x.keys() <= _event_c2): return False
+    if not (x.keys() >= _caa552ca711): return False
+    if not (x.keys() <= _caa552ca711): return False
     x3 = x['type']
+    if not (isinstance(x3, str) and x3 == 'tool-call'): return False
+    x2 = x['id']
+    if not (isinstance(x2, str)): return False
+    x1 = x['name']
+    if not (isinstance(x1, str)): return False
+    x0 = x['arguments']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v006dd421a3(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c3542b803a6): return False
+    if not (x.keys() <= _cb4dcf82556): return False
+    x4 = x['type']
+    if not (isinstance(x4, str) and x4 == 'tool-result'): return False
+    x3 = x['toolCallId']
     if not (isinstance(x3, str)): return False
-    x4 = x['seq']
-    if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+    x2 = x['content']
+    if not (isinstance(x2, list)): return False
+    for x1 in x2:
+        if not _v0b6a57aa94(x1): return False
+    x0 = x.get('isError', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, bool)): return False
+    return True
+
+def _v0b6a57aa94(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c828fb669a8): return False
+    x6 = x['type']
+    if not (isinstance(x6, str)): return False
+    x0 = x.get('type', _M) if isinstance(x, dict) else _M
+    if x0 == 'text':
+        if not (x.keys() >= _cf68d9fd7f6): return False
+        if not (x.keys() <= _cf68d9fd7f6): return False
+        x5 = x['text']
+        if not (isinstance(x5, str)): return False
+    elif x0 == 'reasoning':
+        if not (x.keys() >= _cf68d9fd7f6): return False
+        if not (x.keys() <= _cf68d9fd7f6): return False
+        x4 = x['text']
+        if not (isinstance(x4, str)): return False
+    elif x0 == 'tool-call':
+        if not (x.keys() >= _caa552ca711): return False
+        if not (x.keys() <= _caa552ca711): return False
+        x3 = x['id']
+        if not (isinstance(x3, str)): return False
+        x2 = x['name']
+        if not (isinstance(x2, str)): return False
+        x1 = x['arguments']
+        if not (isinstance(x1, str)): return False
+    elif x0 == 'tool-result':
+        if not _v006dd421a3(x): return False
+    return True
+
+def _v30c69c560a(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c7451299143): return False
+    if not (x.keys() <= _c7451299143): return False
+    x13 = x['type']
+    if not (isinstance(x13, str) and x13 == 'block-end'): return False
+    x12 = x['index']
+    if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
+    x1 = x['block']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c828fb669a8): return False
+    x11 = x1['type']
+    if not (isinstance(x11, str)): return False
+    x5 = x1.get('type', _M) if isinstance(x1, dict) else _M
+    if x5 == 'text':
+        if not (x1.keys() >= _cf68d9fd7f6): return False
+        if not (x1.keys() <= _cf68d9fd7f6): return False
+        x10 = x1['text']
+        if not (isinstance(x10, str)): return False
+    elif x5 == 'reasoning':
+        if not (x1.keys() >= _cf68d9fd7f6): return False
+        if not (x1.keys() <= _cf68d9fd7f6): return False
+        x9 = x1['text']
+        if not (isinstance(x9, str)): return False
+    elif x5 == 'tool-call':
+        if not (x1.keys() >= _caa552ca711): return False
+        if not (x1.keys() <= _caa552ca711): return False
+        x8 = x1['id']
+        if not (isinstance(x8, str)): return False
+        x7 = x1['name']
+        if not (isinstance(x7, str)): return False
+        x6 = x1['arguments']
+        if not (isinstance(x6, str)): return False
+    elif x5 == 'tool-result':
+        if not (x1.keys() >= _c3542b803a6): return False
+        if not (x1.keys() <= _cb4dcf82556): return False
+        x4 = x1['toolCallId']
+        if not (isinstance(x4, str)): return False
+        x3 = x1['content']
+        if not (isinstance(x3, list)): return False
+        for x2 in x3:
+            if not _v0b6a57aa94(x2): return False
+        x0 = x1.get('isError', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, bool)): return False
+    return True
+
+def _v599b1f0205(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c42b5a8743d): return False
+    if not (x.keys() <= _c42b5a8743d): return False
+    x6 = x['type']
+    if not (isinstance(x6, str) and x6 == 'usage'): return False
+    x1 = x['usage']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _cdb72d769c0): return False
+    if not (x1.keys() <= _cc3e924cc90): return False
+    x5 = x1['inputTokens']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x4 = x1['outputTokens']
+    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+    x3 = x1.get('cacheReadTokens', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('cacheWriteTokens', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('reasoningTokens', _M)
+    if x0 is not _M:
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v50e5459e30(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'stop'): return False
+    return True
+
+def _v6c1e5b669f(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'tool-calls'): return False
+    return True
+
+def _vaee9c08dd6(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'max-tokens'): return False
+    return True
+
+def _v47db07d64d(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cc5eb4492d3): return False
+    if not (x.keys() <= _cc5eb4492d3): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'aborted'): return False
+    x1 = x['failure']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c2a50ab1cc8): return False
+    if not (x1.keys() <= _c7f6a4b4208): return False
+    x5 = x1['message']
+    if not (isinstance(x5, str)): return False
+    x4 = x1['code']
+    if not (isinstance(x4, str)): return False
+    x3 = x1.get('status', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('providerRetryAfterMs', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('requestId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v46f2c18d8d(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cc5eb4492d3): return False
+    if not (x.keys() <= _cc5eb4492d3): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'error'): return False
+    x1 = x['failure']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c2a50ab1cc8): return False
+    if not (x1.keys() <= _c7f6a4b4208): return False
+    x5 = x1['message']
+    if not (isinstance(x5, str)): return False
+    x4 = x1['code']
+    if not (isinstance(x4, str)): return False
+    x3 = x1.get('status', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('providerRetryAfterMs', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('requestId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v96ca26ae16(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ced905aaad1): return False
+    if not (x.keys() <= _c8604f36a71): return False
+    x15 = x['type']
+    if not (isinstance(x15, str) and x15 == 'finish'): return False
+    x6 = x['reason']
+    if not (isinstance(x6, dict)): return False
+    if not (x6.keys() >= _cec0a1a2087): return False
+    x14 = x6['kind']
+    if not (isinstance(x14, str)): return False
+    x7 = x6.get('kind', _M) if isinstance(x6, dict) else _M
+    if x7 == 'stop':
+        if not (x6.keys() >= _cec0a1a2087): return False
+        if not (x6.keys() <= _cec0a1a2087): return False
+    elif x7 == 'tool-calls':
+        if not (x6.keys() >= _cec0a1a2087): return False
+        if not (x6.keys() <= _cec0a1a2087): return False
+    elif x7 == 'max-tokens':
+        if not (x6.keys() >= _cec0a1a2087): return False
+        if not (x6.keys() <= _cec0a1a2087): return False
+    elif x7 == 'aborted':
+        if not (x6.keys() >= _cc5eb4492d3): return False
+        if not (x6.keys() <= _cc5eb4492d3): return False
+        x9 = x6['failure']
+        if not (isinstance(x9, dict)): return False
+        if not (x9.keys() >= _c2a50ab1cc8): return False
+        if not (x9.keys() <= _c7f6a4b4208): return False
+        x13 = x9['message']
+        if not (isinstance(x13, str)): return False
+        x12 = x9['code']
+        if not (isinstance(x12, str)): return False
+        x11 = x9.get('status', _M)
+        if x11 is not _M:
+            if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+        x10 = x9.get('providerRetryAfterMs', _M)
+        if x10 is not _M:
+            if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+        x8 = x9.get('requestId', _M)
+        if x8 is not _M:
+            if not (isinstance(x8, str)): return False
+    elif x7 == 'error':
+        if not (x6.keys() >= _cc5eb4492d3): return False
+        if not (x6.keys() <= _cc5eb4492d3): return False
+        x1 = x6['failure']
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c2a50ab1cc8): return False
+        if not (x1.keys() <= _c7f6a4b4208): return False
+        x5 = x1['message']
+        if not (isinstance(x5, str)): return False
+        x4 = x1['code']
+        if not (isinstance(x4, str)): return False
+        x3 = x1.get('status', _M)
+        if x3 is not _M:
+            if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+        x2 = x1.get('providerRetryAfterMs', _M)
+        if x2 is not _M:
+            if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+        x0 = x1.get('requestId', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _ve772ff80ec(x):
+    if isinstance(x, dict):
+        x47 = x.get('data', _M)
+        if x47 is not _M:
+            if not (isinstance(x47, dict)): return False
+            if not (x47.keys() >= _c0fb032bcff): return False
+            if not (x47.keys() <= _c0fb032bcff): return False
+            x49 = x47['turn']
+            if not ((type(x49) is int or type(x49) is float or _is_number(x49))): return False
+            x48 = x47['step']
+            if not ((type(x48) is int or type(x48) is float or _is_number(x48))): return False
+            x15 = x47['chunk']
+            if not (isinstance(x15, dict)): return False
+            if not (x15.keys() >= _c828fb669a8): return False
+            x46 = x15['type']
+            if not (isinstance(x46, str) and x46 in _c2301d5f1ad): return False
+            x16 = x15.get('type', _M) if isinstance(x15, dict) else _M
+            if x16 == 'block-start':
+                if not (x15.keys() >= _cc2d7636d4a): return False
+                if not (x15.keys() <= _cc2d7636d4a): return False
+                x45 = x15['index']
+                if not ((type(x45) is int or type(x45) is float or _is_number(x45))): return False
+                x44 = x15['blockType']
+                if not (isinstance(x44, str)): return False
+            elif x16 == 'text-delta':
+                if not (x15.keys() >= _ce0effebe84): return False
+                if not (x15.keys() <= _ce0effebe84): return False
+                x43 = x15['index']
+                if not ((type(x43) is int or type(x43) is float or _is_number(x43))): return False
+                x42 = x15['text']
+                if not (isinstance(x42, str)): return False
+            elif x16 == 'reasoning-delta':
+                if not (x15.keys() >= _ce0effebe84): return False
+                if not (x15.keys() <= _ce0effebe84): return False
+                x41 = x15['index']
+                if not ((type(x41) is int or type(x41) is float or _is_number(x41))): return False
+                x40 = x15['text']
+                if not (isinstance(x40, str)): return False
+            elif x16 == 'tool-call-delta':
+                if not (x15.keys() >= _c3ea77d85fb): return False
+                if not (x15.keys() <= _ca821ef7198): return False
+                x39 = x15['index']
+                if not ((type(x39) is int or type(x39) is float or _is_number(x39))): return False
+                x38 = x15['id']
+                if not (isinstance(x38, str)): return False
+                x37 = x15.get('name', _M)
+                if x37 is not _M:
+                    if not (isinstance(x37, str)): return False
+                x36 = x15['argumentsDelta']
+                if not (isinstance(x36, str)): return False
+            elif x16 == 'block-end':
+                if not (x15.keys() >= _c7451299143): return False
+                if not (x15.keys() <= _c7451299143): return False
+                x35 = x15['index']
+                if not ((type(x35) is int or type(x35) is float or _is_number(x35))): return False
+                x24 = x15['block']
+                if not (isinstance(x24, dict)): return False
+                if not (x24.keys() >= _c828fb669a8): return False
+                x34 = x24['type']
+                if not (isinstance(x34, str)): return False
+                x28 = x24.get('type', _M) if isinstance(x24, dict) else _M
+                if x28 == 'text':
+                    if not (x24.keys() >= _cf68d9fd7f6): return False
+                    if not (x24.keys() <= _cf68d9fd7f6): return False
+                    x33 = x24['text']
+                    if not (isinstance(x33, str)): return False
+                elif x28 == 'reasoning':
+                    if not (x24.keys() >= _cf68d9fd7f6): return False
+                    if not (x24.keys() <= _cf68d9fd7f6): return False
+                    x32 = x24['text']
+                    if not (isinstance(x32, str)): return False
+                elif x28 == 'tool-call':
+                    if not (x24.keys() >= _caa552ca711): return False
+                    if not (x24.keys() <= _caa552ca711): return False
+                    x31 = x24['id']
+                    if not (isinstance(x31, str)): return False
+                    x30 = x24['name']
+                    if not (isinstance(x30, str)): return False
+                    x29 = x24['arguments']
+                    if not (isinstance(x29, str)): return False
+                elif x28 == 'tool-result':
+                    if not (x24.keys() >= _c3542b803a6): return False
+                    if not (x24.keys() <= _cb4dcf82556): return False
+                    x27 = x24['toolCallId']
+                    if not (isinstance(x27, str)): return False
+                    x26 = x24['content']
+                    if not (isinstance(x26, list)): return False
+                    for x25 in x26:
+                        if not _v0b6a57aa94(x25): return False
+                    x23 = x24.get('isError', _M)
+                    if x23 is not _M:
+                        if not (isinstance(x23, bool)): return False
+            elif x16 == 'usage':
+                if not (x15.keys() >= _c42b5a8743d): return False
+                if not (x15.keys() <= _c42b5a8743d): return False
+                x18 = x15['usage']
+                if not (isinstance(x18, dict)): return False
+                if not (x18.keys() >= _cdb72d769c0): return False
+                if not (x18.keys() <= _cc3e924cc90): return False
+                x22 = x18['inputTokens']
+                if not ((type(x22) is int or type(x22) is float or _is_number(x22))): return False
+                x21 = x18['outputTokens']
+                if not ((type(x21) is int or type(x21) is float or _is_number(x21))): return False
+                x20 = x18.get('cacheReadTokens', _M)
+                if x20 is not _M:
+                    if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
+                x19 = x18.get('cacheWriteTokens', _M)
+                if x19 is not _M:
+                    if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+                x17 = x18.get('reasoningTokens', _M)
+                if x17 is not _M:
+                    if not ((type(x17) is int or type(x17) is float or _is_number(x17))): return False
+            elif x16 == 'finish':
+                if not (x15.keys() >= _ced905aaad1): return False
+                if not (x15.keys() <= _c8604f36a71): return False
+                x6 = x15['reason']
+                if not (isinstance(x6, dict)): return False
+                if not (x6.keys() >= _cec0a1a2087): return False
+                x14 = x6['kind']
+                if not (isinstance(x14, str)): return False
+                x7 = x6.get('kind', _M) if isinstance(x6, dict) else _M
+                if x7 == 'stop':
+                    if not (x6.keys() >= _cec0a1a2087): return False
+                    if not (x6.keys() <= _cec0a1a2087): return False
+                elif x7 == 'tool-calls':
+                    if not (x6.keys() >= _cec0a1a2087): return False
+                    if not (x6.keys() <= _cec0a1a2087): return False
+                elif x7 == 'max-tokens':
+                    if not (x6.keys() >= _cec0a1a2087): return False
+                    if not (x6.keys() <= _cec0a1a2087): return False
+                elif x7 == 'aborted':
+                    if not (x6.keys() >= _cc5eb4492d3): return False
+                    if not (x6.keys() <= _cc5eb4492d3): return False
+                    x9 = x6['failure']
+                    if not (isinstance(x9, dict)): return False
+                    if not (x9.keys() >= _c2a50ab1cc8): return False
+                    if not (x9.keys() <= _c7f6a4b4208): return False
+                    x13 = x9['message']
+                    if not (isinstance(x13, str)): return False
+                    x12 = x9['code']
+                    if not (isinstance(x12, str)): return False
+                    x11 = x9.get('status', _M)
+                    if x11 is not _M:
+                        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+                    x10 = x9.get('providerRetryAfterMs', _M)
+                    if x10 is not _M:
+                        if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+                    x8 = x9.get('requestId', _M)
+                    if x8 is not _M:
+                        if not (isinstance(x8, str)): return False
+                elif x7 == 'error':
+                    if not (x6.keys() >= _cc5eb4492d3): return False
+                    if not (x6.keys() <= _cc5eb4492d3): return False
+                    x1 = x6['failure']
+                    if not (isinstance(x1, dict)): return False
+                    if not (x1.keys() >= _c2a50ab1cc8): return False
+                    if not (x1.keys() <= _c7f6a4b4208): return False
+                    x5 = x1['message']
+                    if not (isinstance(x5, str)): return False
+                    x4 = x1['code']
+                    if not (isinstance(x4, str)): return False
+                    x3 = x1.get('status', _M)
+                    if x3 is not _M:
+                        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+                    x2 = x1.get('providerRetryAfterMs', _M)
+                    if x2 is not _M:
+                        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+                    x0 = x1.get('requestId', _M)
+                    if x0 is not _M:
+                        if not (isinstance(x0, str)): return False
+    return True
+
+def _v9e04227671(x):
+    if isinstance(x, dict):
+        x6 = x.get('data', _M)
+        if x6 is not _M:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _c7f13a1a830): return False
+            if not (x6.keys() <= _caec98d5c05): return False
+            x24 = x6['turn']
+            if not ((type(x24) is int or type(x24) is float or _is_number(x24))): return False
+            x23 = x6['step']
+            if not ((type(x23) is int or type(x23) is float or _is_number(x23))): return False
+            x22 = x6['content']
+            if not (isinstance(x22, list)): return False
+            for x11 in x22:
+                if not (isinstance(x11, dict)): return False
+                if not (x11.keys() >= _c828fb669a8): return False
+                x21 = x11['type']
+                if not (isinstance(x21, str)): return False
+                x15 = x11.get('type', _M) if isinstance(x11, dict) else _M
+                if x15 == 'text':
+                    if not (x11.keys() >= _cf68d9fd7f6): return False
+                    if not (x11.keys() <= _cf68d9fd7f6): return False
+                    x20 = x11['text']
+                    if not (isinstance(x20, str)): return False
+                elif x15 == 'reasoning':
+                    if not (x11.keys() >= _cf68d9fd7f6): return False
+                    if not (x11.keys() <= _cf68d9fd7f6): return False
+                    x19 = x11['text']
+                    if not (isinstance(x19, str)): return False
+                elif x15 == 'tool-call':
+                    if not (x11.keys() >= _caa552ca711): return False
+                    if not (x11.keys() <= _caa552ca711): return False
+                    x18 = x11['id']
+                    if not (isinstance(x18, str)): return False
+                    x17 = x11['name']
+                    if not (isinstance(x17, str)): return False
+                    x16 = x11['arguments']
+                    if not (isinstance(x16, str)): return False
+                elif x15 == 'tool-result':
+                    if not (x11.keys() >= _c3542b803a6): return False
+                    if not (x11.keys() <= _cb4dcf82556): return False
+                    x14 = x11['toolCallId']
+                    if not (isinstance(x14, str)): return False
+                    x13 = x11['content']
+                    if not (isinstance(x13, list)): return False
+                    for x12 in x13:
+                        if not _v0b6a57aa94(x12): return False
+                    x10 = x11.get('isError', _M)
+                    if x10 is not _M:
+                        if not (isinstance(x10, bool)): return False
+            x8 = x6['provenance']
+            if not (isinstance(x8, dict)): return False
+            if not (x8.keys() >= _cda588bace4): return False
+            if not (x8.keys() <= _c803c640622): return False
+            x9 = x8['provider']
+            if not (isinstance(x9, str)): return False
+            if len(x9) < 1: return False
+            x7 = x8['model']
+            if not (isinstance(x7, str)): return False
+            if len(x7) < 1: return False
+            x1 = x6.get('usage', _M)
+            if x1 is not _M:
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _cdb72d769c0): return False
+                if not (x1.keys() <= _cc3e924cc90): return False
+                x5 = x1['inputTokens']
+                if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+                x4 = x1['outputTokens']
+                if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+                x3 = x1.get('cacheReadTokens', _M)
+                if x3 is not _M:
+                    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+                x2 = x1.get('cacheWriteTokens', _M)
+                if x2 is not _M:
+                    if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+                x0 = x1.get('reasoningTokens', _M)
+                if x0 is not _M:
+                    if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v0d9d27acfe(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cfdc81e1b0f): return False
+            if not (x1.keys() <= _c6b1597a859): return False
+            x2 = x1['turn']
+            if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+            x0 = x1.get('error', _M)
+            if x0 is not _M:
+                if not (isinstance(x0, str)): return False
+    return True
+
+def _v75c1ae8a5d(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cfdc81e1b0f): return False
+            if not (x1.keys() <= _cfdc81e1b0f): return False
+            x0 = x1['turn']
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v36e7677af8(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c49d655cfda): return False
+            if not (x1.keys() <= _c949098a9cb): return False
+            x22 = x1['summary']
+            if not (isinstance(x22, list)): return False
+            for x11 in x22:
+                if not (isinstance(x11, dict)): return False
+                if not (x11.keys() >= _c828fb669a8): return False
+                x21 = x11['type']
+                if not (isinstance(x21, str)): return False
+                x15 = x11.get('type', _M) if isinstance(x11, dict) else _M
+                if x15 == 'text':
+                    if not (x11.keys() >= _cf68d9fd7f6): return False
+                    if not (x11.keys() <= _cf68d9fd7f6): return False
+                    x20 = x11['text']
+                    if not (isinstance(x20, str)): return False
+                elif x15 == 'reasoning':
+                    if not (x11.keys() >= _cf68d9fd7f6): return False
+                    if not (x11.keys() <= _cf68d9fd7f6): return False
+                    x19 = x11['text']
+                    if not (isinstance(x19, str)): return False
+                elif x15 == 'tool-call':
+                    if not (x11.keys() >= _caa552ca711): return False
+                    if not (x11.keys() <= _caa552ca711): return False
+                    x18 = x11['id']
+                    if not (isinstance(x18, str)): return False
+                    x17 = x11['name']
+                    if not (isinstance(x17, str)): return False
+                    x16 = x11['arguments']
+                    if not (isinstance(x16, str)): return False
+                elif x15 == 'tool-result':
+                    if not (x11.keys() >= _c3542b803a6): return False
+                    if not (x11.keys() <= _cb4dcf82556): return False
+                    x14 = x11['toolCallId']
+                    if not (isinstance(x14, str)): return False
+                    x13 = x11['content']
+                    if not (isinstance(x13, list)): return False
+                    for x12 in x13:
+                        if not _v0b6a57aa94(x12): return False
+                    x10 = x11.get('isError', _M)
+                    if x10 is not _M:
+                        if not (isinstance(x10, bool)): return False
+            x8 = x1['shadowedRange']
+            if not (isinstance(x8, dict)): return False
+            if not (x8.keys() >= _c052aa9fd3c): return False
+            if not (x8.keys() <= _c052aa9fd3c): return False
+            x9 = x8['start']
+            if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+            x7 = x8['end']
+            if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+            x6 = x1['shadowedSeqs']
+            if not (isinstance(x6, list)): return False
+            if not (set(map(type, x6)) <= _NUM):
+                for x5 in x6:
+                    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+            x4 = x1['shadowedTokenCount']
+            if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+            x3 = x1['provider']
+            if not (isinstance(x3, str)): return False
+            x2 = x1['model']
+            if not (isinstance(x2, str)): return False
+            x0 = x1.get('maxTokens', _M)
+            if x0 is not _M:
+                if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v8a00173d5e(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cb660c59d77): return False
+            if not (x1.keys() <= _cd80472f1b1): return False
+            x5 = x1['turn']
+            if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+            x4 = x1['point']
+            if not (isinstance(x4, str)): return False
+            x3 = x1['dialect']
+            if not (isinstance(x3, str) and x3 in _c2cba4f5c94): return False
+            x2 = x1.get('matcher', _M)
+            if x2 is not _M:
+                if not (isinstance(x2, str)): return False
+            x0 = x1['handlerId']
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _v09060fa46a(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c5b46eceadf): return False
+            if not (x1.keys() <= _c81d41132fb): return False
+            x7 = x1['turn']
+            if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+            x6 = x1['point']
+            if not (isinstance(x6, str)): return False
+            x5 = x1['handlerId']
+            if not (isinstance(x5, str)): return False
+            x4 = x1['decision']
+            if not (isinstance(x4, str)): return False
+            x3 = x1.get('exitCode', _M)
+            if x3 is not _M:
+                if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+            x2 = x1.get('stderrSummary', _M)
+            if x2 is not _M:
+                if not (isinstance(x2, str)): return False
+            x0 = x1['durationMs']
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _va1ca37577c(x):
+    if isinstance(x, dict):
+        x6 = x.get('data', _M)
+        if x6 is not _M:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _cb2ebe5d9fb): return False
+            if not (x6.keys() <= _cb2ebe5d9fb): return False
+            x11 = x6['turn']
+            if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+            x10 = x6['step']
+            if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+            x9 = x6['retry']
+            if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+            x8 = x6['maxRetries']
+            if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+            x7 = x6['delayMs']
+            if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+            x1 = x6['failure']
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c2a50ab1cc8): return False
+            if not (x1.keys() <= _c7f6a4b4208): return False
+            x5 = x1['message']
+            if not (isinstance(x5, str)): return False
+            x4 = x1['code']
+            if not (isinstance(x4, str)): return False
+            x3 = x1.get('status', _M)
+            if x3 is not _M:
+                if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+            x2 = x1.get('providerRetryAfterMs', _M)
+            if x2 is not _M:
+                if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+            x0 = x1.get('requestId', _M)
+            if x0 is not _M:
+                if not (isinstance(x0, str)): return False
+    return True
+
+def _v85d0436a78(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c2b47cbea78): return False
+            if not (x1.keys() <= _c2b47cbea78): return False
+            x0 = x1['preset']
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _v0055968748(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c0d6525f94b): return False
+            if not (x1.keys() <= _c0d6525f94b): return False
+            x0 = x1['active']
+            if not (isinstance(x0, bool)): return False
+    return True
+
+def _v0b3409e621(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cafc8790f08): return False
+            if not (x1.keys() <= _cafc8790f08): return False
+            x7 = x1['header']
+            if not (isinstance(x7, dict)): return False
+            if not (x7.keys() >= _cf4f3cfe78d): return False
+            if not (x7.keys() <= _cdb5cb038be): return False
+            x11 = x7['config']
+            if not (isinstance(x11, dict)): return False
+            if not (x11.keys() >= _cda588bace4): return False
+            if not (x11.keys() <= _cf9f581fc2f): return False
+            x15 = x11['provider']
+            if not (isinstance(x15, str)): return False
+            if len(x15) < 1: return False
+            x14 = x11['model']
+            if not (isinstance(x14, str)): return False
+            if len(x14) < 1: return False
+            x13 = x11.get('temperature', _M)
+            if x13 is not _M:
+                if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
+            x12 = x11.get('maxTokens', _M)
+            if x12 is not _M:
+                if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
+            x10 = x11.get('stop', _M)
+            if x10 is not _M:
+                if not (isinstance(x10, list)): return False
+                if not (set(map(type, x10)) <= _STR):
+                    for x9 in x10:
+                        if not (isinstance(x9, str)): return False
+            x8 = x7.get('system', _M)
+            if x8 is not _M:
+                if not (isinstance(x8, str)): return False
+            x6 = x7.get('tools', _M)
+            if x6 is not _M:
+                if not (isinstance(x6, list)): return False
+                for x3 in x6:
+                    if not (isinstance(x3, dict)): return False
+                    if not (x3.keys() >= _c77c3c25f36): return False
+                    if not (x3.keys() <= _c77c3c25f36): return False
+                    x5 = x3['name']
+                    if not (isinstance(x5, str)): return False
+                    x4 = x3['description']
+                    if not (isinstance(x4, str)): return False
+                    x2 = x3['parameters']
+                    if not (isinstance(x2, dict)): return False
+            x0 = x1['reason']
+            if not (isinstance(x0, str) and x0 in _c0e2fc47e42): return False
+    return True
+
+def _v842692ce91(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c6eba2c13ad): return False
+            if not (x1.keys() <= _c6eba2c13ad): return False
+            x0 = x1['mode']
+            if not (isinstance(x0, str) and x0 in _c2f6a83d801): return False
+    return True
+
+def _v391bed0e1a(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'fallback'): return False
+    return True
+
+def _v67e7caa118(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c4b95174e64): return False
+    if not (x.keys() <= _cea4ac5c0eb): return False
+    x4 = x['kind']
+    if not (isinstance(x4, str) and x4 == 'provider'): return False
+    x3 = x['provider']
+    if not (isinstance(x3, str)): return False
+    x1 = x.get('model', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cda588bace4): return False
+        if not (x1.keys() <= _cda588bace4): return False
+        x2 = x1['provider']
+        if not (isinstance(x2, str)): return False
+        x0 = x1['model']
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v04709c55d9(x):
+    if isinstance(x, dict):
+        x7 = x.get('data', _M)
+        if x7 is not _M:
+            if not (isinstance(x7, dict)): return False
+            if not (x7.keys() >= _ca22485929f): return False
+            if not (x7.keys() <= _ca22485929f): return False
+            x10 = x7['title']
+            if not (isinstance(x10, str)): return False
+            if len(x10) < 1: return False
+            x9 = x7['messageSeqs']
+            if not (isinstance(x9, list)): return False
+            if not (set(map(type, x9)) <= _NUM):
+                for x8 in x9:
+                    if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+            x3 = x7['source']
+            if not (isinstance(x3, dict)): return False
+            if not (x3.keys() >= _cec0a1a2087): return False
+            x6 = x3['kind']
+            if not (isinstance(x6, str) and x6 in _c9e2a6e9b25): return False
+            x5 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+            if x5 == 'fallback':
+                if not (x3.keys() >= _cec0a1a2087): return False
+                if not (x3.keys() <= _cec0a1a2087): return False
+            elif x5 == 'provider':
+                if not (x3.keys() >= _c4b95174e64): return False
+                if not (x3.keys() <= _cea4ac5c0eb): return False
+                x4 = x3['provider']
+                if not (isinstance(x4, str)): return False
+                x1 = x3.get('model', _M)
+                if x1 is not _M:
+                    if not (isinstance(x1, dict)): return False
+                    if not (x1.keys() >= _cda588bace4): return False
+                    if not (x1.keys() <= _cda588bace4): return False
+                    x2 = x1['provider']
+                    if not (isinstance(x2, str)): return False
+                    x0 = x1['model']
+                    if not (isinstance(x0, str)): return False
+    return True
+
+def _vce0d534b98(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c08eb6b9654): return False
+            if not (x1.keys() <= _c08eb6b9654): return False
+            x27 = x1['titleProvider']
+            if not (isinstance(x27, str)): return False
+            x26 = x1['messageSeqs']
+            if not (isinstance(x26, list)): return False
+            if not (set(map(type, x26)) <= _NUM):
+                for x25 in x26:
+                    if not ((type(x25) is int or type(x25) is float or _is_number(x25))): return False
+            x23 = x1['route']
+            if not (isinstance(x23, dict)): return False
+            if not (x23.keys() >= _cda588bace4): return False
+            if not (x23.keys() <= _cda588bace4): return False
+            x24 = x23['provider']
+            if not (isinstance(x24, str)): return False
+            x22 = x23['model']
+            if not (isinstance(x22, str)): return False
+            x21 = x1['system']
+            if not (isinstance(x21, str)): return False
+            x20 = x1['messages']
+            if not (isinstance(x20, list)): return False
+            for x5 in x20:
+                if not (isinstance(x5, dict)): return False
+                if not (x5.keys() >= _cee7eee4553): return False
+                if not (x5.keys() <= _ca924d9be19): return False
+                x19 = x5['role']
+                if not (isinstance(x19, str) and x19 in _ce3bade2a92): return False
+                x18 = x5['content']
+                if not (isinstance(x18, list)): return False
+                for x7 in x18:
+                    if not (isinstance(x7, dict)): return False
+                    if not (x7.keys() >= _c828fb669a8): return False
+                    x17 = x7['type']
+                    if not (isinstance(x17, str)): return False
+                    x11 = x7.get('type', _M) if isinstance(x7, dict) else _M
+                    if x11 == 'text':
+                        if not (x7.keys() >= _cf68d9fd7f6): return False
+                        if not (x7.keys() <= _cf68d9fd7f6): return False
+                        x16 = x7['text']
+                        if not (isinstance(x16, str)): return False
+                    elif x11 == 'reasoning':
+                        if not (x7.keys() >= _cf68d9fd7f6): return False
+                        if not (x7.keys() <= _cf68d9fd7f6): return False
+                        x15 = x7['text']
+                        if not (isinstance(x15, str)): return False
+                    elif x11 == 'tool-call':
+                        if not (x7.keys() >= _caa552ca711): return False
+                        if not (x7.keys() <= _caa552ca711): return False
+                        x14 = x7['id']
+                        if not (isinstance(x14, str)): return False
+                        x13 = x7['name']
+                        if not (isinstance(x13, str)): return False
+                        x12 = x7['arguments']
+                        if not (isinstance(x12, str)): return False
+                    elif x11 == 'tool-result':
+                        if not (x7.keys() >= _c3542b803a6): return False
+                        if not (x7.keys() <= _cb4dcf82556): return False
+                        x10 = x7['toolCallId']
+                        if not (isinstance(x10, str)): return False
+                        x9 = x7['content']
+                        if not (isinstance(x9, list)): return False
+                        for x8 in x9:
+                            if not _v0b6a57aa94(x8): return False
+                        x6 = x7.get('isError', _M)
+                        if x6 is not _M:
+                            if not (isinstance(x6, bool)): return False
+                x3 = x5.get('provenance', _M)
+                if x3 is not _M:
+                    if not (isinstance(x3, dict)): return False
+                    if not (x3.keys() >= _cda588bace4): return False
+                    if not (x3.keys() <= _c803c640622): return False
+                    x4 = x3['provider']
+                    if not (isinstance(x4, str)): return False
+                    if len(x4) < 1: return False
+                    x2 = x3['model']
+                    if not (isinstance(x2, str)): return False
+                    if len(x2) < 1: return False
+            x0 = x1['maxTokens']
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v9f79cba19a(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'user'): return False
+    return True
+
+def _v0c767b605f(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ce9dbfecb0c): return False
+    if not (x.keys() <= _ce9dbfecb0c): return False
+    x1 = x['kind']
+    if not (isinstance(x1, str) and x1 == 'user'): return False
+    x0 = x['rpcId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v4487bdaf8d_4642e9(x):
+    x1 = x.get('kind', _M) if isinstance(x, dict) else _M
+    x0 = _tabf780d3bd4f_52258b.get(x1, _freebe3350a894) if isinstance(x1, str) else _freebe3350a894
+    if sum(1 for f in x0 if f(x)) != 1: return False
+    return True
+
+def _v511c542fa4(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c9110b76f20): return False
+    if not (x.keys() <= _c9110b76f20): return False
+    x1 = x['kind']
+    if not (isinstance(x1, str) and x1 == 'plugin'): return False
+    x0 = x['plugin']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v67ffe3e27c(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c73928dc69e): return False
+    if not (x.keys() <= _c73928dc69e): return False
+    x13 = x['kind']
+    if not (isinstance(x13, str) and x13 == 'session-reference'): return False
+    x12 = x['version']
+    if not _equal(x12, _c6c7c909f63): return False
+    x11 = x['references']
+    if not (isinstance(x11, list)): return False
+    for x1 in x11:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cca02f97bb6): return False
+        if not (x1.keys() <= _cca02f97bb6): return False
+        x10 = x1['sessionId']
+        if not (isinstance(x10, str)): return False
+        x9 = x1['label']
+        if not (isinstance(x9, str)): return False
+        x8 = x1['capturedThroughSeq']
+        if not ((type(x8) is int or _is_integer(x8)) or x8 is None): return False
+        x7 = x1['compacted']
+        if not (isinstance(x7, bool)): return False
+        x6 = x1['originalMessages']
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        x5 = x1['retainedMessages']
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        x4 = x1['omittedMessages']
         if not ((type(x4) is int or _is_integer(x4))): return False
-        if x4 < 0: return False
-        if x4 > 9007199254740991: return False
+        x3 = x1['omittedBytes']
+        if not ((type(x3) is int or _is_integer(x3))): return False
+        x2 = x1['truncated']
+        if not (isinstance(x2, bool)): return False
+        x0 = x1['inputIndex']
+        if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+def _v11e201b8f2(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb17ca36c74): return False
+    if not (x.keys() <= _cb17ca36c74): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'workspace-instructions'): return False
+    x5 = x['changes']
+    if not (isinstance(x5, list)): return False
+    for x1 in x5:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cf0bc1fcc59): return False
+        if not (x1.keys() <= _c5c11110423): return False
+        x4 = x1['action']
+        if not (isinstance(x4, str) and x4 in _c0ce4013c08): return False
+        x3 = x1['scope']
+        if not (isinstance(x3, str)): return False
+        x2 = x1['path']
+        if not (isinstance(x2, str)): return False
+        x0 = x1.get('digest', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _vca8a751f7c(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ce5ab476ef6): return False
+    if not (x.keys() <= _ce5ab476ef6): return False
+    x14 = x['kind']
+    if not (isinstance(x14, str) and x14 == 'goal/change'): return False
+    x13 = x['version']
+    if not _equal(x13, _c6c7c909f63): return False
+    x12 = x['operation']
+    if not (isinstance(x12, str) and x12 in _c86f2f4717a): return False
+    x4 = x['goal']
+    if not (isinstance(x4, dict)): return False
+    if not (x4.keys() >= _cf30380d3ce): return False
+    if not (x4.keys() <= _c911cafca03): return False
+    x11 = x4['id']
+    if not (isinstance(x11, str)): return False
+    x10 = x4['revision']
+    if not ((type(x10) is int or _is_integer(x10))): return False
+    x9 = x4['objective']
+    if not (isinstance(x9, str)): return False
+    x8 = x4['phase']
+    if not (isinstance(x8, str) and x8 in _ce0c592f451): return False
+    x6 = x4.get('blockedReason', _M)
+    if x6 is not _M:
+        if not (isinstance(x6, dict)): return False
+        if not (x6.keys() >= _c2a50ab1cc8): return False
+        if not (x6.keys() <= _c2a50ab1cc8): return False
+        x7 = x6['code']
+        if not (isinstance(x7, str)): return False
+        x5 = x6['message']
+        if not (isinstance(x5, str)): return False
+    x3 = x4['maxGoalRounds']
+    if not ((type(x3) is int or _is_integer(x3))): return False
+    x2 = x['roundsStarted']
+    if not ((type(x2) is int or _is_integer(x2))): return False
+    x1 = x['createdAt']
+    if not ((type(x1) is int or _is_integer(x1))): return False
+    x0 = x['updatedAt']
+    if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+def _v86cc05b59b(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c267b819a4c): return False
+    if not (x.keys() <= _c267b819a4c): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'goal/change'): return False
+    x5 = x['version']
+    if not _equal(x5, _c6c7c909f63): return False
+    x4 = x['operation']
+    if not (isinstance(x4, str) and x4 == 'clear'): return False
+    x2 = x['cleared']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _cc69893d42d): return False
+    if not (x2.keys() <= _cc69893d42d): return False
+    x3 = x2['id']
+    if not (isinstance(x3, str)): return False
+    x1 = x2['revision']
+    if not ((type(x1) is int or _is_integer(x1))): return False
+    x0 = x['clearedAt']
+    if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+def _v55f0f2e6d5(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c70bc7f9611): return False
+    if not (x.keys() <= _c0c6fab2c6a): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'goal'): return False
+    x5 = x['goalId']
+    if not (isinstance(x5, str)): return False
+    x4 = x['revision']
+    if not ((type(x4) is int or _is_integer(x4))): return False
+    x3 = x['round']
+    if not ((type(x3) is int or _is_integer(x3))): return False
+    x0 = x.get('change', _M)
+    if x0 is not _M:
+        x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+        x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+        if sum(1 for f in x1 if f(x0)) != 1: return False
+    return True
+
+def _vf1c87bb561(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c2ddac123eb): return False
+            if not (x1.keys() <= _c2ddac123eb): return False
+            x45 = x1['content']
+            if not (isinstance(x45, list)): return False
+            for x34 in x45:
+                if not (isinstance(x34, dict)): return False
+                if not (x34.keys() >= _c828fb669a8): return False
+                x44 = x34['type']
+                if not (isinstance(x44, str)): return False
+                x38 = x34.get('type', _M) if isinstance(x34, dict) else _M
+                if x38 == 'text':
+                    if not (x34.keys() >= _cf68d9fd7f6): return False
+                    if not (x34.keys() <= _cf68d9fd7f6): return False
+                    x43 = x34['text']
+                    if not (isinstance(x43, str)): return False
+                elif x38 == 'reasoning':
+                    if not (x34.keys() >= _cf68d9fd7f6): return False
+                    if not (x34.keys() <= _cf68d9fd7f6): return False
+                    x42 = x34['text']
+                    if not (isinstance(x42, str)): return False
+                elif x38 == 'tool-call':
+                    if not (x34.keys() >= _caa552ca711): return False
+                    if not (x34.keys() <= _caa552ca711): return False
+                    x41 = x34['id']
+                    if not (isinstance(x41, str)): return False
+                    x40 = x34['name']
+                    if not (isinstance(x40, str)): return False
+                    x39 = x34['arguments']
+                    if not (isinstance(x39, str)): return False
+                elif x38 == 'tool-result':
+                    if not (x34.keys() >= _c3542b803a6): return False
+                    if not (x34.keys() <= _cb4dcf82556): return False
+                    x37 = x34['toolCallId']
+                    if not (isinstance(x37, str)): return False
+                    x36 = x34['content']
+                    if not (isinstance(x36, list)): return False
+                    for x35 in x36:
+                        if not _v0b6a57aa94(x35): return False
+                    x33 = x34.get('isError', _M)
+                    if x33 is not _M:
+                        if not (isinstance(x33, bool)): return False
+            x5 = x1['source']
+            if not (isinstance(x5, dict)): return False
+            if not (x5.keys() >= _cec0a1a2087): return False
+            x32 = x5['kind']
+            if not (isinstance(x32, str)): return False
+            x9 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+            if x9 == 'user':
+                x31 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+                x30 = _tabf780d3bd4f_52258b.get(x31, _freebe3350a894) if isinstance(x31, str) else _freebe3350a894
+                if sum(1 for f in x30 if f(x5)) != 1: return False
+            elif x9 == 'plugin':
+                if not (x5.keys() >= _c9110b76f20): return False
+                if not (x5.keys() <= _c9110b76f20): return False
+                x29 = x5['plugin']
+                if not (isinstance(x29, str)): return False
+            elif x9 == 'session-reference':
+                if not (x5.keys() >= _c73928dc69e): return False
+                if not (x5.keys() <= _c73928dc69e): return False
+                x28 = x5['version']
+                if not _equal(x28, _c6c7c909f63): return False
+                x27 = x5['references']
+                if not (isinstance(x27, list)): return False
+                for x17 in x27:
+                    if not (isinstance(x17, dict)): return False
+                    if not (x17.keys() >= _cca02f97bb6): return False
+                    if not (x17.keys() <= _cca02f97bb6): return False
+                    x26 = x17['sessionId']
+                    if not (isinstance(x26, str)): return False
+                    x25 = x17['label']
+                    if not (isinstance(x25, str)): return False
+                    x24 = x17['capturedThroughSeq']
+                    if not ((type(x24) is int or _is_integer(x24)) or x24 is None): return False
+                    x23 = x17['compacted']
+                    if not (isinstance(x23, bool)): return False
+                    x22 = x17['originalMessages']
+                    if not ((type(x22) is int or _is_integer(x22))): return False
+                    x21 = x17['retainedMessages']
+                    if not ((type(x21) is int or _is_integer(x21))): return False
+                    x20 = x17['omittedMessages']
+                    if not ((type(x20) is int or _is_integer(x20))): return False
+                    x19 = x17['omittedBytes']
+                    if not ((type(x19) is int or _is_integer(x19))): return False
+                    x18 = x17['truncated']
+                    if not (isinstance(x18, bool)): return False
+                    x16 = x17['inputIndex']
+                    if not ((type(x16) is int or _is_integer(x16))): return False
+            elif x9 == 'workspace-instructions':
+                if not (x5.keys() >= _cb17ca36c74): return False
+                if not (x5.keys() <= _cb17ca36c74): return False
+                x15 = x5['changes']
+                if not (isinstance(x15, list)): return False
+                for x11 in x15:
+                    if not (isinstance(x11, dict)): return False
+                    if not (x11.keys() >= _cf0bc1fcc59): return False
+                    if not (x11.keys() <= _c5c11110423): return False
+                    x14 = x11['action']
+                    if not (isinstance(x14, str) and x14 in _c0ce4013c08): return False
+                    x13 = x11['scope']
+                    if not (isinstance(x13, str)): return False
+                    x12 = x11['path']
+                    if not (isinstance(x12, str)): return False
+                    x10 = x11.get('digest', _M)
+                    if x10 is not _M:
+                        if not (isinstance(x10, str)): return False
+            elif x9 == 'goal':
+                if not (x5.keys() >= _c70bc7f9611): return False
+                if not (x5.keys() <= _c0c6fab2c6a): return False
+                x8 = x5['goalId']
+                if not (isinstance(x8, str)): return False
+                x7 = x5['revision']
+                if not ((type(x7) is int or _is_integer(x7))): return False
+                x6 = x5['round']
+                if not ((type(x6) is int or _is_integer(x6))): return False
+                x2 = x5.get('change', _M)
+                if x2 is not _M:
+                    x4 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+                    x3 = _tabc800c60bdd.get(x4, _freebe3350a894) if isinstance(x4, str) else _freebe3350a894
+                    if sum(1 for f in x3 if f(x2)) != 1: return False
+            x0 = x1['turn']
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _ve051db469e(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c252970c41c): return False
+            if not (x1.keys() <= _c252970c41c): return False
+            x2 = x1['turn']
+            if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+            x0 = x1['step']
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v9246630acc(x):
+    if isinstance(x, dict):
+        x4 = x.get('data', _M)
+        if x4 is not _M:
+            if not (isinstance(x4, dict)): return False
+            if not (x4.keys() >= _c3620fd2818): return False
+            if not (x4.keys() <= _c3620fd2818): return False
+            x3 = x4['todos']
+            if not (isinstance(x3, list)): return False
+            for x1 in x3:
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _cf27768336b): return False
+                if not (x1.keys() <= _cf27768336b): return False
+                x2 = x1['content']
+                if not (isinstance(x2, str)): return False
+                x0 = x1['status']
+                if not (isinstance(x0, str) and x0 in _c2bf30b6513): return False
+    return True
+
+def _vfb944c388f(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c28792031c0): return False
+            if not (x1.keys() <= _c28792031c0): return False
+            x5 = x1['turn']
+            if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+            x4 = x1['step']
+            if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+            x3 = x1['callId']
+            if not (isinstance(x3, str)): return False
+            x2 = x1['name']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['arguments']
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _vaa32a71cbd(x):
+    if isinstance(x, dict):
+        x13 = x.get('data', _M)
+        if x13 is not _M:
+            if not (isinstance(x13, dict)): return False
+            if not (x13.keys() >= _c598b82ad7d): return False
+            if not (x13.keys() <= _c598b82ad7d): return False
+            x17 = x13['parentCallId']
+            if not (isinstance(x17, str)): return False
+            x16 = x13['subCallId']
+            if not (isinstance(x16, str)): return False
+            x15 = x13['name']
+            if not (isinstance(x15, str)): return False
+            x14 = x13['isError']
+            if not (isinstance(x14, bool)): return False
+            x12 = x13['content']
+            if not (isinstance(x12, list)): return False
+            for x1 in x12:
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _c828fb669a8): return False
+                x11 = x1['type']
+                if not (isinstance(x11, str)): return False
+                x5 = x1.get('type', _M) if isinstance(x1, dict) else _M
+                if x5 == 'text':
+                    if not (x1.keys() >= _cf68d9fd7f6): return False
+                    if not (x1.keys() <= _cf68d9fd7f6): return False
+                    x10 = x1['text']
+                    if not (isinstance(x10, str)): return False
+                elif x5 == 'reasoning':
+                    if not (x1.keys() >= _cf68d9fd7f6): return False
+                    if not (x1.keys() <= _cf68d9fd7f6): return False
+                    x9 = x1['text']
+                    if not (isinstance(x9, str)): return False
+                elif x5 == 'tool-call':
+                    if not (x1.keys() >= _caa552ca711): return False
+                    if not (x1.keys() <= _caa552ca711): return False
+                    x8 = x1['id']
+                    if not (isinstance(x8, str)): return False
+                    x7 = x1['name']
+                    if not (isinstance(x7, str)): return False
+                    x6 = x1['arguments']
+                    if not (isinstance(x6, str)): return False
+                elif x5 == 'tool-result':
+                    if not (x1.keys() >= _c3542b803a6): return False
+                    if not (x1.keys() <= _cb4dcf82556): return False
+                    x4 = x1['toolCallId']
+                    if not (isinstance(x4, str)): return False
+                    x3 = x1['content']
+                    if not (isinstance(x3, list)): return False
+                    for x2 in x3:
+                        if not _v0b6a57aa94(x2): return False
+                    x0 = x1.get('isError', _M)
+                    if x0 is not _M:
+                        if not (isinstance(x0, bool)): return False
+    return True
+
+def _v26bbc7f72a(x):
+    if isinstance(x, dict):
+        x1 = x.get('data', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cb3c7e0af33): return False
+            if not (x1.keys() <= _cb3c7e0af33): return False
+            x3 = x1['parentCallId']
+            if not (isinstance(x3, str)): return False
+            x2 = x1['subCallId']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['name']
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _v5c8277d3a5(x):
+    if isinstance(x, dict):
+        x3 = x.get('data', _M)
+        if x3 is not _M:
+            if not (isinstance(x3, dict)): return False
+            if not (x3.keys() >= _cfbbd9decf4): return False
+            if not (x3.keys() <= _ccc9097c808): return False
+            x20 = x3['turn']
+            if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
+            x19 = x3['step']
+            if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+            x18 = x3['callId']
+            if not (isinstance(x18, str)): return False
+            x17 = x3['content']
+            if not (isinstance(x17, list)): return False
+            for x6 in x17:
+                if not (isinstance(x6, dict)): return False
+                if not (x6.keys() >= _c828fb669a8): return False
+                x16 = x6['type']
+                if not (isinstance(x16, str)): return False
+                x10 = x6.get('type', _M) if isinstance(x6, dict) else _M
+                if x10 == 'text':
+                    if not (x6.keys() >= _cf68d9fd7f6): return False
+                    if not (x6.keys() <= _cf68d9fd7f6): return False
+                    x15 = x6['text']
+                    if not (isinstance(x15, str)): return False
+                elif x10 == 'reasoning':
+                    if not (x6.keys() >= _cf68d9fd7f6): return False
+                    if not (x6.keys() <= _cf68d9fd7f6): return False
+                    x14 = x6['text']
+                    if not (isinstance(x14, str)): return False
+                elif x10 == 'tool-call':
+                    if not (x6.keys() >= _caa552ca711): return False
+                    if not (x6.keys() <= _caa552ca711): return False
+                    x13 = x6['id']
+                    if not (isinstance(x13, str)): return False
+                    x12 = x6['name']
+                    if not (isinstance(x12, str)): return False
+                    x11 = x6['arguments']
+                    if not (isinstance(x11, str)): return False
+                elif x10 == 'tool-result':
+                    if not (x6.keys() >= _c3542b803a6): return False
+                    if not (x6.keys() <= _cb4dcf82556): return False
+                    x9 = x6['toolCallId']
+                    if not (isinstance(x9, str)): return False
+                    x8 = x6['content']
+                    if not (isinstance(x8, list)): return False
+                    for x7 in x8:
+                        if not _v0b6a57aa94(x7): return False
+                    x5 = x6.get('isError', _M)
+                    if x5 is not _M:
+                        if not (isinstance(x5, bool)): return False
+            x4 = x3['isError']
+            if not (isinstance(x4, bool)): return False
+            x1 = x3.get('error', _M)
+            if x1 is not _M:
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _c3f04b73504): return False
+                if not (x1.keys() <= _c3f04b73504): return False
+                x2 = x1['name']
+                if not (isinstance(x2, str)): return False
+                x0 = x1['code']
+                if not (isinstance(x0, str)): return False
+    return True
+
+def _v3c27228beb(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'completed'): return False
+    return True
+
+def _v8a834e1e1a(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'aborted'): return False
+    return True
+
+def _v67fed2cc90(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb440206b70): return False
+    if not (x.keys() <= _cb440206b70): return False
+    x7 = x['kind']
+    if not (isinstance(x7, str) and x7 == 'error'): return False
+    x6 = x['step']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x1 = x['failure']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c2a50ab1cc8): return False
+    if not (x1.keys() <= _c7f6a4b4208): return False
+    x5 = x1['message']
+    if not (isinstance(x5, str)): return False
+    x4 = x1['code']
+    if not (isinstance(x4, str)): return False
+    x3 = x1.get('status', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('providerRetryAfterMs', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('requestId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v86c93cddce(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c7d7eb382d1): return False
+    if not (x.keys() <= _c0452128c98): return False
+    x3 = x['kind']
+    if not (isinstance(x3, str) and x3 == 'error'): return False
+    x2 = x['step']
+    if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x1 = x['message']
+    if not (isinstance(x1, str)): return False
+    x0 = x.get('code', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v4487bdaf8d_a6cf8e(x):
+    x1 = x.get('kind', _M) if isinstance(x, dict) else _M
+    x0 = _tab6b64cbe147.get(x1, _freebe3350a894) if isinstance(x1, str) else _freebe3350a894
+    if sum(1 for f in x0 if f(x)) != 1: return False
+    return True
+
+def _ve562e4b0c8(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'disposed'): return False
+    return True
+
+def _ve184e49a4d(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'interrupted'): return False
+    return True
+
+def _vffd4233a6c(x):
+    if isinstance(x, dict):
+        x5 = x.get('data', _M)
+        if x5 is not _M:
+            if not (isinstance(x5, dict)): return False
+            if not (x5.keys() >= _c9a8dee3867): return False
+            if not (x5.keys() <= _c9a8dee3867): return False
+            x6 = x5['turn']
+            if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+            x0 = x5['reason']
+            if not (isinstance(x0, dict)): return False
+            if not (x0.keys() >= _cec0a1a2087): return False
+            x4 = x0['kind']
+            if not (isinstance(x4, str)): return False
+            x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            if x1 == 'completed':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+            elif x1 == 'aborted':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+            elif x1 == 'error':
+                x3 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+                x2 = _tab6b64cbe147.get(x3, _freebe3350a894) if isinstance(x3, str) else _freebe3350a894
+                if sum(1 for f in x2 if f(x0)) != 1: return False
+            elif x1 == 'disposed':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+            elif x1 == 'max-tokens':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+            elif x1 == 'interrupted':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+    return True
+
+def _v4583a47c2b(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c94a32a777c): return False
+    if not (x.keys() <= _c94a32a777c): return False
+    x31 = x['kind']
+    if not (isinstance(x31, str) and x31 == 'message'): return False
+    x3 = x['source']
+    if not (isinstance(x3, dict)): return False
+    if not (x3.keys() >= _cec0a1a2087): return False
+    x30 = x3['kind']
+    if not (isinstance(x30, str)): return False
+    x7 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+    if x7 == 'user':
+        x29 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+        x28 = _tabf780d3bd4f_52258b.get(x29, _freebe3350a894) if isinstance(x29, str) else _freebe3350a894
+        if sum(1 for f in x28 if f(x3)) != 1: return False
+    elif x7 == 'plugin':
+        if not (x3.keys() >= _c9110b76f20): return False
+        if not (x3.keys() <= _c9110b76f20): return False
+        x27 = x3['plugin']
+        if not (isinstance(x27, str)): return False
+    elif x7 == 'session-reference':
+        if not (x3.keys() >= _c73928dc69e): return False
+        if not (x3.keys() <= _c73928dc69e): return False
+        x26 = x3['version']
+        if not _equal(x26, _c6c7c909f63): return False
+        x25 = x3['references']
+        if not (isinstance(x25, list)): return False
+        for x15 in x25:
+            if not (isinstance(x15, dict)): return False
+            if not (x15.keys() >= _cca02f97bb6): return False
+            if not (x15.keys() <= _cca02f97bb6): return False
+            x24 = x15['sessionId']
+            if not (isinstance(x24, str)): return False
+            x23 = x15['label']
+            if not (isinstance(x23, str)): return False
+            x22 = x15['capturedThroughSeq']
+            if not ((type(x22) is int or _is_integer(x22)) or x22 is None): return False
+            x21 = x15['compacted']
+            if not (isinstance(x21, bool)): return False
+            x20 = x15['originalMessages']
+            if not ((type(x20) is int or _is_integer(x20))): return False
+            x19 = x15['retainedMessages']
+            if not ((type(x19) is int or _is_integer(x19))): return False
+            x18 = x15['omittedMessages']
+            if not ((type(x18) is int or _is_integer(x18))): return False
+            x17 = x15['omittedBytes']
+            if not ((type(x17) is int or _is_integer(x17))): return False
+            x16 = x15['truncated']
+            if not (isinstance(x16, bool)): return False
+            x14 = x15['inputIndex']
+            if not ((type(x14) is int or _is_integer(x14))): return False
+    elif x7 == 'workspace-instructions':
+        if not (x3.keys() >= _cb17ca36c74): return False
+        if not (x3.keys() <= _cb17ca36c74): return False
+        x13 = x3['changes']
+        if not (isinstance(x13, list)): return False
+        for x9 in x13:
+            if not (isinstance(x9, dict)): return False
+            if not (x9.keys() >= _cf0bc1fcc59): return False
+            if not (x9.keys() <= _c5c11110423): return False
+            x12 = x9['action']
+            if not (isinstance(x12, str) and x12 in _c0ce4013c08): return False
+            x11 = x9['scope']
+            if not (isinstance(x11, str)): return False
+            x10 = x9['path']
+            if not (isinstance(x10, str)): return False
+            x8 = x9.get('digest', _M)
+            if x8 is not _M:
+                if not (isinstance(x8, str)): return False
+    elif x7 == 'goal':
+        if not (x3.keys() >= _c70bc7f9611): return False
+        if not (x3.keys() <= _c0c6fab2c6a): return False
+        x6 = x3['goalId']
+        if not (isinstance(x6, str)): return False
+        x5 = x3['revision']
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        x4 = x3['round']
+        if not ((type(x4) is int or _is_integer(x4))): return False
+        x0 = x3.get('change', _M)
+        if x0 is not _M:
+            x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+            if sum(1 for f in x1 if f(x0)) != 1: return False
+    return True
+
+def _vb32e00b1a8(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'retry'): return False
+    return True
+
+def _vd4d9262144(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c94a32a777c): return False
+    if not (x.keys() <= _c94a32a777c): return False
+    x31 = x['kind']
+    if not (isinstance(x31, str) and x31 == 'injection'): return False
+    x3 = x['source']
+    if not (isinstance(x3, dict)): return False
+    if not (x3.keys() >= _cec0a1a2087): return False
+    x30 = x3['kind']
+    if not (isinstance(x30, str)): return False
+    x7 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+    if x7 == 'user':
+        x29 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+        x28 = _tabf780d3bd4f_52258b.get(x29, _freebe3350a894) if isinstance(x29, str) else _freebe3350a894
+        if sum(1 for f in x28 if f(x3)) != 1: return False
+    elif x7 == 'plugin':
+        if not (x3.keys() >= _c9110b76f20): return False
+        if not (x3.keys() <= _c9110b76f20): return False
+        x27 = x3['plugin']
+        if not (isinstance(x27, str)): return False
+    elif x7 == 'session-reference':
+        if not (x3.keys() >= _c73928dc69e): return False
+        if not (x3.keys() <= _c73928dc69e): return False
+        x26 = x3['version']
+        if not _equal(x26, _c6c7c909f63): return False
+        x25 = x3['references']
+        if not (isinstance(x25, list)): return False
+        for x15 in x25:
+            if not (isinstance(x15, dict)): return False
+            if not (x15.keys() >= _cca02f97bb6): return False
+            if not (x15.keys() <= _cca02f97bb6): return False
+            x24 = x15['sessionId']
+            if not (isinstance(x24, str)): return False
+            x23 = x15['label']
+            if not (isinstance(x23, str)): return False
+            x22 = x15['capturedThroughSeq']
+            if not ((type(x22) is int or _is_integer(x22)) or x22 is None): return False
+            x21 = x15['compacted']
+            if not (isinstance(x21, bool)): return False
+            x20 = x15['originalMessages']
+            if not ((type(x20) is int or _is_integer(x20))): return False
+            x19 = x15['retainedMessages']
+            if not ((type(x19) is int or _is_integer(x19))): return False
+            x18 = x15['omittedMessages']
+            if not ((type(x18) is int or _is_integer(x18))): return False
+            x17 = x15['omittedBytes']
+            if not ((type(x17) is int or _is_integer(x17))): return False
+            x16 = x15['truncated']
+            if not (isinstance(x16, bool)): return False
+            x14 = x15['inputIndex']
+            if not ((type(x14) is int or _is_integer(x14))): return False
+    elif x7 == 'workspace-instructions':
+        if not (x3.keys() >= _cb17ca36c74): return False
+        if not (x3.keys() <= _cb17ca36c74): return False
+        x13 = x3['changes']
+        if not (isinstance(x13, list)): return False
+        for x9 in x13:
+            if not (isinstance(x9, dict)): return False
+            if not (x9.keys() >= _cf0bc1fcc59): return False
+            if not (x9.keys() <= _c5c11110423): return False
+            x12 = x9['action']
+            if not (isinstance(x12, str) and x12 in _c0ce4013c08): return False
+            x11 = x9['scope']
+            if not (isinstance(x11, str)): return False
+            x10 = x9['path']
+            if not (isinstance(x10, str)): return False
+            x8 = x9.get('digest', _M)
+            if x8 is not _M:
+                if not (isinstance(x8, str)): return False
+    elif x7 == 'goal':
+        if not (x3.keys() >= _c70bc7f9611): return False
+        if not (x3.keys() <= _c0c6fab2c6a): return False
+        x6 = x3['goalId']
+        if not (isinstance(x6, str)): return False
+        x5 = x3['revision']
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        x4 = x3['round']
+        if not ((type(x4) is int or _is_integer(x4))): return False
+        x0 = x3.get('change', _M)
+        if x0 is not _M:
+            x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+            if sum(1 for f in x1 if f(x0)) != 1: return False
+    return True
+
+def _vfe3768f403(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'session-title'): return False
+    return True
+
+def _v74b648fab7(x):
+    if isinstance(x, dict):
+        x65 = x.get('data', _M)
+        if x65 is not _M:
+            if not (isinstance(x65, dict)): return False
+            if not (x65.keys() >= _ccf77606eb5): return False
+            if not (x65.keys() <= _ccf77606eb5): return False
+            x66 = x65['turn']
+            if not ((type(x66) is int or type(x66) is float or _is_number(x66))): return False
+            x0 = x65['trigger']
+            if not (isinstance(x0, dict)): return False
+            if not (x0.keys() >= _cec0a1a2087): return False
+            x64 = x0['kind']
+            if not (isinstance(x64, str)): return False
+            x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            if x1 == 'message':
+                if not (x0.keys() >= _c94a32a777c): return False
+                if not (x0.keys() <= _c94a32a777c): return False
+                x36 = x0['source']
+                if not (isinstance(x36, dict)): return False
+                if not (x36.keys() >= _cec0a1a2087): return False
+                x63 = x36['kind']
+                if not (isinstance(x63, str)): return False
+                x40 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+                if x40 == 'user':
+                    x62 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+                    x61 = _tabf780d3bd4f_52258b.get(x62, _freebe3350a894) if isinstance(x62, str) else _freebe3350a894
+                    if sum(1 for f in x61 if f(x36)) != 1: return False
+                elif x40 == 'plugin':
+                    if not (x36.keys() >= _c9110b76f20): return False
+                    if not (x36.keys() <= _c9110b76f20): return False
+                    x60 = x36['plugin']
+                    if not (isinstance(x60, str)): return False
+                elif x40 == 'session-reference':
+                    if not (x36.keys() >= _c73928dc69e): return False
+                    if not (x36.keys() <= _c73928dc69e): return False
+                    x59 = x36['version']
+                    if not _equal(x59, _c6c7c909f63): return False
+                    x58 = x36['references']
+                    if not (isinstance(x58, list)): return False
+                    for x48 in x58:
+                        if not (isinstance(x48, dict)): return False
+                        if not (x48.keys() >= _cca02f97bb6): return False
+                        if not (x48.keys() <= _cca02f97bb6): return False
+                        x57 = x48['sessionId']
+                        if not (isinstance(x57, str)): return False
+                        x56 = x48['label']
+                        if not (isinstance(x56, str)): return False
+                        x55 = x48['capturedThroughSeq']
+                        if not ((type(x55) is int or _is_integer(x55)) or x55 is None): return False
+                        x54 = x48['compacted']
+                        if not (isinstance(x54, bool)): return False
+                        x53 = x48['originalMessages']
+                        if not ((type(x53) is int or _is_integer(x53))): return False
+                        x52 = x48['retainedMessages']
+                        if not ((type(x52) is int or _is_integer(x52))): return False
+                        x51 = x48['omittedMessages']
+                        if not ((type(x51) is int or _is_integer(x51))): return False
+                        x50 = x48['omittedBytes']
+                        if not ((type(x50) is int or _is_integer(x50))): return False
+                        x49 = x48['truncated']
+                        if not (isinstance(x49, bool)): return False
+                        x47 = x48['inputIndex']
+                        if not ((type(x47) is int or _is_integer(x47))): return False
+                elif x40 == 'workspace-instructions':
+                    if not (x36.keys() >= _cb17ca36c74): return False
+                    if not (x36.keys() <= _cb17ca36c74): return False
+                    x46 = x36['changes']
+                    if not (isinstance(x46, list)): return False
+                    for x42 in x46:
+                        if not (isinstance(x42, dict)): return False
+                        if not (x42.keys() >= _cf0bc1fcc59): return False
+                        if not (x42.keys() <= _c5c11110423): return False
+                        x45 = x42['action']
+                        if not (isinstance(x45, str) and x45 in _c0ce4013c08): return False
+                        x44 = x42['scope']
+                        if not (isinstance(x44, str)): return False
+                        x43 = x42['path']
+                        if not (isinstance(x43, str)): return False
+                        x41 = x42.get('digest', _M)
+                        if x41 is not _M:
+                            if not (isinstance(x41, str)): return False
+                elif x40 == 'goal':
+                    if not (x36.keys() >= _c70bc7f9611): return False
+                    if not (x36.keys() <= _c0c6fab2c6a): return False
+                    x39 = x36['goalId']
+                    if not (isinstance(x39, str)): return False
+                    x38 = x36['revision']
+                    if not ((type(x38) is int or _is_integer(x38))): return False
+                    x37 = x36['round']
+                    if not ((type(x37) is int or _is_integer(x37))): return False
+                    x33 = x36.get('change', _M)
+                    if x33 is not _M:
+                        x35 = x33.get('kind', _M) if isinstance(x33, dict) else _M
+                        x34 = _tabc800c60bdd.get(x35, _freebe3350a894) if isinstance(x35, str) else _freebe3350a894
+                        if sum(1 for f in x34 if f(x33)) != 1: return False
+            elif x1 == 'retry':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+            elif x1 == 'injection':
+                if not (x0.keys() >= _c94a32a777c): return False
+                if not (x0.keys() <= _c94a32a777c): return False
+                x5 = x0['source']
+                if not (isinstance(x5, dict)): return False
+                if not (x5.keys() >= _cec0a1a2087): return False
+                x32 = x5['kind']
+                if not (isinstance(x32, str)): return False
+                x9 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+                if x9 == 'user':
+                    x31 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+                    x30 = _tabf780d3bd4f_52258b.get(x31, _freebe3350a894) if isinstance(x31, str) else _freebe3350a894
+                    if sum(1 for f in x30 if f(x5)) != 1: return False
+                elif x9 == 'plugin':
+                    if not (x5.keys() >= _c9110b76f20): return False
+                    if not (x5.keys() <= _c9110b76f20): return False
+                    x29 = x5['plugin']
+                    if not (isinstance(x29, str)): return False
+                elif x9 == 'session-reference':
+                    if not (x5.keys() >= _c73928dc69e): return False
+                    if not (x5.keys() <= _c73928dc69e): return False
+                    x28 = x5['version']
+                    if not _equal(x28, _c6c7c909f63): return False
+                    x27 = x5['references']
+                    if not (isinstance(x27, list)): return False
+                    for x17 in x27:
+                        if not (isinstance(x17, dict)): return False
+                        if not (x17.keys() >= _cca02f97bb6): return False
+                        if not (x17.keys() <= _cca02f97bb6): return False
+                        x26 = x17['sessionId']
+                        if not (isinstance(x26, str)): return False
+                        x25 = x17['label']
+                        if not (isinstance(x25, str)): return False
+                        x24 = x17['capturedThroughSeq']
+                        if not ((type(x24) is int or _is_integer(x24)) or x24 is None): return False
+                        x23 = x17['compacted']
+                        if not (isinstance(x23, bool)): return False
+                        x22 = x17['originalMessages']
+                        if not ((type(x22) is int or _is_integer(x22))): return False
+                        x21 = x17['retainedMessages']
+                        if not ((type(x21) is int or _is_integer(x21))): return False
+                        x20 = x17['omittedMessages']
+                        if not ((type(x20) is int or _is_integer(x20))): return False
+                        x19 = x17['omittedBytes']
+                        if not ((type(x19) is int or _is_integer(x19))): return False
+                        x18 = x17['truncated']
+                        if not (isinstance(x18, bool)): return False
+                        x16 = x17['inputIndex']
+                        if not ((type(x16) is int or _is_integer(x16))): return False
+                elif x9 == 'workspace-instructions':
+                    if not (x5.keys() >= _cb17ca36c74): return False
+                    if not (x5.keys() <= _cb17ca36c74): return False
+                    x15 = x5['changes']
+                    if not (isinstance(x15, list)): return False
+                    for x11 in x15:
+                        if not (isinstance(x11, dict)): return False
+                        if not (x11.keys() >= _cf0bc1fcc59): return False
+                        if not (x11.keys() <= _c5c11110423): return False
+                        x14 = x11['action']
+                        if not (isinstance(x14, str) and x14 in _c0ce4013c08): return False
+                        x13 = x11['scope']
+                        if not (isinstance(x13, str)): return False
+                        x12 = x11['path']
+                        if not (isinstance(x12, str)): return False
+                        x10 = x11.get('digest', _M)
+                        if x10 is not _M:
+                            if not (isinstance(x10, str)): return False
+                elif x9 == 'goal':
+                    if not (x5.keys() >= _c70bc7f9611): return False
+                    if not (x5.keys() <= _c0c6fab2c6a): return False
+                    x8 = x5['goalId']
+                    if not (isinstance(x8, str)): return False
+                    x7 = x5['revision']
+                    if not ((type(x7) is int or _is_integer(x7))): return False
+                    x6 = x5['round']
+                    if not ((type(x6) is int or _is_integer(x6))): return False
+                    x2 = x5.get('change', _M)
+                    if x2 is not _M:
+                        x4 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+                        x3 = _tabc800c60bdd.get(x4, _freebe3350a894) if isinstance(x4, str) else _freebe3350a894
+                        if sum(1 for f in x3 if f(x2)) != 1: return False
+            elif x1 == 'session-title':
+                if not (x0.keys() >= _cec0a1a2087): return False
+                if not (x0.keys() <= _cec0a1a2087): return False
+    return True
+
+def _vd4bbe10197(x):
+    if isinstance(x, dict):
+        x31 = x.get('data', _M)
+        if x31 is not _M:
+            if not (isinstance(x31, dict)): return False
+            if not (x31.keys() >= _c61d27c553c): return False
+            if not (x31.keys() <= _c61d27c553c): return False
+            x44 = x31['content']
+            if not (isinstance(x44, list)): return False
+            for x33 in x44:
+                if not (isinstance(x33, dict)): return False
+                if not (x33.keys() >= _c828fb669a8): return False
+                x43 = x33['type']
+                if not (isinstance(x43, str)): return False
+                x37 = x33.get('type', _M) if isinstance(x33, dict) else _M
+                if x37 == 'text':
+                    if not (x33.keys() >= _cf68d9fd7f6): return False
+                    if not (x33.keys() <= _cf68d9fd7f6): return False
+                    x42 = x33['text']
+                    if not (isinstance(x42, str)): return False
+                elif x37 == 'reasoning':
+                    if not (x33.keys() >= _cf68d9fd7f6): return False
+                    if not (x33.keys() <= _cf68d9fd7f6): return False
+                    x41 = x33['text']
+                    if not (isinstance(x41, str)): return False
+                elif x37 == 'tool-call':
+                    if not (x33.keys() >= _caa552ca711): return False
+                    if not (x33.keys() <= _caa552ca711): return False
+                    x40 = x33['id']
+                    if not (isinstance(x40, str)): return False
+                    x39 = x33['name']
+                    if not (isinstance(x39, str)): return False
+                    x38 = x33['arguments']
+                    if not (isinstance(x38, str)): return False
+                elif x37 == 'tool-result':
+                    if not (x33.keys() >= _c3542b803a6): return False
+                    if not (x33.keys() <= _cb4dcf82556): return False
+                    x36 = x33['toolCallId']
+                    if not (isinstance(x36, str)): return False
+                    x35 = x33['content']
+                    if not (isinstance(x35, list)): return False
+                    for x34 in x35:
+                        if not _v0b6a57aa94(x34): return False
+                    x32 = x33.get('isError', _M)
+                    if x32 is not _M:
+                        if not (isinstance(x32, bool)): return False
+            x3 = x31['source']
+            if not (isinstance(x3, dict)): return False
+            if not (x3.keys() >= _cec0a1a2087): return False
+            x30 = x3['kind']
+            if not (isinstance(x30, str)): return False
+            x7 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+            if x7 == 'user':
+                x29 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+                x28 = _tabf780d3bd4f_52258b.get(x29, _freebe3350a894) if isinstance(x29, str) else _freebe3350a894
+                if sum(1 for f in x28 if f(x3)) != 1: return False
+            elif x7 == 'plugin':
+                if not (x3.keys() >= _c9110b76f20): return False
+                if not (x3.keys() <= _c9110b76f20): return False
+                x27 = x3['plugin']
+                if not (isinstance(x27, str)): return False
+            elif x7 == 'session-reference':
+                if not (x3.keys() >= _c73928dc69e): return False
+                if not (x3.keys() <= _c73928dc69e): return False
+                x26 = x3['version']
+                if not _equal(x26, _c6c7c909f63): return False
+                x25 = x3['references']
+                if not (isinstance(x25, list)): return False
+                for x15 in x25:
+                    if not (isinstance(x15, dict)): return False
+                    if not (x15.keys() >= _cca02f97bb6): return False
+                    if not (x15.keys() <= _cca02f97bb6): return False
+                    x24 = x15['sessionId']
+                    if not (isinstance(x24, str)): return False
+                    x23 = x15['label']
+                    if not (isinstance(x23, str)): return False
+                    x22 = x15['capturedThroughSeq']
+                    if not ((type(x22) is int or _is_integer(x22)) or x22 is None): return False
+                    x21 = x15['compacted']
+                    if not (isinstance(x21, bool)): return False
+                    x20 = x15['originalMessages']
+                    if not ((type(x20) is int or _is_integer(x20))): return False
+                    x19 = x15['retainedMessages']
+                    if not ((type(x19) is int or _is_integer(x19))): return False
+                    x18 = x15['omittedMessages']
+                    if not ((type(x18) is int or _is_integer(x18))): return False
+                    x17 = x15['omittedBytes']
+                    if not ((type(x17) is int or _is_integer(x17))): return False
+                    x16 = x15['truncated']
+                    if not (isinstance(x16, bool)): return False
+                    x14 = x15['inputIndex']
+                    if not ((type(x14) is int or _is_integer(x14))): return False
+            elif x7 == 'workspace-instructions':
+                if not (x3.keys() >= _cb17ca36c74): return False
+                if not (x3.keys() <= _cb17ca36c74): return False
+                x13 = x3['changes']
+                if not (isinstance(x13, list)): return False
+                for x9 in x13:
+                    if not (isinstance(x9, dict)): return False
+                    if not (x9.keys() >= _cf0bc1fcc59): return False
+                    if not (x9.keys() <= _c5c11110423): return False
+                    x12 = x9['action']
+                    if not (isinstance(x12, str) and x12 in _c0ce4013c08): return False
+                    x11 = x9['scope']
+                    if not (isinstance(x11, str)): return False
+                    x10 = x9['path']
+                    if not (isinstance(x10, str)): return False
+                    x8 = x9.get('digest', _M)
+                    if x8 is not _M:
+                        if not (isinstance(x8, str)): return False
+            elif x7 == 'goal':
+                if not (x3.keys() >= _c70bc7f9611): return False
+                if not (x3.keys() <= _c0c6fab2c6a): return False
+                x6 = x3['goalId']
+                if not (isinstance(x6, str)): return False
+                x5 = x3['revision']
+                if not ((type(x5) is int or _is_integer(x5))): return False
+                x4 = x3['round']
+                if not ((type(x4) is int or _is_integer(x4))): return False
+                x0 = x3.get('change', _M)
+                if x0 is not _M:
+                    x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+                    x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+                    if sum(1 for f in x1 if f(x0)) != 1: return False
+    return True
+
+def _v0299da51af(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x8 = x['type']
+    if not (isinstance(x8, str)): return False
+    x7 = x['seq']
+    if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+        if not ((type(x7) is int or _is_integer(x7))): return False
+        if x7 < 0: return False
+        if x7 > 9007199254740991: return False
+    x6 = x['time']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x.get('sourceEventSeqs', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, list)): return False
+        if not _uniq(x5): return False
+        if not (set(map(type, x5)) <= _INT and (not x5 or (min(x5) >= 0 and max(x5) <= 9007199254740991))):
+            for x4 in x5:
+                if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+                    if not ((type(x4) is int or _is_integer(x4))): return False
+                    if x4 < 0: return False
+                    if x4 > 9007199254740991: return False
+    x3 = x.get('surfaceOp', _M)
+    if x3 is not _M:
+        if (bool(_v6a439bf4fd(x3)) + bool(_v5c267a9c3b(x3))) != 1: return False
+    if (isinstance(x, dict)) and (x.keys() >= _c828fb669a8 and ((isinstance(x['type'], str) and x['type'] in _cb8b215c2bd))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _cd29ed86c4d): return False
+        if (not isinstance(x, dict) or (('type' not in x or ((isinstance(x['type'], str) and x['type'] == 'assistant/message'))))):
+            pass
+        else:
+            if isinstance(x, dict):
+                x2 = x.get('sourceEventSeqs', _M)
+                if x2 is not _M:
+                    if isinstance(x2, list):
+                        if len(x2) < 1: return False
+    else:
+        if isinstance(x, dict):
+            if 'surfaceOp' in x: return False
+            if 'sourceEventSeqs' in x: return False
+    x1 = x.get('type', _M) if isinstance(x, dict) else _M
+    if isinstance(x1, str):
+        x0 = _taba78c26f1ff.get(x1)
+        if x0 is not None:
+            for f in x0:
+                if not f(x): return False
+    return True
+
+def _s7973f33a9f(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x9 = x['seq']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x['time']
+    if not (type(x8) is int and x8 >= 0 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < 0: return False
+        if x8 > 9007199254740991: return False
+    x7 = x.get('sourceEventSeqs', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, list)): return False
+        if not _uniq(x7): return False
+        if not (set(map(type, x7)) <= _INT and (not x7 or (min(x7) >= 0 and max(x7) <= 9007199254740991))):
+            for x6 in x7:
+                if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+                    if not ((type(x6) is int or _is_integer(x6))): return False
+                    if x6 < 0: return False
+                    if x6 > 9007199254740991: return False
+    x5 = x.get('surfaceOp', _M)
+    if x5 is not _M:
+        if (bool(_v6a439bf4fd(x5)) + bool(_v5c267a9c3b(x5))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c6c2317d8d7): return False
+        if not (x1.keys() <= _c6a02e1dccc): return False
+        x4 = x1['id']
+        if not (isinstance(x4, str)): return False
+        x3 = x1['toolName']
+        if not (isinstance(x3, str)): return False
+        x2 = x1.get('callId', _M)
+        if x2 is not _M:
+            if not (isinstance(x2, str)): return False
+        x0 = x1.get('reason', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _s347363ac4c(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x7 = x['seq']
+    if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+        if not ((type(x7) is int or _is_integer(x7))): return False
+        if x7 < 0: return False
+        if x7 > 9007199254740991: return False
+    x6 = x['time']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x.get('sourceEventSeqs', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, list)): return False
+        if not _uniq(x5): return False
+        if not (set(map(type, x5)) <= _INT and (not x5 or (min(x5) >= 0 and max(x5) <= 9007199254740991))):
+            for x4 in x5:
+                if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+                    if not ((type(x4) is int or _is_integer(x4))): return False
+                    if x4 < 0: return False
+                    if x4 > 9007199254740991: return False
+    x3 = x.get('surfaceOp', _M)
+    if x3 is not _M:
+        if (bool(_v6a439bf4fd(x3)) + bool(_v5c267a9c3b(x3))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c6607c6d2b0): return False
+        if not (x1.keys() <= _c6607c6d2b0): return False
+        x2 = x1['id']
+        if not (isinstance(x2, str)): return False
+        x0 = x1['outcome']
+        if not (isinstance(x0, str) and x0 in _cc355566e24): return False
+    return True
+
+def _s1f30cbe0a3(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x6 = x['seq']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
     x5 = x['time']
     if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
         if not ((type(x5) is int or _is_integer(x5))): return False
         if x5 < 0: return False
         if x5 > 9007199254740991: return False
+    x4 = x.get('sourceEventSeqs', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, list)): return False
+        if not _uniq(x4): return False
+        if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= 0 and max(x4) <= 9007199254740991))):
+            for x3 in x4:
+                if not (type(x3) is int and x3 >= 0 and x3 <= 9007199254740991):
+                    if not ((type(x3) is int or _is_integer(x3))): return False
+                    if x3 < 0: return False
+                    if x3 > 9007199254740991: return False
+    x2 = x.get('surfaceOp', _M)
+    if x2 is not _M:
+        if (bool(_v6a439bf4fd(x2)) + bool(_v5c267a9c3b(x2))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _ca18897037f): return False
+        if not (x1.keys() <= _ca18897037f): return False
+        x0 = x1['policy']
+        if not (isinstance(x0, str) and x0 in _c56846764e4): return False
+    return True
+
+def _sbc16b7d0fb(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x54 = x['seq']
+    if not (type(x54) is int and x54 >= 0 and x54 <= 9007199254740991):
+        if not ((type(x54) is int or _is_integer(x54))): return False
+        if x54 < 0: return False
+        if x54 > 9007199254740991: return False
+    x53 = x['time']
+    if not (type(x53) is int and x53 >= 0 and x53 <= 9007199254740991):
+        if not ((type(x53) is int or _is_integer(x53))): return False
+        if x53 < 0: return False
+        if x53 > 9007199254740991: return False
+    x52 = x.get('sourceEventSeqs', _M)
+    if x52 is not _M:
+        if not (isinstance(x52, list)): return False
+        if not _uniq(x52): return False
+        if not (set(map(type, x52)) <= _INT and (not x52 or (min(x52) >= 0 and max(x52) <= 9007199254740991))):
+            for x51 in x52:
+                if not (type(x51) is int and x51 >= 0 and x51 <= 9007199254740991):
+                    if not ((type(x51) is int or _is_integer(x51))): return False
+                    if x51 < 0: return False
+                    if x51 > 9007199254740991: return False
+    x50 = x.get('surfaceOp', _M)
+    if x50 is not _M:
+        if (bool(_v6a439bf4fd(x50)) + bool(_v5c267a9c3b(x50))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x47 = x.get('data', _M)
+    if x47 is not _M:
+        if not (isinstance(x47, dict)): return False
+        if not (x47.keys() >= _c0fb032bcff): return False
+        if not (x47.keys() <= _c0fb032bcff): return False
+        x49 = x47['turn']
+        if not ((type(x49) is int or type(x49) is float or _is_number(x49))): return False
+        x48 = x47['step']
+        if not ((type(x48) is int or type(x48) is float or _is_number(x48))): return False
+        x15 = x47['chunk']
+        if not (isinstance(x15, dict)): return False
+        if not (x15.keys() >= _c828fb669a8): return False
+        x46 = x15['type']
+        if not (isinstance(x46, str) and x46 in _c2301d5f1ad): return False
+        x16 = x15.get('type', _M) if isinstance(x15, dict) else _M
+        if x16 == 'block-start':
+            if not (x15.keys() >= _cc2d7636d4a): return False
+            if not (x15.keys() <= _cc2d7636d4a): return False
+            x45 = x15['index']
+            if not ((type(x45) is int or type(x45) is float or _is_number(x45))): return False
+            x44 = x15['blockType']
+            if not (isinstance(x44, str)): return False
+        elif x16 == 'text-delta':
+            if not (x15.keys() >= _ce0effebe84): return False
+            if not (x15.keys() <= _ce0effebe84): return False
+            x43 = x15['index']
+            if not ((type(x43) is int or type(x43) is float or _is_number(x43))): return False
+            x42 = x15['text']
+            if not (isinstance(x42, str)): return False
+        elif x16 == 'reasoning-delta':
+            if not (x15.keys() >= _ce0effebe84): return False
+            if not (x15.keys() <= _ce0effebe84): return False
+            x41 = x15['index']
+            if not ((type(x41) is int or type(x41) is float or _is_number(x41))): return False
+            x40 = x15['text']
+            if not (isinstance(x40, str)): return False
+        elif x16 == 'tool-call-delta':
+            if not (x15.keys() >= _c3ea77d85fb): return False
+            if not (x15.keys() <= _ca821ef7198): return False
+            x39 = x15['index']
+            if not ((type(x39) is int or type(x39) is float or _is_number(x39))): return False
+            x38 = x15['id']
+            if not (isinstance(x38, str)): return False
+            x37 = x15.get('name', _M)
+            if x37 is not _M:
+                if not (isinstance(x37, str)): return False
+            x36 = x15['argumentsDelta']
+            if not (isinstance(x36, str)): return False
+        elif x16 == 'block-end':
+            if not (x15.keys() >= _c7451299143): return False
+            if not (x15.keys() <= _c7451299143): return False
+            x35 = x15['index']
+            if not ((type(x35) is int or type(x35) is float or _is_number(x35))): return False
+            x24 = x15['block']
+            if not (isinstance(x24, dict)): return False
+            if not (x24.keys() >= _c828fb669a8): return False
+            x34 = x24['type']
+            if not (isinstance(x34, str)): return False
+            x28 = x24.get('type', _M) if isinstance(x24, dict) else _M
+            if x28 == 'text':
+                if not (x24.keys() >= _cf68d9fd7f6): return False
+                if not (x24.keys() <= _cf68d9fd7f6): return False
+                x33 = x24['text']
+                if not (isinstance(x33, str)): return False
+            elif x28 == 'reasoning':
+                if not (x24.keys() >= _cf68d9fd7f6): return False
+                if not (x24.keys() <= _cf68d9fd7f6): return False
+                x32 = x24['text']
+                if not (isinstance(x32, str)): return False
+            elif x28 == 'tool-call':
+                if not (x24.keys() >= _caa552ca711): return False
+                if not (x24.keys() <= _caa552ca711): return False
+                x31 = x24['id']
+                if not (isinstance(x31, str)): return False
+                x30 = x24['name']
+                if not (isinstance(x30, str)): return False
+                x29 = x24['arguments']
+                if not (isinstance(x29, str)): return False
+            elif x28 == 'tool-result':
+                if not (x24.keys() >= _c3542b803a6): return False
+                if not (x24.keys() <= _cb4dcf82556): return False
+                x27 = x24['toolCallId']
+                if not (isinstance(x27, str)): return False
+                x26 = x24['content']
+                if not (isinstance(x26, list)): return False
+                for x25 in x26:
+                    if not _v0b6a57aa94(x25): return False
+                x23 = x24.get('isError', _M)
+                if x23 is not _M:
+                    if not (isinstance(x23, bool)): return False
+        elif x16 == 'usage':
+            if not (x15.keys() >= _c42b5a8743d): return False
+            if not (x15.keys() <= _c42b5a8743d): return False
+            x18 = x15['usage']
+            if not (isinstance(x18, dict)): return False
+            if not (x18.keys() >= _cdb72d769c0): return False
+            if not (x18.keys() <= _cc3e924cc90): return False
+            x22 = x18['inputTokens']
+            if not ((type(x22) is int or type(x22) is float or _is_number(x22))): return False
+            x21 = x18['outputTokens']
+            if not ((type(x21) is int or type(x21) is float or _is_number(x21))): return False
+            x20 = x18.get('cacheReadTokens', _M)
+            if x20 is not _M:
+                if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
+            x19 = x18.get('cacheWriteTokens', _M)
+            if x19 is not _M:
+                if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+            x17 = x18.get('reasoningTokens', _M)
+            if x17 is not _M:
+                if not ((type(x17) is int or type(x17) is float or _is_number(x17))): return False
+        elif x16 == 'finish':
+            if not (x15.keys() >= _ced905aaad1): return False
+            if not (x15.keys() <= _c8604f36a71): return False
+            x6 = x15['reason']
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _cec0a1a2087): return False
+            x14 = x6['kind']
+            if not (isinstance(x14, str)): return False
+            x7 = x6.get('kind', _M) if isinstance(x6, dict) else _M
+            if x7 == 'stop':
+                if not (x6.keys() >= _cec0a1a2087): return False
+                if not (x6.keys() <= _cec0a1a2087): return False
+            elif x7 == 'tool-calls':
+                if not (x6.keys() >= _cec0a1a2087): return False
+                if not (x6.keys() <= _cec0a1a2087): return False
+            elif x7 == 'max-tokens':
+                if not (x6.keys() >= _cec0a1a2087): return False
+                if not (x6.keys() <= _cec0a1a2087): return False
+            elif x7 == 'aborted':
+                if not (x6.keys() >= _cc5eb4492d3): return False
+                if not (x6.keys() <= _cc5eb4492d3): return False
+                x9 = x6['failure']
+                if not (isinstance(x9, dict)): return False
+                if not (x9.keys() >= _c2a50ab1cc8): return False
+                if not (x9.keys() <= _c7f6a4b4208): return False
+                x13 = x9['message']
+                if not (isinstance(x13, str)): return False
+                x12 = x9['code']
+                if not (isinstance(x12, str)): return False
+                x11 = x9.get('status', _M)
+                if x11 is not _M:
+                    if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+                x10 = x9.get('providerRetryAfterMs', _M)
+                if x10 is not _M:
+                    if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+                x8 = x9.get('requestId', _M)
+                if x8 is not _M:
+                    if not (isinstance(x8, str)): return False
+            elif x7 == 'error':
+                if not (x6.keys() >= _cc5eb4492d3): return False
+                if not (x6.keys() <= _cc5eb4492d3): return False
+                x1 = x6['failure']
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _c2a50ab1cc8): return False
+                if not (x1.keys() <= _c7f6a4b4208): return False
+                x5 = x1['message']
+                if not (isinstance(x5, str)): return False
+                x4 = x1['code']
+                if not (isinstance(x4, str)): return False
+                x3 = x1.get('status', _M)
+                if x3 is not _M:
+                    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+                x2 = x1.get('providerRetryAfterMs', _M)
+                if x2 is not _M:
+                    if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+                x0 = x1.get('requestId', _M)
+                if x0 is not _M:
+                    if not (isinstance(x0, str)): return False
+    return True
+
+def _s5b0b1f1e64(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x29 = x['seq']
+    if not (type(x29) is int and x29 >= 0 and x29 <= 9007199254740991):
+        if not ((type(x29) is int or _is_integer(x29))): return False
+        if x29 < 0: return False
+        if x29 > 9007199254740991: return False
+    x28 = x['time']
+    if not (type(x28) is int and x28 >= 0 and x28 <= 9007199254740991):
+        if not ((type(x28) is int or _is_integer(x28))): return False
+        if x28 < 0: return False
+        if x28 > 9007199254740991: return False
+    x27 = x.get('sourceEventSeqs', _M)
+    if x27 is not _M:
+        if not (isinstance(x27, list)): return False
+        if not _uniq(x27): return False
+        if not (set(map(type, x27)) <= _INT and (not x27 or (min(x27) >= 0 and max(x27) <= 9007199254740991))):
+            for x26 in x27:
+                if not (type(x26) is int and x26 >= 0 and x26 <= 9007199254740991):
+                    if not ((type(x26) is int or _is_integer(x26))): return False
+                    if x26 < 0: return False
+                    if x26 > 9007199254740991: return False
+    x25 = x.get('surfaceOp', _M)
+    if x25 is not _M:
+        if (bool(_v6a439bf4fd(x25)) + bool(_v5c267a9c3b(x25))) != 1: return False
+    if not (x.keys() >= _cd29ed86c4d): return False
+    x6 = x.get('data', _M)
+    if x6 is not _M:
+        if not (isinstance(x6, dict)): return False
+        if not (x6.keys() >= _c7f13a1a830): return False
+        if not (x6.keys() <= _caec98d5c05): return False
+        x24 = x6['turn']
+        if not ((type(x24) is int or type(x24) is float or _is_number(x24))): return False
+        x23 = x6['step']
+        if not ((type(x23) is int or type(x23) is float or _is_number(x23))): return False
+        x22 = x6['content']
+        if not (isinstance(x22, list)): return False
+        for x11 in x22:
+            if not (isinstance(x11, dict)): return False
+            if not (x11.keys() >= _c828fb669a8): return False
+            x21 = x11['type']
+            if not (isinstance(x21, str)): return False
+            x15 = x11.get('type', _M) if isinstance(x11, dict) else _M
+            if x15 == 'text':
+                if not (x11.keys() >= _cf68d9fd7f6): return False
+                if not (x11.keys() <= _cf68d9fd7f6): return False
+                x20 = x11['text']
+                if not (isinstance(x20, str)): return False
+            elif x15 == 'reasoning':
+                if not (x11.keys() >= _cf68d9fd7f6): return False
+                if not (x11.keys() <= _cf68d9fd7f6): return False
+                x19 = x11['text']
+                if not (isinstance(x19, str)): return False
+            elif x15 == 'tool-call':
+                if not (x11.keys() >= _caa552ca711): return False
+                if not (x11.keys() <= _caa552ca711): return False
+                x18 = x11['id']
+                if not (isinstance(x18, str)): return False
+                x17 = x11['name']
+                if not (isinstance(x17, str)): return False
+                x16 = x11['arguments']
+                if not (isinstance(x16, str)): return False
+            elif x15 == 'tool-result':
+                if not (x11.keys() >= _c3542b803a6): return False
+                if not (x11.keys() <= _cb4dcf82556): return False
+                x14 = x11['toolCallId']
+                if not (isinstance(x14, str)): return False
+                x13 = x11['content']
+                if not (isinstance(x13, list)): return False
+                for x12 in x13:
+                    if not _v0b6a57aa94(x12): return False
+                x10 = x11.get('isError', _M)
+                if x10 is not _M:
+                    if not (isinstance(x10, bool)): return False
+        x8 = x6['provenance']
+        if not (isinstance(x8, dict)): return False
+        if not (x8.keys() >= _cda588bace4): return False
+        if not (x8.keys() <= _c803c640622): return False
+        x9 = x8['provider']
+        if not (isinstance(x9, str)): return False
+        if len(x9) < 1: return False
+        x7 = x8['model']
+        if not (isinstance(x7, str)): return False
+        if len(x7) < 1: return False
+        x1 = x6.get('usage', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cdb72d769c0): return False
+            if not (x1.keys() <= _cc3e924cc90): return False
+            x5 = x1['inputTokens']
+            if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+            x4 = x1['outputTokens']
+            if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+            x3 = x1.get('cacheReadTokens', _M)
+            if x3 is not _M:
+                if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+            x2 = x1.get('cacheWriteTokens', _M)
+            if x2 is not _M:
+                if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+            x0 = x1.get('reasoningTokens', _M)
+            if x0 is not _M:
+                if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _s6983f6a1c9(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x7 = x['seq']
+    if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+        if not ((type(x7) is int or _is_integer(x7))): return False
+        if x7 < 0: return False
+        if x7 > 9007199254740991: return False
+    x6 = x['time']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x.get('sourceEventSeqs', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, list)): return False
+        if not _uniq(x5): return False
+        if not (set(map(type, x5)) <= _INT and (not x5 or (min(x5) >= 0 and max(x5) <= 9007199254740991))):
+            for x4 in x5:
+                if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+                    if not ((type(x4) is int or _is_integer(x4))): return False
+                    if x4 < 0: return False
+                    if x4 > 9007199254740991: return False
+    x3 = x.get('surfaceOp', _M)
+    if x3 is not _M:
+        if (bool(_v6a439bf4fd(x3)) + bool(_v5c267a9c3b(x3))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cfdc81e1b0f): return False
+        if not (x1.keys() <= _c6b1597a859): return False
+        x2 = x1['turn']
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+        x0 = x1.get('error', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _s6bfe6488de(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x6 = x['seq']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x['time']
+    if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        if x5 < 0: return False
+        if x5 > 9007199254740991: return False
+    x4 = x.get('sourceEventSeqs', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, list)): return False
+        if not _uniq(x4): return False
+        if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= 0 and max(x4) <= 9007199254740991))):
+            for x3 in x4:
+                if not (type(x3) is int and x3 >= 0 and x3 <= 9007199254740991):
+                    if not ((type(x3) is int or _is_integer(x3))): return False
+                    if x3 < 0: return False
+                    if x3 > 9007199254740991: return False
+    x2 = x.get('surfaceOp', _M)
+    if x2 is not _M:
+        if (bool(_v6a439bf4fd(x2)) + bool(_v5c267a9c3b(x2))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cfdc81e1b0f): return False
+        if not (x1.keys() <= _cfdc81e1b0f): return False
+        x0 = x1['turn']
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _seea3ee6504(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x27 = x['seq']
+    if not (type(x27) is int and x27 >= 0 and x27 <= 9007199254740991):
+        if not ((type(x27) is int or _is_integer(x27))): return False
+        if x27 < 0: return False
+        if x27 > 9007199254740991: return False
+    x26 = x['time']
+    if not (type(x26) is int and x26 >= 0 and x26 <= 9007199254740991):
+        if not ((type(x26) is int or _is_integer(x26))): return False
+        if x26 < 0: return False
+        if x26 > 9007199254740991: return False
+    x25 = x.get('sourceEventSeqs', _M)
+    if x25 is not _M:
+        if not (isinstance(x25, list)): return False
+        if not _uniq(x25): return False
+        if not (set(map(type, x25)) <= _INT and (not x25 or (min(x25) >= 0 and max(x25) <= 9007199254740991))):
+            for x24 in x25:
+                if not (type(x24) is int and x24 >= 0 and x24 <= 9007199254740991):
+                    if not ((type(x24) is int or _is_integer(x24))): return False
+                    if x24 < 0: return False
+                    if x24 > 9007199254740991: return False
+    x23 = x.get('surfaceOp', _M)
+    if x23 is not _M:
+        if (bool(_v6a439bf4fd(x23)) + bool(_v5c267a9c3b(x23))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c49d655cfda): return False
+        if not (x1.keys() <= _c949098a9cb): return False
+        x22 = x1['summary']
+        if not (isinstance(x22, list)): return False
+        for x11 in x22:
+            if not (isinstance(x11, dict)): return False
+            if not (x11.keys() >= _c828fb669a8): return False
+            x21 = x11['type']
+            if not (isinstance(x21, str)): return False
+            x15 = x11.get('type', _M) if isinstance(x11, dict) else _M
+            if x15 == 'text':
+                if not (x11.keys() >= _cf68d9fd7f6): return False
+                if not (x11.keys() <= _cf68d9fd7f6): return False
+                x20 = x11['text']
+                if not (isinstance(x20, str)): return False
+            elif x15 == 'reasoning':
+                if not (x11.keys() >= _cf68d9fd7f6): return False
+                if not (x11.keys() <= _cf68d9fd7f6): return False
+                x19 = x11['text']
+                if not (isinstance(x19, str)): return False
+            elif x15 == 'tool-call':
+                if not (x11.keys() >= _caa552ca711): return False
+                if not (x11.keys() <= _caa552ca711): return False
+                x18 = x11['id']
+                if not (isinstance(x18, str)): return False
+                x17 = x11['name']
+                if not (isinstance(x17, str)): return False
+                x16 = x11['arguments']
+                if not (isinstance(x16, str)): return False
+            elif x15 == 'tool-result':
+                if not (x11.keys() >= _c3542b803a6): return False
+                if not (x11.keys() <= _cb4dcf82556): return False
+                x14 = x11['toolCallId']
+                if not (isinstance(x14, str)): return False
+                x13 = x11['content']
+                if not (isinstance(x13, list)): return False
+                for x12 in x13:
+                    if not _v0b6a57aa94(x12): return False
+                x10 = x11.get('isError', _M)
+                if x10 is not _M:
+                    if not (isinstance(x10, bool)): return False
+        x8 = x1['shadowedRange']
+        if not (isinstance(x8, dict)): return False
+        if not (x8.keys() >= _c052aa9fd3c): return False
+        if not (x8.keys() <= _c052aa9fd3c): return False
+        x9 = x8['start']
+        if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+        x7 = x8['end']
+        if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+        x6 = x1['shadowedSeqs']
+        if not (isinstance(x6, list)): return False
+        if not (set(map(type, x6)) <= _NUM):
+            for x5 in x6:
+                if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+        x4 = x1['shadowedTokenCount']
+        if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+        x3 = x1['provider']
+        if not (isinstance(x3, str)): return False
+        x2 = x1['model']
+        if not (isinstance(x2, str)): return False
+        x0 = x1.get('maxTokens', _M)
+        if x0 is not _M:
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _sdc34b8b1e7(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x10 = x['seq']
+    if not (type(x10) is int and x10 >= 0 and x10 <= 9007199254740991):
+        if not ((type(x10) is int or _is_integer(x10))): return False
+        if x10 < 0: return False
+        if x10 > 9007199254740991: return False
+    x9 = x['time']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x.get('sourceEventSeqs', _M)
+    if x8 is not _M:
+        if not (isinstance(x8, list)): return False
+        if not _uniq(x8): return False
+        if not (set(map(type, x8)) <= _INT and (not x8 or (min(x8) >= 0 and max(x8) <= 9007199254740991))):
+            for x7 in x8:
+                if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+                    if not ((type(x7) is int or _is_integer(x7))): return False
+                    if x7 < 0: return False
+                    if x7 > 9007199254740991: return False
+    x6 = x.get('surfaceOp', _M)
+    if x6 is not _M:
+        if (bool(_v6a439bf4fd(x6)) + bool(_v5c267a9c3b(x6))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cb660c59d77): return False
+        if not (x1.keys() <= _cd80472f1b1): return False
+        x5 = x1['turn']
+        if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+        x4 = x1['point']
+        if not (isinstance(x4, str)): return False
+        x3 = x1['dialect']
+        if not (isinstance(x3, str) and x3 in _c2cba4f5c94): return False
+        x2 = x1.get('matcher', _M)
+        if x2 is not _M:
+            if not (isinstance(x2, str)): return False
+        x0 = x1['handlerId']
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _sa257a8ad08(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x12 = x['seq']
+    if not (type(x12) is int and x12 >= 0 and x12 <= 9007199254740991):
+        if not ((type(x12) is int or _is_integer(x12))): return False
+        if x12 < 0: return False
+        if x12 > 9007199254740991: return False
+    x11 = x['time']
+    if not (type(x11) is int and x11 >= 0 and x11 <= 9007199254740991):
+        if not ((type(x11) is int or _is_integer(x11))): return False
+        if x11 < 0: return False
+        if x11 > 9007199254740991: return False
+    x10 = x.get('sourceEventSeqs', _M)
+    if x10 is not _M:
+        if not (isinstance(x10, list)): return False
+        if not _uniq(x10): return False
+        if not (set(map(type, x10)) <= _INT and (not x10 or (min(x10) >= 0 and max(x10) <= 9007199254740991))):
+            for x9 in x10:
+                if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+                    if not ((type(x9) is int or _is_integer(x9))): return False
+                    if x9 < 0: return False
+                    if x9 > 9007199254740991: return False
+    x8 = x.get('surfaceOp', _M)
+    if x8 is not _M:
+        if (bool(_v6a439bf4fd(x8)) + bool(_v5c267a9c3b(x8))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c5b46eceadf): return False
+        if not (x1.keys() <= _c81d41132fb): return False
+        x7 = x1['turn']
+        if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+        x6 = x1['point']
+        if not (isinstance(x6, str)): return False
+        x5 = x1['handlerId']
+        if not (isinstance(x5, str)): return False
+        x4 = x1['decision']
+        if not (isinstance(x4, str)): return False
+        x3 = x1.get('exitCode', _M)
+        if x3 is not _M:
+            if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+        x2 = x1.get('stderrSummary', _M)
+        if x2 is not _M:
+            if not (isinstance(x2, str)): return False
+        x0 = x1['durationMs']
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _sbab45ec938(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x16 = x['seq']
+    if not (type(x16) is int and x16 >= 0 and x16 <= 9007199254740991):
+        if not ((type(x16) is int or _is_integer(x16))): return False
+        if x16 < 0: return False
+        if x16 > 9007199254740991: return False
+    x15 = x['time']
+    if not (type(x15) is int and x15 >= 0 and x15 <= 9007199254740991):
+        if not ((type(x15) is int or _is_integer(x15))): return False
+        if x15 < 0: return False
+        if x15 > 9007199254740991: return False
+    x14 = x.get('sourceEventSeqs', _M)
+    if x14 is not _M:
+        if not (isinstance(x14, list)): return False
+        if not _uniq(x14): return False
+        if not (set(map(type, x14)) <= _INT and (not x14 or (min(x14) >= 0 and max(x14) <= 9007199254740991))):
+            for x13 in x14:
+                if not (type(x13) is int and x13 >= 0 and x13 <= 9007199254740991):
+                    if not ((type(x13) is int or _is_integer(x13))): return False
+                    if x13 < 0: return False
+                    if x13 > 9007199254740991: return False
+    x12 = x.get('surfaceOp', _M)
+    if x12 is not _M:
+        if (bool(_v6a439bf4fd(x12)) + bool(_v5c267a9c3b(x12))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x6 = x.get('data', _M)
+    if x6 is not _M:
+        if not (isinstance(x6, dict)): return False
+        if not (x6.keys() >= _cb2ebe5d9fb): return False
+        if not (x6.keys() <= _cb2ebe5d9fb): return False
+        x11 = x6['turn']
+        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+        x10 = x6['step']
+        if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+        x9 = x6['retry']
+        if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+        x8 = x6['maxRetries']
+        if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+        x7 = x6['delayMs']
+        if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+        x1 = x6['failure']
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c2a50ab1cc8): return False
+        if not (x1.keys() <= _c7f6a4b4208): return False
+        x5 = x1['message']
+        if not (isinstance(x5, str)): return False
+        x4 = x1['code']
+        if not (isinstance(x4, str)): return False
+        x3 = x1.get('status', _M)
+        if x3 is not _M:
+            if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+        x2 = x1.get('providerRetryAfterMs', _M)
+        if x2 is not _M:
+            if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+        x0 = x1.get('requestId', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str)): return False
+    return True
+
+def _s79f977c9a4(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x6 = x['seq']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x['time']
+    if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        if x5 < 0: return False
+        if x5 > 9007199254740991: return False
+    x4 = x.get('sourceEventSeqs', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, list)): return False
+        if not _uniq(x4): return False
+        if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= 0 and max(x4) <= 9007199254740991))):
+            for x3 in x4:
+                if not (type(x3) is int and x3 >= 0 and x3 <= 9007199254740991):
+                    if not ((type(x3) is int or _is_integer(x3))): return False
+                    if x3 < 0: return False
+                    if x3 > 9007199254740991: return False
+    x2 = x.get('surfaceOp', _M)
+    if x2 is not _M:
+        if (bool(_v6a439bf4fd(x2)) + bool(_v5c267a9c3b(x2))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c2b47cbea78): return False
+        if not (x1.keys() <= _c2b47cbea78): return False
+        x0 = x1['preset']
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _s61f9bbdafa(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x6 = x['seq']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x['time']
+    if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        if x5 < 0: return False
+        if x5 > 9007199254740991: return False
+    x4 = x.get('sourceEventSeqs', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, list)): return False
+        if not _uniq(x4): return False
+        if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= 0 and max(x4) <= 9007199254740991))):
+            for x3 in x4:
+                if not (type(x3) is int and x3 >= 0 and x3 <= 9007199254740991):
+                    if not ((type(x3) is int or _is_integer(x3))): return False
+                    if x3 < 0: return False
+                    if x3 > 9007199254740991: return False
+    x2 = x.get('surfaceOp', _M)
+    if x2 is not _M:
+        if (bool(_v6a439bf4fd(x2)) + bool(_v5c267a9c3b(x2))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c0d6525f94b): return False
+        if not (x1.keys() <= _c0d6525f94b): return False
+        x0 = x1['active']
+        if not (isinstance(x0, bool)): return False
+    return True
+
+def _sfe1ec0611e(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x20 = x['seq']
+    if not (type(x20) is int and x20 >= 0 and x20 <= 9007199254740991):
+        if not ((type(x20) is int or _is_integer(x20))): return False
+        if x20 < 0: return False
+        if x20 > 9007199254740991: return False
+    x19 = x['time']
+    if not (type(x19) is int and x19 >= 0 and x19 <= 9007199254740991):
+        if not ((type(x19) is int or _is_integer(x19))): return False
+        if x19 < 0: return False
+        if x19 > 9007199254740991: return False
+    x18 = x.get('sourceEventSeqs', _M)
+    if x18 is not _M:
+        if not (isinstance(x18, list)): return False
+        if not _uniq(x18): return False
+        if not (set(map(type, x18)) <= _INT and (not x18 or (min(x18) >= 0 and max(x18) <= 9007199254740991))):
+            for x17 in x18:
+                if not (type(x17) is int and x17 >= 0 and x17 <= 9007199254740991):
+                    if not ((type(x17) is int or _is_integer(x17))): return False
+                    if x17 < 0: return False
+                    if x17 > 9007199254740991: return False
+    x16 = x.get('surfaceOp', _M)
+    if x16 is not _M:
+        if (bool(_v6a439bf4fd(x16)) + bool(_v5c267a9c3b(x16))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cafc8790f08): return False
+        if not (x1.keys() <= _cafc8790f08): return False
+        x7 = x1['header']
+        if not (isinstance(x7, dict)): return False
+        if not (x7.keys() >= _cf4f3cfe78d): return False
+        if not (x7.keys() <= _cdb5cb038be): return False
+        x11 = x7['config']
+        if not (isinstance(x11, dict)): return False
+        if not (x11.keys() >= _cda588bace4): return False
+        if not (x11.keys() <= _cf9f581fc2f): return False
+        x15 = x11['provider']
+        if not (isinstance(x15, str)): return False
+        if len(x15) < 1: return False
+        x14 = x11['model']
+        if not (isinstance(x14, str)): return False
+        if len(x14) < 1: return False
+        x13 = x11.get('temperature', _M)
+        if x13 is not _M:
+            if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
+        x12 = x11.get('maxTokens', _M)
+        if x12 is not _M:
+            if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
+        x10 = x11.get('stop', _M)
+        if x10 is not _M:
+            if not (isinstance(x10, list)): return False
+            if not (set(map(type, x10)) <= _STR):
+                for x9 in x10:
+                    if not (isinstance(x9, str)): return False
+        x8 = x7.get('system', _M)
+        if x8 is not _M:
+            if not (isinstance(x8, str)): return False
+        x6 = x7.get('tools', _M)
+        if x6 is not _M:
+            if not (isinstance(x6, list)): return False
+            for x3 in x6:
+                if not (isinstance(x3, dict)): return False
+                if not (x3.keys() >= _c77c3c25f36): return False
+                if not (x3.keys() <= _c77c3c25f36): return False
+                x5 = x3['name']
+                if not (isinstance(x5, str)): return False
+                x4 = x3['description']
+                if not (isinstance(x4, str)): return False
+                x2 = x3['parameters']
+                if not (isinstance(x2, dict)): return False
+        x0 = x1['reason']
+        if not (isinstance(x0, str) and x0 in _c0e2fc47e42): return False
+    return True
+
+def _s8348abbc14(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x6 = x['seq']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x['time']
+    if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        if x5 < 0: return False
+        if x5 > 9007199254740991: return False
+    x4 = x.get('sourceEventSeqs', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, list)): return False
+        if not _uniq(x4): return False
+        if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= 0 and max(x4) <= 9007199254740991))):
+            for x3 in x4:
+                if not (type(x3) is int and x3 >= 0 and x3 <= 9007199254740991):
+                    if not ((type(x3) is int or _is_integer(x3))): return False
+                    if x3 < 0: return False
+                    if x3 > 9007199254740991: return False
+    x2 = x.get('surfaceOp', _M)
+    if x2 is not _M:
+        if (bool(_v6a439bf4fd(x2)) + bool(_v5c267a9c3b(x2))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c6eba2c13ad): return False
+        if not (x1.keys() <= _c6eba2c13ad): return False
+        x0 = x1['mode']
+        if not (isinstance(x0, str) and x0 in _c2f6a83d801): return False
+    return True
+
+def _s7daafee2a9(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x15 = x['seq']
+    if not (type(x15) is int and x15 >= 0 and x15 <= 9007199254740991):
+        if not ((type(x15) is int or _is_integer(x15))): return False
+        if x15 < 0: return False
+        if x15 > 9007199254740991: return False
+    x14 = x['time']
+    if not (type(x14) is int and x14 >= 0 and x14 <= 9007199254740991):
+        if not ((type(x14) is int or _is_integer(x14))): return False
+        if x14 < 0: return False
+        if x14 > 9007199254740991: return False
+    x13 = x.get('sourceEventSeqs', _M)
+    if x13 is not _M:
+        if not (isinstance(x13, list)): return False
+        if not _uniq(x13): return False
+        if not (set(map(type, x13)) <= _INT and (not x13 or (min(x13) >= 0 and max(x13) <= 9007199254740991))):
+            for x12 in x13:
+                if not (type(x12) is int and x12 >= 0 and x12 <= 9007199254740991):
+                    if not ((type(x12) is int or _is_integer(x12))): return False
+                    if x12 < 0: return False
+                    if x12 > 9007199254740991: return False
+    x11 = x.get('surfaceOp', _M)
+    if x11 is not _M:
+        if (bool(_v6a439bf4fd(x11)) + bool(_v5c267a9c3b(x11))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x7 = x.get('data', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, dict)): return False
+        if not (x7.keys() >= _ca22485929f): return False
+        if not (x7.keys() <= _ca22485929f): return False
+        x10 = x7['title']
+        if not (isinstance(x10, str)): return False
+        if len(x10) < 1: return False
+        x9 = x7['messageSeqs']
+        if not (isinstance(x9, list)): return False
+        if not (set(map(type, x9)) <= _NUM):
+            for x8 in x9:
+                if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+        x3 = x7['source']
+        if not (isinstance(x3, dict)): return False
+        if not (x3.keys() >= _cec0a1a2087): return False
+        x6 = x3['kind']
+        if not (isinstance(x6, str) and x6 in _c9e2a6e9b25): return False
+        x5 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+        if x5 == 'fallback':
+            if not (x3.keys() >= _cec0a1a2087): return False
+            if not (x3.keys() <= _cec0a1a2087): return False
+        elif x5 == 'provider':
+            if not (x3.keys() >= _c4b95174e64): return False
+            if not (x3.keys() <= _cea4ac5c0eb): return False
+            x4 = x3['provider']
+            if not (isinstance(x4, str)): return False
+            x1 = x3.get('model', _M)
+            if x1 is not _M:
+                if not (isinstance(x1, dict)): return False
+                if not (x1.keys() >= _cda588bace4): return False
+                if not (x1.keys() <= _cda588bace4): return False
+                x2 = x1['provider']
+                if not (isinstance(x2, str)): return False
+                x0 = x1['model']
+                if not (isinstance(x0, str)): return False
+    return True
+
+def _s4c020d964b(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x32 = x['seq']
+    if not (type(x32) is int and x32 >= 0 and x32 <= 9007199254740991):
+        if not ((type(x32) is int or _is_integer(x32))): return False
+        if x32 < 0: return False
+        if x32 > 9007199254740991: return False
+    x31 = x['time']
+    if not (type(x31) is int and x31 >= 0 and x31 <= 9007199254740991):
+        if not ((type(x31) is int or _is_integer(x31))): return False
+        if x31 < 0: return False
+        if x31 > 9007199254740991: return False
+    x30 = x.get('sourceEventSeqs', _M)
+    if x30 is not _M:
+        if not (isinstance(x30, list)): return False
+        if not _uniq(x30): return False
+        if not (set(map(type, x30)) <= _INT and (not x30 or (min(x30) >= 0 and max(x30) <= 9007199254740991))):
+            for x29 in x30:
+                if not (type(x29) is int and x29 >= 0 and x29 <= 9007199254740991):
+                    if not ((type(x29) is int or _is_integer(x29))): return False
+                    if x29 < 0: return False
+                    if x29 > 9007199254740991: return False
+    x28 = x.get('surfaceOp', _M)
+    if x28 is not _M:
+        if (bool(_v6a439bf4fd(x28)) + bool(_v5c267a9c3b(x28))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c08eb6b9654): return False
+        if not (x1.keys() <= _c08eb6b9654): return False
+        x27 = x1['titleProvider']
+        if not (isinstance(x27, str)): return False
+        x26 = x1['messageSeqs']
+        if not (isinstance(x26, list)): return False
+        if not (set(map(type, x26)) <= _NUM):
+            for x25 in x26:
+                if not ((type(x25) is int or type(x25) is float or _is_number(x25))): return False
+        x23 = x1['route']
+        if not (isinstance(x23, dict)): return False
+        if not (x23.keys() >= _cda588bace4): return False
+        if not (x23.keys() <= _cda588bace4): return False
+        x24 = x23['provider']
+        if not (isinstance(x24, str)): return False
+        x22 = x23['model']
+        if not (isinstance(x22, str)): return False
+        x21 = x1['system']
+        if not (isinstance(x21, str)): return False
+        x20 = x1['messages']
+        if not (isinstance(x20, list)): return False
+        for x5 in x20:
+            if not (isinstance(x5, dict)): return False
+            if not (x5.keys() >= _cee7eee4553): return False
+            if not (x5.keys() <= _ca924d9be19): return False
+            x19 = x5['role']
+            if not (isinstance(x19, str) and x19 in _ce3bade2a92): return False
+            x18 = x5['content']
+            if not (isinstance(x18, list)): return False
+            for x7 in x18:
+                if not (isinstance(x7, dict)): return False
+                if not (x7.keys() >= _c828fb669a8): return False
+                x17 = x7['type']
+                if not (isinstance(x17, str)): return False
+                x11 = x7.get('type', _M) if isinstance(x7, dict) else _M
+                if x11 == 'text':
+                    if not (x7.keys() >= _cf68d9fd7f6): return False
+                    if not (x7.keys() <= _cf68d9fd7f6): return False
+                    x16 = x7['text']
+                    if not (isinstance(x16, str)): return False
+                elif x11 == 'reasoning':
+                    if not (x7.keys() >= _cf68d9fd7f6): return False
+                    if not (x7.keys() <= _cf68d9fd7f6): return False
+                    x15 = x7['text']
+                    if not (isinstance(x15, str)): return False
+                elif x11 == 'tool-call':
+                    if not (x7.keys() >= _caa552ca711): return False
+                    if not (x7.keys() <= _caa552ca711): return False
+                    x14 = x7['id']
+                    if not (isinstance(x14, str)): return False
+                    x13 = x7['name']
+                    if not (isinstance(x13, str)): return False
+                    x12 = x7['arguments']
+                    if not (isinstance(x12, str)): return False
+                elif x11 == 'tool-result':
+                    if not (x7.keys() >= _c3542b803a6): return False
+                    if not (x7.keys() <= _cb4dcf82556): return False
+                    x10 = x7['toolCallId']
+                    if not (isinstance(x10, str)): return False
+                    x9 = x7['content']
+                    if not (isinstance(x9, list)): return False
+                    for x8 in x9:
+                        if not _v0b6a57aa94(x8): return False
+                    x6 = x7.get('isError', _M)
+                    if x6 is not _M:
+                        if not (isinstance(x6, bool)): return False
+            x3 = x5.get('provenance', _M)
+            if x3 is not _M:
+                if not (isinstance(x3, dict)): return False
+                if not (x3.keys() >= _cda588bace4): return False
+                if not (x3.keys() <= _c803c640622): return False
+                x4 = x3['provider']
+                if not (isinstance(x4, str)): return False
+                if len(x4) < 1: return False
+                x2 = x3['model']
+                if not (isinstance(x2, str)): return False
+                if len(x2) < 1: return False
+        x0 = x1['maxTokens']
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _sc532609662(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x51 = x['seq']
+    if not (type(x51) is int and x51 >= 0 and x51 <= 9007199254740991):
+        if not ((type(x51) is int or _is_integer(x51))): return False
+        if x51 < 0: return False
+        if x51 > 9007199254740991: return False
+    x50 = x['time']
+    if not (type(x50) is int and x50 >= 0 and x50 <= 9007199254740991):
+        if not ((type(x50) is int or _is_integer(x50))): return False
+        if x50 < 0: return False
+        if x50 > 9007199254740991: return False
+    x49 = x.get('sourceEventSeqs', _M)
+    if x49 is not _M:
+        if not (isinstance(x49, list)): return False
+        if not _uniq(x49): return False
+        if not (set(map(type, x49)) <= _INT and (not x49 or (min(x49) >= 0 and max(x49) <= 9007199254740991))):
+            for x48 in x49:
+                if not (type(x48) is int and x48 >= 0 and x48 <= 9007199254740991):
+                    if not ((type(x48) is int or _is_integer(x48))): return False
+                    if x48 < 0: return False
+                    if x48 > 9007199254740991: return False
+    x47 = x.get('surfaceOp', _M)
+    if x47 is not _M:
+        if (bool(_v6a439bf4fd(x47)) + bool(_v5c267a9c3b(x47))) != 1: return False
+    if not (x.keys() >= _cd29ed86c4d): return False
+    x46 = x.get('sourceEventSeqs', _M)
+    if x46 is not _M:
+        if isinstance(x46, list):
+            if len(x46) < 1: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c2ddac123eb): return False
+        if not (x1.keys() <= _c2ddac123eb): return False
+        x45 = x1['content']
+        if not (isinstance(x45, list)): return False
+        for x34 in x45:
+            if not (isinstance(x34, dict)): return False
+            if not (x34.keys() >= _c828fb669a8): return False
+            x44 = x34['type']
+            if not (isinstance(x44, str)): return False
+            x38 = x34.get('type', _M) if isinstance(x34, dict) else _M
+            if x38 == 'text':
+                if not (x34.keys() >= _cf68d9fd7f6): return False
+                if not (x34.keys() <= _cf68d9fd7f6): return False
+                x43 = x34['text']
+                if not (isinstance(x43, str)): return False
+            elif x38 == 'reasoning':
+                if not (x34.keys() >= _cf68d9fd7f6): return False
+                if not (x34.keys() <= _cf68d9fd7f6): return False
+                x42 = x34['text']
+                if not (isinstance(x42, str)): return False
+            elif x38 == 'tool-call':
+                if not (x34.keys() >= _caa552ca711): return False
+                if not (x34.keys() <= _caa552ca711): return False
+                x41 = x34['id']
+                if not (isinstance(x41, str)): return False
+                x40 = x34['name']
+                if not (isinstance(x40, str)): return False
+                x39 = x34['arguments']
+                if not (isinstance(x39, str)): return False
+            elif x38 == 'tool-result':
+                if not (x34.keys() >= _c3542b803a6): return False
+                if not (x34.keys() <= _cb4dcf82556): return False
+                x37 = x34['toolCallId']
+                if not (isinstance(x37, str)): return False
+                x36 = x34['content']
+                if not (isinstance(x36, list)): return False
+                for x35 in x36:
+                    if not _v0b6a57aa94(x35): return False
+                x33 = x34.get('isError', _M)
+                if x33 is not _M:
+                    if not (isinstance(x33, bool)): return False
+        x5 = x1['source']
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _cec0a1a2087): return False
+        x32 = x5['kind']
+        if not (isinstance(x32, str)): return False
+        x9 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+        if x9 == 'user':
+            x31 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+            x30 = _tabf780d3bd4f_52258b.get(x31, _freebe3350a894) if isinstance(x31, str) else _freebe3350a894
+            if sum(1 for f in x30 if f(x5)) != 1: return False
+        elif x9 == 'plugin':
+            if not (x5.keys() >= _c9110b76f20): return False
+            if not (x5.keys() <= _c9110b76f20): return False
+            x29 = x5['plugin']
+            if not (isinstance(x29, str)): return False
+        elif x9 == 'session-reference':
+            if not (x5.keys() >= _c73928dc69e): return False
+            if not (x5.keys() <= _c73928dc69e): return False
+            x28 = x5['version']
+            if not _equal(x28, _c6c7c909f63): return False
+            x27 = x5['references']
+            if not (isinstance(x27, list)): return False
+            for x17 in x27:
+                if not (isinstance(x17, dict)): return False
+                if not (x17.keys() >= _cca02f97bb6): return False
+                if not (x17.keys() <= _cca02f97bb6): return False
+                x26 = x17['sessionId']
+                if not (isinstance(x26, str)): return False
+                x25 = x17['label']
+                if not (isinstance(x25, str)): return False
+                x24 = x17['capturedThroughSeq']
+                if not ((type(x24) is int or _is_integer(x24)) or x24 is None): return False
+                x23 = x17['compacted']
+                if not (isinstance(x23, bool)): return False
+                x22 = x17['originalMessages']
+                if not ((type(x22) is int or _is_integer(x22))): return False
+                x21 = x17['retainedMessages']
+                if not ((type(x21) is int or _is_integer(x21))): return False
+                x20 = x17['omittedMessages']
+                if not ((type(x20) is int or _is_integer(x20))): return False
+                x19 = x17['omittedBytes']
+                if not ((type(x19) is int or _is_integer(x19))): return False
+                x18 = x17['truncated']
+                if not (isinstance(x18, bool)): return False
+                x16 = x17['inputIndex']
+                if not ((type(x16) is int or _is_integer(x16))): return False
+        elif x9 == 'workspace-instructions':
+            if not (x5.keys() >= _cb17ca36c74): return False
+            if not (x5.keys() <= _cb17ca36c74): return False
+            x15 = x5['changes']
+            if not (isinstance(x15, list)): return False
+            for x11 in x15:
+                if not (isinstance(x11, dict)): return False
+                if not (x11.keys() >= _cf0bc1fcc59): return False
+                if not (x11.keys() <= _c5c11110423): return False
+                x14 = x11['action']
+                if not (isinstance(x14, str) and x14 in _c0ce4013c08): return False
+                x13 = x11['scope']
+                if not (isinstance(x13, str)): return False
+                x12 = x11['path']
+                if not (isinstance(x12, str)): return False
+                x10 = x11.get('digest', _M)
+                if x10 is not _M:
+                    if not (isinstance(x10, str)): return False
+        elif x9 == 'goal':
+            if not (x5.keys() >= _c70bc7f9611): return False
+            if not (x5.keys() <= _c0c6fab2c6a): return False
+            x8 = x5['goalId']
+            if not (isinstance(x8, str)): return False
+            x7 = x5['revision']
+            if not ((type(x7) is int or _is_integer(x7))): return False
+            x6 = x5['round']
+            if not ((type(x6) is int or _is_integer(x6))): return False
+            x2 = x5.get('change', _M)
+            if x2 is not _M:
+                x4 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+                x3 = _tabc800c60bdd.get(x4, _freebe3350a894) if isinstance(x4, str) else _freebe3350a894
+                if sum(1 for f in x3 if f(x2)) != 1: return False
+        x0 = x1['turn']
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _sa391833151(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x7 = x['seq']
+    if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+        if not ((type(x7) is int or _is_integer(x7))): return False
+        if x7 < 0: return False
+        if x7 > 9007199254740991: return False
+    x6 = x['time']
+    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+        if not ((type(x6) is int or _is_integer(x6))): return False
+        if x6 < 0: return False
+        if x6 > 9007199254740991: return False
+    x5 = x.get('sourceEventSeqs', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, list)): return False
+        if not _uniq(x5): return False
+        if not (set(map(type, x5)) <= _INT and (not x5 or (min(x5) >= 0 and max(x5) <= 9007199254740991))):
+            for x4 in x5:
+                if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+                    if not ((type(x4) is int or _is_integer(x4))): return False
+                    if x4 < 0: return False
+                    if x4 > 9007199254740991: return False
+    x3 = x.get('surfaceOp', _M)
+    if x3 is not _M:
+        if (bool(_v6a439bf4fd(x3)) + bool(_v5c267a9c3b(x3))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c252970c41c): return False
+        if not (x1.keys() <= _c252970c41c): return False
+        x2 = x1['turn']
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+        x0 = x1['step']
+        if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _sd4bd5c7c8c(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x9 = x['seq']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x['time']
+    if not (type(x8) is int and x8 >= 0 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < 0: return False
+        if x8 > 9007199254740991: return False
+    x7 = x.get('sourceEventSeqs', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, list)): return False
+        if not _uniq(x7): return False
+        if not (set(map(type, x7)) <= _INT and (not x7 or (min(x7) >= 0 and max(x7) <= 9007199254740991))):
+            for x6 in x7:
+                if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
+                    if not ((type(x6) is int or _is_integer(x6))): return False
+                    if x6 < 0: return False
+                    if x6 > 9007199254740991: return False
+    x5 = x.get('surfaceOp', _M)
+    if x5 is not _M:
+        if (bool(_v6a439bf4fd(x5)) + bool(_v5c267a9c3b(x5))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x4 = x.get('data', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, dict)): return False
+        if not (x4.keys() >= _c3620fd2818): return False
+        if not (x4.keys() <= _c3620fd2818): return False
+        x3 = x4['todos']
+        if not (isinstance(x3, list)): return False
+        for x1 in x3:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cf27768336b): return False
+            if not (x1.keys() <= _cf27768336b): return False
+            x2 = x1['content']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['status']
+            if not (isinstance(x0, str) and x0 in _c2bf30b6513): return False
+    return True
+
+def _sfe16486127(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x10 = x['seq']
+    if not (type(x10) is int and x10 >= 0 and x10 <= 9007199254740991):
+        if not ((type(x10) is int or _is_integer(x10))): return False
+        if x10 < 0: return False
+        if x10 > 9007199254740991: return False
+    x9 = x['time']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x.get('sourceEventSeqs', _M)
+    if x8 is not _M:
+        if not (isinstance(x8, list)): return False
+        if not _uniq(x8): return False
+        if not (set(map(type, x8)) <= _INT and (not x8 or (min(x8) >= 0 and max(x8) <= 9007199254740991))):
+            for x7 in x8:
+                if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+                    if not ((type(x7) is int or _is_integer(x7))): return False
+                    if x7 < 0: return False
+                    if x7 > 9007199254740991: return False
+    x6 = x.get('surfaceOp', _M)
+    if x6 is not _M:
+        if (bool(_v6a439bf4fd(x6)) + bool(_v5c267a9c3b(x6))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c28792031c0): return False
+        if not (x1.keys() <= _c28792031c0): return False
+        x5 = x1['turn']
+        if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+        x4 = x1['step']
+        if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+        x3 = x1['callId']
+        if not (isinstance(x3, str)): return False
+        x2 = x1['name']
+        if not (isinstance(x2, str)): return False
+        x0 = x1['arguments']
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _sfc5cf819ce(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x22 = x['seq']
+    if not (type(x22) is int and x22 >= 0 and x22 <= 9007199254740991):
+        if not ((type(x22) is int or _is_integer(x22))): return False
+        if x22 < 0: return False
+        if x22 > 9007199254740991: return False
+    x21 = x['time']
+    if not (type(x21) is int and x21 >= 0 and x21 <= 9007199254740991):
+        if not ((type(x21) is int or _is_integer(x21))): return False
+        if x21 < 0: return False
+        if x21 > 9007199254740991: return False
+    x20 = x.get('sourceEventSeqs', _M)
+    if x20 is not _M:
+        if not (isinstance(x20, list)): return False
+        if not _uniq(x20): return False
+        if not (set(map(type, x20)) <= _INT and (not x20 or (min(x20) >= 0 and max(x20) <= 9007199254740991))):
+            for x19 in x20:
+                if not (type(x19) is int and x19 >= 0 and x19 <= 9007199254740991):
+                    if not ((type(x19) is int or _is_integer(x19))): return False
+                    if x19 < 0: return False
+                    if x19 > 9007199254740991: return False
+    x18 = x.get('surfaceOp', _M)
+    if x18 is not _M:
+        if (bool(_v6a439bf4fd(x18)) + bool(_v5c267a9c3b(x18))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x13 = x.get('data', _M)
+    if x13 is not _M:
+        if not (isinstance(x13, dict)): return False
+        if not (x13.keys() >= _c598b82ad7d): return False
+        if not (x13.keys() <= _c598b82ad7d): return False
+        x17 = x13['parentCallId']
+        if not (isinstance(x17, str)): return False
+        x16 = x13['subCallId']
+        if not (isinstance(x16, str)): return False
+        x15 = x13['name']
+        if not (isinstance(x15, str)): return False
+        x14 = x13['isError']
+        if not (isinstance(x14, bool)): return False
+        x12 = x13['content']
+        if not (isinstance(x12, list)): return False
+        for x1 in x12:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c828fb669a8): return False
+            x11 = x1['type']
+            if not (isinstance(x11, str)): return False
+            x5 = x1.get('type', _M) if isinstance(x1, dict) else _M
+            if x5 == 'text':
+                if not (x1.keys() >= _cf68d9fd7f6): return False
+                if not (x1.keys() <= _cf68d9fd7f6): return False
+                x10 = x1['text']
+                if not (isinstance(x10, str)): return False
+            elif x5 == 'reasoning':
+                if not (x1.keys() >= _cf68d9fd7f6): return False
+                if not (x1.keys() <= _cf68d9fd7f6): return False
+                x9 = x1['text']
+                if not (isinstance(x9, str)): return False
+            elif x5 == 'tool-call':
+                if not (x1.keys() >= _caa552ca711): return False
+                if not (x1.keys() <= _caa552ca711): return False
+                x8 = x1['id']
+                if not (isinstance(x8, str)): return False
+                x7 = x1['name']
+                if not (isinstance(x7, str)): return False
+                x6 = x1['arguments']
+                if not (isinstance(x6, str)): return False
+            elif x5 == 'tool-result':
+                if not (x1.keys() >= _c3542b803a6): return False
+                if not (x1.keys() <= _cb4dcf82556): return False
+                x4 = x1['toolCallId']
+                if not (isinstance(x4, str)): return False
+                x3 = x1['content']
+                if not (isinstance(x3, list)): return False
+                for x2 in x3:
+                    if not _v0b6a57aa94(x2): return False
+                x0 = x1.get('isError', _M)
+                if x0 is not _M:
+                    if not (isinstance(x0, bool)): return False
+    return True
+
+def _sce277f44ae(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x8 = x['seq']
+    if not (type(x8) is int and x8 >= 0 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < 0: return False
+        if x8 > 9007199254740991: return False
+    x7 = x['time']
+    if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
+        if not ((type(x7) is int or _is_integer(x7))): return False
+        if x7 < 0: return False
+        if x7 > 9007199254740991: return False
     x6 = x.get('sourceEventSeqs', _M)
     if x6 is not _M:
         if not (isinstance(x6, list)): return False
         if not _uniq(x6): return False
         if not (set(map(type, x6)) <= _INT and (not x6 or (min(x6) >= 0 and max(x6) <= 9007199254740991))):
-            for x7 in x6:
-                if not (type(x7) is int and x7 >= 0 and x7 <= 9007199254740991):
-                    if not ((type(x7) is int or _is_integer(x7))): return False
-                    if x7 < 0: return False
-                    if x7 > 9007199254740991: return False
-    x8 = x.get('surfaceOp', _M)
-    if x8 is not _M:
-        if (bool(_event_v9(x8)) + bool(_event_v10(x8))) != 1: return False
-    if (isinstance(x, dict)) and (x.keys() >= _event_c16 and ((isinstance(x['type'], str) and x['type'] in _event_c17))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _event_c18): return False
-        if (not isinstance(x, dict) or (('type' not in x or ((isinstance(x['type'], str) and x['type'] == 'assistant/message'))))):
-            pass
-        else:
-            if isinstance(x, dict):
-                x19 = x.get('sourceEventSeqs', _M)
-                if x19 is not _M:
-                    if isinstance(x19, list):
-                        if len(x19) < 1: return False
-    else:
-        if isinstance(x, dict):
-            if 'surfaceOp' in x: return False
-            if 'sourceEventSeqs' in x: return False
-    x1233 = x.get('type', _M) if isinstance(x, dict) else _M
-    if isinstance(x1233, str):
-        x1234 = _event_tab1232.get(x1233)
-        if x1234 is not None:
-            for f in x1234:
-                if not f(x): return False
-    return True
-
-def _event_s1235(x):
-    if not (x.keys() >= _event_c1236): return False
-    if not (x.keys() <= _event_c1237): return False
-    x1238 = x['seq']
-    if not (type(x1238) is int and x1238 >= 0 and x1238 <= 9007199254740991):
-        if not ((type(x1238) is int or _is_integer(x1238))): return False
-        if x1238 < 0: return False
-        if x1238 > 9007199254740991: return False
-    x1239 = x['time']
-    if not (type(x1239) is int and x1239 >= 0 and x1239 <= 9007199254740991):
-        if not ((type(x1239) is int or _is_integer(x1239))): return False
-        if x1239 < 0: return False
-        if x1239 > 9007199254740991: return False
-    x1240 = x.get('sourceEventSeqs', _M)
-    if x1240 is not _M:
-        if not (isinstance(x1240, list)): return False
-        if not _uniq(x1240): return False
-        if not (set(map(type, x1240)) <= _INT and (not x1240 or (min(x1240) >= 0 and max(x1240) <= 9007199254740991))):
-            for x1241 in x1240:
-                if not (type(x1241) is int and x1241 >= 0 and x1241 <= 9007199254740991):
-                    if not ((type(x1241) is int or _is_integer(x1241))): return False
-                    if x1241 < 0: return False
-                    if x1241 > 9007199254740991: return False
-    x1242 = x.get('surfaceOp', _M)
-    if x1242 is not _M:
-        if (bool(_event_v9(x1242)) + bool(_event_v10(x1242))) != 1: return False
+            for x5 in x6:
+                if not (type(x5) is int and x5 >= 0 and x5 <= 9007199254740991):
+                    if not ((type(x5) is int or _is_integer(x5))): return False
+                    if x5 < 0: return False
+                    if x5 > 9007199254740991: return False
+    x4 = x.get('surfaceOp', _M)
+    if x4 is not _M:
+        if (bool(_v6a439bf4fd(x4)) + bool(_v5c267a9c3b(x4))) != 1: return False
     if 'surfaceOp' in x: return False
     if 'sourceEventSeqs' in x: return False
-    x1243 = x.get('data', _M)
-    if x1243 is not _M:
-        if not (isinstance(x1243, dict)): return False
-        if not (x1243.keys() >= _event_c1244): return False
-        if not (x1243.keys() <= _event_c1245): return False
-        x1246 = x1243['id']
-        if not (isinstance(x1246, str)): return False
-        x1247 = x1243['toolName']
-        if not (isinstance(x1247, str)): return False
-        x1248 = x1243.get('callId', _M)
-        if x1248 is not _M:
-            if not (isinstance(x1248, str)): return False
-        x1249 = x1243.get('reason', _M)
-        if x1249 is not _M:
-            if not (isinstance(x1249, str)): return False
+    x1 = x.get('data', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cb3c7e0af33): return False
+        if not (x1.keys() <= _cb3c7e0af33): return False
+        x3 = x1['parentCallId']
+        if not (isinstance(x3, str)): return False
+        x2 = x1['subCallId']
+        if not (isinstance(x2, str)): return False
+        x0 = x1['name']
+        if not (isinstance(x0, str)): return False
     return True
 
-def _event_s1250(x):
-    if not (x.keys() >= _event_c1251): return False
-    if not (x.keys() <= _event_c1252): return False
-    x1253 = x['seq']
-    if not (type(x1253) is int and x1253 >= 0 and x1253 <= 9007199254740991):
-        if not ((type(x1253) is int or _is_integer(x1253))): return False
-        if x1253 < 0: return False
-        if x1253 > 9007199254740991: return False
-    x1254 = x['time']
-    if not (type(x1254) is int and x1254 >= 0 and x1254 <= 9007199254740991):
-        if not ((type(x1254) is int or _is_integer(x1254))): return False
-        if x1254 < 0: return False
-        if x1254 > 9007199254740991: return False
-    x1255 = x.get('sourceEventSeqs', _M)
-    if x1255 is not _M:
-        if not (isinstance(x1255, list)): return False
-        if not _uniq(x1255): return False
-        if not (set(map(type, x1255)) <= _INT and (not x1255 or (min(x1255) >= 0 and max(x1255) <= 9007199254740991))):
-            for x1256 in x1255:
-                if not (type(x1256) is int and x1256 >= 0 and x1256 <= 9007199254740991):
-                    if not ((type(x1256) is int or _is_integer(x1256))): return False
-                    if x1256 < 0: return False
-                    if x1256 > 9007199254740991: return False
-    x1257 = x.get('surfaceOp', _M)
-    if x1257 is not _M:
-        if (bool(_event_v9(x1257)) + bool(_event_v10(x1257))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1258 = x.get('data', _M)
-    if x1258 is not _M:
-        if not (isinstance(x1258, dict)): return False
-        if not (x1258.keys() >= _event_c1259): return False
-        if not (x1258.keys() <= _event_c1260): return False
-        x1261 = x1258['id']
-        if not (isinstance(x1261, str)): return False
-        x1262 = x1258['outcome']
-        if not (isinstance(x1262, str) and x1262 in _event_c1263): return False
+def _s28e7348aa3(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x26 = x['seq']
+    if not (type(x26) is int and x26 >= 0 and x26 <= 9007199254740991):
+        if not ((type(x26) is int or _is_integer(x26))): return False
+        if x26 < 0: return False
+        if x26 > 9007199254740991: return False
+    x25 = x['time']
+    if not (type(x25) is int and x25 >= 0 and x25 <= 9007199254740991):
+        if not ((type(x25) is int or _is_integer(x25))): return False
+        if x25 < 0: return False
+        if x25 > 9007199254740991: return False
+    x24 = x.get('sourceEventSeqs', _M)
+    if x24 is not _M:
+        if not (isinstance(x24, list)): return False
+        if not _uniq(x24): return False
+        if not (set(map(type, x24)) <= _INT and (not x24 or (min(x24) >= 0 and max(x24) <= 9007199254740991))):
+            for x23 in x24:
+                if not (type(x23) is int and x23 >= 0 and x23 <= 9007199254740991):
+                    if not ((type(x23) is int or _is_integer(x23))): return False
+                    if x23 < 0: return False
+                    if x23 > 9007199254740991: return False
+    x22 = x.get('surfaceOp', _M)
+    if x22 is not _M:
+        if (bool(_v6a439bf4fd(x22)) + bool(_v5c267a9c3b(x22))) != 1: return False
+    if not (x.keys() >= _cd29ed86c4d): return False
+    x21 = x.get('sourceEventSeqs', _M)
+    if x21 is not _M:
+        if isinstance(x21, list):
+            if len(x21) < 1: return False
+    x3 = x.get('data', _M)
+    if x3 is not _M:
+        if not (isinstance(x3, dict)): return False
+        if not (x3.keys() >= _cfbbd9decf4): return False
+        if not (x3.keys() <= _ccc9097c808): return False
+        x20 = x3['turn']
+        if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
+        x19 = x3['step']
+        if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+        x18 = x3['callId']
+        if not (isinstance(x18, str)): return False
+        x17 = x3['content']
+        if not (isinstance(x17, list)): return False
+        for x6 in x17:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _c828fb669a8): return False
+            x16 = x6['type']
+            if not (isinstance(x16, str)): return False
+            x10 = x6.get('type', _M) if isinstance(x6, dict) else _M
+            if x10 == 'text':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x15 = x6['text']
+                if not (isinstance(x15, str)): return False
+            elif x10 == 'reasoning':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x14 = x6['text']
+                if not (isinstance(x14, str)): return False
+            elif x10 == 'tool-call':
+                if not (x6.keys() >= _caa552ca711): return False
+                if not (x6.keys() <= _caa552ca711): return False
+                x13 = x6['id']
+                if not (isinstance(x13, str)): return False
+                x12 = x6['name']
+                if not (isinstance(x12, str)): return False
+                x11 = x6['arguments']
+                if not (isinstance(x11, str)): return False
+            elif x10 == 'tool-result':
+                if not (x6.keys() >= _c3542b803a6): return False
+                if not (x6.keys() <= _cb4dcf82556): return False
+                x9 = x6['toolCallId']
+                if not (isinstance(x9, str)): return False
+                x8 = x6['content']
+                if not (isinstance(x8, list)): return False
+                for x7 in x8:
+                    if not _v0b6a57aa94(x7): return False
+                x5 = x6.get('isError', _M)
+                if x5 is not _M:
+                    if not (isinstance(x5, bool)): return False
+        x4 = x3['isError']
+        if not (isinstance(x4, bool)): return False
+        x1 = x3.get('error', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _c3f04b73504): return False
+            if not (x1.keys() <= _c3f04b73504): return False
+            x2 = x1['name']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['code']
+            if not (isinstance(x0, str)): return False
     return True
 
-def _event_s1264(x):
-    if not (x.keys() >= _event_c1265): return False
-    if not (x.keys() <= _event_c1266): return False
-    x1267 = x['seq']
-    if not (type(x1267) is int and x1267 >= 0 and x1267 <= 9007199254740991):
-        if not ((type(x1267) is int or _is_integer(x1267))): return False
-        if x1267 < 0: return False
-        if x1267 > 9007199254740991: return False
-    x1268 = x['time']
-    if not (type(x1268) is int and x1268 >= 0 and x1268 <= 9007199254740991):
-        if not ((type(x1268) is int or _is_integer(x1268))): return False
-        if x1268 < 0: return False
-        if x1268 > 9007199254740991: return False
-    x1269 = x.get('sourceEventSeqs', _M)
-    if x1269 is not _M:
-        if not (isinstance(x1269, list)): return False
-        if not _uniq(x1269): return False
-        if not (set(map(type, x1269)) <= _INT and (not x1269 or (min(x1269) >= 0 and max(x1269) <= 9007199254740991))):
-            for x1270 in x1269:
-                if not (type(x1270) is int and x1270 >= 0 and x1270 <= 9007199254740991):
-                    if not ((type(x1270) is int or _is_integer(x1270))): return False
-                    if x1270 < 0: return False
-                    if x1270 > 9007199254740991: return False
-    x1271 = x.get('surfaceOp', _M)
-    if x1271 is not _M:
-        if (bool(_event_v9(x1271)) + bool(_event_v10(x1271))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1272 = x.get('data', _M)
-    if x1272 is not _M:
-        if not (isinstance(x1272, dict)): return False
-        if not (x1272.keys() >= _event_c1273): return False
-        if not (x1272.keys() <= _event_c1274): return False
-        x1275 = x1272['policy']
-        if not (isinstance(x1275, str) and x1275 in _event_c1276): return False
-    return True
-
-def _event_s1277(x):
-    if not (x.keys() >= _event_c1278): return False
-    if not (x.keys() <= _event_c1279): return False
-    x1280 = x['seq']
-    if not (type(x1280) is int and x1280 >= 0 and x1280 <= 9007199254740991):
-        if not ((type(x1280) is int or _is_integer(x1280))): return False
-        if x1280 < 0: return False
-        if x1280 > 9007199254740991: return False
-    x1281 = x['time']
-    if not (type(x1281) is int and x1281 >= 0 and x1281 <= 9007199254740991):
-        if not ((type(x1281) is int or _is_integer(x1281))): return False
-        if x1281 < 0: return False
-        if x1281 > 9007199254740991: return False
-    x1282 = x.get('sourceEventSeqs', _M)
-    if x1282 is not _M:
-        if not (isinstance(x1282, list)): return False
-        if not _uniq(x1282): return False
-        if not (set(map(type, x1282)) <= _INT and (not x1282 or (min(x1282) >= 0 and max(x1282) <= 9007199254740991))):
-            for x1283 in x1282:
-                if not (type(x1283) is int and x1283 >= 0 and x1283 <= 9007199254740991):
-                    if not ((type(x1283) is int or _is_integer(x1283))): return False
-                    if x1283 < 0: return False
-                    if x1283 > 9007199254740991: return False
-    x1284 = x.get('surfaceOp', _M)
-    if x1284 is not _M:
-        if (bool(_event_v9(x1284)) + bool(_event_v10(x1284))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1285 = x.get('data', _M)
-    if x1285 is not _M:
-        if not (isinstance(x1285, dict)): return False
-        if not (x1285.keys() >= _event_c1286): return False
-        if not (x1285.keys() <= _event_c1287): return False
-        x1288 = x1285['turn']
-        if not ((type(x1288) is int or type(x1288) is float or _is_number(x1288))): return False
-        x1289 = x1285['step']
-        if not ((type(x1289) is int or type(x1289) is float or _is_number(x1289))): return False
-        x1290 = x1285['chunk']
-        if not (isinstance(x1290, dict)): return False
-        if not (x1290.keys() >= _event_c1291): return False
-        x1292 = x1290['type']
-        if not (isinstance(x1292, str) and x1292 in _event_c1293): return False
-        x1294 = x1290.get('type', _M) if isinstance(x1290, dict) else _M
-        if x1294 == 'block-start':
-            if not (x1290.keys() >= _event_c1295): return False
-            if not (x1290.keys() <= _event_c1296): return False
-            x1297 = x1290['index']
-            if not ((type(x1297) is int or type(x1297) is float or _is_number(x1297))): return False
-            x1298 = x1290['blockType']
-            if not (isinstance(x1298, str)): return False
-        elif x1294 == 'text-delta':
-            if not (x1290.keys() >= _event_c1299): return False
-            if not (x1290.keys() <= _event_c1300): return False
-            x1301 = x1290['index']
-            if not ((type(x1301) is int or type(x1301) is float or _is_number(x1301))): return False
-            x1302 = x1290['text']
-            if not (isinstance(x1302, str)): return False
-        elif x1294 == 'reasoning-delta':
-            if not (x1290.keys() >= _event_c1303): return False
-            if not (x1290.keys() <= _event_c1304): return False
-            x1305 = x1290['index']
-            if not ((type(x1305) is int or type(x1305) is float or _is_number(x1305))): return False
-            x1306 = x1290['text']
-            if not (isinstance(x1306, str)): return False
-        elif x1294 == 'tool-call-delta':
-            if not (x1290.keys() >= _event_c1307): return False
-            if not (x1290.keys() <= _event_c1308): return False
-            x1309 = x1290['index']
-            if not ((type(x1309) is int or type(x1309) is float or _is_number(x1309))): return False
-            x1310 = x1290['id']
-            if not (isinstance(x1310, str)): return False
-            x1311 = x1290.get('name', _M)
-            if x1311 is not _M:
-                if not (isinstance(x1311, str)): return False
-            x1312 = x1290['argumentsDelta']
-            if not (isinstance(x1312, str)): return False
-        elif x1294 == 'block-end':
-            if not (x1290.keys() >= _event_c1313): return False
-            if not (x1290.keys() <= _event_c1314): return False
-            x1315 = x1290['index']
-            if not ((type(x1315) is int or type(x1315) is float or _is_number(x1315))): return False
-            x1316 = x1290['block']
-            if not (isinstance(x1316, dict)): return False
-            if not (x1316.keys() >= _event_c1317): return False
-            x1318 = x1316['type']
-            if not (isinstance(x1318, str)): return False
-            x1319 = x1316.get('type', _M) if isinstance(x1316, dict) else _M
-            if x1319 == 'text':
-                if not (x1316.keys() >= _event_c1320): return False
-                if not (x1316.keys() <= _event_c1321): return False
-                x1322 = x1316['text']
-                if not (isinstance(x1322, str)): return False
-            elif x1319 == 'reasoning':
-                if not (x1316.keys() >= _event_c1323): return False
-                if not (x1316.keys() <= _event_c1324): return False
-                x1325 = x1316['text']
-                if not (isinstance(x1325, str)): return False
-            elif x1319 == 'tool-call':
-                if not (x1316.keys() >= _event_c1326): return False
-                if not (x1316.keys() <= _event_c1327): return False
-                x1328 = x1316['id']
-                if not (isinstance(x1328, str)): return False
-                x1329 = x1316['name']
-                if not (isinstance(x1329, str)): return False
-                x1330 = x1316['arguments']
-                if not (isinstance(x1330, str)): return False
-            elif x1319 == 'tool-result':
-                if not (x1316.keys() >= _event_c1331): return False
-                if not (x1316.keys() <= _event_c1332): return False
-                x1333 = x1316['toolCallId']
-                if not (isinstance(x1333, str)): return False
-                x1334 = x1316['content']
-                if not (isinstance(x1334, list)): return False
-                for x1335 in x1334:
-                    if not _event_v109(x1335): return False
-                x1336 = x1316.get('isError', _M)
-                if x1336 is not _M:
-                    if not (isinstance(x1336, bool)): return False
-        elif x1294 == 'usage':
-            if not (x1290.keys() >= _event_c1337): return False
-            if not (x1290.keys() <= _event_c1338): return False
-            x1339 = x1290['usage']
-            if not (isinstance(x1339, dict)): return False
-            if not (x1339.keys() >= _event_c1340): return False
-            if not (x1339.keys() <= _event_c1341): return False
-            x1342 = x1339['inputTokens']
-            if not ((type(x1342) is int or type(x1342) is float or _is_number(x1342))): return False
-            x1343 = x1339['outputTokens']
-            if not ((type(x1343) is int or type(x1343) is float or _is_number(x1343))): return False
-            x1344 = x1339.get('cacheReadTokens', _M)
-            if x1344 is not _M:
-                if not ((type(x1344) is int or type(x1344) is float or _is_number(x1344))): return False
-            x1345 = x1339.get('cacheWriteTokens', _M)
-            if x1345 is not _M:
-                if not ((type(x1345) is int or type(x1345) is float or _is_number(x1345))): return False
-            x1346 = x1339.get('reasoningTokens', _M)
-            if x1346 is not _M:
-                if not ((type(x1346) is int or type(x1346) is float or _is_number(x1346))): return False
-        elif x1294 == 'finish':
-            if not (x1290.keys() >= _event_c1347): return False
-            if not (x1290.keys() <= _event_c1348): return False
-            x1349 = x1290['reason']
-            if not (isinstance(x1349, dict)): return False
-            if not (x1349.keys() >= _event_c1350): return False
-            x1351 = x1349['kind']
-            if not (isinstance(x1351, str)): return False
-            x1352 = x1349.get('kind', _M) if isinstance(x1349, dict) else _M
-            if x1352 == 'stop':
-                if not (x1349.keys() >= _event_c1353): return False
-                if not (x1349.keys() <= _event_c1354): return False
-            elif x1352 == 'tool-calls':
-                if not (x1349.keys() >= _event_c1355): return False
-                if not (x1349.keys() <= _event_c1356): return False
-            elif x1352 == 'max-tokens':
-                if not (x1349.keys() >= _event_c1357): return False
-                if not (x1349.keys() <= _event_c1358): return False
-            elif x1352 == 'aborted':
-                if not (x1349.keys() >= _event_c1359): return False
-                if not (x1349.keys() <= _event_c1360): return False
-                x1361 = x1349['failure']
-                if not (isinstance(x1361, dict)): return False
-                if not (x1361.keys() >= _event_c1362): return False
-                if not (x1361.keys() <= _event_c1363): return False
-                x1364 = x1361['message']
-                if not (isinstance(x1364, str)): return False
-                x1365 = x1361['code']
-                if not (isinstance(x1365, str)): return False
-                x1366 = x1361.get('status', _M)
-                if x1366 is not _M:
-                    if not ((type(x1366) is int or type(x1366) is float or _is_number(x1366))): return False
-                x1367 = x1361.get('providerRetryAfterMs', _M)
-                if x1367 is not _M:
-                    if not ((type(x1367) is int or type(x1367) is float or _is_number(x1367))): return False
-                x1368 = x1361.get('requestId', _M)
-                if x1368 is not _M:
-                    if not (isinstance(x1368, str)): return False
-            elif x1352 == 'error':
-                if not (x1349.keys() >= _event_c1369): return False
-                if not (x1349.keys() <= _event_c1370): return False
-                x1371 = x1349['failure']
-                if not (isinstance(x1371, dict)): return False
-                if not (x1371.keys() >= _event_c1372): return False
-                if not (x1371.keys() <= _event_c1373): return False
-                x1374 = x1371['message']
-                if not (isinstance(x1374, str)): return False
-                x1375 = x1371['code']
-                if not (isinstance(x1375, str)): return False
-                x1376 = x1371.get('status', _M)
-                if x1376 is not _M:
-                    if not ((type(x1376) is int or type(x1376) is float or _is_number(x1376))): return False
-                x1377 = x1371.get('providerRetryAfterMs', _M)
-                if x1377 is not _M:
-                    if not ((type(x1377) is int or type(x1377) is float or _is_number(x1377))): return False
-                x1378 = x1371.get('requestId', _M)
-                if x1378 is not _M:
-                    if not (isinstance(x1378, str)): return False
-    return True
-
-def _event_s1379(x):
-    if not (x.keys() >= _event_c1380): return False
-    if not (x.keys() <= _event_c1381): return False
-    x1382 = x['seq']
-    if not (type(x1382) is int and x1382 >= 0 and x1382 <= 9007199254740991):
-        if not ((type(x1382) is int or _is_integer(x1382))): return False
-        if x1382 < 0: return False
-        if x1382 > 9007199254740991: return False
-    x1383 = x['time']
-    if not (type(x1383) is int and x1383 >= 0 and x1383 <= 9007199254740991):
-        if not ((type(x1383) is int or _is_integer(x1383))): return False
-        if x1383 < 0: return False
-        if x1383 > 9007199254740991: return False
-    x1384 = x.get('sourceEventSeqs', _M)
-    if x1384 is not _M:
-        if not (isinstance(x1384, list)): return False
-        if not _uniq(x1384): return False
-        if not (set(map(type, x1384)) <= _INT and (not x1384 or (min(x1384) >= 0 and max(x1384) <= 9007199254740991))):
-            for x1385 in x1384:
-                if not (type(x1385) is int and x1385 >= 0 and x1385 <= 9007199254740991):
-                    if not ((type(x1385) is int or _is_integer(x1385))): return False
-                    if x1385 < 0: return False
-                    if x1385 > 9007199254740991: return False
-    x1386 = x.get('surfaceOp', _M)
-    if x1386 is not _M:
-        if (bool(_event_v9(x1386)) + bool(_event_v10(x1386))) != 1: return False
-    if not (x.keys() >= _event_c1387): return False
-    x1388 = x.get('data', _M)
-    if x1388 is not _M:
-        if not (isinstance(x1388, dict)): return False
-        if not (x1388.keys() >= _event_c1389): return False
-        if not (x1388.keys() <= _event_c1390): return False
-        x1391 = x1388['turn']
-        if not ((type(x1391) is int or type(x1391) is float or _is_number(x1391))): return False
-        x1392 = x1388['step']
-        if not ((type(x1392) is int or type(x1392) is float or _is_number(x1392))): return False
-        x1393 = x1388['content']
-        if not (isinstance(x1393, list)): return False
-        for x1394 in x1393:
-            if not (isinstance(x1394, dict)): return False
-            if not (x1394.keys() >= _event_c1395): return False
-            x1396 = x1394['type']
-            if not (isinstance(x1396, str)): return False
-            x1397 = x1394.get('type', _M) if isinstance(x1394, dict) else _M
-            if x1397 == 'text':
-                if not (x1394.keys() >= _event_c1398): return False
-                if not (x1394.keys() <= _event_c1399): return False
-                x1400 = x1394['text']
-                if not (isinstance(x1400, str)): return False
-            elif x1397 == 'reasoning':
-                if not (x1394.keys() >= _event_c1401): return False
-                if not (x1394.keys() <= _event_c1402): return False
-                x1403 = x1394['text']
-                if not (isinstance(x1403, str)): return False
-            elif x1397 == 'tool-call':
-                if not (x1394.keys() >= _event_c1404): return False
-                if not (x1394.keys() <= _event_c1405): return False
-                x1406 = x1394['id']
-                if not (isinstance(x1406, str)): return False
-                x1407 = x1394['name']
-                if not (isinstance(x1407, str)): return False
-                x1408 = x1394['arguments']
-                if not (isinstance(x1408, str)): return False
-            elif x1397 == 'tool-result':
-                if not (x1394.keys() >= _event_c1409): return False
-                if not (x1394.keys() <= _event_c1410): return False
-                x1411 = x1394['toolCallId']
-                if not (isinstance(x1411, str)): return False
-                x1412 = x1394['content']
-                if not (isinstance(x1412, list)): return False
-                for x1413 in x1412:
-                    if not _event_v109(x1413): return False
-                x1414 = x1394.get('isError', _M)
-                if x1414 is not _M:
-                    if not (isinstance(x1414, bool)): return False
-        x1415 = x1388['provenance']
-        if not (isinstance(x1415, dict)): return False
-        if not (x1415.keys() >= _event_c1416): return False
-        if not (x1415.keys() <= _event_c1417): return False
-        x1418 = x1415['provider']
-        if not (isinstance(x1418, str)): return False
-        if len(x1418) < 1: return False
-        x1419 = x1415['model']
-        if not (isinstance(x1419, str)): return False
-        if len(x1419) < 1: return False
-        x1420 = x1388.get('usage', _M)
-        if x1420 is not _M:
-            if not (isinstance(x1420, dict)): return False
-            if not (x1420.keys() >= _event_c1421): return False
-            if not (x1420.keys() <= _event_c1422): return False
-            x1423 = x1420['inputTokens']
-            if not ((type(x1423) is int or type(x1423) is float or _is_number(x1423))): return False
-            x1424 = x1420['outputTokens']
-            if not ((type(x1424) is int or type(x1424) is float or _is_number(x1424))): return False
-            x1425 = x1420.get('cacheReadTokens', _M)
-            if x1425 is not _M:
-                if not ((type(x1425) is int or type(x1425) is float or _is_number(x1425))): return False
-            x1426 = x1420.get('cacheWriteTokens', _M)
-            if x1426 is not _M:
-                if not ((type(x1426) is int or type(x1426) is float or _is_number(x1426))): return False
-            x1427 = x1420.get('reasoningTokens', _M)
-            if x1427 is not _M:
-                if not ((type(x1427) is int or type(x1427) is float or _is_number(x1427))): return False
-    return True
-
-def _event_s1428(x):
-    if not (x.keys() >= _event_c1429): return False
-    if not (x.keys() <= _event_c1430): return False
-    x1431 = x['seq']
-    if not (type(x1431) is int and x1431 >= 0 and x1431 <= 9007199254740991):
-        if not ((type(x1431) is int or _is_integer(x1431))): return False
-        if x1431 < 0: return False
-        if x1431 > 9007199254740991: return False
-    x1432 = x['time']
-    if not (type(x1432) is int and x1432 >= 0 and x1432 <= 9007199254740991):
-        if not ((type(x1432) is int or _is_integer(x1432))): return False
-        if x1432 < 0: return False
-        if x1432 > 9007199254740991: return False
-    x1433 = x.get('sourceEventSeqs', _M)
-    if x1433 is not _M:
-        if not (isinstance(x1433, list)): return False
-        if not _uniq(x1433): return False
-        if not (set(map(type, x1433)) <= _INT and (not x1433 or (min(x1433) >= 0 and max(x1433) <= 9007199254740991))):
-            for x1434 in x1433:
-                if not (type(x1434) is int and x1434 >= 0 and x1434 <= 9007199254740991):
-                    if not ((type(x1434) is int or _is_integer(x1434))): return False
-                    if x1434 < 0: return False
-                    if x1434 > 9007199254740991: return False
-    x1435 = x.get('surfaceOp', _M)
-    if x1435 is not _M:
-        if (bool(_event_v9(x1435)) + bool(_event_v10(x1435))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1436 = x.get('data', _M)
-    if x1436 is not _M:
-        if not (isinstance(x1436, dict)): return False
-        if not (x1436.keys() >= _event_c1437): return False
-        if not (x1436.keys() <= _event_c1438): return False
-        x1439 = x1436['turn']
-        if not ((type(x1439) is int or type(x1439) is float or _is_number(x1439))): return False
-        x1440 = x1436.get('error', _M)
-        if x1440 is not _M:
-            if not (isinstance(x1440, str)): return False
-    return True
-
-def _event_s1441(x):
-    if not (x.keys() >= _event_c1442): return False
-    if not (x.keys() <= _event_c1443): return False
-    x1444 = x['seq']
-    if not (type(x1444) is int and x1444 >= 0 and x1444 <= 9007199254740991):
-        if not ((type(x1444) is int or _is_integer(x1444))): return False
-        if x1444 < 0: return False
-        if x1444 > 9007199254740991: return False
-    x1445 = x['time']
-    if not (type(x1445) is int and x1445 >= 0 and x1445 <= 9007199254740991):
-        if not ((type(x1445) is int or _is_integer(x1445))): return False
-        if x1445 < 0: return False
-        if x1445 > 9007199254740991: return False
-    x1446 = x.get('sourceEventSeqs', _M)
-    if x1446 is not _M:
-        if not (isinstance(x1446, list)): return False
-        if not _uniq(x1446): return False
-        if not (set(map(type, x1446)) <= _INT and (not x1446 or (min(x1446) >= 0 and max(x1446) <= 9007199254740991))):
-            for x1447 in x1446:
-                if not (type(x1447) is int and x1447 >= 0 and x1447 <= 9007199254740991):
-                    if not ((type(x1447) is int or _is_integer(x1447))): return False
-                    if x1447 < 0: return False
-                    if x1447 > 9007199254740991: return False
-    x1448 = x.get('surfaceOp', _M)
-    if x1448 is not _M:
-        if (bool(_event_v9(x1448)) + bool(_event_v10(x1448))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1449 = x.get('data', _M)
-    if x1449 is not _M:
-        if not (isinstance(x1449, dict)): return False
-        if not (x1449.keys() >= _event_c1450): return False
-        if not (x1449.keys() <= _event_c1451): return False
-        x1452 = x1449['turn']
-        if not ((type(x1452) is int or type(x1452) is float or _is_number(x1452))): return False
-    return True
-
-def _event_s1453(x):
-    if not (x.keys() >= _event_c1454): return False
-    if not (x.keys() <= _event_c1455): return False
-    x1456 = x['seq']
-    if not (type(x1456) is int and x1456 >= 0 and x1456 <= 9007199254740991):
-        if not ((type(x1456) is int or _is_integer(x1456))): return False
-        if x1456 < 0: return False
-        if x1456 > 9007199254740991: return False
-    x1457 = x['time']
-    if not (type(x1457) is int and x1457 >= 0 and x1457 <= 9007199254740991):
-        if not ((type(x1457) is int or _is_integer(x1457))): return False
-        if x1457 < 0: return False
-        if x1457 > 9007199254740991: return False
-    x1458 = x.get('sourceEventSeqs', _M)
-    if x1458 is not _M:
-        if not (isinstance(x1458, list)): return False
-        if not _uniq(x1458): return False
-        if not (set(map(type, x1458)) <= _INT and (not x1458 or (min(x1458) >= 0 and max(x1458) <= 9007199254740991))):
-            for x1459 in x1458:
-                if not (type(x1459) is int and x1459 >= 0 and x1459 <= 9007199254740991):
-                    if not ((type(x1459) is int or _is_integer(x1459))): return False
-                    if x1459 < 0: return False
-                    if x1459 > 9007199254740991: return False
-    x1460 = x.get('surfaceOp', _M)
-    if x1460 is not _M:
-        if (bool(_event_v9(x1460)) + bool(_event_v10(x1460))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1461 = x.get('data', _M)
-    if x1461 is not _M:
-        if not (isinstance(x1461, dict)): return False
-        if not (x1461.keys() >= _event_c1462): return False
-        if not (x1461.keys() <= _event_c1463): return False
-        x1464 = x1461['summary']
-        if not (isinstance(x1464, list)): return False
-        for x1465 in x1464:
-            if not (isinstance(x1465, dict)): return False
-            if not (x1465.keys() >= _event_c1466): return False
-            x1467 = x1465['type']
-            if not (isinstance(x1467, str)): return False
-            x1468 = x1465.get('type', _M) if isinstance(x1465, dict) else _M
-            if x1468 == 'text':
-                if not (x1465.keys() >= _event_c1469): return False
-                if not (x1465.keys() <= _event_c1470): return False
-                x1471 = x1465['text']
-                if not (isinstance(x1471, str)): return False
-            elif x1468 == 'reasoning':
-                if not (x1465.keys() >= _event_c1472): return False
-                if not (x1465.keys() <= _event_c1473): return False
-                x1474 = x1465['text']
-                if not (isinstance(x1474, str)): return False
-            elif x1468 == 'tool-call':
-                if not (x1465.keys() >= _event_c1475): return False
-                if not (x1465.keys() <= _event_c1476): return False
-                x1477 = x1465['id']
-                if not (isinstance(x1477, str)): return False
-                x1478 = x1465['name']
-                if not (isinstance(x1478, str)): return False
-                x1479 = x1465['arguments']
-                if not (isinstance(x1479, str)): return False
-            elif x1468 == 'tool-result':
-                if not (x1465.keys() >= _event_c1480): return False
-                if not (x1465.keys() <= _event_c1481): return False
-                x1482 = x1465['toolCallId']
-                if not (isinstance(x1482, str)): return False
-                x1483 = x1465['content']
-                if not (isinstance(x1483, list)): return False
-                for x1484 in x1483:
-                    if not _event_v109(x1484): return False
-                x1485 = x1465.get('isError', _M)
-                if x1485 is not _M:
-                    if not (isinstance(x1485, bool)): return False
-        x1486 = x1461['shadowedRange']
-        if not (isinstance(x1486, dict)): return False
-        if not (x1486.keys() >= _event_c1487): return False
-        if not (x1486.keys() <= _event_c1488): return False
-        x1489 = x1486['start']
-        if not ((type(x1489) is int or type(x1489) is float or _is_number(x1489))): return False
-        x1490 = x1486['end']
-        if not ((type(x1490) is int or type(x1490) is float or _is_number(x1490))): return False
-        x1491 = x1461['shadowedSeqs']
-        if not (isinstance(x1491, list)): return False
-        if not (set(map(type, x1491)) <= _NUM):
-            for x1492 in x1491:
-                if not ((type(x1492) is int or type(x1492) is float or _is_number(x1492))): return False
-        x1493 = x1461['shadowedTokenCount']
-        if not ((type(x1493) is int or type(x1493) is float or _is_number(x1493))): return False
-        x1494 = x1461['provider']
-        if not (isinstance(x1494, str)): return False
-        x1495 = x1461['model']
-        if not (isinstance(x1495, str)): return False
-        x1496 = x1461.get('maxTokens', _M)
-        if x1496 is not _M:
-            if not ((type(x1496) is int or type(x1496) is float or _is_number(x1496))): return False
-    return True
-
-def _event_s1497(x):
-    if not (x.keys() >= _event_c1498): return False
-    if not (x.keys() <= _event_c1499): return False
-    x1500 = x['seq']
-    if not (type(x1500) is int and x1500 >= 0 and x1500 <= 9007199254740991):
-        if not ((type(x1500) is int or _is_integer(x1500))): return False
-        if x1500 < 0: return False
-        if x1500 > 9007199254740991: return False
-    x1501 = x['time']
-    if not (type(x1501) is int and x1501 >= 0 and x1501 <= 9007199254740991):
-        if not ((type(x1501) is int or _is_integer(x1501))): return False
-        if x1501 < 0: return False
-        if x1501 > 9007199254740991: return False
-    x1502 = x.get('sourceEventSeqs', _M)
-    if x1502 is not _M:
-        if not (isinstance(x1502, list)): return False
-        if not _uniq(x1502): return False
-        if not (set(map(type, x1502)) <= _INT and (not x1502 or (min(x1502) >= 0 and max(x1502) <= 9007199254740991))):
-            for x1503 in x1502:
-                if not (type(x1503) is int and x1503 >= 0 and x1503 <= 9007199254740991):
-                    if not ((type(x1503) is int or _is_integer(x1503))): return False
-                    if x1503 < 0: return False
-                    if x1503 > 9007199254740991: return False
-    x1504 = x.get('surfaceOp', _M)
-    if x1504 is not _M:
-        if (bool(_event_v9(x1504)) + bool(_event_v10(x1504))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1505 = x.get('data', _M)
-    if x1505 is not _M:
-        if not (isinstance(x1505, dict)): return False
-        if not (x1505.keys() >= _event_c1506): return False
-        if not (x1505.keys() <= _event_c1507): return False
-        x1508 = x1505['turn']
-        if not ((type(x1508) is int or type(x1508) is float or _is_number(x1508))): return False
-        x1509 = x1505['point']
-        if not (isinstance(x1509, str)): return False
-        x1510 = x1505['dialect']
-        if not (isinstance(x1510, str) and x1510 in _event_c1511): return False
-        x1512 = x1505.get('matcher', _M)
-        if x1512 is not _M:
-            if not (isinstance(x1512, str)): return False
-        x1513 = x1505['handlerId']
-        if not (isinstance(x1513, str)): return False
-    return True
-
-def _event_s1514(x):
-    if not (x.keys() >= _event_c1515): return False
-    if not (x.keys() <= _event_c1516): return False
-    x1517 = x['seq']
-    if not (type(x1517) is int and x1517 >= 0 and x1517 <= 9007199254740991):
-        if not ((type(x1517) is int or _is_integer(x1517))): return False
-        if x1517 < 0: return False
-        if x1517 > 9007199254740991: return False
-    x1518 = x['time']
-    if not (type(x1518) is int and x1518 >= 0 and x1518 <= 9007199254740991):
-        if not ((type(x1518) is int or _is_integer(x1518))): return False
-        if x1518 < 0: return False
-        if x1518 > 9007199254740991: return False
-    x1519 = x.get('sourceEventSeqs', _M)
-    if x1519 is not _M:
-        if not (isinstance(x1519, list)): return False
-        if not _uniq(x1519): return False
-        if not (set(map(type, x1519)) <= _INT and (not x1519 or (min(x1519) >= 0 and max(x1519) <= 9007199254740991))):
-            for x1520 in x1519:
-                if not (type(x1520) is int and x1520 >= 0 and x1520 <= 9007199254740991):
-                    if not ((type(x1520) is int or _is_integer(x1520))): return False
-                    if x1520 < 0: return False
-                    if x1520 > 9007199254740991: return False
-    x1521 = x.get('surfaceOp', _M)
-    if x1521 is not _M:
-        if (bool(_event_v9(x1521)) + bool(_event_v10(x1521))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1522 = x.get('data', _M)
-    if x1522 is not _M:
-        if not (isinstance(x1522, dict)): return False
-        if not (x1522.keys() >= _event_c1523): return False
-        if not (x1522.keys() <= _event_c1524): return False
-        x1525 = x1522['turn']
-        if not ((type(x1525) is int or type(x1525) is float or _is_number(x1525))): return False
-        x1526 = x1522['point']
-        if not (isinstance(x1526, str)): return False
-        x1527 = x1522['handlerId']
-        if not (isinstance(x1527, str)): return False
-        x1528 = x1522['decision']
-        if not (isinstance(x1528, str)): return False
-        x1529 = x1522.get('exitCode', _M)
-        if x1529 is not _M:
-            if not ((type(x1529) is int or type(x1529) is float or _is_number(x1529))): return False
-        x1530 = x1522.get('stderrSummary', _M)
-        if x1530 is not _M:
-            if not (isinstance(x1530, str)): return False
-        x1531 = x1522['durationMs']
-        if not ((type(x1531) is int or type(x1531) is float or _is_number(x1531))): return False
-    return True
-
-def _event_s1532(x):
-    if not (x.keys() >= _event_c1533): return False
-    if not (x.keys() <= _event_c1534): return False
-    x1535 = x['seq']
-    if not (type(x1535) is int and x1535 >= 0 and x1535 <= 9007199254740991):
-        if not ((type(x1535) is int or _is_integer(x1535))): return False
-        if x1535 < 0: return False
-        if x1535 > 9007199254740991: return False
-    x1536 = x['time']
-    if not (type(x1536) is int and x1536 >= 0 and x1536 <= 9007199254740991):
-        if not ((type(x1536) is int or _is_integer(x1536))): return False
-        if x1536 < 0: return False
-        if x1536 > 9007199254740991: return False
-    x1537 = x.get('sourceEventSeqs', _M)
-    if x1537 is not _M:
-        if not (isinstance(x1537, list)): return False
-        if not _uniq(x1537): return False
-        if not (set(map(type, x1537)) <= _INT and (not x1537 or (min(x1537) >= 0 and max(x1537) <= 9007199254740991))):
-            for x1538 in x1537:
-                if not (type(x1538) is int and x1538 >= 0 and x1538 <= 9007199254740991):
-                    if not ((type(x1538) is int or _is_integer(x1538))): return False
-                    if x1538 < 0: return False
-                    if x1538 > 9007199254740991: return False
-    x1539 = x.get('surfaceOp', _M)
-    if x1539 is not _M:
-        if (bool(_event_v9(x1539)) + bool(_event_v10(x1539))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1540 = x.get('data', _M)
-    if x1540 is not _M:
-        if not (isinstance(x1540, dict)): return False
-        if not (x1540.keys() >= _event_c1541): return False
-        if not (x1540.keys() <= _event_c1542): return False
-        x1543 = x1540['turn']
-        if not ((type(x1543) is int or type(x1543) is float or _is_number(x1543))): return False
-        x1544 = x1540['step']
-        if not ((type(x1544) is int or type(x1544) is float or _is_number(x1544))): return False
-        x1545 = x1540['retry']
-        if not ((type(x1545) is int or type(x1545) is float or _is_number(x1545))): return False
-        x1546 = x1540['maxRetries']
-        if not ((type(x1546) is int or type(x1546) is float or _is_number(x1546))): return False
-        x1547 = x1540['delayMs']
-        if not ((type(x1547) is int or type(x1547) is float or _is_number(x1547))): return False
-        x1548 = x1540['failure']
-        if not (isinstance(x1548, dict)): return False
-        if not (x1548.keys() >= _event_c1549): return False
-        if not (x1548.keys() <= _event_c1550): return False
-        x1551 = x1548['message']
-        if not (isinstance(x1551, str)): return False
-        x1552 = x1548['code']
-        if not (isinstance(x1552, str)): return False
-        x1553 = x1548.get('status', _M)
-        if x1553 is not _M:
-            if not ((type(x1553) is int or type(x1553) is float or _is_number(x1553))): return False
-        x1554 = x1548.get('providerRetryAfterMs', _M)
-        if x1554 is not _M:
-            if not ((type(x1554) is int or type(x1554) is float or _is_number(x1554))): return False
-        x1555 = x1548.get('requestId', _M)
-        if x1555 is not _M:
-            if not (isinstance(x1555, str)): return False
-    return True
-
-def _event_s1556(x):
-    if not (x.keys() >= _event_c1557): return False
-    if not (x.keys() <= _event_c1558): return False
-    x1559 = x['seq']
-    if not (type(x1559) is int and x1559 >= 0 and x1559 <= 9007199254740991):
-        if not ((type(x1559) is int or _is_integer(x1559))): return False
-        if x1559 < 0: return False
-        if x1559 > 9007199254740991: return False
-    x1560 = x['time']
-    if not (type(x1560) is int and x1560 >= 0 and x1560 <= 9007199254740991):
-        if not ((type(x1560) is int or _is_integer(x1560))): return False
-        if x1560 < 0: return False
-        if x1560 > 9007199254740991: return False
-    x1561 = x.get('sourceEventSeqs', _M)
-    if x1561 is not _M:
-        if not (isinstance(x1561, list)): return False
-        if not _uniq(x1561): return False
-        if not (set(map(type, x1561)) <= _INT and (not x1561 or (min(x1561) >= 0 and max(x1561) <= 9007199254740991))):
-            for x1562 in x1561:
-                if not (type(x1562) is int and x1562 >= 0 and x1562 <= 9007199254740991):
-                    if not ((type(x1562) is int or _is_integer(x1562))): return False
-                    if x1562 < 0: return False
-                    if x1562 > 9007199254740991: return False
-    x1563 = x.get('surfaceOp', _M)
-    if x1563 is not _M:
-        if (bool(_event_v9(x1563)) + bool(_event_v10(x1563))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1564 = x.get('data', _M)
-    if x1564 is not _M:
-        if not (isinstance(x1564, dict)): return False
-        if not (x1564.keys() >= _event_c1565): return False
-        if not (x1564.keys() <= _event_c1566): return False
-        x1567 = x1564['preset']
-        if not (isinstance(x1567, str)): return False
-    return True
-
-def _event_s1568(x):
-    if not (x.keys() >= _event_c1569): return False
-    if not (x.keys() <= _event_c1570): return False
-    x1571 = x['seq']
-    if not (type(x1571) is int and x1571 >= 0 and x1571 <= 9007199254740991):
-        if not ((type(x1571) is int or _is_integer(x1571))): return False
-        if x1571 < 0: return False
-        if x1571 > 9007199254740991: return False
-    x1572 = x['time']
-    if not (type(x1572) is int and x1572 >= 0 and x1572 <= 9007199254740991):
-        if not ((type(x1572) is int or _is_integer(x1572))): return False
-        if x1572 < 0: return False
-        if x1572 > 9007199254740991: return False
-    x1573 = x.get('sourceEventSeqs', _M)
-    if x1573 is not _M:
-        if not (isinstance(x1573, list)): return False
-        if not _uniq(x1573): return False
-        if not (set(map(type, x1573)) <= _INT and (not x1573 or (min(x1573) >= 0 and max(x1573) <= 9007199254740991))):
-            for x1574 in x1573:
-                if not (type(x1574) is int and x1574 >= 0 and x1574 <= 9007199254740991):
-                    if not ((type(x1574) is int or _is_integer(x1574))): return False
-                    if x1574 < 0: return False
-                    if x1574 > 9007199254740991: return False
-    x1575 = x.get('surfaceOp', _M)
-    if x1575 is not _M:
-        if (bool(_event_v9(x1575)) + bool(_event_v10(x1575))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1576 = x.get('data', _M)
-    if x1576 is not _M:
-        if not (isinstance(x1576, dict)): return False
-        if not (x1576.keys() >= _event_c1577): return False
-        if not (x1576.keys() <= _event_c1578): return False
-        x1579 = x1576['active']
-        if not (isinstance(x1579, bool)): return False
-    return True
-
-def _event_s1580(x):
-    if not (x.keys() >= _event_c1581): return False
-    if not (x.keys() <= _event_c1582): return False
-    x1583 = x['seq']
-    if not (type(x1583) is int and x1583 >= 0 and x1583 <= 9007199254740991):
-        if not ((type(x1583) is int or _is_integer(x1583))): return False
-        if x1583 < 0: return False
-        if x1583 > 9007199254740991: return False
-    x1584 = x['time']
-    if not (type(x1584) is int and x1584 >= 0 and x1584 <= 9007199254740991):
-        if not ((type(x1584) is int or _is_integer(x1584))): return False
-        if x1584 < 0: return False
-        if x1584 > 9007199254740991: return False
-    x1585 = x.get('sourceEventSeqs', _M)
-    if x1585 is not _M:
-        if not (isinstance(x1585, list)): return False
-        if not _uniq(x1585): return False
-        if not (set(map(type, x1585)) <= _INT and (not x1585 or (min(x1585) >= 0 and max(x1585) <= 9007199254740991))):
-            for x1586 in x1585:
-                if not (type(x1586) is int and x1586 >= 0 and x1586 <= 9007199254740991):
-                    if not ((type(x1586) is int or _is_integer(x1586))): return False
-                    if x1586 < 0: return False
-                    if x1586 > 9007199254740991: return False
-    x1587 = x.get('surfaceOp', _M)
-    if x1587 is not _M:
-        if (bool(_event_v9(x1587)) + bool(_event_v10(x1587))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1588 = x.get('data', _M)
-    if x1588 is not _M:
-        if not (isinstance(x1588, dict)): return False
-        if not (x1588.keys() >= _event_c1589): return False
-        if not (x1588.keys() <= _event_c1590): return False
-        x1591 = x1588['header']
-        if not (isinstance(x1591, dict)): return False
-        if not (x1591.keys() >= _event_c1592): return False
-        if not (x1591.keys() <= _event_c1593): return False
-        x1594 = x1591['config']
-        if not (isinstance(x1594, dict)): return False
-        if not (x1594.keys() >= _event_c1595): return False
-        if not (x1594.keys() <= _event_c1596): return False
-        x1597 = x1594['provider']
-        if not (isinstance(x1597, str)): return False
-        if len(x1597) < 1: return False
-        x1598 = x1594['model']
-        if not (isinstance(x1598, str)): return False
-        if len(x1598) < 1: return False
-        x1599 = x1594.get('temperature', _M)
-        if x1599 is not _M:
-            if not ((type(x1599) is int or type(x1599) is float or _is_number(x1599))): return False
-        x1600 = x1594.get('maxTokens', _M)
-        if x1600 is not _M:
-            if not ((type(x1600) is int or type(x1600) is float or _is_number(x1600))): return False
-        x1601 = x1594.get('stop', _M)
-        if x1601 is not _M:
-            if not (isinstance(x1601, list)): return False
-            if not (set(map(type, x1601)) <= _STR):
-                for x1602 in x1601:
-                    if not (isinstance(x1602, str)): return False
-        x1603 = x1591.get('system', _M)
-        if x1603 is not _M:
-            if not (isinstance(x1603, str)): return False
-        x1604 = x1591.get('tools', _M)
-        if x1604 is not _M:
-            if not (isinstance(x1604, list)): return False
-            for x1605 in x1604:
-                if not (isinstance(x1605, dict)): return False
-                if not (x1605.keys() >= _event_c1606): return False
-                if not (x1605.keys() <= _event_c1607): return False
-                x1608 = x1605['name']
-                if not (isinstance(x1608, str)): return False
-                x1609 = x1605['description']
-                if not (isinstance(x1609, str)): return False
-                x1610 = x1605['parameters']
-                if not (isinstance(x1610, dict)): return False
-        x1613 = x1588['reason']
-        if not (isinstance(x1613, str) and x1613 in _event_c1614): return False
-    return True
-
-def _event_s1615(x):
-    if not (x.keys() >= _event_c1616): return False
-    if not (x.keys() <= _event_c1617): return False
-    x1618 = x['seq']
-    if not (type(x1618) is int and x1618 >= 0 and x1618 <= 9007199254740991):
-        if not ((type(x1618) is int or _is_integer(x1618))): return False
-        if x1618 < 0: return False
-        if x1618 > 9007199254740991: return False
-    x1619 = x['time']
-    if not (type(x1619) is int and x1619 >= 0 and x1619 <= 9007199254740991):
-        if not ((type(x1619) is int or _is_integer(x1619))): return False
-        if x1619 < 0: return False
-        if x1619 > 9007199254740991: return False
-    x1620 = x.get('sourceEventSeqs', _M)
-    if x1620 is not _M:
-        if not (isinstance(x1620, list)): return False
-        if not _uniq(x1620): return False
-        if not (set(map(type, x1620)) <= _INT and (not x1620 or (min(x1620) >= 0 and max(x1620) <= 9007199254740991))):
-            for x1621 in x1620:
-                if not (type(x1621) is int and x1621 >= 0 and x1621 <= 9007199254740991):
-                    if not ((type(x1621) is int or _is_integer(x1621))): return False
-                    if x1621 < 0: return False
-                    if x1621 > 9007199254740991: return False
-    x1622 = x.get('surfaceOp', _M)
-    if x1622 is not _M:
-        if (bool(_event_v9(x1622)) + bool(_event_v10(x1622))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1623 = x.get('data', _M)
-    if x1623 is not _M:
-        if not (isinstance(x1623, dict)): return False
-        if not (x1623.keys() >= _event_c1624): return False
-        if not (x1623.keys() <= _event_c1625): return False
-        x1626 = x1623['mode']
-        if not (isinstance(x1626, str) and x1626 in _event_c1627): return False
-    return True
-
-def _event_s1628(x):
-    if not (x.keys() >= _event_c1629): return False
-    if not (x.keys() <= _event_c1630): return False
-    x1631 = x['seq']
-    if not (type(x1631) is int and x1631 >= 0 and x1631 <= 9007199254740991):
-        if not ((type(x1631) is int or _is_integer(x1631))): return False
-        if x1631 < 0: return False
-        if x1631 > 9007199254740991: return False
-    x1632 = x['time']
-    if not (type(x1632) is int and x1632 >= 0 and x1632 <= 9007199254740991):
-        if not ((type(x1632) is int or _is_integer(x1632))): return False
-        if x1632 < 0: return False
-        if x1632 > 9007199254740991: return False
-    x1633 = x.get('sourceEventSeqs', _M)
-    if x1633 is not _M:
-        if not (isinstance(x1633, list)): return False
-        if not _uniq(x1633): return False
-        if not (set(map(type, x1633)) <= _INT and (not x1633 or (min(x1633) >= 0 and max(x1633) <= 9007199254740991))):
-            for x1634 in x1633:
-                if not (type(x1634) is int and x1634 >= 0 and x1634 <= 9007199254740991):
-                    if not ((type(x1634) is int or _is_integer(x1634))): return False
-                    if x1634 < 0: return False
-                    if x1634 > 9007199254740991: return False
-    x1635 = x.get('surfaceOp', _M)
-    if x1635 is not _M:
-        if (bool(_event_v9(x1635)) + bool(_event_v10(x1635))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1636 = x.get('data', _M)
-    if x1636 is not _M:
-        if not (isinstance(x1636, dict)): return False
-        if not (x1636.keys() >= _event_c1637): return False
-        if not (x1636.keys() <= _event_c1638): return False
-        x1639 = x1636['title']
-        if not (isinstance(x1639, str)): return False
-        if len(x1639) < 1: return False
-        x1640 = x1636['messageSeqs']
-        if not (isinstance(x1640, list)): return False
-        if not (set(map(type, x1640)) <= _NUM):
-            for x1641 in x1640:
-                if not ((type(x1641) is int or type(x1641) is float or _is_number(x1641))): return False
-        x1642 = x1636['source']
-        if not (isinstance(x1642, dict)): return False
-        if not (x1642.keys() >= _event_c1643): return False
-        x1644 = x1642['kind']
-        if not (isinstance(x1644, str) and x1644 in _event_c1645): return False
-        x1646 = x1642.get('kind', _M) if isinstance(x1642, dict) else _M
-        if x1646 == 'fallback':
-            if not (x1642.keys() >= _event_c1647): return False
-            if not (x1642.keys() <= _event_c1648): return False
-        elif x1646 == 'provider':
-            if not (x1642.keys() >= _event_c1649): return False
-            if not (x1642.keys() <= _event_c1650): return False
-            x1651 = x1642['provider']
-            if not (isinstance(x1651, str)): return False
-            x1652 = x1642.get('model', _M)
-            if x1652 is not _M:
-                if not (isinstance(x1652, dict)): return False
-                if not (x1652.keys() >= _event_c1653): return False
-                if not (x1652.keys() <= _event_c1654): return False
-                x1655 = x1652['provider']
-                if not (isinstance(x1655, str)): return False
-                x1656 = x1652['model']
-                if not (isinstance(x1656, str)): return False
-    return True
-
-def _event_s1657(x):
-    if not (x.keys() >= _event_c1658): return False
-    if not (x.keys() <= _event_c1659): return False
-    x1660 = x['seq']
-    if not (type(x1660) is int and x1660 >= 0 and x1660 <= 9007199254740991):
-        if not ((type(x1660) is int or _is_integer(x1660))): return False
-        if x1660 < 0: return False
-        if x1660 > 9007199254740991: return False
-    x1661 = x['time']
-    if not (type(x1661) is int and x1661 >= 0 and x1661 <= 9007199254740991):
-        if not ((type(x1661) is int or _is_integer(x1661))): return False
-        if x1661 < 0: return False
-        if x1661 > 9007199254740991: return False
-    x1662 = x.get('sourceEventSeqs', _M)
-    if x1662 is not _M:
-        if not (isinstance(x1662, list)): return False
-        if not _uniq(x1662): return False
-        if not (set(map(type, x1662)) <= _INT and (not x1662 or (min(x1662) >= 0 and max(x1662) <= 9007199254740991))):
-            for x1663 in x1662:
-                if not (type(x1663) is int and x1663 >= 0 and x1663 <= 9007199254740991):
-                    if not ((type(x1663) is int or _is_integer(x1663))): return False
-                    if x1663 < 0: return False
-                    if x1663 > 9007199254740991: return False
-    x1664 = x.get('surfaceOp', _M)
-    if x1664 is not _M:
-        if (bool(_event_v9(x1664)) + bool(_event_v10(x1664))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1665 = x.get('data', _M)
-    if x1665 is not _M:
-        if not (isinstance(x1665, dict)): return False
-        if not (x1665.keys() >= _event_c1666): return False
-        if not (x1665.keys() <= _event_c1667): return False
-        x1668 = x1665['titleProvider']
-        if not (isinstance(x1668, str)): return False
-        x1669 = x1665['messageSeqs']
-        if not (isinstance(x1669, list)): return False
-        if not (set(map(type, x1669)) <= _NUM):
-            for x1670 in x1669:
-                if not ((type(x1670) is int or type(x1670) is float or _is_number(x1670))): return False
-        x1671 = x1665['route']
-        if not (isinstance(x1671, dict)): return False
-        if not (x1671.keys() >= _event_c1672): return False
-        if not (x1671.keys() <= _event_c1673): return False
-        x1674 = x1671['provider']
-        if not (isinstance(x1674, str)): return False
-        x1675 = x1671['model']
-        if not (isinstance(x1675, str)): return False
-        x1676 = x1665['system']
-        if not (isinstance(x1676, str)): return False
-        x1677 = x1665['messages']
-        if not (isinstance(x1677, list)): return False
-        for x1678 in x1677:
-            if not (isinstance(x1678, dict)): return False
-            if not (x1678.keys() >= _event_c1679): return False
-            if not (x1678.keys() <= _event_c1680): return False
-            x1681 = x1678['role']
-            if not (isinstance(x1681, str) and x1681 in _event_c1682): return False
-            x1683 = x1678['content']
-            if not (isinstance(x1683, list)): return False
-            for x1684 in x1683:
-                if not (isinstance(x1684, dict)): return False
-                if not (x1684.keys() >= _event_c1685): return False
-                x1686 = x1684['type']
-                if not (isinstance(x1686, str)): return False
-                x1687 = x1684.get('type', _M) if isinstance(x1684, dict) else _M
-                if x1687 == 'text':
-                    if not (x1684.keys() >= _event_c1688): return False
-                    if not (x1684.keys() <= _event_c1689): return False
-                    x1690 = x1684['text']
-                    if not (isinstance(x1690, str)): return False
-                elif x1687 == 'reasoning':
-                    if not (x1684.keys() >= _event_c1691): return False
-                    if not (x1684.keys() <= _event_c1692): return False
-                    x1693 = x1684['text']
-                    if not (isinstance(x1693, str)): return False
-                elif x1687 == 'tool-call':
-                    if not (x1684.keys() >= _event_c1694): return False
-                    if not (x1684.keys() <= _event_c1695): return False
-                    x1696 = x1684['id']
-                    if not (isinstance(x1696, str)): return False
-                    x1697 = x1684['name']
-                    if not (isinstance(x1697, str)): return False
-                    x1698 = x1684['arguments']
-                    if not (isinstance(x1698, str)): return False
-                elif x1687 == 'tool-result':
-                    if not (x1684.keys() >= _event_c1699): return False
-                    if not (x1684.keys() <= _event_c1700): return False
-                    x1701 = x1684['toolCallId']
-                    if not (isinstance(x1701, str)): return False
-                    x1702 = x1684['content']
-                    if not (isinstance(x1702, list)): return False
-                    for x1703 in x1702:
-                        if not _event_v109(x1703): return False
-                    x1704 = x1684.get('isError', _M)
-                    if x1704 is not _M:
-                        if not (isinstance(x1704, bool)): return False
-            x1705 = x1678.get('provenance', _M)
-            if x1705 is not _M:
-                if not (isinstance(x1705, dict)): return False
-                if not (x1705.keys() >= _event_c1706): return False
-                if not (x1705.keys() <= _event_c1707): return False
-                x1708 = x1705['provider']
-                if not (isinstance(x1708, str)): return False
-                if len(x1708) < 1: return False
-                x1709 = x1705['model']
-                if not (isinstance(x1709, str)): return False
-                if len(x1709) < 1: return False
-        x1710 = x1665['maxTokens']
-        if not ((type(x1710) is int or type(x1710) is float or _is_number(x1710))): return False
-    return True
-
-def _event_s1711(x):
-    if not (x.keys() >= _event_c1712): return False
-    if not (x.keys() <= _event_c1713): return False
-    x1714 = x['seq']
-    if not (type(x1714) is int and x1714 >= 0 and x1714 <= 9007199254740991):
-        if not ((type(x1714) is int or _is_integer(x1714))): return False
-        if x1714 < 0: return False
-        if x1714 > 9007199254740991: return False
-    x1715 = x['time']
-    if not (type(x1715) is int and x1715 >= 0 and x1715 <= 9007199254740991):
-        if not ((type(x1715) is int or _is_integer(x1715))): return False
-        if x1715 < 0: return False
-        if x1715 > 9007199254740991: return False
-    x1716 = x.get('sourceEventSeqs', _M)
-    if x1716 is not _M:
-        if not (isinstance(x1716, list)): return False
-        if not _uniq(x1716): return False
-        if not (set(map(type, x1716)) <= _INT and (not x1716 or (min(x1716) >= 0 and max(x1716) <= 9007199254740991))):
-            for x1717 in x1716:
-                if not (type(x1717) is int and x1717 >= 0 and x1717 <= 9007199254740991):
-                    if not ((type(x1717) is int or _is_integer(x1717))): return False
-                    if x1717 < 0: return False
-                    if x1717 > 9007199254740991: return False
-    x1718 = x.get('surfaceOp', _M)
-    if x1718 is not _M:
-        if (bool(_event_v9(x1718)) + bool(_event_v10(x1718))) != 1: return False
-    if not (x.keys() >= _event_c1719): return False
-    x1720 = x.get('sourceEventSeqs', _M)
-    if x1720 is not _M:
-        if isinstance(x1720, list):
-            if len(x1720) < 1: return False
-    x1721 = x.get('data', _M)
-    if x1721 is not _M:
-        if not (isinstance(x1721, dict)): return False
-        if not (x1721.keys() >= _event_c1722): return False
-        if not (x1721.keys() <= _event_c1723): return False
-        x1724 = x1721['content']
-        if not (isinstance(x1724, list)): return False
-        for x1725 in x1724:
-            if not (isinstance(x1725, dict)): return False
-            if not (x1725.keys() >= _event_c1726): return False
-            x1727 = x1725['type']
-            if not (isinstance(x1727, str)): return False
-            x1728 = x1725.get('type', _M) if isinstance(x1725, dict) else _M
-            if x1728 == 'text':
-                if not (x1725.keys() >= _event_c1729): return False
-                if not (x1725.keys() <= _event_c1730): return False
-                x1731 = x1725['text']
-                if not (isinstance(x1731, str)): return False
-            elif x1728 == 'reasoning':
-                if not (x1725.keys() >= _event_c1732): return False
-                if not (x1725.keys() <= _event_c1733): return False
-                x1734 = x1725['text']
-                if not (isinstance(x1734, str)): return False
-            elif x1728 == 'tool-call':
-                if not (x1725.keys() >= _event_c1735): return False
-                if not (x1725.keys() <= _event_c1736): return False
-                x1737 = x1725['id']
-                if not (isinstance(x1737, str)): return False
-                x1738 = x1725['name']
-                if not (isinstance(x1738, str)): return False
-                x1739 = x1725['arguments']
-                if not (isinstance(x1739, str)): return False
-            elif x1728 == 'tool-result':
-                if not (x1725.keys() >= _event_c1740): return False
-                if not (x1725.keys() <= _event_c1741): return False
-                x1742 = x1725['toolCallId']
-                if not (isinstance(x1742, str)): return False
-                x1743 = x1725['content']
-                if not (isinstance(x1743, list)): return False
-                for x1744 in x1743:
-                    if not _event_v109(x1744): return False
-                x1745 = x1725.get('isError', _M)
-                if x1745 is not _M:
-                    if not (isinstance(x1745, bool)): return False
-        x1746 = x1721['source']
-        if not (isinstance(x1746, dict)): return False
-        if not (x1746.keys() >= _event_c1747): return False
-        x1748 = x1746['kind']
-        if not (isinstance(x1748, str)): return False
-        x1749 = x1746.get('kind', _M) if isinstance(x1746, dict) else _M
-        if x1749 == 'user':
-            x1752 = x1746.get('kind', _M) if isinstance(x1746, dict) else _M
-            x1753 = _event_tab1750.get(x1752, _event_free1751) if isinstance(x1752, str) else _event_free1751
-            if sum(1 for f in x1753 if f(x1746)) != 1: return False
-        elif x1749 == 'plugin':
-            if not (x1746.keys() >= _event_c1754): return False
-            if not (x1746.keys() <= _event_c1755): return False
-            x1756 = x1746['plugin']
-            if not (isinstance(x1756, str)): return False
-        elif x1749 == 'session-reference':
-            if not (x1746.keys() >= _event_c1757): return False
-            if not (x1746.keys() <= _event_c1758): return False
-            x1759 = x1746['version']
-            if not _equal(x1759, _event_c1760): return False
-            x1761 = x1746['references']
-            if not (isinstance(x1761, list)): return False
-            for x1762 in x1761:
-                if not (isinstance(x1762, dict)): return False
-                if not (x1762.keys() >= _event_c1763): return False
-                if not (x1762.keys() <= _event_c1764): return False
-                x1765 = x1762['sessionId']
-                if not (isinstance(x1765, str)): return False
-                x1766 = x1762['label']
-                if not (isinstance(x1766, str)): return False
-                x1767 = x1762['capturedThroughSeq']
-                if not ((type(x1767) is int or _is_integer(x1767)) or x1767 is None): return False
-                x1768 = x1762['compacted']
-                if not (isinstance(x1768, bool)): return False
-                x1769 = x1762['originalMessages']
-                if not ((type(x1769) is int or _is_integer(x1769))): return False
-                x1770 = x1762['retainedMessages']
-                if not ((type(x1770) is int or _is_integer(x1770))): return False
-                x1771 = x1762['omittedMessages']
-                if not ((type(x1771) is int or _is_integer(x1771))): return False
-                x1772 = x1762['omittedBytes']
-                if not ((type(x1772) is int or _is_integer(x1772))): return False
-                x1773 = x1762['truncated']
-                if not (isinstance(x1773, bool)): return False
-                x1774 = x1762['inputIndex']
-                if not ((type(x1774) is int or _is_integer(x1774))): return False
-        elif x1749 == 'workspace-instructions':
-            if not (x1746.keys() >= _event_c1775): return False
-            if not (x1746.keys() <= _event_c1776): return False
-            x1777 = x1746['changes']
-            if not (isinstance(x1777, list)): return False
-            for x1778 in x1777:
-                if not (isinstance(x1778, dict)): return False
-                if not (x1778.keys() >= _event_c1779): return False
-                if not (x1778.keys() <= _event_c1780): return False
-                x1781 = x1778['action']
-                if not (isinstance(x1781, str) and x1781 in _event_c1782): return False
-                x1783 = x1778['scope']
-                if not (isinstance(x1783, str)): return False
-                x1784 = x1778['path']
-                if not (isinstance(x1784, str)): return False
-                x1785 = x1778.get('digest', _M)
-                if x1785 is not _M:
-                    if not (isinstance(x1785, str)): return False
-        elif x1749 == 'goal':
-            if not (x1746.keys() >= _event_c1786): return False
-            if not (x1746.keys() <= _event_c1787): return False
-            x1788 = x1746['goalId']
-            if not (isinstance(x1788, str)): return False
-            x1789 = x1746['revision']
-            if not ((type(x1789) is int or _is_integer(x1789))): return False
-            x1790 = x1746['round']
-            if not ((type(x1790) is int or _is_integer(x1790))): return False
-            x1791 = x1746.get('change', _M)
-            if x1791 is not _M:
-                x1794 = x1791.get('kind', _M) if isinstance(x1791, dict) else _M
-                x1795 = _event_tab1792.get(x1794, _event_free1793) if isinstance(x1794, str) else _event_free1793
-                if sum(1 for f in x1795 if f(x1791)) != 1: return False
-        x1796 = x1721['turn']
-        if not ((type(x1796) is int or type(x1796) is float or _is_number(x1796))): return False
-    return True
-
-def _event_s1797(x):
-    if not (x.keys() >= _event_c1798): return False
-    if not (x.keys() <= _event_c1799): return False
-    x1800 = x['seq']
-    if not (type(x1800) is int and x1800 >= 0 and x1800 <= 9007199254740991):
-        if not ((type(x1800) is int or _is_integer(x1800))): return False
-        if x1800 < 0: return False
-        if x1800 > 9007199254740991: return False
-    x1801 = x['time']
-    if not (type(x1801) is int and x1801 >= 0 and x1801 <= 9007199254740991):
-        if not ((type(x1801) is int or _is_integer(x1801))): return False
-        if x1801 < 0: return False
-        if x1801 > 9007199254740991: return False
-    x1802 = x.get('sourceEventSeqs', _M)
-    if x1802 is not _M:
-        if not (isinstance(x1802, list)): return False
-        if not _uniq(x1802): return False
-        if not (set(map(type, x1802)) <= _INT and (not x1802 or (min(x1802) >= 0 and max(x1802) <= 9007199254740991))):
-            for x1803 in x1802:
-                if not (type(x1803) is int and x1803 >= 0 and x1803 <= 9007199254740991):
-                    if not ((type(x1803) is int or _is_integer(x1803))): return False
-                    if x1803 < 0: return False
-                    if x1803 > 9007199254740991: return False
-    x1804 = x.get('surfaceOp', _M)
-    if x1804 is not _M:
-        if (bool(_event_v9(x1804)) + bool(_event_v10(x1804))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1805 = x.get('data', _M)
-    if x1805 is not _M:
-        if not (isinstance(x1805, dict)): return False
-        if not (x1805.keys() >= _event_c1806): return False
-        if not (x1805.keys() <= _event_c1807): return False
-        x1808 = x1805['turn']
-        if not ((type(x1808) is int or type(x1808) is float or _is_number(x1808))): return False
-        x1809 = x1805['step']
-        if not ((type(x1809) is int or type(x1809) is float or _is_number(x1809))): return False
-    return True
-
-def _event_s1810(x):
-    if not (x.keys() >= _event_c1811): return False
-    if not (x.keys() <= _event_c1812): return False
-    x1813 = x['seq']
-    if not (type(x1813) is int and x1813 >= 0 and x1813 <= 9007199254740991):
-        if not ((type(x1813) is int or _is_integer(x1813))): return False
-        if x1813 < 0: return False
-        if x1813 > 9007199254740991: return False
-    x1814 = x['time']
-    if not (type(x1814) is int and x1814 >= 0 and x1814 <= 9007199254740991):
-        if not ((type(x1814) is int or _is_integer(x1814))): return False
-        if x1814 < 0: return False
-        if x1814 > 9007199254740991: return False
-    x1815 = x.get('sourceEventSeqs', _M)
-    if x1815 is not _M:
-        if not (isinstance(x1815, list)): return False
-        if not _uniq(x1815): return False
-        if not (set(map(type, x1815)) <= _INT and (not x1815 or (min(x1815) >= 0 and max(x1815) <= 9007199254740991))):
-            for x1816 in x1815:
-                if not (type(x1816) is int and x1816 >= 0 and x1816 <= 9007199254740991):
-                    if not ((type(x1816) is int or _is_integer(x1816))): return False
-                    if x1816 < 0: return False
-                    if x1816 > 9007199254740991: return False
-    x1817 = x.get('surfaceOp', _M)
-    if x1817 is not _M:
-        if (bool(_event_v9(x1817)) + bool(_event_v10(x1817))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1818 = x.get('data', _M)
-    if x1818 is not _M:
-        if not (isinstance(x1818, dict)): return False
-        if not (x1818.keys() >= _event_c1819): return False
-        if not (x1818.keys() <= _event_c1820): return False
-        x1821 = x1818['turn']
-        if not ((type(x1821) is int or type(x1821) is float or _is_number(x1821))): return False
-        x1822 = x1818['step']
-        if not ((type(x1822) is int or type(x1822) is float or _is_number(x1822))): return False
-    return True
-
-def _event_s1823(x):
-    if not (x.keys() >= _event_c1824): return False
-    if not (x.keys() <= _event_c1825): return False
-    x1826 = x['seq']
-    if not (type(x1826) is int and x1826 >= 0 and x1826 <= 9007199254740991):
-        if not ((type(x1826) is int or _is_integer(x1826))): return False
-        if x1826 < 0: return False
-        if x1826 > 9007199254740991: return False
-    x1827 = x['time']
-    if not (type(x1827) is int and x1827 >= 0 and x1827 <= 9007199254740991):
-        if not ((type(x1827) is int or _is_integer(x1827))): return False
-        if x1827 < 0: return False
-        if x1827 > 9007199254740991: return False
-    x1828 = x.get('sourceEventSeqs', _M)
-    if x1828 is not _M:
-        if not (isinstance(x1828, list)): return False
-        if not _uniq(x1828): return False
-        if not (set(map(type, x1828)) <= _INT and (not x1828 or (min(x1828) >= 0 and max(x1828) <= 9007199254740991))):
-            for x1829 in x1828:
-                if not (type(x1829) is int and x1829 >= 0 and x1829 <= 9007199254740991):
-                    if not ((type(x1829) is int or _is_integer(x1829))): return False
-                    if x1829 < 0: return False
-                    if x1829 > 9007199254740991: return False
-    x1830 = x.get('surfaceOp', _M)
-    if x1830 is not _M:
-        if (bool(_event_v9(x1830)) + bool(_event_v10(x1830))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1831 = x.get('data', _M)
-    if x1831 is not _M:
-        if not (isinstance(x1831, dict)): return False
-        if not (x1831.keys() >= _event_c1832): return False
-        if not (x1831.keys() <= _event_c1833): return False
-        x1834 = x1831['todos']
-        if not (isinstance(x1834, list)): return False
-        for x1835 in x1834:
-            if not (isinstance(x1835, dict)): return False
-            if not (x1835.keys() >= _event_c1836): return False
-            if not (x1835.keys() <= _event_c1837): return False
-            x1838 = x1835['content']
-            if not (isinstance(x1838, str)): return False
-            x1839 = x1835['status']
-            if not (isinstance(x1839, str) and x1839 in _event_c1840): return False
-    return True
-
-def _event_s1841(x):
-    if not (x.keys() >= _event_c1842): return False
-    if not (x.keys() <= _event_c1843): return False
-    x1844 = x['seq']
-    if not (type(x1844) is int and x1844 >= 0 and x1844 <= 9007199254740991):
-        if not ((type(x1844) is int or _is_integer(x1844))): return False
-        if x1844 < 0: return False
-        if x1844 > 9007199254740991: return False
-    x1845 = x['time']
-    if not (type(x1845) is int and x1845 >= 0 and x1845 <= 9007199254740991):
-        if not ((type(x1845) is int or _is_integer(x1845))): return False
-        if x1845 < 0: return False
-        if x1845 > 9007199254740991: return False
-    x1846 = x.get('sourceEventSeqs', _M)
-    if x1846 is not _M:
-        if not (isinstance(x1846, list)): return False
-        if not _uniq(x1846): return False
-        if not (set(map(type, x1846)) <= _INT and (not x1846 or (min(x1846) >= 0 and max(x1846) <= 9007199254740991))):
-            for x1847 in x1846:
-                if not (type(x1847) is int and x1847 >= 0 and x1847 <= 9007199254740991):
-                    if not ((type(x1847) is int or _is_integer(x1847))): return False
-                    if x1847 < 0: return False
-                    if x1847 > 9007199254740991: return False
-    x1848 = x.get('surfaceOp', _M)
-    if x1848 is not _M:
-        if (bool(_event_v9(x1848)) + bool(_event_v10(x1848))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1849 = x.get('data', _M)
-    if x1849 is not _M:
-        if not (isinstance(x1849, dict)): return False
-        if not (x1849.keys() >= _event_c1850): return False
-        if not (x1849.keys() <= _event_c1851): return False
-        x1852 = x1849['turn']
-        if not ((type(x1852) is int or type(x1852) is float or _is_number(x1852))): return False
-        x1853 = x1849['step']
-        if not ((type(x1853) is int or type(x1853) is float or _is_number(x1853))): return False
-        x1854 = x1849['callId']
-        if not (isinstance(x1854, str)): return False
-        x1855 = x1849['name']
-        if not (isinstance(x1855, str)): return False
-        x1856 = x1849['arguments']
-        if not (isinstance(x1856, str)): return False
-    return True
-
-def _event_s1857(x):
-    if not (x.keys() >= _event_c1858): return False
-    if not (x.keys() <= _event_c1859): return False
-    x1860 = x['seq']
-    if not (type(x1860) is int and x1860 >= 0 and x1860 <= 9007199254740991):
-        if not ((type(x1860) is int or _is_integer(x1860))): return False
-        if x1860 < 0: return False
-        if x1860 > 9007199254740991: return False
-    x1861 = x['time']
-    if not (type(x1861) is int and x1861 >= 0 and x1861 <= 9007199254740991):
-        if not ((type(x1861) is int or _is_integer(x1861))): return False
-        if x1861 < 0: return False
-        if x1861 > 9007199254740991: return False
-    x1862 = x.get('sourceEventSeqs', _M)
-    if x1862 is not _M:
-        if not (isinstance(x1862, list)): return False
-        if not _uniq(x1862): return False
-        if not (set(map(type, x1862)) <= _INT and (not x1862 or (min(x1862) >= 0 and max(x1862) <= 9007199254740991))):
-            for x1863 in x1862:
-                if not (type(x1863) is int and x1863 >= 0 and x1863 <= 9007199254740991):
-                    if not ((type(x1863) is int or _is_integer(x1863))): return False
-                    if x1863 < 0: return False
-                    if x1863 > 9007199254740991: return False
-    x1864 = x.get('surfaceOp', _M)
-    if x1864 is not _M:
-        if (bool(_event_v9(x1864)) + bool(_event_v10(x1864))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1865 = x.get('data', _M)
-    if x1865 is not _M:
-        if not (isinstance(x1865, dict)): return False
-        if not (x1865.keys() >= _event_c1866): return False
-        if not (x1865.keys() <= _event_c1867): return False
-        x1868 = x1865['parentCallId']
-        if not (isinstance(x1868, str)): return False
-        x1869 = x1865['subCallId']
-        if not (isinstance(x1869, str)): return False
-        x1870 = x1865['name']
-        if not (isinstance(x1870, str)): return False
-        x1871 = x1865['isError']
-        if not (isinstance(x1871, bool)): return False
-        x1872 = x1865['content']
-        if not (isinstance(x1872, list)): return False
-        for x1873 in x1872:
-            if not (isinstance(x1873, dict)): return False
-            if not (x1873.keys() >= _event_c1874): return False
-            x1875 = x1873['type']
-            if not (isinstance(x1875, str)): return False
-            x1876 = x1873.get('type', _M) if isinstance(x1873, dict) else _M
-            if x1876 == 'text':
-                if not (x1873.keys() >= _event_c1877): return False
-                if not (x1873.keys() <= _event_c1878): return False
-                x1879 = x1873['text']
-                if not (isinstance(x1879, str)): return False
-            elif x1876 == 'reasoning':
-                if not (x1873.keys() >= _event_c1880): return False
-                if not (x1873.keys() <= _event_c1881): return False
-                x1882 = x1873['text']
-                if not (isinstance(x1882, str)): return False
-            elif x1876 == 'tool-call':
-                if not (x1873.keys() >= _event_c1883): return False
-                if not (x1873.keys() <= _event_c1884): return False
-                x1885 = x1873['id']
-                if not (isinstance(x1885, str)): return False
-                x1886 = x1873['name']
-                if not (isinstance(x1886, str)): return False
-                x1887 = x1873['arguments']
-                if not (isinstance(x1887, str)): return False
-            elif x1876 == 'tool-result':
-                if not (x1873.keys() >= _event_c1888): return False
-                if not (x1873.keys() <= _event_c1889): return False
-                x1890 = x1873['toolCallId']
-                if not (isinstance(x1890, str)): return False
-                x1891 = x1873['content']
-                if not (isinstance(x1891, list)): return False
-                for x1892 in x1891:
-                    if not _event_v109(x1892): return False
-                x1893 = x1873.get('isError', _M)
-                if x1893 is not _M:
-                    if not (isinstance(x1893, bool)): return False
-    return True
-
-def _event_s1894(x):
-    if not (x.keys() >= _event_c1895): return False
-    if not (x.keys() <= _event_c1896): return False
-    x1897 = x['seq']
-    if not (type(x1897) is int and x1897 >= 0 and x1897 <= 9007199254740991):
-        if not ((type(x1897) is int or _is_integer(x1897))): return False
-        if x1897 < 0: return False
-        if x1897 > 9007199254740991: return False
-    x1898 = x['time']
-    if not (type(x1898) is int and x1898 >= 0 and x1898 <= 9007199254740991):
-        if not ((type(x1898) is int or _is_integer(x1898))): return False
-        if x1898 < 0: return False
-        if x1898 > 9007199254740991: return False
-    x1899 = x.get('sourceEventSeqs', _M)
-    if x1899 is not _M:
-        if not (isinstance(x1899, list)): return False
-        if not _uniq(x1899): return False
-        if not (set(map(type, x1899)) <= _INT and (not x1899 or (min(x1899) >= 0 and max(x1899) <= 9007199254740991))):
-            for x1900 in x1899:
-                if not (type(x1900) is int and x1900 >= 0 and x1900 <= 9007199254740991):
-                    if not ((type(x1900) is int or _is_integer(x1900))): return False
-                    if x1900 < 0: return False
-                    if x1900 > 9007199254740991: return False
-    x1901 = x.get('surfaceOp', _M)
-    if x1901 is not _M:
-        if (bool(_event_v9(x1901)) + bool(_event_v10(x1901))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1902 = x.get('data', _M)
-    if x1902 is not _M:
-        if not (isinstance(x1902, dict)): return False
-        if not (x1902.keys() >= _event_c1903): return False
-        if not (x1902.keys() <= _event_c1904): return False
-        x1905 = x1902['parentCallId']
-        if not (isinstance(x1905, str)): return False
-        x1906 = x1902['subCallId']
-        if not (isinstance(x1906, str)): return False
-        x1907 = x1902['name']
-        if not (isinstance(x1907, str)): return False
-    return True
-
-def _event_s1908(x):
-    if not (x.keys() >= _event_c1909): return False
-    if not (x.keys() <= _event_c1910): return False
-    x1911 = x['seq']
-    if not (type(x1911) is int and x1911 >= 0 and x1911 <= 9007199254740991):
-        if not ((type(x1911) is int or _is_integer(x1911))): return False
-        if x1911 < 0: return False
-        if x1911 > 9007199254740991: return False
-    x1912 = x['time']
-    if not (type(x1912) is int and x1912 >= 0 and x1912 <= 9007199254740991):
-        if not ((type(x1912) is int or _is_integer(x1912))): return False
-        if x1912 < 0: return False
-        if x1912 > 9007199254740991: return False
-    x1913 = x.get('sourceEventSeqs', _M)
-    if x1913 is not _M:
-        if not (isinstance(x1913, list)): return False
-        if not _uniq(x1913): return False
-        if not (set(map(type, x1913)) <= _INT and (not x1913 or (min(x1913) >= 0 and max(x1913) <= 9007199254740991))):
-            for x1914 in x1913:
-                if not (type(x1914) is int and x1914 >= 0 and x1914 <= 9007199254740991):
-                    if not ((type(x1914) is int or _is_integer(x1914))): return False
-                    if x1914 < 0: return False
-                    if x1914 > 9007199254740991: return False
-    x1915 = x.get('surfaceOp', _M)
-    if x1915 is not _M:
-        if (bool(_event_v9(x1915)) + bool(_event_v10(x1915))) != 1: return False
-    if not (x.keys() >= _event_c1916): return False
-    x1917 = x.get('sourceEventSeqs', _M)
-    if x1917 is not _M:
-        if isinstance(x1917, list):
-            if len(x1917) < 1: return False
-    x1918 = x.get('data', _M)
-    if x1918 is not _M:
-        if not (isinstance(x1918, dict)): return False
-        if not (x1918.keys() >= _event_c1919): return False
-        if not (x1918.keys() <= _event_c1920): return False
-        x1921 = x1918['turn']
-        if not ((type(x1921) is int or type(x1921) is float or _is_number(x1921))): return False
-        x1922 = x1918['step']
-        if not ((type(x1922) is int or type(x1922) is float or _is_number(x1922))): return False
-        x1923 = x1918['callId']
-        if not (isinstance(x1923, str)): return False
-        x1924 = x1918['content']
-        if not (isinstance(x1924, list)): return False
-        for x1925 in x1924:
-            if not (isinstance(x1925, dict)): return False
-            if not (x1925.keys() >= _event_c1926): return False
-            x1927 = x1925['type']
-            if not (isinstance(x1927, str)): return False
-            x1928 = x1925.get('type', _M) if isinstance(x1925, dict) else _M
-            if x1928 == 'text':
-                if not (x1925.keys() >= _event_c1929): return False
-                if not (x1925.keys() <= _event_c1930): return False
-                x1931 = x1925['text']
-                if not (isinstance(x1931, str)): return False
-            elif x1928 == 'reasoning':
-                if not (x1925.keys() >= _event_c1932): return False
-                if not (x1925.keys() <= _event_c1933): return False
-                x1934 = x1925['text']
-                if not (isinstance(x1934, str)): return False
-            elif x1928 == 'tool-call':
-                if not (x1925.keys() >= _event_c1935): return False
-                if not (x1925.keys() <= _event_c1936): return False
-                x1937 = x1925['id']
-                if not (isinstance(x1937, str)): return False
-                x1938 = x1925['name']
-                if not (isinstance(x1938, str)): return False
-                x1939 = x1925['arguments']
-                if not (isinstance(x1939, str)): return False
-            elif x1928 == 'tool-result':
-                if not (x1925.keys() >= _event_c1940): return False
-                if not (x1925.keys() <= _event_c1941): return False
-                x1942 = x1925['toolCallId']
-                if not (isinstance(x1942, str)): return False
-                x1943 = x1925['content']
-                if not (isinstance(x1943, list)): return False
-                for x1944 in x1943:
-                    if not _event_v109(x1944): return False
-                x1945 = x1925.get('isError', _M)
-                if x1945 is not _M:
-                    if not (isinstance(x1945, bool)): return False
-        x1946 = x1918['isError']
-        if not (isinstance(x1946, bool)): return False
-        x1947 = x1918.get('error', _M)
-        if x1947 is not _M:
-            if not (isinstance(x1947, dict)): return False
-            if not (x1947.keys() >= _event_c1948): return False
-            if not (x1947.keys() <= _event_c1949): return False
-            x1950 = x1947['name']
-            if not (isinstance(x1950, str)): return False
-            x1951 = x1947['code']
-            if not (isinstance(x1951, str)): return False
-    return True
-
-def _event_s1952(x):
-    if not (x.keys() >= _event_c1953): return False
-    if not (x.keys() <= _event_c1954): return False
-    x1955 = x['seq']
-    if not (type(x1955) is int and x1955 >= 0 and x1955 <= 9007199254740991):
-        if not ((type(x1955) is int or _is_integer(x1955))): return False
-        if x1955 < 0: return False
-        if x1955 > 9007199254740991: return False
-    x1956 = x['time']
-    if not (type(x1956) is int and x1956 >= 0 and x1956 <= 9007199254740991):
-        if not ((type(x1956) is int or _is_integer(x1956))): return False
-        if x1956 < 0: return False
-        if x1956 > 9007199254740991: return False
-    x1957 = x.get('sourceEventSeqs', _M)
-    if x1957 is not _M:
-        if not (isinstance(x1957, list)): return False
-        if not _uniq(x1957): return False
-        if not (set(map(type, x1957)) <= _INT and (not x1957 or (min(x1957) >= 0 and max(x1957) <= 9007199254740991))):
-            for x1958 in x1957:
-                if not (type(x1958) is int and x1958 >= 0 and x1958 <= 9007199254740991):
-                    if not ((type(x1958) is int or _is_integer(x1958))): return False
-                    if x1958 < 0: return False
-                    if x1958 > 9007199254740991: return False
-    x1959 = x.get('surfaceOp', _M)
-    if x1959 is not _M:
-        if (bool(_event_v9(x1959)) + bool(_event_v10(x1959))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1960 = x.get('data', _M)
-    if x1960 is not _M:
-        if not (isinstance(x1960, dict)): return False
-        if not (x1960.keys() >= _event_c1961): return False
-        if not (x1960.keys() <= _event_c1962): return False
-        x1963 = x1960['turn']
-        if not ((type(x1963) is int or type(x1963) is float or _is_number(x1963))): return False
-        x1964 = x1960['reason']
-        if not (isinstance(x1964, dict)): return False
-        if not (x1964.keys() >= _event_c1965): return False
-        x1966 = x1964['kind']
-        if not (isinstance(x1966, str)): return False
-        x1967 = x1964.get('kind', _M) if isinstance(x1964, dict) else _M
-        if x1967 == 'completed':
-            if not (x1964.keys() >= _event_c1968): return False
-            if not (x1964.keys() <= _event_c1969): return False
-        elif x1967 == 'aborted':
-            if not (x1964.keys() >= _event_c1970): return False
-            if not (x1964.keys() <= _event_c1971): return False
-        elif x1967 == 'error':
-            x1974 = x1964.get('kind', _M) if isinstance(x1964, dict) else _M
-            x1975 = _event_tab1972.get(x1974, _event_free1973) if isinstance(x1974, str) else _event_free1973
-            if sum(1 for f in x1975 if f(x1964)) != 1: return False
-        elif x1967 == 'disposed':
-            if not (x1964.keys() >= _event_c1976): return False
-            if not (x1964.keys() <= _event_c1977): return False
-        elif x1967 == 'max-tokens':
-            if not (x1964.keys() >= _event_c1978): return False
-            if not (x1964.keys() <= _event_c1979): return False
-        elif x1967 == 'interrupted':
-            if not (x1964.keys() >= _event_c1980): return False
-            if not (x1964.keys() <= _event_c1981): return False
-    return True
-
-def _event_s1982(x):
-    if not (x.keys() >= _event_c1983): return False
-    if not (x.keys() <= _event_c1984): return False
-    x1985 = x['seq']
-    if not (type(x1985) is int and x1985 >= 0 and x1985 <= 9007199254740991):
-        if not ((type(x1985) is int or _is_integer(x1985))): return False
-        if x1985 < 0: return False
-        if x1985 > 9007199254740991: return False
-    x1986 = x['time']
-    if not (type(x1986) is int and x1986 >= 0 and x1986 <= 9007199254740991):
-        if not ((type(x1986) is int or _is_integer(x1986))): return False
-        if x1986 < 0: return False
-        if x1986 > 9007199254740991: return False
-    x1987 = x.get('sourceEventSeqs', _M)
-    if x1987 is not _M:
-        if not (isinstance(x1987, list)): return False
-        if not _uniq(x1987): return False
-        if not (set(map(type, x1987)) <= _INT and (not x1987 or (min(x1987) >= 0 and max(x1987) <= 9007199254740991))):
-            for x1988 in x1987:
-                if not (type(x1988) is int and x1988 >= 0 and x1988 <= 9007199254740991):
-                    if not ((type(x1988) is int or _is_integer(x1988))): return False
-                    if x1988 < 0: return False
-                    if x1988 > 9007199254740991: return False
-    x1989 = x.get('surfaceOp', _M)
-    if x1989 is not _M:
-        if (bool(_event_v9(x1989)) + bool(_event_v10(x1989))) != 1: return False
-    if 'surfaceOp' in x: return False
-    if 'sourceEventSeqs' in x: return False
-    x1990 = x.get('data', _M)
-    if x1990 is not _M:
-        if not (isinstance(x1990, dict)): return False
-        if not (x1990.keys() >= _event_c1991): return False
-        if not (x1990.keys() <= _event_c1992): return False
-        x1993 = x1990['turn']
-        if not ((type(x1993) is int or type(x1993) is float or _is_number(x1993))): return False
-        x1994 = x1990['trigger']
-        if not (isinstance(x1994, dict)): return False
-        if not (x1994.keys() >= _event_c1995): return False
-        x1996 = x1994['kind']
-        if not (isinstance(x1996, str)): return False
-        x1997 = x1994.get('kind', _M) if isinstance(x1994, dict) else _M
-        if x1997 == 'message':
-            if not (x1994.keys() >= _event_c1998): return False
-            if not (x1994.keys() <= _event_c1999): return False
-            x2000 = x1994['source']
-            if not (isinstance(x2000, dict)): return False
-            if not (x2000.keys() >= _event_c2001): return False
-            x2002 = x2000['kind']
-            if not (isinstance(x2002, str)): return False
-            x2003 = x2000.get('kind', _M) if isinstance(x2000, dict) else _M
-            if x2003 == 'user':
-                x2006 = x2000.get('kind', _M) if isinstance(x2000, dict) else _M
-                x2007 = _event_tab2004.get(x2006, _event_free2005) if isinstance(x2006, str) else _event_free2005
-                if sum(1 for f in x2007 if f(x2000)) != 1: return False
-            elif x2003 == 'plugin':
-                if not (x2000.keys() >= _event_c2008): return False
-                if not (x2000.keys() <= _event_c2009): return False
-                x2010 = x2000['plugin']
-                if not (isinstance(x2010, str)): return False
-            elif x2003 == 'session-reference':
-                if not (x2000.keys() >= _event_c2011): return False
-                if not (x2000.keys() <= _event_c2012): return False
-                x2013 = x2000['version']
-                if not _equal(x2013, _event_c2014): return False
-                x2015 = x2000['references']
-                if not (isinstance(x2015, list)): return False
-                for x2016 in x2015:
-                    if not (isinstance(x2016, dict)): return False
-                    if not (x2016.keys() >= _event_c2017): return False
-                    if not (x2016.keys() <= _event_c2018): return False
-                    x2019 = x2016['sessionId']
-                    if not (isinstance(x2019, str)): return False
-                    x2020 = x2016['label']
-                    if not (isinstance(x2020, str)): return False
-                    x2021 = x2016['capturedThroughSeq']
-                    if not ((type(x2021) is int or _is_integer(x2021)) or x2021 is None): return False
-                    x2022 = x2016['compacted']
-                    if not (isinstance(x2022, bool)): return False
-                    x2023 = x2016['originalMessages']
-                    if not ((type(x2023) is int or _is_integer(x2023))): return False
-                    x2024 = x2016['retainedMessages']
-                    if not ((type(x2024) is int or _is_integer(x2024))): return False
-                    x2025 = x2016['omittedMessages']
-                    if not ((type(x2025) is int or _is_integer(x2025))): return False
-                    x2026 = x2016['omittedBytes']
-                    if not ((type(x2026) is int or _is_integer(x2026))): return False
-                    x2027 = x2016['truncated']
-                    if not (isinstance(x2027, bool)): return False
-                    x2028 = x2016['inputIndex']
-                    if not ((type(x2028) is int or _is_integer(x2028))): return False
-            elif x2003 == 'workspace-instructions':
-                if not (x2000.keys() >= _event_c2029): return False
-                if not (x2000.keys() <= _event_c2030): return False
-                x2031 = x2000['changes']
-                if not (isinstance(x2031, list)): return False
-                for x2032 in x2031:
-                    if not (isinstance(x2032, dict)): return False
-                    if not (x2032.keys() >= _event_c2033): return False
-                    if not (x2032.keys() <= _event_c2034): return False
-                    x2035 = x2032['action']
-                    if not (isinstance(x2035, str) and x2035 in _event_c2036): return False
-                    x2037 = x2032['scope']
-                    if not (isinstance(x2037, str)): return False
-                    x2038 = x2032['path']
-                    if not (isinstance(x2038, str)): return False
-                    x2039 = x2032.get('digest', _M)
-                    if x2039 is not _M:
-                        if not (isinstance(x2039, str)): return False
-            elif x2003 == 'goal':
-                if not (x2000.keys() >= _event_c2040): return False
-                if not (x2000.keys() <= _event_c2041): return False
-                x2042 = x2000['goalId']
-                if not (isinstance(x2042, str)): return False
-                x2043 = x2000['revision']
-                if not ((type(x2043) is int or _is_integer(x2043))): return False
-                x2044 = x2000['round']
-                if not ((type(x2044) is int or _is_integer(x2044))): return False
-                x2045 = x2000.get('change', _M)
-                if x2045 is not _M:
-                    x2048 = x2045.get('kind', _M) if isinstance(x2045, dict) else _M
-                    x2049 = _event_tab2046.get(x2048, _event_free2047) if isinstance(x2048, str) else _event_free2047
-                    if sum(1 for f in x2049 if f(x2045)) != 1: return False
-        elif x1997 == 'retry':
-            if not (x1994.keys() >= _event_c2050): return False
-            if not (x1994.keys() <= _event_c2051): return False
-        elif x1997 == 'injection':
-            if not (x1994.keys() >= _event_c2052): return False
-            if not (x1994.keys() <= _event_c2053): return False
-            x2054 = x1994['source']
-            if not (isinstance(x2054, dict)): return False
-            if not (x2054.keys() >= _event_c2055): return False
-            x2056 = x2054['kind']
-            if not (isinstance(x2056, str)): return False
-            x2057 = x2054.get('kind', _M) if isinstance(x2054, dict) else _M
-            if x2057 == 'user':
-                x2060 = x2054.get('kind', _M) if isinstance(x2054, dict) else _M
-                x2061 = _event_tab2058.get(x2060, _event_free2059) if isinstance(x2060, str) else _event_free2059
-                if sum(1 for f in x2061 if f(x2054)) != 1: return False
-            elif x2057 == 'plugin':
-                if not (x2054.keys() >= _event_c2062): return False
-                if not (x2054.keys() <= _event_c2063): return False
-                x2064 = x2054['plugin']
-                if not (isinstance(x2064, str)): return False
-            elif x2057 == 'session-reference':
-                if not (x2054.keys() >= _event_c2065): return False
-                if not (x2054.keys() <= _event_c2066): return False
-                x2067 = x2054['version']
-                if not _equal(x2067, _event_c2068): return False
-                x2069 = x2054['references']
-                if not (isinstance(x2069, list)): return False
-                for x2070 in x2069:
-                    if not (isinstance(x2070, dict)): return False
-                    if not (x2070.keys() >= _event_c2071): return False
-                    if not (x2070.keys() <= _event_c2072): return False
-                    x2073 = x2070['sessionId']
-                    if not (isinstance(x2073, str)): return False
-                    x2074 = x2070['label']
-                    if not (isinstance(x2074, str)): return False
-                    x2075 = x2070['capturedThroughSeq']
-                    if not ((type(x2075) is int or _is_integer(x2075)) or x2075 is None): return False
-                    x2076 = x2070['compacted']
-                    if not (isinstance(x2076, bool)): return False
-                    x2077 = x2070['originalMessages']
-                    if not ((type(x2077) is int or _is_integer(x2077))): return False
-                    x2078 = x2070['retainedMessages']
-                    if not ((type(x2078) is int or _is_integer(x2078))): return False
-                    x2079 = x2070['omittedMessages']
-                    if not ((type(x2079) is int or _is_integer(x2079))): return False
-                    x2080 = x2070['omittedBytes']
-                    if not ((type(x2080) is int or _is_integer(x2080))): return False
-                    x2081 = x2070['truncated']
-                    if not (isinstance(x2081, bool)): return False
-                    x2082 = x2070['inputIndex']
-                    if not ((type(x2082) is int or _is_integer(x2082))): return False
-            elif x2057 == 'workspace-instructions':
-                if not (x2054.keys() >= _event_c2083): return False
-                if not (x2054.keys() <= _event_c2084): return False
-                x2085 = x2054['changes']
-                if not (isinstance(x2085, list)): return False
-                for x2086 in x2085:
-                    if not (isinstance(x2086, dict)): return False
-                    if not (x2086.keys() >= _event_c2087): return False
-                    if not (x2086.keys() <= _event_c2088): return False
-                    x2089 = x2086['action']
-                    if not (isinstance(x2089, str) and x2089 in _event_c2090): return False
-                    x2091 = x2086['scope']
-                    if not (isinstance(x2091, str)): return False
-                    x2092 = x2086['path']
-                    if not (isinstance(x2092, str)): return False
-                    x2093 = x2086.get('digest', _M)
-                    if x2093 is not _M:
-                        if not (isinstance(x2093, str)): return False
-            elif x2057 == 'goal':
-                if not (x2054.keys() >= _event_c2094): return False
-                if not (x2054.keys() <= _event_c2095): return False
-                x2096 = x2054['goalId']
-                if not (isinstance(x2096, str)): return False
-                x2097 = x2054['revision']
-                if not ((type(x2097) is int or _is_integer(x2097))): return False
-                x2098 = x2054['round']
-                if not ((type(x2098) is int or _is_integer(x2098))): return False
-                x2099 = x2054.get('change', _M)
-                if x2099 is not _M:
-                    x2102 = x2099.get('kind', _M) if isinstance(x2099, dict) else _M
-                    x2103 = _event_tab2100.get(x2102, _event_free2101) if isinstance(x2102, str) else _event_free2101
-                    if sum(1 for f in x2103 if f(x2099)) != 1: return False
-        elif x1997 == 'session-title':
-            if not (x1994.keys() >= _event_c2104): return False
-            if not (x1994.keys() <= _event_c2105): return False
-    return True
-
-def _event_s2106(x):
-    if not (x.keys() >= _event_c2107): return False
-    if not (x.keys() <= _event_c2108): return False
-    x2109 = x['seq']
-    if not (type(x2109) is int and x2109 >= 0 and x2109 <= 9007199254740991):
-        if not ((type(x2109) is int or _is_integer(x2109))): return False
-        if x2109 < 0: return False
-        if x2109 > 9007199254740991: return False
-    x2110 = x['time']
-    if not (type(x2110) is int and x2110 >= 0 and x2110 <= 9007199254740991):
-        if not ((type(x2110) is int or _is_integer(x2110))): return False
-        if x2110 < 0: return False
-        if x2110 > 9007199254740991: return False
-    x2111 = x.get('sourceEventSeqs', _M)
-    if x2111 is not _M:
-        if not (isinstance(x2111, list)): return False
-        if not _uniq(x2111): return False
-        if not (set(map(type, x2111)) <= _INT and (not x2111 or (min(x2111) >= 0 and max(x2111) <= 9007199254740991))):
-            for x2112 in x2111:
-                if not (type(x2112) is int and x2112 >= 0 and x2112 <= 9007199254740991):
-                    if not ((type(x2112) is int or _is_integer(x2112))): return False
-                    if x2112 < 0: return False
-                    if x2112 > 9007199254740991: return False
-    x2113 = x.get('surfaceOp', _M)
-    if x2113 is not _M:
-        if (bool(_event_v9(x2113)) + bool(_event_v10(x2113))) != 1: return False
-    if not (x.keys() >= _event_c2114): return False
-    x2115 = x.get('sourceEventSeqs', _M)
-    if x2115 is not _M:
-        if isinstance(x2115, list):
-            if len(x2115) < 1: return False
-    x2116 = x.get('data', _M)
-    if x2116 is not _M:
-        if not (isinstance(x2116, dict)): return False
-        if not (x2116.keys() >= _event_c2117): return False
-        if not (x2116.keys() <= _event_c2118): return False
-        x2119 = x2116['content']
-        if not (isinstance(x2119, list)): return False
-        for x2120 in x2119:
-            if not (isinstance(x2120, dict)): return False
-            if not (x2120.keys() >= _event_c2121): return False
-            x2122 = x2120['type']
-            if not (isinstance(x2122, str)): return False
-            x2123 = x2120.get('type', _M) if isinstance(x2120, dict) else _M
-            if x2123 == 'text':
-                if not (x2120.keys() >= _event_c2124): return False
-                if not (x2120.keys() <= _event_c2125): return False
-                x2126 = x2120['text']
-                if not (isinstance(x2126, str)): return False
-            elif x2123 == 'reasoning':
-                if not (x2120.keys() >= _event_c2127): return False
-                if not (x2120.keys() <= _event_c2128): return False
-                x2129 = x2120['text']
-                if not (isinstance(x2129, str)): return False
-            elif x2123 == 'tool-call':
-                if not (x2120.keys() >= _event_c2130): return False
-                if not (x2120.keys() <= _event_c2131): return False
-                x2132 = x2120['id']
-                if not (isinstance(x2132, str)): return False
-                x2133 = x2120['name']
-                if not (isinstance(x2133, str)): return False
-                x2134 = x2120['arguments']
-                if not (isinstance(x2134, str)): return False
-            elif x2123 == 'tool-result':
-                if not (x2120.keys() >= _event_c2135): return False
-                if not (x2120.keys() <= _event_c2136): return False
-                x2137 = x2120['toolCallId']
-                if not (isinstance(x2137, str)): return False
-                x2138 = x2120['content']
-                if not (isinstance(x2138, list)): return False
-                for x2139 in x2138:
-                    if not _event_v109(x2139): return False
-                x2140 = x2120.get('isError', _M)
-                if x2140 is not _M:
-                    if not (isinstance(x2140, bool)): return False
-        x2141 = x2116['source']
-        if not (isinstance(x2141, dict)): return False
-        if not (x2141.keys() >= _event_c2142): return False
-        x2143 = x2141['kind']
-        if not (isinstance(x2143, str)): return False
-        x2144 = x2141.get('kind', _M) if isinstance(x2141, dict) else _M
-        if x2144 == 'user':
-            x2147 = x2141.get('kind', _M) if isinstance(x2141, dict) else _M
-            x2148 = _event_tab2145.get(x2147, _event_free2146) if isinstance(x2147, str) else _event_free2146
-            if sum(1 for f in x2148 if f(x2141)) != 1: return False
-        elif x2144 == 'plugin':
-            if not (x2141.keys() >= _event_c2149): return False
-            if not (x2141.keys() <= _event_c2150): return False
-            x2151 = x2141['plugin']
-            if not (isinstance(x2151, str)): return False
-        elif x2144 == 'session-reference':
-            if not (x2141.keys() >= _event_c2152): return False
-            if not (x2141.keys() <= _event_c2153): return False
-            x2154 = x2141['version']
-            if not _equal(x2154, _event_c2155): return False
-            x2156 = x2141['references']
-            if not (isinstance(x2156, list)): return False
-            for x2157 in x2156:
-                if not (isinstance(x2157, dict)): return False
-                if not (x2157.keys() >= _event_c2158): return False
-                if not (x2157.keys() <= _event_c2159): return False
-                x2160 = x2157['sessionId']
-                if not (isinstance(x2160, str)): return False
-                x2161 = x2157['label']
-                if not (isinstance(x2161, str)): return False
-                x2162 = x2157['capturedThroughSeq']
-                if not ((type(x2162) is int or _is_integer(x2162)) or x2162 is None): return False
-                x2163 = x2157['compacted']
-                if not (isinstance(x2163, bool)): return False
-                x2164 = x2157['originalMessages']
-                if not ((type(x2164) is int or _is_integer(x2164))): return False
-                x2165 = x2157['retainedMessages']
-                if not ((type(x2165) is int or _is_integer(x2165))): return False
-                x2166 = x2157['omittedMessages']
-                if not ((type(x2166) is int or _is_integer(x2166))): return False
-                x2167 = x2157['omittedBytes']
-                if not ((type(x2167) is int or _is_integer(x2167))): return False
-                x2168 = x2157['truncated']
-                if not (isinstance(x2168, bool)): return False
-                x2169 = x2157['inputIndex']
-                if not ((type(x2169) is int or _is_integer(x2169))): return False
-        elif x2144 == 'workspace-instructions':
-            if not (x2141.keys() >= _event_c2170): return False
-            if not (x2141.keys() <= _event_c2171): return False
-            x2172 = x2141['changes']
-            if not (isinstance(x2172, list)): return False
-            for x2173 in x2172:
-                if not (isinstance(x2173, dict)): return False
-                if not (x2173.keys() >= _event_c2174): return False
-                if not (x2173.keys() <= _event_c2175): return False
-                x2176 = x2173['action']
-                if not (isinstance(x2176, str) and x2176 in _event_c2177): return False
-                x2178 = x2173['scope']
-                if not (isinstance(x2178, str)): return False
-                x2179 = x2173['path']
-                if not (isinstance(x2179, str)): return False
-                x2180 = x2173.get('digest', _M)
-                if x2180 is not _M:
-                    if not (isinstance(x2180, str)): return False
-        elif x2144 == 'goal':
-            if not (x2141.keys() >= _event_c2181): return False
-            if not (x2141.keys() <= _event_c2182): return False
-            x2183 = x2141['goalId']
-            if not (isinstance(x2183, str)): return False
-            x2184 = x2141['revision']
-            if not ((type(x2184) is int or _is_integer(x2184))): return False
-            x2185 = x2141['round']
-            if not ((type(x2185) is int or _is_integer(x2185))): return False
-            x2186 = x2141.get('change', _M)
-            if x2186 is not _M:
-                x2189 = x2186.get('kind', _M) if isinstance(x2186, dict) else _M
-                x2190 = _event_tab2187.get(x2189, _event_free2188) if isinstance(x2189, str) else _event_free2188
-                if sum(1 for f in x2190 if f(x2186)) != 1: return False
-    return True
-
-_event_tab611 = {'user': (_event_v602, _event_v606,)}
-_event_free612 = ()
-_event_tab699 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free700 = ()
-_event_tab704 = {'user': (_event_v602, _event_v606,)}
-_event_free705 = ()
-_event_tab746 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free747 = ()
-_event_tab892 = {'error': (_event_v872, _event_v885,)}
-_event_free893 = ()
-_event_tab913 = {'error': (_event_v872, _event_v885,)}
-_event_free914 = ()
-_event_tab939 = {'user': (_event_v602, _event_v606,)}
-_event_free940 = ()
-_event_tab981 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free982 = ()
-_event_tab997 = {'user': (_event_v602, _event_v606,)}
-_event_free998 = ()
-_event_tab1039 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free1040 = ()
-_event_tab1054 = {'user': (_event_v602, _event_v606,)}
-_event_free1055 = ()
-_event_tab1096 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free1097 = ()
-_event_tab1108 = {'user': (_event_v602, _event_v606,)}
-_event_free1109 = ()
-_event_tab1150 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free1151 = ()
-_event_tab1186 = {'user': (_event_v602, _event_v606,)}
-_event_free1187 = ()
-_event_tab1228 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free1229 = ()
-_event_tab1232 = {'approval/asked': (_event_v20, ), 'approval/decided': (_event_v28, ), 'approval/policy': (_event_v35, ), 'assistant/chunk': (_event_v41, ), 'assistant/message': (_event_v318, ), 'compact/end': (_event_v359, ), 'compact/start': (_event_v365, ), 'compact/summary': (_event_v370, ), 'hook/invoked': (_event_v407, ), 'hook/result': (_event_v417, ), 'llm/retry': (_event_v428, ), 'permission/preset': (_event_v445, ), 'plan/mode': (_event_v450, ), 'request/header': (_event_v455, ), 'sandbox/mode': (_event_v483, ), 'session/title': (_event_v489, ), 'session/title-llm-request': (_event_v525, ), 'steering/message': (_event_v572, ), 'step/end': (_event_v751, ), 'step/start': (_event_v757, ), 'todo/write': (_event_v763, ), 'tool/call': (_event_v774, ), 'tool/code-dispatch': (_event_v783, ), 'tool/code-dispatch-start': (_event_v813, ), 'tool/result': (_event_v820, ), 'turn/end': (_event_v855, ), 'turn/start': (_event_v923, ), 'user/message': (_event_v1156, )}
-_event_tab1750 = {'user': (_event_v602, _event_v606,)}
-_event_free1751 = ()
-_event_tab1792 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free1793 = ()
-_event_tab1972 = {'error': (_event_v872, _event_v885,)}
-_event_free1973 = ()
-_event_tab2004 = {'user': (_event_v602, _event_v606,)}
-_event_free2005 = ()
-_event_tab2046 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free2047 = ()
-_event_tab2058 = {'user': (_event_v602, _event_v606,)}
-_event_free2059 = ()
-_event_tab2100 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free2101 = ()
-_event_tab2145 = {'user': (_event_v602, _event_v606,)}
-_event_free2146 = ()
-_event_tab2187 = {'goal/change': (_event_v661, _event_v686,)}
-_event_free2188 = ()
-_header_c1 = frozenset(('createdAt', 'delegationDepth', 'id', 'type', 'version', ))
-_header_c2 = frozenset(('createdAt', 'cwd', 'delegationDepth', 'id', 'parentSession', 'seedLength', 'type', 'version', ))
-
-def _header_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _header_c1): return False
-    if not (x.keys() <= _header_c2): return False
-    x3 = x['type']
-    if not (isinstance(x3, str) and x3 == 'session'): return False
-    x4 = x['version']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x['id']
-    if not (isinstance(x5, str)): return False
-    x6 = x['createdAt']
-    if not (type(x6) is int and x6 >= 0 and x6 <= 9007199254740991):
-        if not ((type(x6) is int or _is_integer(x6))): return False
-        if x6 < 0: return False
-        if x6 > 9007199254740991: return False
-    x7 = x.get('cwd', _M)
-    if x7 is not _M:
-        if not (isinstance(x7, str)): return False
-    x8 = x.get('parentSession', _M)
-    if x8 is not _M:
-        if not (isinstance(x8, str)): return False
-    x9 = x.get('seedLength', _M)
-    if x9 is not _M:
-        if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
-            if not ((type(x9) is int or _is_integer(x9))): return False
-            if x9 < 0: return False
-            if x9 > 9007199254740991: return False
-    x10 = x['delegationDepth']
+def _se5f40aad08(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x11 = x['seq']
+    if not (type(x11) is int and x11 >= 0 and x11 <= 9007199254740991):
+        if not ((type(x11) is int or _is_integer(x11))): return False
+        if x11 < 0: return False
+        if x11 > 9007199254740991: return False
+    x10 = x['time']
     if not (type(x10) is int and x10 >= 0 and x10 <= 9007199254740991):
         if not ((type(x10) is int or _is_integer(x10))): return False
         if x10 < 0: return False
         if x10 > 9007199254740991: return False
+    x9 = x.get('sourceEventSeqs', _M)
+    if x9 is not _M:
+        if not (isinstance(x9, list)): return False
+        if not _uniq(x9): return False
+        if not (set(map(type, x9)) <= _INT and (not x9 or (min(x9) >= 0 and max(x9) <= 9007199254740991))):
+            for x8 in x9:
+                if not (type(x8) is int and x8 >= 0 and x8 <= 9007199254740991):
+                    if not ((type(x8) is int or _is_integer(x8))): return False
+                    if x8 < 0: return False
+                    if x8 > 9007199254740991: return False
+    x7 = x.get('surfaceOp', _M)
+    if x7 is not _M:
+        if (bool(_v6a439bf4fd(x7)) + bool(_v5c267a9c3b(x7))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x5 = x.get('data', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _c9a8dee3867): return False
+        if not (x5.keys() <= _c9a8dee3867): return False
+        x6 = x5['turn']
+        if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+        x0 = x5['reason']
+        if not (isinstance(x0, dict)): return False
+        if not (x0.keys() >= _cec0a1a2087): return False
+        x4 = x0['kind']
+        if not (isinstance(x4, str)): return False
+        x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+        if x1 == 'completed':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+        elif x1 == 'aborted':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+        elif x1 == 'error':
+            x3 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            x2 = _tab6b64cbe147.get(x3, _freebe3350a894) if isinstance(x3, str) else _freebe3350a894
+            if sum(1 for f in x2 if f(x0)) != 1: return False
+        elif x1 == 'disposed':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+        elif x1 == 'max-tokens':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+        elif x1 == 'interrupted':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
     return True
 
-_row_c1 = frozenset(('type', ))
-_row_c3 = frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', ))
-_row_c5 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c6 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c11 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c12 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c21 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c22 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c27 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c28 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c37 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c38 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c43 = frozenset(('args', 'dt', 'id', 'index', 'step', 'turn', ))
-_row_c44 = frozenset(('args', 'dt', 'id', 'index', 'name', 'step', 'turn', ))
-_row_c55 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c56 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c60 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c61 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c69 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c70 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c74 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c75 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c83 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c84 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c88 = frozenset(('args', 'dt', 'id', 'index', 'step', 'turn', ))
-_row_c89 = frozenset(('args', 'dt', 'id', 'index', 'name', 'step', 'turn', ))
-_row_c100 = frozenset(('type', ))
-_row_c101 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c102 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c106 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c107 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c116 = frozenset(('type', ))
-_row_c117 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c118 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c122 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c123 = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
-_row_c132 = frozenset(('type', ))
-_row_c133 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c134 = frozenset(('data', 'seq0', 'time0', 'type', ))
-_row_c138 = frozenset(('args', 'dt', 'id', 'index', 'step', 'turn', ))
-_row_c139 = frozenset(('args', 'dt', 'id', 'index', 'name', 'step', 'turn', ))
+def _s9389fe64bc(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x71 = x['seq']
+    if not (type(x71) is int and x71 >= 0 and x71 <= 9007199254740991):
+        if not ((type(x71) is int or _is_integer(x71))): return False
+        if x71 < 0: return False
+        if x71 > 9007199254740991: return False
+    x70 = x['time']
+    if not (type(x70) is int and x70 >= 0 and x70 <= 9007199254740991):
+        if not ((type(x70) is int or _is_integer(x70))): return False
+        if x70 < 0: return False
+        if x70 > 9007199254740991: return False
+    x69 = x.get('sourceEventSeqs', _M)
+    if x69 is not _M:
+        if not (isinstance(x69, list)): return False
+        if not _uniq(x69): return False
+        if not (set(map(type, x69)) <= _INT and (not x69 or (min(x69) >= 0 and max(x69) <= 9007199254740991))):
+            for x68 in x69:
+                if not (type(x68) is int and x68 >= 0 and x68 <= 9007199254740991):
+                    if not ((type(x68) is int or _is_integer(x68))): return False
+                    if x68 < 0: return False
+                    if x68 > 9007199254740991: return False
+    x67 = x.get('surfaceOp', _M)
+    if x67 is not _M:
+        if (bool(_v6a439bf4fd(x67)) + bool(_v5c267a9c3b(x67))) != 1: return False
+    if 'surfaceOp' in x: return False
+    if 'sourceEventSeqs' in x: return False
+    x65 = x.get('data', _M)
+    if x65 is not _M:
+        if not (isinstance(x65, dict)): return False
+        if not (x65.keys() >= _ccf77606eb5): return False
+        if not (x65.keys() <= _ccf77606eb5): return False
+        x66 = x65['turn']
+        if not ((type(x66) is int or type(x66) is float or _is_number(x66))): return False
+        x0 = x65['trigger']
+        if not (isinstance(x0, dict)): return False
+        if not (x0.keys() >= _cec0a1a2087): return False
+        x64 = x0['kind']
+        if not (isinstance(x64, str)): return False
+        x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+        if x1 == 'message':
+            if not (x0.keys() >= _c94a32a777c): return False
+            if not (x0.keys() <= _c94a32a777c): return False
+            x36 = x0['source']
+            if not (isinstance(x36, dict)): return False
+            if not (x36.keys() >= _cec0a1a2087): return False
+            x63 = x36['kind']
+            if not (isinstance(x63, str)): return False
+            x40 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+            if x40 == 'user':
+                x62 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+                x61 = _tabf780d3bd4f_52258b.get(x62, _freebe3350a894) if isinstance(x62, str) else _freebe3350a894
+                if sum(1 for f in x61 if f(x36)) != 1: return False
+            elif x40 == 'plugin':
+                if not (x36.keys() >= _c9110b76f20): return False
+                if not (x36.keys() <= _c9110b76f20): return False
+                x60 = x36['plugin']
+                if not (isinstance(x60, str)): return False
+            elif x40 == 'session-reference':
+                if not (x36.keys() >= _c73928dc69e): return False
+                if not (x36.keys() <= _c73928dc69e): return False
+                x59 = x36['version']
+                if not _equal(x59, _c6c7c909f63): return False
+                x58 = x36['references']
+                if not (isinstance(x58, list)): return False
+                for x48 in x58:
+                    if not (isinstance(x48, dict)): return False
+                    if not (x48.keys() >= _cca02f97bb6): return False
+                    if not (x48.keys() <= _cca02f97bb6): return False
+                    x57 = x48['sessionId']
+                    if not (isinstance(x57, str)): return False
+                    x56 = x48['label']
+                    if not (isinstance(x56, str)): return False
+                    x55 = x48['capturedThroughSeq']
+                    if not ((type(x55) is int or _is_integer(x55)) or x55 is None): return False
+                    x54 = x48['compacted']
+                    if not (isinstance(x54, bool)): return False
+                    x53 = x48['originalMessages']
+                    if not ((type(x53) is int or _is_integer(x53))): return False
+                    x52 = x48['retainedMessages']
+                    if not ((type(x52) is int or _is_integer(x52))): return False
+                    x51 = x48['omittedMessages']
+                    if not ((type(x51) is int or _is_integer(x51))): return False
+                    x50 = x48['omittedBytes']
+                    if not ((type(x50) is int or _is_integer(x50))): return False
+                    x49 = x48['truncated']
+                    if not (isinstance(x49, bool)): return False
+                    x47 = x48['inputIndex']
+                    if not ((type(x47) is int or _is_integer(x47))): return False
+            elif x40 == 'workspace-instructions':
+                if not (x36.keys() >= _cb17ca36c74): return False
+                if not (x36.keys() <= _cb17ca36c74): return False
+                x46 = x36['changes']
+                if not (isinstance(x46, list)): return False
+                for x42 in x46:
+                    if not (isinstance(x42, dict)): return False
+                    if not (x42.keys() >= _cf0bc1fcc59): return False
+                    if not (x42.keys() <= _c5c11110423): return False
+                    x45 = x42['action']
+                    if not (isinstance(x45, str) and x45 in _c0ce4013c08): return False
+                    x44 = x42['scope']
+                    if not (isinstance(x44, str)): return False
+                    x43 = x42['path']
+                    if not (isinstance(x43, str)): return False
+                    x41 = x42.get('digest', _M)
+                    if x41 is not _M:
+                        if not (isinstance(x41, str)): return False
+            elif x40 == 'goal':
+                if not (x36.keys() >= _c70bc7f9611): return False
+                if not (x36.keys() <= _c0c6fab2c6a): return False
+                x39 = x36['goalId']
+                if not (isinstance(x39, str)): return False
+                x38 = x36['revision']
+                if not ((type(x38) is int or _is_integer(x38))): return False
+                x37 = x36['round']
+                if not ((type(x37) is int or _is_integer(x37))): return False
+                x33 = x36.get('change', _M)
+                if x33 is not _M:
+                    x35 = x33.get('kind', _M) if isinstance(x33, dict) else _M
+                    x34 = _tabc800c60bdd.get(x35, _freebe3350a894) if isinstance(x35, str) else _freebe3350a894
+                    if sum(1 for f in x34 if f(x33)) != 1: return False
+        elif x1 == 'retry':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+        elif x1 == 'injection':
+            if not (x0.keys() >= _c94a32a777c): return False
+            if not (x0.keys() <= _c94a32a777c): return False
+            x5 = x0['source']
+            if not (isinstance(x5, dict)): return False
+            if not (x5.keys() >= _cec0a1a2087): return False
+            x32 = x5['kind']
+            if not (isinstance(x32, str)): return False
+            x9 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+            if x9 == 'user':
+                x31 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+                x30 = _tabf780d3bd4f_52258b.get(x31, _freebe3350a894) if isinstance(x31, str) else _freebe3350a894
+                if sum(1 for f in x30 if f(x5)) != 1: return False
+            elif x9 == 'plugin':
+                if not (x5.keys() >= _c9110b76f20): return False
+                if not (x5.keys() <= _c9110b76f20): return False
+                x29 = x5['plugin']
+                if not (isinstance(x29, str)): return False
+            elif x9 == 'session-reference':
+                if not (x5.keys() >= _c73928dc69e): return False
+                if not (x5.keys() <= _c73928dc69e): return False
+                x28 = x5['version']
+                if not _equal(x28, _c6c7c909f63): return False
+                x27 = x5['references']
+                if not (isinstance(x27, list)): return False
+                for x17 in x27:
+                    if not (isinstance(x17, dict)): return False
+                    if not (x17.keys() >= _cca02f97bb6): return False
+                    if not (x17.keys() <= _cca02f97bb6): return False
+                    x26 = x17['sessionId']
+                    if not (isinstance(x26, str)): return False
+                    x25 = x17['label']
+                    if not (isinstance(x25, str)): return False
+                    x24 = x17['capturedThroughSeq']
+                    if not ((type(x24) is int or _is_integer(x24)) or x24 is None): return False
+                    x23 = x17['compacted']
+                    if not (isinstance(x23, bool)): return False
+                    x22 = x17['originalMessages']
+                    if not ((type(x22) is int or _is_integer(x22))): return False
+                    x21 = x17['retainedMessages']
+                    if not ((type(x21) is int or _is_integer(x21))): return False
+                    x20 = x17['omittedMessages']
+                    if not ((type(x20) is int or _is_integer(x20))): return False
+                    x19 = x17['omittedBytes']
+                    if not ((type(x19) is int or _is_integer(x19))): return False
+                    x18 = x17['truncated']
+                    if not (isinstance(x18, bool)): return False
+                    x16 = x17['inputIndex']
+                    if not ((type(x16) is int or _is_integer(x16))): return False
+            elif x9 == 'workspace-instructions':
+                if not (x5.keys() >= _cb17ca36c74): return False
+                if not (x5.keys() <= _cb17ca36c74): return False
+                x15 = x5['changes']
+                if not (isinstance(x15, list)): return False
+                for x11 in x15:
+                    if not (isinstance(x11, dict)): return False
+                    if not (x11.keys() >= _cf0bc1fcc59): return False
+                    if not (x11.keys() <= _c5c11110423): return False
+                    x14 = x11['action']
+                    if not (isinstance(x14, str) and x14 in _c0ce4013c08): return False
+                    x13 = x11['scope']
+                    if not (isinstance(x13, str)): return False
+                    x12 = x11['path']
+                    if not (isinstance(x12, str)): return False
+                    x10 = x11.get('digest', _M)
+                    if x10 is not _M:
+                        if not (isinstance(x10, str)): return False
+            elif x9 == 'goal':
+                if not (x5.keys() >= _c70bc7f9611): return False
+                if not (x5.keys() <= _c0c6fab2c6a): return False
+                x8 = x5['goalId']
+                if not (isinstance(x8, str)): return False
+                x7 = x5['revision']
+                if not ((type(x7) is int or _is_integer(x7))): return False
+                x6 = x5['round']
+                if not ((type(x6) is int or _is_integer(x6))): return False
+                x2 = x5.get('change', _M)
+                if x2 is not _M:
+                    x4 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+                    x3 = _tabc800c60bdd.get(x4, _freebe3350a894) if isinstance(x4, str) else _freebe3350a894
+                    if sum(1 for f in x3 if f(x2)) != 1: return False
+        elif x1 == 'session-title':
+            if not (x0.keys() >= _cec0a1a2087): return False
+            if not (x0.keys() <= _cec0a1a2087): return False
+    return True
 
-def _row_v4(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _row_c5): return False
-    if not (x.keys() <= _row_c6): return False
-    x7 = x['type']
-    if not (isinstance(x7, str) and x7 == 'text-chunks'): return False
-    x8 = x['seq0']
-    if not (type(x8) is int and x8 >= 0 and x8 <= 9007199254740991):
-        if not ((type(x8) is int or _is_integer(x8))): return False
-        if x8 < 0: return False
-        if x8 > 9007199254740991: return False
-    x9 = x['time0']
-    if not (type(x9) is int and x9 >= -9007199254740991 and x9 <= 9007199254740991):
-        if not ((type(x9) is int or _is_integer(x9))): return False
-        if x9 < -9007199254740991: return False
-        if x9 > 9007199254740991: return False
-    x10 = x['data']
-    if not (isinstance(x10, dict)): return False
-    if not (x10.keys() >= _row_c11): return False
-    if not (x10.keys() <= _row_c12): return False
-    x13 = x10['turn']
-    if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
-    x14 = x10['step']
-    if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
-    x15 = x10['index']
-    if not ((type(x15) is int or type(x15) is float or _is_number(x15))): return False
-    x16 = x10['dt']
-    if not (isinstance(x16, list)): return False
-    if not (set(map(type, x16)) <= _INT and (not x16 or (min(x16) >= -9007199254740991 and max(x16) <= 9007199254740991))):
-        for x17 in x16:
-            if not (type(x17) is int and x17 >= -9007199254740991 and x17 <= 9007199254740991):
+def _se004b967f9(x):
+    if not (x.keys() >= _cda786bd4c1): return False
+    if not (x.keys() <= _c22318b4eb9): return False
+    x50 = x['seq']
+    if not (type(x50) is int and x50 >= 0 and x50 <= 9007199254740991):
+        if not ((type(x50) is int or _is_integer(x50))): return False
+        if x50 < 0: return False
+        if x50 > 9007199254740991: return False
+    x49 = x['time']
+    if not (type(x49) is int and x49 >= 0 and x49 <= 9007199254740991):
+        if not ((type(x49) is int or _is_integer(x49))): return False
+        if x49 < 0: return False
+        if x49 > 9007199254740991: return False
+    x48 = x.get('sourceEventSeqs', _M)
+    if x48 is not _M:
+        if not (isinstance(x48, list)): return False
+        if not _uniq(x48): return False
+        if not (set(map(type, x48)) <= _INT and (not x48 or (min(x48) >= 0 and max(x48) <= 9007199254740991))):
+            for x47 in x48:
+                if not (type(x47) is int and x47 >= 0 and x47 <= 9007199254740991):
+                    if not ((type(x47) is int or _is_integer(x47))): return False
+                    if x47 < 0: return False
+                    if x47 > 9007199254740991: return False
+    x46 = x.get('surfaceOp', _M)
+    if x46 is not _M:
+        if (bool(_v6a439bf4fd(x46)) + bool(_v5c267a9c3b(x46))) != 1: return False
+    if not (x.keys() >= _cd29ed86c4d): return False
+    x45 = x.get('sourceEventSeqs', _M)
+    if x45 is not _M:
+        if isinstance(x45, list):
+            if len(x45) < 1: return False
+    x31 = x.get('data', _M)
+    if x31 is not _M:
+        if not (isinstance(x31, dict)): return False
+        if not (x31.keys() >= _c61d27c553c): return False
+        if not (x31.keys() <= _c61d27c553c): return False
+        x44 = x31['content']
+        if not (isinstance(x44, list)): return False
+        for x33 in x44:
+            if not (isinstance(x33, dict)): return False
+            if not (x33.keys() >= _c828fb669a8): return False
+            x43 = x33['type']
+            if not (isinstance(x43, str)): return False
+            x37 = x33.get('type', _M) if isinstance(x33, dict) else _M
+            if x37 == 'text':
+                if not (x33.keys() >= _cf68d9fd7f6): return False
+                if not (x33.keys() <= _cf68d9fd7f6): return False
+                x42 = x33['text']
+                if not (isinstance(x42, str)): return False
+            elif x37 == 'reasoning':
+                if not (x33.keys() >= _cf68d9fd7f6): return False
+                if not (x33.keys() <= _cf68d9fd7f6): return False
+                x41 = x33['text']
+                if not (isinstance(x41, str)): return False
+            elif x37 == 'tool-call':
+                if not (x33.keys() >= _caa552ca711): return False
+                if not (x33.keys() <= _caa552ca711): return False
+                x40 = x33['id']
+                if not (isinstance(x40, str)): return False
+                x39 = x33['name']
+                if not (isinstance(x39, str)): return False
+                x38 = x33['arguments']
+                if not (isinstance(x38, str)): return False
+            elif x37 == 'tool-result':
+                if not (x33.keys() >= _c3542b803a6): return False
+                if not (x33.keys() <= _cb4dcf82556): return False
+                x36 = x33['toolCallId']
+                if not (isinstance(x36, str)): return False
+                x35 = x33['content']
+                if not (isinstance(x35, list)): return False
+                for x34 in x35:
+                    if not _v0b6a57aa94(x34): return False
+                x32 = x33.get('isError', _M)
+                if x32 is not _M:
+                    if not (isinstance(x32, bool)): return False
+        x3 = x31['source']
+        if not (isinstance(x3, dict)): return False
+        if not (x3.keys() >= _cec0a1a2087): return False
+        x30 = x3['kind']
+        if not (isinstance(x30, str)): return False
+        x7 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+        if x7 == 'user':
+            x29 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+            x28 = _tabf780d3bd4f_52258b.get(x29, _freebe3350a894) if isinstance(x29, str) else _freebe3350a894
+            if sum(1 for f in x28 if f(x3)) != 1: return False
+        elif x7 == 'plugin':
+            if not (x3.keys() >= _c9110b76f20): return False
+            if not (x3.keys() <= _c9110b76f20): return False
+            x27 = x3['plugin']
+            if not (isinstance(x27, str)): return False
+        elif x7 == 'session-reference':
+            if not (x3.keys() >= _c73928dc69e): return False
+            if not (x3.keys() <= _c73928dc69e): return False
+            x26 = x3['version']
+            if not _equal(x26, _c6c7c909f63): return False
+            x25 = x3['references']
+            if not (isinstance(x25, list)): return False
+            for x15 in x25:
+                if not (isinstance(x15, dict)): return False
+                if not (x15.keys() >= _cca02f97bb6): return False
+                if not (x15.keys() <= _cca02f97bb6): return False
+                x24 = x15['sessionId']
+                if not (isinstance(x24, str)): return False
+                x23 = x15['label']
+                if not (isinstance(x23, str)): return False
+                x22 = x15['capturedThroughSeq']
+                if not ((type(x22) is int or _is_integer(x22)) or x22 is None): return False
+                x21 = x15['compacted']
+                if not (isinstance(x21, bool)): return False
+                x20 = x15['originalMessages']
+                if not ((type(x20) is int or _is_integer(x20))): return False
+                x19 = x15['retainedMessages']
+                if not ((type(x19) is int or _is_integer(x19))): return False
+                x18 = x15['omittedMessages']
+                if not ((type(x18) is int or _is_integer(x18))): return False
+                x17 = x15['omittedBytes']
                 if not ((type(x17) is int or _is_integer(x17))): return False
-                if x17 < -9007199254740991: return False
-                if x17 > 9007199254740991: return False
-    x18 = x10['texts']
-    if not (isinstance(x18, list)): return False
-    if len(x18) < 1: return False
-    if not (set(map(type, x18)) <= _STR):
-        for x19 in x18:
-            if not (isinstance(x19, str)): return False
+                x16 = x15['truncated']
+                if not (isinstance(x16, bool)): return False
+                x14 = x15['inputIndex']
+                if not ((type(x14) is int or _is_integer(x14))): return False
+        elif x7 == 'workspace-instructions':
+            if not (x3.keys() >= _cb17ca36c74): return False
+            if not (x3.keys() <= _cb17ca36c74): return False
+            x13 = x3['changes']
+            if not (isinstance(x13, list)): return False
+            for x9 in x13:
+                if not (isinstance(x9, dict)): return False
+                if not (x9.keys() >= _cf0bc1fcc59): return False
+                if not (x9.keys() <= _c5c11110423): return False
+                x12 = x9['action']
+                if not (isinstance(x12, str) and x12 in _c0ce4013c08): return False
+                x11 = x9['scope']
+                if not (isinstance(x11, str)): return False
+                x10 = x9['path']
+                if not (isinstance(x10, str)): return False
+                x8 = x9.get('digest', _M)
+                if x8 is not _M:
+                    if not (isinstance(x8, str)): return False
+        elif x7 == 'goal':
+            if not (x3.keys() >= _c70bc7f9611): return False
+            if not (x3.keys() <= _c0c6fab2c6a): return False
+            x6 = x3['goalId']
+            if not (isinstance(x6, str)): return False
+            x5 = x3['revision']
+            if not ((type(x5) is int or _is_integer(x5))): return False
+            x4 = x3['round']
+            if not ((type(x4) is int or _is_integer(x4))): return False
+            x0 = x3.get('change', _M)
+            if x0 is not _M:
+                x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+                x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+                if sum(1 for f in x1 if f(x0)) != 1: return False
     return True
 
-def _row_v20(x):
+_tabf780d3bd4f_52258b = {'user': (_v9f79cba19a, _v0c767b605f,)}
+_freebe3350a894 = ()
+_tabc800c60bdd = {'goal/change': (_vca8a751f7c, _v86cc05b59b,)}
+_tab6b64cbe147 = {'error': (_v67fed2cc90, _v86c93cddce,)}
+_taba78c26f1ff = {'approval/asked': (_vc39fcc046f, ), 'approval/decided': (_v569cace057, ), 'approval/policy': (_ve3e0bf235f, ), 'assistant/chunk': (_ve772ff80ec, ), 'assistant/message': (_v9e04227671, ), 'compact/end': (_v0d9d27acfe, ), 'compact/start': (_v75c1ae8a5d, ), 'compact/summary': (_v36e7677af8, ), 'hook/invoked': (_v8a00173d5e, ), 'hook/result': (_v09060fa46a, ), 'llm/retry': (_va1ca37577c, ), 'permission/preset': (_v85d0436a78, ), 'plan/mode': (_v0055968748, ), 'request/header': (_v0b3409e621, ), 'sandbox/mode': (_v842692ce91, ), 'session/title': (_v04709c55d9, ), 'session/title-llm-request': (_vce0d534b98, ), 'steering/message': (_vf1c87bb561, ), 'step/end': (_ve051db469e, ), 'step/start': (_ve051db469e, ), 'todo/write': (_v9246630acc, ), 'tool/call': (_vfb944c388f, ), 'tool/code-dispatch': (_vaa32a71cbd, ), 'tool/code-dispatch-start': (_v26bbc7f72a, ), 'tool/result': (_v5c8277d3a5, ), 'turn/end': (_vffd4233a6c, ), 'turn/start': (_v74b648fab7, ), 'user/message': (_vd4bbe10197, )}
+_c10c0db0d8b = frozenset(('createdAt', 'delegationDepth', 'id', 'type', 'version', ))
+_c47de9f2189 = frozenset(('createdAt', 'cwd', 'delegationDepth', 'id', 'parentSession', 'seedLength', 'type', 'version', ))
+
+def _v0bf1c0108e(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _row_c21): return False
-    if not (x.keys() <= _row_c22): return False
-    x23 = x['type']
-    if not (isinstance(x23, str) and x23 == 'reasoning-chunks'): return False
-    x24 = x['seq0']
-    if not (type(x24) is int and x24 >= 0 and x24 <= 9007199254740991):
-        if not ((type(x24) is int or _is_integer(x24))): return False
-        if x24 < 0: return False
-        if x24 > 9007199254740991: return False
-    x25 = x['time0']
-    if not (type(x25) is int and x25 >= -9007199254740991 and x25 <= 9007199254740991):
-        if not ((type(x25) is int or _is_integer(x25))): return False
-        if x25 < -9007199254740991: return False
-        if x25 > 9007199254740991: return False
-    x26 = x['data']
-    if not (isinstance(x26, dict)): return False
-    if not (x26.keys() >= _row_c27): return False
-    if not (x26.keys() <= _row_c28): return False
-    x29 = x26['turn']
-    if not ((type(x29) is int or type(x29) is float or _is_number(x29))): return False
-    x30 = x26['step']
-    if not ((type(x30) is int or type(x30) is float or _is_number(x30))): return False
-    x31 = x26['index']
-    if not ((type(x31) is int or type(x31) is float or _is_number(x31))): return False
-    x32 = x26['dt']
-    if not (isinstance(x32, list)): return False
-    if not (set(map(type, x32)) <= _INT and (not x32 or (min(x32) >= -9007199254740991 and max(x32) <= 9007199254740991))):
-        for x33 in x32:
-            if not (type(x33) is int and x33 >= -9007199254740991 and x33 <= 9007199254740991):
-                if not ((type(x33) is int or _is_integer(x33))): return False
-                if x33 < -9007199254740991: return False
-                if x33 > 9007199254740991: return False
-    x34 = x26['texts']
-    if not (isinstance(x34, list)): return False
-    if len(x34) < 1: return False
-    if not (set(map(type, x34)) <= _STR):
-        for x35 in x34:
-            if not (isinstance(x35, str)): return False
+    if not (x.keys() >= _c10c0db0d8b): return False
+    if not (x.keys() <= _c47de9f2189): return False
+    x7 = x['type']
+    if not (isinstance(x7, str) and x7 == 'session'): return False
+    x6 = x['version']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x5 = x['id']
+    if not (isinstance(x5, str)): return False
+    x4 = x['createdAt']
+    if not (type(x4) is int and x4 >= 0 and x4 <= 9007199254740991):
+        if not ((type(x4) is int or _is_integer(x4))): return False
+        if x4 < 0: return False
+        if x4 > 9007199254740991: return False
+    x3 = x.get('cwd', _M)
+    if x3 is not _M:
+        if not (isinstance(x3, str)): return False
+    x2 = x.get('parentSession', _M)
+    if x2 is not _M:
+        if not (isinstance(x2, str)): return False
+    x1 = x.get('seedLength', _M)
+    if x1 is not _M:
+        if not (type(x1) is int and x1 >= 0 and x1 <= 9007199254740991):
+            if not ((type(x1) is int or _is_integer(x1))): return False
+            if x1 < 0: return False
+            if x1 > 9007199254740991: return False
+    x0 = x['delegationDepth']
+    if not (type(x0) is int and x0 >= 0 and x0 <= 9007199254740991):
+        if not ((type(x0) is int or _is_integer(x0))): return False
+        if x0 < 0: return False
+        if x0 > 9007199254740991: return False
     return True
 
-def _row_v36(x):
+_c6b4289cc44 = frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', ))
+_c41fde23ea8 = frozenset(('data', 'seq0', 'time0', 'type', ))
+_c0604d1056b = frozenset(('dt', 'index', 'step', 'texts', 'turn', ))
+_c654e04f4b7 = frozenset(('args', 'dt', 'id', 'index', 'step', 'turn', ))
+_ceb134ff57e = frozenset(('args', 'dt', 'id', 'index', 'name', 'step', 'turn', ))
+def _vf598861c1d(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _row_c37): return False
-    if not (x.keys() <= _row_c38): return False
-    x39 = x['type']
-    if not (isinstance(x39, str) and x39 == 'tool-call-chunks'): return False
-    x40 = x['seq0']
-    if not (type(x40) is int and x40 >= 0 and x40 <= 9007199254740991):
-        if not ((type(x40) is int or _is_integer(x40))): return False
-        if x40 < 0: return False
-        if x40 > 9007199254740991: return False
-    x41 = x['time0']
-    if not (type(x41) is int and x41 >= -9007199254740991 and x41 <= 9007199254740991):
-        if not ((type(x41) is int or _is_integer(x41))): return False
-        if x41 < -9007199254740991: return False
-        if x41 > 9007199254740991: return False
-    x42 = x['data']
-    if not (isinstance(x42, dict)): return False
-    if not (x42.keys() >= _row_c43): return False
-    if not (x42.keys() <= _row_c44): return False
-    x45 = x42['turn']
-    if not ((type(x45) is int or type(x45) is float or _is_number(x45))): return False
-    x46 = x42['step']
-    if not ((type(x46) is int or type(x46) is float or _is_number(x46))): return False
-    x47 = x42['index']
-    if not ((type(x47) is int or type(x47) is float or _is_number(x47))): return False
-    x48 = x42['dt']
-    if not (isinstance(x48, list)): return False
-    if not (set(map(type, x48)) <= _INT and (not x48 or (min(x48) >= -9007199254740991 and max(x48) <= 9007199254740991))):
-        for x49 in x48:
-            if not (type(x49) is int and x49 >= -9007199254740991 and x49 <= 9007199254740991):
-                if not ((type(x49) is int or _is_integer(x49))): return False
-                if x49 < -9007199254740991: return False
-                if x49 > 9007199254740991: return False
-    x50 = x42['id']
-    if not (isinstance(x50, str)): return False
-    x51 = x42.get('name', _M)
-    if x51 is not _M:
-        if not (isinstance(x51, str)): return False
-    x52 = x42['args']
-    if not (isinstance(x52, list)): return False
-    if len(x52) < 1: return False
-    if not (set(map(type, x52)) <= _STR):
-        for x53 in x52:
-            if not (isinstance(x53, str)): return False
+    if not (x.keys() >= _c41fde23ea8): return False
+    if not (x.keys() <= _c41fde23ea8): return False
+    x10 = x['type']
+    if not (isinstance(x10, str) and x10 == 'text-chunks'): return False
+    x9 = x['seq0']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x['time0']
+    if not (type(x8) is int and x8 >= -9007199254740991 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < -9007199254740991: return False
+        if x8 > 9007199254740991: return False
+    x2 = x['data']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _c0604d1056b): return False
+    if not (x2.keys() <= _c0604d1056b): return False
+    x7 = x2['turn']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x2['step']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x5 = x2['index']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x4 = x2['dt']
+    if not (isinstance(x4, list)): return False
+    if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= -9007199254740991 and max(x4) <= 9007199254740991))):
+        for x3 in x4:
+            if not (type(x3) is int and x3 >= -9007199254740991 and x3 <= 9007199254740991):
+                if not ((type(x3) is int or _is_integer(x3))): return False
+                if x3 < -9007199254740991: return False
+                if x3 > 9007199254740991: return False
+    x1 = x2['texts']
+    if not (isinstance(x1, list)): return False
+    if len(x1) < 1: return False
+    if not (set(map(type, x1)) <= _STR):
+        for x0 in x1:
+            if not (isinstance(x0, str)): return False
     return True
 
-def _row_v0(x):
+def _v0f76dc4137(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _row_c1): return False
-    x2 = x['type']
-    if not (isinstance(x2, str) and x2 in _row_c3): return False
-    x54 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x54 == 'text-chunks':
-        if not (x.keys() >= _row_c55): return False
-        if not (x.keys() <= _row_c56): return False
-        x57 = x['seq0']
-        if not (type(x57) is int and x57 >= 0 and x57 <= 9007199254740991):
-            if not ((type(x57) is int or _is_integer(x57))): return False
-            if x57 < 0: return False
-            if x57 > 9007199254740991: return False
-        x58 = x['time0']
-        if not (type(x58) is int and x58 >= -9007199254740991 and x58 <= 9007199254740991):
-            if not ((type(x58) is int or _is_integer(x58))): return False
-            if x58 < -9007199254740991: return False
-            if x58 > 9007199254740991: return False
-        x59 = x['data']
-        if not (isinstance(x59, dict)): return False
-        if not (x59.keys() >= _row_c60): return False
-        if not (x59.keys() <= _row_c61): return False
-        x62 = x59['turn']
-        if not ((type(x62) is int or type(x62) is float or _is_number(x62))): return False
-        x63 = x59['step']
-        if not ((type(x63) is int or type(x63) is float or _is_number(x63))): return False
-        x64 = x59['index']
-        if not ((type(x64) is int or type(x64) is float or _is_number(x64))): return False
-        x65 = x59['dt']
-        if not (isinstance(x65, list)): return False
-        if not (set(map(type, x65)) <= _INT and (not x65 or (min(x65) >= -9007199254740991 and max(x65) <= 9007199254740991))):
-            for x66 in x65:
-                if not (type(x66) is int and x66 >= -9007199254740991 and x66 <= 9007199254740991):
-                    if not ((type(x66) is int or _is_integer(x66))): return False
-                    if x66 < -9007199254740991: return False
-                    if x66 > 9007199254740991: return False
-        x67 = x59['texts']
-        if not (isinstance(x67, list)): return False
-        if len(x67) < 1: return False
-        if not (set(map(type, x67)) <= _STR):
-            for x68 in x67:
-                if not (isinstance(x68, str)): return False
-    elif x54 == 'reasoning-chunks':
-        if not (x.keys() >= _row_c69): return False
-        if not (x.keys() <= _row_c70): return False
-        x71 = x['seq0']
-        if not (type(x71) is int and x71 >= 0 and x71 <= 9007199254740991):
-            if not ((type(x71) is int or _is_integer(x71))): return False
-            if x71 < 0: return False
-            if x71 > 9007199254740991: return False
-        x72 = x['time0']
-        if not (type(x72) is int and x72 >= -9007199254740991 and x72 <= 9007199254740991):
-            if not ((type(x72) is int or _is_integer(x72))): return False
-            if x72 < -9007199254740991: return False
-            if x72 > 9007199254740991: return False
-        x73 = x['data']
-        if not (isinstance(x73, dict)): return False
-        if not (x73.keys() >= _row_c74): return False
-        if not (x73.keys() <= _row_c75): return False
-        x76 = x73['turn']
-        if not ((type(x76) is int or type(x76) is float or _is_number(x76))): return False
-        x77 = x73['step']
-        if not ((type(x77) is int or type(x77) is float or _is_number(x77))): return False
-        x78 = x73['index']
-        if not ((type(x78) is int or type(x78) is float or _is_number(x78))): return False
-        x79 = x73['dt']
-        if not (isinstance(x79, list)): return False
-        if not (set(map(type, x79)) <= _INT and (not x79 or (min(x79) >= -9007199254740991 and max(x79) <= 9007199254740991))):
-            for x80 in x79:
-                if not (type(x80) is int and x80 >= -9007199254740991 and x80 <= 9007199254740991):
-                    if not ((type(x80) is int or _is_integer(x80))): return False
-                    if x80 < -9007199254740991: return False
-                    if x80 > 9007199254740991: return False
-        x81 = x73['texts']
-        if not (isinstance(x81, list)): return False
-        if len(x81) < 1: return False
-        if not (set(map(type, x81)) <= _STR):
-            for x82 in x81:
-                if not (isinstance(x82, str)): return False
-    elif x54 == 'tool-call-chunks':
-        if not (x.keys() >= _row_c83): return False
-        if not (x.keys() <= _row_c84): return False
-        x85 = x['seq0']
-        if not (type(x85) is int and x85 >= 0 and x85 <= 9007199254740991):
-            if not ((type(x85) is int or _is_integer(x85))): return False
-            if x85 < 0: return False
-            if x85 > 9007199254740991: return False
-        x86 = x['time0']
-        if not (type(x86) is int and x86 >= -9007199254740991 and x86 <= 9007199254740991):
-            if not ((type(x86) is int or _is_integer(x86))): return False
-            if x86 < -9007199254740991: return False
-            if x86 > 9007199254740991: return False
-        x87 = x['data']
-        if not (isinstance(x87, dict)): return False
-        if not (x87.keys() >= _row_c88): return False
-        if not (x87.keys() <= _row_c89): return False
-        x90 = x87['turn']
-        if not ((type(x90) is int or type(x90) is float or _is_number(x90))): return False
-        x91 = x87['step']
-        if not ((type(x91) is int or type(x91) is float or _is_number(x91))): return False
-        x92 = x87['index']
-        if not ((type(x92) is int or type(x92) is float or _is_number(x92))): return False
-        x93 = x87['dt']
-        if not (isinstance(x93, list)): return False
-        if not (set(map(type, x93)) <= _INT and (not x93 or (min(x93) >= -9007199254740991 and max(x93) <= 9007199254740991))):
-            for x94 in x93:
-                if not (type(x94) is int and x94 >= -9007199254740991 and x94 <= 9007199254740991):
-                    if not ((type(x94) is int or _is_integer(x94))): return False
-                    if x94 < -9007199254740991: return False
-                    if x94 > 9007199254740991: return False
-        x95 = x87['id']
-        if not (isinstance(x95, str)): return False
-        x96 = x87.get('name', _M)
-        if x96 is not _M:
-            if not (isinstance(x96, str)): return False
-        x97 = x87['args']
-        if not (isinstance(x97, list)): return False
-        if len(x97) < 1: return False
-        if not (set(map(type, x97)) <= _STR):
-            for x98 in x97:
-                if not (isinstance(x98, str)): return False
+    if not (x.keys() >= _c41fde23ea8): return False
+    if not (x.keys() <= _c41fde23ea8): return False
+    x10 = x['type']
+    if not (isinstance(x10, str) and x10 == 'reasoning-chunks'): return False
+    x9 = x['seq0']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x['time0']
+    if not (type(x8) is int and x8 >= -9007199254740991 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < -9007199254740991: return False
+        if x8 > 9007199254740991: return False
+    x2 = x['data']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _c0604d1056b): return False
+    if not (x2.keys() <= _c0604d1056b): return False
+    x7 = x2['turn']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x2['step']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x5 = x2['index']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x4 = x2['dt']
+    if not (isinstance(x4, list)): return False
+    if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= -9007199254740991 and max(x4) <= 9007199254740991))):
+        for x3 in x4:
+            if not (type(x3) is int and x3 >= -9007199254740991 and x3 <= 9007199254740991):
+                if not ((type(x3) is int or _is_integer(x3))): return False
+                if x3 < -9007199254740991: return False
+                if x3 > 9007199254740991: return False
+    x1 = x2['texts']
+    if not (isinstance(x1, list)): return False
+    if len(x1) < 1: return False
+    if not (set(map(type, x1)) <= _STR):
+        for x0 in x1:
+            if not (isinstance(x0, str)): return False
     return True
 
-def _row_s99(x):
-    if not (x.keys() >= _row_c100): return False
-    if not (x.keys() >= _row_c101): return False
-    if not (x.keys() <= _row_c102): return False
-    x103 = x['seq0']
-    if not (type(x103) is int and x103 >= 0 and x103 <= 9007199254740991):
-        if not ((type(x103) is int or _is_integer(x103))): return False
-        if x103 < 0: return False
-        if x103 > 9007199254740991: return False
-    x104 = x['time0']
-    if not (type(x104) is int and x104 >= -9007199254740991 and x104 <= 9007199254740991):
-        if not ((type(x104) is int or _is_integer(x104))): return False
-        if x104 < -9007199254740991: return False
-        if x104 > 9007199254740991: return False
-    x105 = x['data']
-    if not (isinstance(x105, dict)): return False
-    if not (x105.keys() >= _row_c106): return False
-    if not (x105.keys() <= _row_c107): return False
-    x108 = x105['turn']
-    if not ((type(x108) is int or type(x108) is float or _is_number(x108))): return False
-    x109 = x105['step']
-    if not ((type(x109) is int or type(x109) is float or _is_number(x109))): return False
-    x110 = x105['index']
-    if not ((type(x110) is int or type(x110) is float or _is_number(x110))): return False
-    x111 = x105['dt']
-    if not (isinstance(x111, list)): return False
-    if not (set(map(type, x111)) <= _INT and (not x111 or (min(x111) >= -9007199254740991 and max(x111) <= 9007199254740991))):
-        for x112 in x111:
-            if not (type(x112) is int and x112 >= -9007199254740991 and x112 <= 9007199254740991):
-                if not ((type(x112) is int or _is_integer(x112))): return False
-                if x112 < -9007199254740991: return False
-                if x112 > 9007199254740991: return False
-    x113 = x105['texts']
-    if not (isinstance(x113, list)): return False
-    if len(x113) < 1: return False
-    if not (set(map(type, x113)) <= _STR):
-        for x114 in x113:
-            if not (isinstance(x114, str)): return False
+def _vcaba63b7b2(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c41fde23ea8): return False
+    if not (x.keys() <= _c41fde23ea8): return False
+    x12 = x['type']
+    if not (isinstance(x12, str) and x12 == 'tool-call-chunks'): return False
+    x11 = x['seq0']
+    if not (type(x11) is int and x11 >= 0 and x11 <= 9007199254740991):
+        if not ((type(x11) is int or _is_integer(x11))): return False
+        if x11 < 0: return False
+        if x11 > 9007199254740991: return False
+    x10 = x['time0']
+    if not (type(x10) is int and x10 >= -9007199254740991 and x10 <= 9007199254740991):
+        if not ((type(x10) is int or _is_integer(x10))): return False
+        if x10 < -9007199254740991: return False
+        if x10 > 9007199254740991: return False
+    x2 = x['data']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _c654e04f4b7): return False
+    if not (x2.keys() <= _ceb134ff57e): return False
+    x9 = x2['turn']
+    if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+    x8 = x2['step']
+    if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+    x7 = x2['index']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x2['dt']
+    if not (isinstance(x6, list)): return False
+    if not (set(map(type, x6)) <= _INT and (not x6 or (min(x6) >= -9007199254740991 and max(x6) <= 9007199254740991))):
+        for x5 in x6:
+            if not (type(x5) is int and x5 >= -9007199254740991 and x5 <= 9007199254740991):
+                if not ((type(x5) is int or _is_integer(x5))): return False
+                if x5 < -9007199254740991: return False
+                if x5 > 9007199254740991: return False
+    x4 = x2['id']
+    if not (isinstance(x4, str)): return False
+    x3 = x2.get('name', _M)
+    if x3 is not _M:
+        if not (isinstance(x3, str)): return False
+    x1 = x2['args']
+    if not (isinstance(x1, list)): return False
+    if len(x1) < 1: return False
+    if not (set(map(type, x1)) <= _STR):
+        for x0 in x1:
+            if not (isinstance(x0, str)): return False
     return True
 
-def _row_s115(x):
-    if not (x.keys() >= _row_c116): return False
-    if not (x.keys() >= _row_c117): return False
-    if not (x.keys() <= _row_c118): return False
-    x119 = x['seq0']
-    if not (type(x119) is int and x119 >= 0 and x119 <= 9007199254740991):
-        if not ((type(x119) is int or _is_integer(x119))): return False
-        if x119 < 0: return False
-        if x119 > 9007199254740991: return False
-    x120 = x['time0']
-    if not (type(x120) is int and x120 >= -9007199254740991 and x120 <= 9007199254740991):
-        if not ((type(x120) is int or _is_integer(x120))): return False
-        if x120 < -9007199254740991: return False
-        if x120 > 9007199254740991: return False
-    x121 = x['data']
-    if not (isinstance(x121, dict)): return False
-    if not (x121.keys() >= _row_c122): return False
-    if not (x121.keys() <= _row_c123): return False
-    x124 = x121['turn']
-    if not ((type(x124) is int or type(x124) is float or _is_number(x124))): return False
-    x125 = x121['step']
-    if not ((type(x125) is int or type(x125) is float or _is_number(x125))): return False
-    x126 = x121['index']
-    if not ((type(x126) is int or type(x126) is float or _is_number(x126))): return False
-    x127 = x121['dt']
-    if not (isinstance(x127, list)): return False
-    if not (set(map(type, x127)) <= _INT and (not x127 or (min(x127) >= -9007199254740991 and max(x127) <= 9007199254740991))):
-        for x128 in x127:
-            if not (type(x128) is int and x128 >= -9007199254740991 and x128 <= 9007199254740991):
-                if not ((type(x128) is int or _is_integer(x128))): return False
-                if x128 < -9007199254740991: return False
-                if x128 > 9007199254740991: return False
-    x129 = x121['texts']
-    if not (isinstance(x129, list)): return False
-    if len(x129) < 1: return False
-    if not (set(map(type, x129)) <= _STR):
-        for x130 in x129:
-            if not (isinstance(x130, str)): return False
+def _v2b9e5bda06(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c828fb669a8): return False
+    x33 = x['type']
+    if not (isinstance(x33, str) and x33 in _c6b4289cc44): return False
+    x12 = x.get('type', _M) if isinstance(x, dict) else _M
+    if x12 == 'text-chunks':
+        if not (x.keys() >= _c41fde23ea8): return False
+        if not (x.keys() <= _c41fde23ea8): return False
+        x32 = x['seq0']
+        if not (type(x32) is int and x32 >= 0 and x32 <= 9007199254740991):
+            if not ((type(x32) is int or _is_integer(x32))): return False
+            if x32 < 0: return False
+            if x32 > 9007199254740991: return False
+        x31 = x['time0']
+        if not (type(x31) is int and x31 >= -9007199254740991 and x31 <= 9007199254740991):
+            if not ((type(x31) is int or _is_integer(x31))): return False
+            if x31 < -9007199254740991: return False
+            if x31 > 9007199254740991: return False
+        x25 = x['data']
+        if not (isinstance(x25, dict)): return False
+        if not (x25.keys() >= _c0604d1056b): return False
+        if not (x25.keys() <= _c0604d1056b): return False
+        x30 = x25['turn']
+        if not ((type(x30) is int or type(x30) is float or _is_number(x30))): return False
+        x29 = x25['step']
+        if not ((type(x29) is int or type(x29) is float or _is_number(x29))): return False
+        x28 = x25['index']
+        if not ((type(x28) is int or type(x28) is float or _is_number(x28))): return False
+        x27 = x25['dt']
+        if not (isinstance(x27, list)): return False
+        if not (set(map(type, x27)) <= _INT and (not x27 or (min(x27) >= -9007199254740991 and max(x27) <= 9007199254740991))):
+            for x26 in x27:
+                if not (type(x26) is int and x26 >= -9007199254740991 and x26 <= 9007199254740991):
+                    if not ((type(x26) is int or _is_integer(x26))): return False
+                    if x26 < -9007199254740991: return False
+                    if x26 > 9007199254740991: return False
+        x24 = x25['texts']
+        if not (isinstance(x24, list)): return False
+        if len(x24) < 1: return False
+        if not (set(map(type, x24)) <= _STR):
+            for x23 in x24:
+                if not (isinstance(x23, str)): return False
+    elif x12 == 'reasoning-chunks':
+        if not (x.keys() >= _c41fde23ea8): return False
+        if not (x.keys() <= _c41fde23ea8): return False
+        x22 = x['seq0']
+        if not (type(x22) is int and x22 >= 0 and x22 <= 9007199254740991):
+            if not ((type(x22) is int or _is_integer(x22))): return False
+            if x22 < 0: return False
+            if x22 > 9007199254740991: return False
+        x21 = x['time0']
+        if not (type(x21) is int and x21 >= -9007199254740991 and x21 <= 9007199254740991):
+            if not ((type(x21) is int or _is_integer(x21))): return False
+            if x21 < -9007199254740991: return False
+            if x21 > 9007199254740991: return False
+        x15 = x['data']
+        if not (isinstance(x15, dict)): return False
+        if not (x15.keys() >= _c0604d1056b): return False
+        if not (x15.keys() <= _c0604d1056b): return False
+        x20 = x15['turn']
+        if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
+        x19 = x15['step']
+        if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+        x18 = x15['index']
+        if not ((type(x18) is int or type(x18) is float or _is_number(x18))): return False
+        x17 = x15['dt']
+        if not (isinstance(x17, list)): return False
+        if not (set(map(type, x17)) <= _INT and (not x17 or (min(x17) >= -9007199254740991 and max(x17) <= 9007199254740991))):
+            for x16 in x17:
+                if not (type(x16) is int and x16 >= -9007199254740991 and x16 <= 9007199254740991):
+                    if not ((type(x16) is int or _is_integer(x16))): return False
+                    if x16 < -9007199254740991: return False
+                    if x16 > 9007199254740991: return False
+        x14 = x15['texts']
+        if not (isinstance(x14, list)): return False
+        if len(x14) < 1: return False
+        if not (set(map(type, x14)) <= _STR):
+            for x13 in x14:
+                if not (isinstance(x13, str)): return False
+    elif x12 == 'tool-call-chunks':
+        if not (x.keys() >= _c41fde23ea8): return False
+        if not (x.keys() <= _c41fde23ea8): return False
+        x11 = x['seq0']
+        if not (type(x11) is int and x11 >= 0 and x11 <= 9007199254740991):
+            if not ((type(x11) is int or _is_integer(x11))): return False
+            if x11 < 0: return False
+            if x11 > 9007199254740991: return False
+        x10 = x['time0']
+        if not (type(x10) is int and x10 >= -9007199254740991 and x10 <= 9007199254740991):
+            if not ((type(x10) is int or _is_integer(x10))): return False
+            if x10 < -9007199254740991: return False
+            if x10 > 9007199254740991: return False
+        x2 = x['data']
+        if not (isinstance(x2, dict)): return False
+        if not (x2.keys() >= _c654e04f4b7): return False
+        if not (x2.keys() <= _ceb134ff57e): return False
+        x9 = x2['turn']
+        if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+        x8 = x2['step']
+        if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+        x7 = x2['index']
+        if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+        x6 = x2['dt']
+        if not (isinstance(x6, list)): return False
+        if not (set(map(type, x6)) <= _INT and (not x6 or (min(x6) >= -9007199254740991 and max(x6) <= 9007199254740991))):
+            for x5 in x6:
+                if not (type(x5) is int and x5 >= -9007199254740991 and x5 <= 9007199254740991):
+                    if not ((type(x5) is int or _is_integer(x5))): return False
+                    if x5 < -9007199254740991: return False
+                    if x5 > 9007199254740991: return False
+        x4 = x2['id']
+        if not (isinstance(x4, str)): return False
+        x3 = x2.get('name', _M)
+        if x3 is not _M:
+            if not (isinstance(x3, str)): return False
+        x1 = x2['args']
+        if not (isinstance(x1, list)): return False
+        if len(x1) < 1: return False
+        if not (set(map(type, x1)) <= _STR):
+            for x0 in x1:
+                if not (isinstance(x0, str)): return False
     return True
 
-def _row_s131(x):
-    if not (x.keys() >= _row_c132): return False
-    if not (x.keys() >= _row_c133): return False
-    if not (x.keys() <= _row_c134): return False
-    x135 = x['seq0']
-    if not (type(x135) is int and x135 >= 0 and x135 <= 9007199254740991):
-        if not ((type(x135) is int or _is_integer(x135))): return False
-        if x135 < 0: return False
-        if x135 > 9007199254740991: return False
-    x136 = x['time0']
-    if not (type(x136) is int and x136 >= -9007199254740991 and x136 <= 9007199254740991):
-        if not ((type(x136) is int or _is_integer(x136))): return False
-        if x136 < -9007199254740991: return False
-        if x136 > 9007199254740991: return False
-    x137 = x['data']
-    if not (isinstance(x137, dict)): return False
-    if not (x137.keys() >= _row_c138): return False
-    if not (x137.keys() <= _row_c139): return False
-    x140 = x137['turn']
-    if not ((type(x140) is int or type(x140) is float or _is_number(x140))): return False
-    x141 = x137['step']
-    if not ((type(x141) is int or type(x141) is float or _is_number(x141))): return False
-    x142 = x137['index']
-    if not ((type(x142) is int or type(x142) is float or _is_number(x142))): return False
-    x143 = x137['dt']
-    if not (isinstance(x143, list)): return False
-    if not (set(map(type, x143)) <= _INT and (not x143 or (min(x143) >= -9007199254740991 and max(x143) <= 9007199254740991))):
-        for x144 in x143:
-            if not (type(x144) is int and x144 >= -9007199254740991 and x144 <= 9007199254740991):
-                if not ((type(x144) is int or _is_integer(x144))): return False
-                if x144 < -9007199254740991: return False
-                if x144 > 9007199254740991: return False
-    x145 = x137['id']
-    if not (isinstance(x145, str)): return False
-    x146 = x137.get('name', _M)
-    if x146 is not _M:
-        if not (isinstance(x146, str)): return False
-    x147 = x137['args']
-    if not (isinstance(x147, list)): return False
-    if len(x147) < 1: return False
-    if not (set(map(type, x147)) <= _STR):
-        for x148 in x147:
-            if not (isinstance(x148, str)): return False
+def _sdd52aa4921(x):
+    if not (x.keys() >= _c828fb669a8): return False
+    if not (x.keys() >= _c41fde23ea8): return False
+    if not (x.keys() <= _c41fde23ea8): return False
+    x9 = x['seq0']
+    if not (type(x9) is int and x9 >= 0 and x9 <= 9007199254740991):
+        if not ((type(x9) is int or _is_integer(x9))): return False
+        if x9 < 0: return False
+        if x9 > 9007199254740991: return False
+    x8 = x['time0']
+    if not (type(x8) is int and x8 >= -9007199254740991 and x8 <= 9007199254740991):
+        if not ((type(x8) is int or _is_integer(x8))): return False
+        if x8 < -9007199254740991: return False
+        if x8 > 9007199254740991: return False
+    x2 = x['data']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _c0604d1056b): return False
+    if not (x2.keys() <= _c0604d1056b): return False
+    x7 = x2['turn']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x2['step']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x5 = x2['index']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x4 = x2['dt']
+    if not (isinstance(x4, list)): return False
+    if not (set(map(type, x4)) <= _INT and (not x4 or (min(x4) >= -9007199254740991 and max(x4) <= 9007199254740991))):
+        for x3 in x4:
+            if not (type(x3) is int and x3 >= -9007199254740991 and x3 <= 9007199254740991):
+                if not ((type(x3) is int or _is_integer(x3))): return False
+                if x3 < -9007199254740991: return False
+                if x3 > 9007199254740991: return False
+    x1 = x2['texts']
+    if not (isinstance(x1, list)): return False
+    if len(x1) < 1: return False
+    if not (set(map(type, x1)) <= _STR):
+        for x0 in x1:
+            if not (isinstance(x0, str)): return False
     return True
 
-EVENT = (_event_v0, {'approval/asked': _event_s1235, 'approval/decided': _event_s1250, 'approval/policy': _event_s1264, 'assistant/chunk': _event_s1277, 'assistant/message': _event_s1379, 'compact/end': _event_s1428, 'compact/start': _event_s1441, 'compact/summary': _event_s1453, 'hook/invoked': _event_s1497, 'hook/result': _event_s1514, 'llm/retry': _event_s1532, 'permission/preset': _event_s1556, 'plan/mode': _event_s1568, 'request/header': _event_s1580, 'sandbox/mode': _event_s1615, 'session/title': _event_s1628, 'session/title-llm-request': _event_s1657, 'steering/message': _event_s1711, 'step/end': _event_s1797, 'step/start': _event_s1810, 'todo/write': _event_s1823, 'tool/call': _event_s1841, 'tool/code-dispatch': _event_s1857, 'tool/code-dispatch-start': _event_s1894, 'tool/result': _event_s1908, 'turn/end': _event_s1952, 'turn/start': _event_s1982, 'user/message': _event_s2106}, 'type')
-HEADER = (_header_v0, {}, None)
-ROW = (_row_v0, {'text-chunks': _row_s99, 'reasoning-chunks': _row_s115, 'tool-call-chunks': _row_s131}, 'type')
+def _s15c955cf16(x):
+    if not (x.keys() >= _c828fb669a8): return False
+    if not (x.keys() >= _c41fde23ea8): return False
+    if not (x.keys() <= _c41fde23ea8): return False
+    x11 = x['seq0']
+    if not (type(x11) is int and x11 >= 0 and x11 <= 9007199254740991):
+        if not ((type(x11) is int or _is_integer(x11))): return False
+        if x11 < 0: return False
+        if x11 > 9007199254740991: return False
+    x10 = x['time0']
+    if not (type(x10) is int and x10 >= -9007199254740991 and x10 <= 9007199254740991):
+        if not ((type(x10) is int or _is_integer(x10))): return False
+        if x10 < -9007199254740991: return False
+        if x10 > 9007199254740991: return False
+    x2 = x['data']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _c654e04f4b7): return False
+    if not (x2.keys() <= _ceb134ff57e): return False
+    x9 = x2['turn']
+    if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+    x8 = x2['step']
+    if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+    x7 = x2['index']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x2['dt']
+    if not (isinstance(x6, list)): return False
+    if not (set(map(type, x6)) <= _INT and (not x6 or (min(x6) >= -9007199254740991 and max(x6) <= 9007199254740991))):
+        for x5 in x6:
+            if not (type(x5) is int and x5 >= -9007199254740991 and x5 <= 9007199254740991):
+                if not ((type(x5) is int or _is_integer(x5))): return False
+                if x5 < -9007199254740991: return False
+                if x5 > 9007199254740991: return False
+    x4 = x2['id']
+    if not (isinstance(x4, str)): return False
+    x3 = x2.get('name', _M)
+    if x3 is not _M:
+        if not (isinstance(x3, str)): return False
+    x1 = x2['args']
+    if not (isinstance(x1, list)): return False
+    if len(x1) < 1: return False
+    if not (set(map(type, x1)) <= _STR):
+        for x0 in x1:
+            if not (isinstance(x0, str)): return False
+    return True
+
+EVENT = (_v0299da51af, {'approval/asked': _s7973f33a9f, 'approval/decided': _s347363ac4c, 'approval/policy': _s1f30cbe0a3, 'assistant/chunk': _sbc16b7d0fb, 'assistant/message': _s5b0b1f1e64, 'compact/end': _s6983f6a1c9, 'compact/start': _s6bfe6488de, 'compact/summary': _seea3ee6504, 'hook/invoked': _sdc34b8b1e7, 'hook/result': _sa257a8ad08, 'llm/retry': _sbab45ec938, 'permission/preset': _s79f977c9a4, 'plan/mode': _s61f9bbdafa, 'request/header': _sfe1ec0611e, 'sandbox/mode': _s8348abbc14, 'session/title': _s7daafee2a9, 'session/title-llm-request': _s4c020d964b, 'steering/message': _sc532609662, 'step/end': _sa391833151, 'step/start': _sa391833151, 'todo/write': _sd4bd5c7c8c, 'tool/call': _sfe16486127, 'tool/code-dispatch': _sfc5cf819ce, 'tool/code-dispatch-start': _sce277f44ae, 'tool/result': _s28e7348aa3, 'turn/end': _se5f40aad08, 'turn/start': _s9389fe64bc, 'user/message': _se004b967f9}, 'type')
+HEADER = (_v0bf1c0108e, {}, None)
+ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
 REVISIONS_FINGERPRINT = '64314c31e58596b34852bba389b9690fdb889fff5f04fe97b6f81dfde5eb9dc8'
-_p0r2f74ac98ba_c1 = frozenset(('policy', ))
-_p0r2f74ac98ba_c2 = frozenset(('policy', ))
-_p0r2f74ac98ba_c4 = frozenset(('ask', 'never', ))
-
-def _p0r2f74ac98ba_v0(x):
+def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p0r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p0r2f74ac98ba_c2): return False
-    x3 = x['policy']
-    if not (isinstance(x3, str) and x3 in _p0r2f74ac98ba_c4): return False
+    if not (x.keys() >= _ca18897037f): return False
+    if not (x.keys() <= _ca18897037f): return False
+    x0 = x['policy']
+    if not (isinstance(x0, str) and x0 in _c56846764e4): return False
     return True
 
-_p0rb150a551b8_c1 = frozenset(('policy', ))
-_p0rb150a551b8_c2 = frozenset(('policy', 'source', ))
-_p0rb150a551b8_c4 = frozenset(('ask', 'never', ))
-
-def _p0rb150a551b8_v0(x):
+_cdd41f03d5d = frozenset(('policy', 'source', ))
+def _vfc775512fe(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p0rb150a551b8_c1): return False
-    if not (x.keys() <= _p0rb150a551b8_c2): return False
-    x3 = x['policy']
-    if not (isinstance(x3, str) and x3 in _p0rb150a551b8_c4): return False
-    x5 = x.get('source', _M)
-    if x5 is not _M:
-        if not (isinstance(x5, str) and x5 == 'delegation'): return False
+    if not (x.keys() >= _ca18897037f): return False
+    if not (x.keys() <= _cdd41f03d5d): return False
+    x1 = x['policy']
+    if not (isinstance(x1, str) and x1 in _c56846764e4): return False
+    x0 = x.get('source', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str) and x0 == 'delegation'): return False
     return True
 
-_p1r2f74ac98ba_c1 = frozenset(('content', 'provenance', 'step', 'turn', ))
-_p1r2f74ac98ba_c2 = frozenset(('content', 'provenance', 'step', 'turn', 'usage', ))
-_p1r2f74ac98ba_c7 = frozenset(('type', ))
-_p1r2f74ac98ba_c10 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c11 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c15 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c16 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c20 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c27 = frozenset(('content', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c28 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c34 = frozenset(('type', ))
-_p1r2f74ac98ba_c37 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c38 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c40 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c41 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c43 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c49 = frozenset(('content', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c50 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c58 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c59 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c61 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c62 = frozenset(('text', 'type', ))
-_p1r2f74ac98ba_c64 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1r2f74ac98ba_c69 = frozenset(('content', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c70 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1r2f74ac98ba_c76 = frozenset(('model', 'provider', ))
-_p1r2f74ac98ba_c77 = frozenset(('model', 'provider', 'replayState', ))
-_p1r2f74ac98ba_c81 = frozenset(('inputTokens', 'outputTokens', ))
-_p1r2f74ac98ba_c82 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-
-def _p1r2f74ac98ba_v9(x):
+def _vc63d2b461e(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c10): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c11): return False
-    x12 = x['type']
-    if not (isinstance(x12, str) and x12 == 'text'): return False
-    x13 = x['text']
-    if not (isinstance(x13, str)): return False
-    return True
-
-def _p1r2f74ac98ba_v14(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c15): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c16): return False
-    x17 = x['type']
-    if not (isinstance(x17, str) and x17 == 'reasoning'): return False
-    x18 = x['text']
-    if not (isinstance(x18, str)): return False
-    return True
-
-def _p1r2f74ac98ba_v19(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c20): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c21): return False
-    x22 = x['type']
-    if not (isinstance(x22, str) and x22 == 'tool-call'): return False
-    x23 = x['id']
-    if not (isinstance(x23, str)): return False
-    x24 = x['name']
-    if not (isinstance(x24, str)): return False
-    x25 = x['arguments']
-    if not (isinstance(x25, str)): return False
-    return True
-
-def _p1r2f74ac98ba_v48(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c49): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c50): return False
-    x51 = x['type']
-    if not (isinstance(x51, str) and x51 == 'tool-result'): return False
-    x52 = x['toolCallId']
-    if not (isinstance(x52, str)): return False
-    x53 = x['content']
-    if not (isinstance(x53, list)): return False
-    for x54 in x53:
-        if not _p1r2f74ac98ba_v33(x54): return False
-    x55 = x.get('isError', _M)
-    if x55 is not _M:
-        if not (isinstance(x55, bool)): return False
-    return True
-
-def _p1r2f74ac98ba_v33(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c34): return False
-    x35 = x['type']
-    if not (isinstance(x35, str)): return False
-    x36 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x36 == 'text':
-        if not (x.keys() >= _p1r2f74ac98ba_c37): return False
-        if not (x.keys() <= _p1r2f74ac98ba_c38): return False
-        x39 = x['text']
-        if not (isinstance(x39, str)): return False
-    elif x36 == 'reasoning':
-        if not (x.keys() >= _p1r2f74ac98ba_c40): return False
-        if not (x.keys() <= _p1r2f74ac98ba_c41): return False
-        x42 = x['text']
-        if not (isinstance(x42, str)): return False
-    elif x36 == 'tool-call':
-        if not (x.keys() >= _p1r2f74ac98ba_c43): return False
-        if not (x.keys() <= _p1r2f74ac98ba_c44): return False
-        x45 = x['id']
-        if not (isinstance(x45, str)): return False
-        x46 = x['name']
-        if not (isinstance(x46, str)): return False
-        x47 = x['arguments']
-        if not (isinstance(x47, str)): return False
-    elif x36 == 'tool-result':
-        if not _p1r2f74ac98ba_v48(x): return False
-    return True
-
-def _p1r2f74ac98ba_v26(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c27): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c28): return False
-    x29 = x['type']
-    if not (isinstance(x29, str) and x29 == 'tool-result'): return False
-    x30 = x['toolCallId']
-    if not (isinstance(x30, str)): return False
-    x31 = x['content']
-    if not (isinstance(x31, list)): return False
-    for x32 in x31:
-        if not _p1r2f74ac98ba_v33(x32): return False
-    x56 = x.get('isError', _M)
-    if x56 is not _M:
-        if not (isinstance(x56, bool)): return False
-    return True
-
-def _p1r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p1r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x['content']
-    if not (isinstance(x5, list)): return False
-    for x6 in x5:
-        if not (isinstance(x6, dict)): return False
-        if not (x6.keys() >= _p1r2f74ac98ba_c7): return False
-        x8 = x6['type']
-        if not (isinstance(x8, str)): return False
-        x57 = x6.get('type', _M) if isinstance(x6, dict) else _M
-        if x57 == 'text':
-            if not (x6.keys() >= _p1r2f74ac98ba_c58): return False
-            if not (x6.keys() <= _p1r2f74ac98ba_c59): return False
-            x60 = x6['text']
-            if not (isinstance(x60, str)): return False
-        elif x57 == 'reasoning':
-            if not (x6.keys() >= _p1r2f74ac98ba_c61): return False
-            if not (x6.keys() <= _p1r2f74ac98ba_c62): return False
-            x63 = x6['text']
-            if not (isinstance(x63, str)): return False
-        elif x57 == 'tool-call':
-            if not (x6.keys() >= _p1r2f74ac98ba_c64): return False
-            if not (x6.keys() <= _p1r2f74ac98ba_c65): return False
-            x66 = x6['id']
-            if not (isinstance(x66, str)): return False
-            x67 = x6['name']
-            if not (isinstance(x67, str)): return False
-            x68 = x6['arguments']
-            if not (isinstance(x68, str)): return False
-        elif x57 == 'tool-result':
-            if not (x6.keys() >= _p1r2f74ac98ba_c69): return False
-            if not (x6.keys() <= _p1r2f74ac98ba_c70): return False
-            x71 = x6['toolCallId']
-            if not (isinstance(x71, str)): return False
-            x72 = x6['content']
-            if not (isinstance(x72, list)): return False
-            for x73 in x72:
-                if not _p1r2f74ac98ba_v33(x73): return False
-            x74 = x6.get('isError', _M)
-            if x74 is not _M:
-                if not (isinstance(x74, bool)): return False
-    x75 = x['provenance']
-    if not (isinstance(x75, dict)): return False
-    if not (x75.keys() >= _p1r2f74ac98ba_c76): return False
-    if not (x75.keys() <= _p1r2f74ac98ba_c77): return False
-    x78 = x75['provider']
-    if not (isinstance(x78, str)): return False
-    if len(x78) < 1: return False
-    x79 = x75['model']
-    if not (isinstance(x79, str)): return False
-    if len(x79) < 1: return False
-    x80 = x.get('usage', _M)
-    if x80 is not _M:
-        if not (isinstance(x80, dict)): return False
-        if not (x80.keys() >= _p1r2f74ac98ba_c81): return False
-        if not (x80.keys() <= _p1r2f74ac98ba_c82): return False
-        x83 = x80['inputTokens']
-        if not ((type(x83) is int or type(x83) is float or _is_number(x83))): return False
-        x84 = x80['outputTokens']
-        if not ((type(x84) is int or type(x84) is float or _is_number(x84))): return False
-        x85 = x80.get('cacheReadTokens', _M)
-        if x85 is not _M:
-            if not ((type(x85) is int or type(x85) is float or _is_number(x85))): return False
-        x86 = x80.get('cacheWriteTokens', _M)
-        if x86 is not _M:
-            if not ((type(x86) is int or type(x86) is float or _is_number(x86))): return False
-        x87 = x80.get('reasoningTokens', _M)
-        if x87 is not _M:
-            if not ((type(x87) is int or type(x87) is float or _is_number(x87))): return False
-    return True
-
-_p1rb150a551b8_c1 = frozenset(('message', 'step', 'turn', ))
-_p1rb150a551b8_c2 = frozenset(('interrupted', 'message', 'step', 'turn', 'usage', ))
-_p1rb150a551b8_c6 = frozenset(('inputTokens', 'outputTokens', ))
-_p1rb150a551b8_c7 = frozenset(('cacheReadTokens', 'cacheWriteTokens', 'inputTokens', 'outputTokens', 'reasoningTokens', ))
-_p1rb150a551b8_c14 = frozenset(('content', 'id', 'role', 'source', ))
-_p1rb150a551b8_c15 = frozenset(('content', 'id', 'role', 'source', ))
-_p1rb150a551b8_c20 = frozenset(('type', ))
-_p1rb150a551b8_c23 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c24 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c28 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c29 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c33 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c34 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c40 = frozenset(('content', 'toolCallId', 'type', ))
-_p1rb150a551b8_c41 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1rb150a551b8_c47 = frozenset(('type', ))
-_p1rb150a551b8_c50 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c51 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c53 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c54 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c56 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c57 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c62 = frozenset(('content', 'toolCallId', 'type', ))
-_p1rb150a551b8_c63 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1rb150a551b8_c71 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c72 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c74 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c75 = frozenset(('text', 'type', ))
-_p1rb150a551b8_c77 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c78 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p1rb150a551b8_c82 = frozenset(('content', 'toolCallId', 'type', ))
-_p1rb150a551b8_c83 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p1rb150a551b8_c89 = frozenset(('kind', 'model', 'provider', ))
-_p1rb150a551b8_c90 = frozenset(('kind', 'model', 'provider', 'replayState', ))
-_p1rb150a551b8_c95 = True
-
-def _p1rb150a551b8_v22(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c23): return False
-    if not (x.keys() <= _p1rb150a551b8_c24): return False
-    x25 = x['type']
-    if not (isinstance(x25, str) and x25 == 'text'): return False
-    x26 = x['text']
-    if not (isinstance(x26, str)): return False
-    return True
-
-def _p1rb150a551b8_v27(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c28): return False
-    if not (x.keys() <= _p1rb150a551b8_c29): return False
-    x30 = x['type']
-    if not (isinstance(x30, str) and x30 == 'reasoning'): return False
-    x31 = x['text']
-    if not (isinstance(x31, str)): return False
-    return True
-
-def _p1rb150a551b8_v32(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c33): return False
-    if not (x.keys() <= _p1rb150a551b8_c34): return False
-    x35 = x['type']
-    if not (isinstance(x35, str) and x35 == 'tool-call'): return False
-    x36 = x['id']
-    if not (isinstance(x36, str)): return False
-    x37 = x['name']
-    if not (isinstance(x37, str)): return False
-    x38 = x['arguments']
-    if not (isinstance(x38, str)): return False
-    return True
-
-def _p1rb150a551b8_v61(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c62): return False
-    if not (x.keys() <= _p1rb150a551b8_c63): return False
-    x64 = x['type']
-    if not (isinstance(x64, str) and x64 == 'tool-result'): return False
-    x65 = x['toolCallId']
-    if not (isinstance(x65, str)): return False
-    x66 = x['content']
-    if not (isinstance(x66, list)): return False
-    for x67 in x66:
-        if not _p1rb150a551b8_v46(x67): return False
-    x68 = x.get('isError', _M)
-    if x68 is not _M:
-        if not (isinstance(x68, bool)): return False
-    return True
-
-def _p1rb150a551b8_v46(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c47): return False
-    x48 = x['type']
-    if not (isinstance(x48, str)): return False
-    x49 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x49 == 'text':
-        if not (x.keys() >= _p1rb150a551b8_c50): return False
-        if not (x.keys() <= _p1rb150a551b8_c51): return False
-        x52 = x['text']
-        if not (isinstance(x52, str)): return False
-    elif x49 == 'reasoning':
-        if not (x.keys() >= _p1rb150a551b8_c53): return False
-        if not (x.keys() <= _p1rb150a551b8_c54): return False
-        x55 = x['text']
-        if not (isinstance(x55, str)): return False
-    elif x49 == 'tool-call':
-        if not (x.keys() >= _p1rb150a551b8_c56): return False
-        if not (x.keys() <= _p1rb150a551b8_c57): return False
-        x58 = x['id']
-        if not (isinstance(x58, str)): return False
-        x59 = x['name']
-        if not (isinstance(x59, str)): return False
-        x60 = x['arguments']
-        if not (isinstance(x60, str)): return False
-    elif x49 == 'tool-result':
-        if not _p1rb150a551b8_v61(x): return False
-    return True
-
-def _p1rb150a551b8_v39(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c40): return False
-    if not (x.keys() <= _p1rb150a551b8_c41): return False
-    x42 = x['type']
-    if not (isinstance(x42, str) and x42 == 'tool-result'): return False
-    x43 = x['toolCallId']
-    if not (isinstance(x43, str)): return False
-    x44 = x['content']
-    if not (isinstance(x44, list)): return False
-    for x45 in x44:
-        if not _p1rb150a551b8_v46(x45): return False
-    x69 = x.get('isError', _M)
-    if x69 is not _M:
-        if not (isinstance(x69, bool)): return False
-    return True
-
-def _p1rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p1rb150a551b8_c1): return False
-    if not (x.keys() <= _p1rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x.get('usage', _M)
-    if x5 is not _M:
-        if not (isinstance(x5, dict)): return False
-        if not (x5.keys() >= _p1rb150a551b8_c6): return False
-        if not (x5.keys() <= _p1rb150a551b8_c7): return False
-        x8 = x5['inputTokens']
-        if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
-        x9 = x5['outputTokens']
-        if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
-        x10 = x5.get('cacheReadTokens', _M)
-        if x10 is not _M:
-            if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
-        x11 = x5.get('cacheWriteTokens', _M)
-        if x11 is not _M:
-            if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
-        x12 = x5.get('reasoningTokens', _M)
-        if x12 is not _M:
-            if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
-    x13 = x['message']
-    if not (isinstance(x13, dict)): return False
-    if not (x13.keys() >= _p1rb150a551b8_c14): return False
-    if not (x13.keys() <= _p1rb150a551b8_c15): return False
-    x16 = x13['id']
-    if not (isinstance(x16, str)): return False
-    if len(x16) < 1: return False
-    x17 = x13['role']
-    if not (isinstance(x17, str) and x17 == 'assistant'): return False
-    x18 = x13['content']
-    if not (isinstance(x18, list)): return False
-    for x19 in x18:
-        if not (isinstance(x19, dict)): return False
-        if not (x19.keys() >= _p1rb150a551b8_c20): return False
-        x21 = x19['type']
-        if not (isinstance(x21, str)): return False
-        x70 = x19.get('type', _M) if isinstance(x19, dict) else _M
-        if x70 == 'text':
-            if not (x19.keys() >= _p1rb150a551b8_c71): return False
-            if not (x19.keys() <= _p1rb150a551b8_c72): return False
-            x73 = x19['text']
-            if not (isinstance(x73, str)): return False
-        elif x70 == 'reasoning':
-            if not (x19.keys() >= _p1rb150a551b8_c74): return False
-            if not (x19.keys() <= _p1rb150a551b8_c75): return False
-            x76 = x19['text']
-            if not (isinstance(x76, str)): return False
-        elif x70 == 'tool-call':
-            if not (x19.keys() >= _p1rb150a551b8_c77): return False
-            if not (x19.keys() <= _p1rb150a551b8_c78): return False
-            x79 = x19['id']
-            if not (isinstance(x79, str)): return False
-            x80 = x19['name']
-            if not (isinstance(x80, str)): return False
-            x81 = x19['arguments']
-            if not (isinstance(x81, str)): return False
-        elif x70 == 'tool-result':
-            if not (x19.keys() >= _p1rb150a551b8_c82): return False
-            if not (x19.keys() <= _p1rb150a551b8_c83): return False
-            x84 = x19['toolCallId']
-            if not (isinstance(x84, str)): return False
-            x85 = x19['content']
-            if not (isinstance(x85, list)): return False
-            for x86 in x85:
-                if not _p1rb150a551b8_v46(x86): return False
-            x87 = x19.get('isError', _M)
-            if x87 is not _M:
-                if not (isinstance(x87, bool)): return False
-    x88 = x13['source']
-    if not (isinstance(x88, dict)): return False
-    if not (x88.keys() >= _p1rb150a551b8_c89): return False
-    if not (x88.keys() <= _p1rb150a551b8_c90): return False
-    x91 = x88['kind']
-    if not (isinstance(x91, str) and x91 == 'model'): return False
-    x92 = x88['provider']
-    if not (isinstance(x92, str)): return False
-    if len(x92) < 1: return False
-    x93 = x88['model']
-    if not (isinstance(x93, str)): return False
-    if len(x93) < 1: return False
-    x94 = x.get('interrupted', _M)
-    if x94 is not _M:
-        if not _equal(x94, _p1rb150a551b8_c95): return False
-    return True
-
-_p2r2f74ac98ba_c1 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
-_p2r2f74ac98ba_c2 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
-_p2r2f74ac98ba_c6 = frozenset(('claude', 'codex', ))
-
-def _p2r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p2r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p2r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['point']
-    if not (isinstance(x4, str)): return False
-    x5 = x['dialect']
-    if not (isinstance(x5, str) and x5 in _p2r2f74ac98ba_c6): return False
-    x7 = x.get('matcher', _M)
-    if x7 is not _M:
-        if not (isinstance(x7, str)): return False
-    x8 = x['handlerId']
-    if not (isinstance(x8, str)): return False
-    return True
-
-_p2rb150a551b8_c1 = frozenset(('dialect', 'handlerId', 'point', 'turn', ))
-_p2rb150a551b8_c2 = frozenset(('dialect', 'handlerId', 'matcher', 'point', 'turn', ))
-_p2rb150a551b8_c6 = frozenset(('claude-code', 'codex', ))
-
-def _p2rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p2rb150a551b8_c1): return False
-    if not (x.keys() <= _p2rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['point']
-    if not (isinstance(x4, str)): return False
-    x5 = x['dialect']
-    if not (isinstance(x5, str) and x5 in _p2rb150a551b8_c6): return False
-    x7 = x.get('matcher', _M)
-    if x7 is not _M:
-        if not (isinstance(x7, str)): return False
-    x8 = x['handlerId']
-    if not (isinstance(x8, str)): return False
-    return True
-
-_p3r2f74ac98ba_c1 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_p3r2f74ac98ba_c2 = frozenset(('delayMs', 'failure', 'maxRetries', 'retry', 'step', 'turn', ))
-_p3r2f74ac98ba_c9 = frozenset(('code', 'message', ))
-_p3r2f74ac98ba_c10 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-
-def _p3r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p3r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p3r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x['retry']
-    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
-    x6 = x['maxRetries']
-    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
-    x7 = x['delayMs']
-    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
-    x8 = x['failure']
-    if not (isinstance(x8, dict)): return False
-    if not (x8.keys() >= _p3r2f74ac98ba_c9): return False
-    if not (x8.keys() <= _p3r2f74ac98ba_c10): return False
-    x11 = x8['message']
-    if not (isinstance(x11, str)): return False
-    x12 = x8['code']
-    if not (isinstance(x12, str)): return False
-    x13 = x8.get('status', _M)
-    if x13 is not _M:
-        if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
-    x14 = x8.get('providerRetryAfterMs', _M)
-    if x14 is not _M:
-        if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
-    x15 = x8.get('requestId', _M)
-    if x15 is not _M:
-        if not (isinstance(x15, str)): return False
-    return True
-
-_p3rb150a551b8_c1 = frozenset(('delayMs', 'failure', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
-_p3rb150a551b8_c2 = frozenset(('delayMs', 'failure', 'maxRetries', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
-_p3rb150a551b8_c9 = frozenset(('code', 'message', ))
-_p3rb150a551b8_c10 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p3rb150a551b8_c19 = frozenset(('always', 'normal', ))
-_p3rb150a551b8_c21 = frozenset(('mode', ))
-_p3rb150a551b8_c22 = frozenset(('maxRetries', ))
-_p3rb150a551b8_c23 = frozenset(('maxRetries', ))
-
-def _p3rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p3rb150a551b8_c1): return False
-    if not (x.keys() <= _p3rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x['retry']
-    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
-    x6 = x.get('maxRetries', _M)
-    if x6 is not _M:
-        if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
-    x7 = x['delayMs']
-    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
-    x8 = x['failure']
-    if not (isinstance(x8, dict)): return False
-    if not (x8.keys() >= _p3rb150a551b8_c9): return False
-    if not (x8.keys() <= _p3rb150a551b8_c10): return False
-    x11 = x8['message']
-    if not (isinstance(x11, str)): return False
-    x12 = x8['code']
-    if not (isinstance(x12, str)): return False
-    x13 = x8.get('status', _M)
-    if x13 is not _M:
-        if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
-    x14 = x8.get('providerRetryAfterMs', _M)
-    if x14 is not _M:
-        if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
-    x15 = x8.get('requestId', _M)
-    if x15 is not _M:
-        if not (isinstance(x15, str)): return False
-    x16 = x['retryId']
-    if not (isinstance(x16, str)): return False
-    x17 = x['provider']
-    if not (isinstance(x17, str)): return False
-    x18 = x['mode']
-    if not (isinstance(x18, str) and x18 in _p3rb150a551b8_c19): return False
-    x20 = x['policyKey']
-    if not (isinstance(x20, str)): return False
-    if (not isinstance(x, dict) or (x.keys() >= _p3rb150a551b8_c21 and ((isinstance(x['mode'], str) and x['mode'] == 'normal')))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _p3rb150a551b8_c22): return False
-    else:
-        if (not isinstance(x, dict) or (x.keys() >= _p3rb150a551b8_c23)): return False
-    return True
-
-_p4r2f74ac98ba_c1 = frozenset(('header', 'reason', ))
-_p4r2f74ac98ba_c2 = frozenset(('header', 'reason', ))
-_p4r2f74ac98ba_c4 = frozenset(('config', ))
-_p4r2f74ac98ba_c5 = frozenset(('config', 'system', 'tools', ))
-_p4r2f74ac98ba_c7 = frozenset(('model', 'provider', ))
-_p4r2f74ac98ba_c8 = frozenset(('maxTokens', 'model', 'provider', 'stop', 'temperature', ))
-_p4r2f74ac98ba_c18 = frozenset(('description', 'name', 'parameters', ))
-_p4r2f74ac98ba_c19 = frozenset(('description', 'name', 'parameters', ))
-_p4r2f74ac98ba_c26 = frozenset(('change', 'initial', 'resume', ))
-
-def _p4r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p4r2f74ac98ba_c2): return False
-    x3 = x['header']
-    if not (isinstance(x3, dict)): return False
-    if not (x3.keys() >= _p4r2f74ac98ba_c4): return False
-    if not (x3.keys() <= _p4r2f74ac98ba_c5): return False
-    x6 = x3['config']
-    if not (isinstance(x6, dict)): return False
-    if not (x6.keys() >= _p4r2f74ac98ba_c7): return False
-    if not (x6.keys() <= _p4r2f74ac98ba_c8): return False
-    x9 = x6['provider']
-    if not (isinstance(x9, str)): return False
-    if len(x9) < 1: return False
-    x10 = x6['model']
-    if not (isinstance(x10, str)): return False
-    if len(x10) < 1: return False
-    x11 = x6.get('temperature', _M)
-    if x11 is not _M:
-        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
-    x12 = x6.get('maxTokens', _M)
-    if x12 is not _M:
-        if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
-    x13 = x6.get('stop', _M)
-    if x13 is not _M:
-        if not (isinstance(x13, list)): return False
-        if not (set(map(type, x13)) <= _STR):
-            for x14 in x13:
-                if not (isinstance(x14, str)): return False
-    x15 = x3.get('system', _M)
-    if x15 is not _M:
-        if not (isinstance(x15, str)): return False
-    x16 = x3.get('tools', _M)
-    if x16 is not _M:
-        if not (isinstance(x16, list)): return False
-        for x17 in x16:
-            if not (isinstance(x17, dict)): return False
-            if not (x17.keys() >= _p4r2f74ac98ba_c18): return False
-            if not (x17.keys() <= _p4r2f74ac98ba_c19): return False
-            x20 = x17['name']
-            if not (isinstance(x20, str)): return False
-            x21 = x17['description']
-            if not (isinstance(x21, str)): return False
-            x22 = x17['parameters']
-            if not (isinstance(x22, dict)): return False
-    x25 = x['reason']
-    if not (isinstance(x25, str) and x25 in _p4r2f74ac98ba_c26): return False
-    return True
-
-_p4rb150a551b8_c1 = frozenset(('header', 'reason', ))
-_p4rb150a551b8_c2 = frozenset(('header', 'reason', ))
-_p4rb150a551b8_c4 = frozenset(('config', ))
-_p4rb150a551b8_c5 = frozenset(('adapterDefaults', 'config', 'system', 'tools', ))
-_p4rb150a551b8_c7 = frozenset(('model', 'provider', ))
-_p4rb150a551b8_c8 = frozenset(('maxTokens', 'model', 'provider', 'reasoningEffort', 'stop', 'temperature', ))
-_p4rb150a551b8_c19 = frozenset(('description', 'name', 'parameters', ))
-_p4rb150a551b8_c20 = frozenset(('description', 'name', 'parameters', ))
-_p4rb150a551b8_c27 = frozenset(('maxTokens', 'reasoningEffort', ))
-_p4rb150a551b8_c29 = True
-_p4rb150a551b8_c31 = True
-_p4rb150a551b8_c33 = frozenset(('change', 'initial', 'resume', ))
-
-def _p4rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p4rb150a551b8_c1): return False
-    if not (x.keys() <= _p4rb150a551b8_c2): return False
-    x3 = x['header']
-    if not (isinstance(x3, dict)): return False
-    if not (x3.keys() >= _p4rb150a551b8_c4): return False
-    if not (x3.keys() <= _p4rb150a551b8_c5): return False
-    x6 = x3['config']
-    if not (isinstance(x6, dict)): return False
-    if not (x6.keys() >= _p4rb150a551b8_c7): return False
-    if not (x6.keys() <= _p4rb150a551b8_c8): return False
-    x9 = x6['provider']
-    if not (isinstance(x9, str)): return False
-    if len(x9) < 1: return False
-    x10 = x6['model']
-    if not (isinstance(x10, str)): return False
-    if len(x10) < 1: return False
-    x11 = x6.get('temperature', _M)
-    if x11 is not _M:
-        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
-    x12 = x6.get('maxTokens', _M)
-    if x12 is not _M:
-        if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
-    x13 = x6.get('stop', _M)
-    if x13 is not _M:
-        if not (isinstance(x13, list)): return False
-        if not (set(map(type, x13)) <= _STR):
-            for x14 in x13:
-                if not (isinstance(x14, str)): return False
-    x15 = x6.get('reasoningEffort', _M)
-    if x15 is not _M:
-        if not (isinstance(x15, str)): return False
-        if len(x15) < 1: return False
-    x16 = x3.get('system', _M)
-    if x16 is not _M:
-        if not (isinstance(x16, str)): return False
-    x17 = x3.get('tools', _M)
-    if x17 is not _M:
-        if not (isinstance(x17, list)): return False
-        for x18 in x17:
-            if not (isinstance(x18, dict)): return False
-            if not (x18.keys() >= _p4rb150a551b8_c19): return False
-            if not (x18.keys() <= _p4rb150a551b8_c20): return False
-            x21 = x18['name']
-            if not (isinstance(x21, str)): return False
-            x22 = x18['description']
-            if not (isinstance(x22, str)): return False
-            x23 = x18['parameters']
-            if not (isinstance(x23, dict)): return False
-    x26 = x3.get('adapterDefaults', _M)
-    if x26 is not _M:
-        if not (isinstance(x26, dict)): return False
-        if not (x26.keys() <= _p4rb150a551b8_c27): return False
-        x28 = x26.get('reasoningEffort', _M)
-        if x28 is not _M:
-            if not _equal(x28, _p4rb150a551b8_c29): return False
-        x30 = x26.get('maxTokens', _M)
-        if x30 is not _M:
-            if not _equal(x30, _p4rb150a551b8_c31): return False
-    x32 = x['reason']
-    if not (isinstance(x32, str) and x32 in _p4rb150a551b8_c33): return False
-    return True
-
-_p5r2f74ac98ba_c1 = frozenset(('mode', ))
-_p5r2f74ac98ba_c2 = frozenset(('mode', ))
-_p5r2f74ac98ba_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
-
-def _p5r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p5r2f74ac98ba_c2): return False
-    x3 = x['mode']
-    if not (isinstance(x3, str) and x3 in _p5r2f74ac98ba_c4): return False
-    return True
-
-_p5rb150a551b8_c1 = frozenset(('mode', ))
-_p5rb150a551b8_c2 = frozenset(('mode', 'source', ))
-_p5rb150a551b8_c4 = frozenset(('danger-full-access', 'read-only', 'workspace-write', ))
-
-def _p5rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p5rb150a551b8_c1): return False
-    if not (x.keys() <= _p5rb150a551b8_c2): return False
-    x3 = x['mode']
-    if not (isinstance(x3, str) and x3 in _p5rb150a551b8_c4): return False
-    x5 = x.get('source', _M)
-    if x5 is not _M:
-        if not (isinstance(x5, str) and x5 == 'delegation'): return False
-    return True
-
-_p6r2f74ac98ba_c1 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_p6r2f74ac98ba_c2 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'subCallId', ))
-_p6r2f74ac98ba_c9 = frozenset(('type', ))
-_p6r2f74ac98ba_c12 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c13 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c17 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c18 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c23 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c29 = frozenset(('content', 'toolCallId', 'type', ))
-_p6r2f74ac98ba_c30 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p6r2f74ac98ba_c36 = frozenset(('type', ))
-_p6r2f74ac98ba_c39 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c40 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c42 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c43 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c46 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c51 = frozenset(('content', 'toolCallId', 'type', ))
-_p6r2f74ac98ba_c52 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p6r2f74ac98ba_c60 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c61 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c63 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c64 = frozenset(('text', 'type', ))
-_p6r2f74ac98ba_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c67 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6r2f74ac98ba_c71 = frozenset(('content', 'toolCallId', 'type', ))
-_p6r2f74ac98ba_c72 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-
-def _p6r2f74ac98ba_v11(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c12): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c13): return False
-    x14 = x['type']
-    if not (isinstance(x14, str) and x14 == 'text'): return False
-    x15 = x['text']
-    if not (isinstance(x15, str)): return False
-    return True
-
-def _p6r2f74ac98ba_v16(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c17): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c18): return False
-    x19 = x['type']
-    if not (isinstance(x19, str) and x19 == 'reasoning'): return False
-    x20 = x['text']
-    if not (isinstance(x20, str)): return False
-    return True
-
-def _p6r2f74ac98ba_v21(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c22): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c23): return False
-    x24 = x['type']
-    if not (isinstance(x24, str) and x24 == 'tool-call'): return False
-    x25 = x['id']
-    if not (isinstance(x25, str)): return False
-    x26 = x['name']
-    if not (isinstance(x26, str)): return False
-    x27 = x['arguments']
-    if not (isinstance(x27, str)): return False
-    return True
-
-def _p6r2f74ac98ba_v50(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c51): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c52): return False
-    x53 = x['type']
-    if not (isinstance(x53, str) and x53 == 'tool-result'): return False
-    x54 = x['toolCallId']
-    if not (isinstance(x54, str)): return False
-    x55 = x['content']
-    if not (isinstance(x55, list)): return False
-    for x56 in x55:
-        if not _p6r2f74ac98ba_v35(x56): return False
-    x57 = x.get('isError', _M)
-    if x57 is not _M:
-        if not (isinstance(x57, bool)): return False
-    return True
-
-def _p6r2f74ac98ba_v35(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c36): return False
-    x37 = x['type']
-    if not (isinstance(x37, str)): return False
-    x38 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x38 == 'text':
-        if not (x.keys() >= _p6r2f74ac98ba_c39): return False
-        if not (x.keys() <= _p6r2f74ac98ba_c40): return False
-        x41 = x['text']
-        if not (isinstance(x41, str)): return False
-    elif x38 == 'reasoning':
-        if not (x.keys() >= _p6r2f74ac98ba_c42): return False
-        if not (x.keys() <= _p6r2f74ac98ba_c43): return False
-        x44 = x['text']
-        if not (isinstance(x44, str)): return False
-    elif x38 == 'tool-call':
-        if not (x.keys() >= _p6r2f74ac98ba_c45): return False
-        if not (x.keys() <= _p6r2f74ac98ba_c46): return False
-        x47 = x['id']
-        if not (isinstance(x47, str)): return False
-        x48 = x['name']
-        if not (isinstance(x48, str)): return False
-        x49 = x['arguments']
-        if not (isinstance(x49, str)): return False
-    elif x38 == 'tool-result':
-        if not _p6r2f74ac98ba_v50(x): return False
-    return True
-
-def _p6r2f74ac98ba_v28(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c29): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c30): return False
-    x31 = x['type']
-    if not (isinstance(x31, str) and x31 == 'tool-result'): return False
-    x32 = x['toolCallId']
-    if not (isinstance(x32, str)): return False
-    x33 = x['content']
-    if not (isinstance(x33, list)): return False
-    for x34 in x33:
-        if not _p6r2f74ac98ba_v35(x34): return False
-    x58 = x.get('isError', _M)
-    if x58 is not _M:
-        if not (isinstance(x58, bool)): return False
-    return True
-
-def _p6r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p6r2f74ac98ba_c2): return False
-    x3 = x['parentCallId']
-    if not (isinstance(x3, str)): return False
-    x4 = x['subCallId']
-    if not (isinstance(x4, str)): return False
-    x5 = x['name']
-    if not (isinstance(x5, str)): return False
-    x6 = x['isError']
-    if not (isinstance(x6, bool)): return False
-    x7 = x['content']
-    if not (isinstance(x7, list)): return False
-    for x8 in x7:
-        if not (isinstance(x8, dict)): return False
-        if not (x8.keys() >= _p6r2f74ac98ba_c9): return False
-        x10 = x8['type']
-        if not (isinstance(x10, str)): return False
-        x59 = x8.get('type', _M) if isinstance(x8, dict) else _M
-        if x59 == 'text':
-            if not (x8.keys() >= _p6r2f74ac98ba_c60): return False
-            if not (x8.keys() <= _p6r2f74ac98ba_c61): return False
-            x62 = x8['text']
-            if not (isinstance(x62, str)): return False
-        elif x59 == 'reasoning':
-            if not (x8.keys() >= _p6r2f74ac98ba_c63): return False
-            if not (x8.keys() <= _p6r2f74ac98ba_c64): return False
-            x65 = x8['text']
-            if not (isinstance(x65, str)): return False
-        elif x59 == 'tool-call':
-            if not (x8.keys() >= _p6r2f74ac98ba_c66): return False
-            if not (x8.keys() <= _p6r2f74ac98ba_c67): return False
-            x68 = x8['id']
-            if not (isinstance(x68, str)): return False
-            x69 = x8['name']
-            if not (isinstance(x69, str)): return False
-            x70 = x8['arguments']
-            if not (isinstance(x70, str)): return False
-        elif x59 == 'tool-result':
-            if not (x8.keys() >= _p6r2f74ac98ba_c71): return False
-            if not (x8.keys() <= _p6r2f74ac98ba_c72): return False
-            x73 = x8['toolCallId']
-            if not (isinstance(x73, str)): return False
-            x74 = x8['content']
-            if not (isinstance(x74, list)): return False
-            for x75 in x74:
-                if not _p6r2f74ac98ba_v35(x75): return False
-            x76 = x8.get('isError', _M)
-            if x76 is not _M:
-                if not (isinstance(x76, bool)): return False
-    return True
-
-_p6rb150a551b8_c1 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
-_p6rb150a551b8_c2 = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
-_p6rb150a551b8_c9 = frozenset(('type', ))
-_p6rb150a551b8_c12 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c13 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c17 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c18 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c23 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c29 = frozenset(('content', 'toolCallId', 'type', ))
-_p6rb150a551b8_c30 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p6rb150a551b8_c36 = frozenset(('type', ))
-_p6rb150a551b8_c39 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c40 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c42 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c43 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c46 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c51 = frozenset(('content', 'toolCallId', 'type', ))
-_p6rb150a551b8_c52 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p6rb150a551b8_c60 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c61 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c63 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c64 = frozenset(('text', 'type', ))
-_p6rb150a551b8_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c67 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p6rb150a551b8_c71 = frozenset(('content', 'toolCallId', 'type', ))
-_p6rb150a551b8_c72 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-
-def _p6rb150a551b8_v11(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c12): return False
-    if not (x.keys() <= _p6rb150a551b8_c13): return False
-    x14 = x['type']
-    if not (isinstance(x14, str) and x14 == 'text'): return False
-    x15 = x['text']
-    if not (isinstance(x15, str)): return False
-    return True
-
-def _p6rb150a551b8_v16(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c17): return False
-    if not (x.keys() <= _p6rb150a551b8_c18): return False
-    x19 = x['type']
-    if not (isinstance(x19, str) and x19 == 'reasoning'): return False
-    x20 = x['text']
-    if not (isinstance(x20, str)): return False
-    return True
-
-def _p6rb150a551b8_v21(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c22): return False
-    if not (x.keys() <= _p6rb150a551b8_c23): return False
-    x24 = x['type']
-    if not (isinstance(x24, str) and x24 == 'tool-call'): return False
-    x25 = x['id']
-    if not (isinstance(x25, str)): return False
-    x26 = x['name']
-    if not (isinstance(x26, str)): return False
-    x27 = x['arguments']
-    if not (isinstance(x27, str)): return False
-    return True
-
-def _p6rb150a551b8_v50(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c51): return False
-    if not (x.keys() <= _p6rb150a551b8_c52): return False
-    x53 = x['type']
-    if not (isinstance(x53, str) and x53 == 'tool-result'): return False
-    x54 = x['toolCallId']
-    if not (isinstance(x54, str)): return False
-    x55 = x['content']
-    if not (isinstance(x55, list)): return False
-    for x56 in x55:
-        if not _p6rb150a551b8_v35(x56): return False
-    x57 = x.get('isError', _M)
-    if x57 is not _M:
-        if not (isinstance(x57, bool)): return False
-    return True
-
-def _p6rb150a551b8_v35(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c36): return False
-    x37 = x['type']
-    if not (isinstance(x37, str)): return False
-    x38 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x38 == 'text':
-        if not (x.keys() >= _p6rb150a551b8_c39): return False
-        if not (x.keys() <= _p6rb150a551b8_c40): return False
-        x41 = x['text']
-        if not (isinstance(x41, str)): return False
-    elif x38 == 'reasoning':
-        if not (x.keys() >= _p6rb150a551b8_c42): return False
-        if not (x.keys() <= _p6rb150a551b8_c43): return False
-        x44 = x['text']
-        if not (isinstance(x44, str)): return False
-    elif x38 == 'tool-call':
-        if not (x.keys() >= _p6rb150a551b8_c45): return False
-        if not (x.keys() <= _p6rb150a551b8_c46): return False
-        x47 = x['id']
-        if not (isinstance(x47, str)): return False
-        x48 = x['name']
-        if not (isinstance(x48, str)): return False
-        x49 = x['arguments']
-        if not (isinstance(x49, str)): return False
-    elif x38 == 'tool-result':
-        if not _p6rb150a551b8_v50(x): return False
-    return True
-
-def _p6rb150a551b8_v28(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c29): return False
-    if not (x.keys() <= _p6rb150a551b8_c30): return False
-    x31 = x['type']
-    if not (isinstance(x31, str) and x31 == 'tool-result'): return False
-    x32 = x['toolCallId']
-    if not (isinstance(x32, str)): return False
-    x33 = x['content']
-    if not (isinstance(x33, list)): return False
-    for x34 in x33:
-        if not _p6rb150a551b8_v35(x34): return False
-    x58 = x.get('isError', _M)
-    if x58 is not _M:
-        if not (isinstance(x58, bool)): return False
-    return True
-
-def _p6rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p6rb150a551b8_c1): return False
-    if not (x.keys() <= _p6rb150a551b8_c2): return False
-    x3 = x['parentCallId']
-    if not (isinstance(x3, str)): return False
-    x4 = x['subCallId']
-    if not (isinstance(x4, str)): return False
-    x5 = x['name']
-    if not (isinstance(x5, str)): return False
-    x6 = x['isError']
-    if not (isinstance(x6, bool)): return False
-    x7 = x['content']
-    if not (isinstance(x7, list)): return False
-    for x8 in x7:
-        if not (isinstance(x8, dict)): return False
-        if not (x8.keys() >= _p6rb150a551b8_c9): return False
-        x10 = x8['type']
-        if not (isinstance(x10, str)): return False
-        x59 = x8.get('type', _M) if isinstance(x8, dict) else _M
-        if x59 == 'text':
-            if not (x8.keys() >= _p6rb150a551b8_c60): return False
-            if not (x8.keys() <= _p6rb150a551b8_c61): return False
-            x62 = x8['text']
-            if not (isinstance(x62, str)): return False
-        elif x59 == 'reasoning':
-            if not (x8.keys() >= _p6rb150a551b8_c63): return False
-            if not (x8.keys() <= _p6rb150a551b8_c64): return False
-            x65 = x8['text']
-            if not (isinstance(x65, str)): return False
-        elif x59 == 'tool-call':
-            if not (x8.keys() >= _p6rb150a551b8_c66): return False
-            if not (x8.keys() <= _p6rb150a551b8_c67): return False
-            x68 = x8['id']
-            if not (isinstance(x68, str)): return False
-            x69 = x8['name']
-            if not (isinstance(x69, str)): return False
-            x70 = x8['arguments']
-            if not (isinstance(x70, str)): return False
-        elif x59 == 'tool-result':
-            if not (x8.keys() >= _p6rb150a551b8_c71): return False
-            if not (x8.keys() <= _p6rb150a551b8_c72): return False
-            x73 = x8['toolCallId']
-            if not (isinstance(x73, str)): return False
-            x74 = x8['content']
-            if not (isinstance(x74, list)): return False
-            for x75 in x74:
-                if not _p6rb150a551b8_v35(x75): return False
-            x76 = x8.get('isError', _M)
-            if x76 is not _M:
-                if not (isinstance(x76, bool)): return False
-    x77 = x['rootCallId']
-    if not (isinstance(x77, str)): return False
-    return True
-
-_p7r2f74ac98ba_c1 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-_p7r2f74ac98ba_c2 = frozenset(('arguments', 'name', 'parentCallId', 'subCallId', ))
-
-def _p7r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p7r2f74ac98ba_c2): return False
-    x3 = x['parentCallId']
-    if not (isinstance(x3, str)): return False
-    x4 = x['subCallId']
-    if not (isinstance(x4, str)): return False
-    x5 = x['name']
-    if not (isinstance(x5, str)): return False
-    return True
-
-_p7rb150a551b8_c1 = frozenset(('arguments', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
-_p7rb150a551b8_c2 = frozenset(('arguments', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
-
-def _p7rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p7rb150a551b8_c1): return False
-    if not (x.keys() <= _p7rb150a551b8_c2): return False
-    x3 = x['parentCallId']
-    if not (isinstance(x3, str)): return False
-    x4 = x['subCallId']
-    if not (isinstance(x4, str)): return False
-    x5 = x['name']
-    if not (isinstance(x5, str)): return False
-    x6 = x['rootCallId']
-    if not (isinstance(x6, str)): return False
-    return True
-
-_p8r2f74ac98ba_c1 = frozenset(('callId', 'content', 'isError', 'step', 'turn', ))
-_p8r2f74ac98ba_c2 = frozenset(('callId', 'content', 'error', 'isError', 'meta', 'step', 'turn', ))
-_p8r2f74ac98ba_c8 = frozenset(('type', ))
-_p8r2f74ac98ba_c11 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c12 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c16 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c17 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c22 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c28 = frozenset(('content', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c29 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c35 = frozenset(('type', ))
-_p8r2f74ac98ba_c38 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c39 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c41 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c42 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c45 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c50 = frozenset(('content', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c51 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c59 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c60 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c62 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c63 = frozenset(('text', 'type', ))
-_p8r2f74ac98ba_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c66 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8r2f74ac98ba_c70 = frozenset(('content', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c71 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p8r2f74ac98ba_c78 = frozenset(('code', 'name', ))
-_p8r2f74ac98ba_c79 = frozenset(('code', 'name', ))
-
-def _p8r2f74ac98ba_v10(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c11): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c12): return False
-    x13 = x['type']
-    if not (isinstance(x13, str) and x13 == 'text'): return False
-    x14 = x['text']
-    if not (isinstance(x14, str)): return False
-    return True
-
-def _p8r2f74ac98ba_v15(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c16): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c17): return False
-    x18 = x['type']
-    if not (isinstance(x18, str) and x18 == 'reasoning'): return False
-    x19 = x['text']
-    if not (isinstance(x19, str)): return False
-    return True
-
-def _p8r2f74ac98ba_v20(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c21): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c22): return False
-    x23 = x['type']
-    if not (isinstance(x23, str) and x23 == 'tool-call'): return False
-    x24 = x['id']
-    if not (isinstance(x24, str)): return False
-    x25 = x['name']
-    if not (isinstance(x25, str)): return False
-    x26 = x['arguments']
-    if not (isinstance(x26, str)): return False
-    return True
-
-def _p8r2f74ac98ba_v49(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c50): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c51): return False
-    x52 = x['type']
-    if not (isinstance(x52, str) and x52 == 'tool-result'): return False
-    x53 = x['toolCallId']
-    if not (isinstance(x53, str)): return False
-    x54 = x['content']
-    if not (isinstance(x54, list)): return False
-    for x55 in x54:
-        if not _p8r2f74ac98ba_v34(x55): return False
-    x56 = x.get('isError', _M)
-    if x56 is not _M:
-        if not (isinstance(x56, bool)): return False
-    return True
-
-def _p8r2f74ac98ba_v34(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c35): return False
-    x36 = x['type']
-    if not (isinstance(x36, str)): return False
-    x37 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x37 == 'text':
-        if not (x.keys() >= _p8r2f74ac98ba_c38): return False
-        if not (x.keys() <= _p8r2f74ac98ba_c39): return False
-        x40 = x['text']
-        if not (isinstance(x40, str)): return False
-    elif x37 == 'reasoning':
-        if not (x.keys() >= _p8r2f74ac98ba_c41): return False
-        if not (x.keys() <= _p8r2f74ac98ba_c42): return False
-        x43 = x['text']
-        if not (isinstance(x43, str)): return False
-    elif x37 == 'tool-call':
-        if not (x.keys() >= _p8r2f74ac98ba_c44): return False
-        if not (x.keys() <= _p8r2f74ac98ba_c45): return False
-        x46 = x['id']
-        if not (isinstance(x46, str)): return False
-        x47 = x['name']
-        if not (isinstance(x47, str)): return False
-        x48 = x['arguments']
-        if not (isinstance(x48, str)): return False
-    elif x37 == 'tool-result':
-        if not _p8r2f74ac98ba_v49(x): return False
-    return True
-
-def _p8r2f74ac98ba_v27(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c28): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c29): return False
-    x30 = x['type']
-    if not (isinstance(x30, str) and x30 == 'tool-result'): return False
-    x31 = x['toolCallId']
-    if not (isinstance(x31, str)): return False
-    x32 = x['content']
-    if not (isinstance(x32, list)): return False
-    for x33 in x32:
-        if not _p8r2f74ac98ba_v34(x33): return False
-    x57 = x.get('isError', _M)
-    if x57 is not _M:
-        if not (isinstance(x57, bool)): return False
-    return True
-
-def _p8r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p8r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x['callId']
-    if not (isinstance(x5, str)): return False
-    x6 = x['content']
-    if not (isinstance(x6, list)): return False
-    for x7 in x6:
-        if not (isinstance(x7, dict)): return False
-        if not (x7.keys() >= _p8r2f74ac98ba_c8): return False
-        x9 = x7['type']
-        if not (isinstance(x9, str)): return False
-        x58 = x7.get('type', _M) if isinstance(x7, dict) else _M
-        if x58 == 'text':
-            if not (x7.keys() >= _p8r2f74ac98ba_c59): return False
-            if not (x7.keys() <= _p8r2f74ac98ba_c60): return False
-            x61 = x7['text']
-            if not (isinstance(x61, str)): return False
-        elif x58 == 'reasoning':
-            if not (x7.keys() >= _p8r2f74ac98ba_c62): return False
-            if not (x7.keys() <= _p8r2f74ac98ba_c63): return False
-            x64 = x7['text']
-            if not (isinstance(x64, str)): return False
-        elif x58 == 'tool-call':
-            if not (x7.keys() >= _p8r2f74ac98ba_c65): return False
-            if not (x7.keys() <= _p8r2f74ac98ba_c66): return False
-            x67 = x7['id']
-            if not (isinstance(x67, str)): return False
-            x68 = x7['name']
-            if not (isinstance(x68, str)): return False
-            x69 = x7['arguments']
-            if not (isinstance(x69, str)): return False
-        elif x58 == 'tool-result':
-            if not (x7.keys() >= _p8r2f74ac98ba_c70): return False
-            if not (x7.keys() <= _p8r2f74ac98ba_c71): return False
-            x72 = x7['toolCallId']
-            if not (isinstance(x72, str)): return False
-            x73 = x7['content']
-            if not (isinstance(x73, list)): return False
-            for x74 in x73:
-                if not _p8r2f74ac98ba_v34(x74): return False
-            x75 = x7.get('isError', _M)
-            if x75 is not _M:
-                if not (isinstance(x75, bool)): return False
-    x76 = x['isError']
-    if not (isinstance(x76, bool)): return False
-    x77 = x.get('error', _M)
-    if x77 is not _M:
-        if not (isinstance(x77, dict)): return False
-        if not (x77.keys() >= _p8r2f74ac98ba_c78): return False
-        if not (x77.keys() <= _p8r2f74ac98ba_c79): return False
-        x80 = x77['name']
-        if not (isinstance(x80, str)): return False
-        x81 = x77['code']
-        if not (isinstance(x81, str)): return False
-    return True
-
-_p8rb150a551b8_c1 = frozenset(('message', 'step', 'turn', ))
-_p8rb150a551b8_c2 = frozenset(('error', 'message', 'meta', 'step', 'turn', ))
-_p8rb150a551b8_c6 = frozenset(('code', 'name', ))
-_p8rb150a551b8_c7 = frozenset(('code', 'name', ))
-_p8rb150a551b8_c11 = frozenset(('content', 'id', 'role', 'source', ))
-_p8rb150a551b8_c12 = frozenset(('content', 'id', 'role', 'source', ))
-_p8rb150a551b8_c17 = frozenset(('content', 'toolCallId', 'type', ))
-_p8rb150a551b8_c18 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p8rb150a551b8_c23 = frozenset(('type', ))
-_p8rb150a551b8_c26 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c27 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c31 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c32 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c36 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c37 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c44 = frozenset(('content', 'toolCallId', 'type', ))
-_p8rb150a551b8_c45 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p8rb150a551b8_c51 = frozenset(('type', ))
-_p8rb150a551b8_c54 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c55 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c57 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c58 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c60 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c61 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c67 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c68 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c70 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c71 = frozenset(('text', 'type', ))
-_p8rb150a551b8_c73 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c74 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p8rb150a551b8_c80 = frozenset(('callId', 'kind', ))
-_p8rb150a551b8_c81 = frozenset(('callId', 'kind', ))
-
-def _p8rb150a551b8_v25(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c26): return False
-    if not (x.keys() <= _p8rb150a551b8_c27): return False
-    x28 = x['type']
-    if not (isinstance(x28, str) and x28 == 'text'): return False
-    x29 = x['text']
-    if not (isinstance(x29, str)): return False
-    return True
-
-def _p8rb150a551b8_v30(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c31): return False
-    if not (x.keys() <= _p8rb150a551b8_c32): return False
-    x33 = x['type']
-    if not (isinstance(x33, str) and x33 == 'reasoning'): return False
-    x34 = x['text']
-    if not (isinstance(x34, str)): return False
-    return True
-
-def _p8rb150a551b8_v35(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c36): return False
-    if not (x.keys() <= _p8rb150a551b8_c37): return False
-    x38 = x['type']
-    if not (isinstance(x38, str) and x38 == 'tool-call'): return False
-    x39 = x['id']
-    if not (isinstance(x39, str)): return False
-    x40 = x['name']
-    if not (isinstance(x40, str)): return False
-    x41 = x['arguments']
-    if not (isinstance(x41, str)): return False
-    return True
-
-def _p8rb150a551b8_v50(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c51): return False
-    x52 = x['type']
-    if not (isinstance(x52, str)): return False
-    x53 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x53 == 'text':
-        if not (x.keys() >= _p8rb150a551b8_c54): return False
-        if not (x.keys() <= _p8rb150a551b8_c55): return False
-        x56 = x['text']
-        if not (isinstance(x56, str)): return False
-    elif x53 == 'reasoning':
-        if not (x.keys() >= _p8rb150a551b8_c57): return False
-        if not (x.keys() <= _p8rb150a551b8_c58): return False
-        x59 = x['text']
-        if not (isinstance(x59, str)): return False
-    elif x53 == 'tool-call':
-        if not (x.keys() >= _p8rb150a551b8_c60): return False
-        if not (x.keys() <= _p8rb150a551b8_c61): return False
-        x62 = x['id']
-        if not (isinstance(x62, str)): return False
-        x63 = x['name']
-        if not (isinstance(x63, str)): return False
-        x64 = x['arguments']
-        if not (isinstance(x64, str)): return False
-    elif x53 == 'tool-result':
-        if not _p8rb150a551b8_v43(x): return False
-    return True
-
-def _p8rb150a551b8_v43(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c44): return False
-    if not (x.keys() <= _p8rb150a551b8_c45): return False
-    x46 = x['type']
-    if not (isinstance(x46, str) and x46 == 'tool-result'): return False
-    x47 = x['toolCallId']
-    if not (isinstance(x47, str)): return False
-    x48 = x['content']
-    if not (isinstance(x48, list)): return False
-    for x49 in x48:
-        if not _p8rb150a551b8_v50(x49): return False
-    x65 = x.get('isError', _M)
-    if x65 is not _M:
-        if not (isinstance(x65, bool)): return False
-    return True
-
-def _p8rb150a551b8_v42(x):
-    if not _p8rb150a551b8_v43(x): return False
-    return True
-
-def _p8rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p8rb150a551b8_c1): return False
-    if not (x.keys() <= _p8rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['step']
-    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
-    x5 = x.get('error', _M)
-    if x5 is not _M:
-        if not (isinstance(x5, dict)): return False
-        if not (x5.keys() >= _p8rb150a551b8_c6): return False
-        if not (x5.keys() <= _p8rb150a551b8_c7): return False
-        x8 = x5['name']
-        if not (isinstance(x8, str)): return False
-        x9 = x5['code']
-        if not (isinstance(x9, str)): return False
-    x10 = x['message']
-    if not (isinstance(x10, dict)): return False
-    if not (x10.keys() >= _p8rb150a551b8_c11): return False
-    if not (x10.keys() <= _p8rb150a551b8_c12): return False
-    x13 = x10['id']
-    if not (isinstance(x13, str)): return False
-    if len(x13) < 1: return False
-    x14 = x10['role']
-    if not (isinstance(x14, str) and x14 == 'user'): return False
-    x15 = x10['content']
-    if not (isinstance(x15, list)): return False
-    if len(x15) < 1: return False
-    if len(x15) > 1: return False
-    for x16 in x15:
-        if not (isinstance(x16, dict)): return False
-        if not (x16.keys() >= _p8rb150a551b8_c17): return False
-        if not (x16.keys() <= _p8rb150a551b8_c18): return False
-        x19 = x16['type']
-        if not (isinstance(x19, str) and x19 == 'tool-result'): return False
-        x20 = x16['toolCallId']
+    if not (x.keys() >= _c7f13a1a830): return False
+    if not (x.keys() <= _caec98d5c05): return False
+    x23 = x['turn']
+    if not ((type(x23) is int or type(x23) is float or _is_number(x23))): return False
+    x22 = x['step']
+    if not ((type(x22) is int or type(x22) is float or _is_number(x22))): return False
+    x21 = x['content']
+    if not (isinstance(x21, list)): return False
+    for x10 in x21:
+        if not (isinstance(x10, dict)): return False
+        if not (x10.keys() >= _c828fb669a8): return False
+        x20 = x10['type']
         if not (isinstance(x20, str)): return False
-        x21 = x16['content']
-        if not (isinstance(x21, list)): return False
-        for x22 in x21:
-            if not (isinstance(x22, dict)): return False
-            if not (x22.keys() >= _p8rb150a551b8_c23): return False
-            x24 = x22['type']
-            if not (isinstance(x24, str)): return False
-            x66 = x22.get('type', _M) if isinstance(x22, dict) else _M
-            if x66 == 'text':
-                if not (x22.keys() >= _p8rb150a551b8_c67): return False
-                if not (x22.keys() <= _p8rb150a551b8_c68): return False
-                x69 = x22['text']
-                if not (isinstance(x69, str)): return False
-            elif x66 == 'reasoning':
-                if not (x22.keys() >= _p8rb150a551b8_c70): return False
-                if not (x22.keys() <= _p8rb150a551b8_c71): return False
-                x72 = x22['text']
-                if not (isinstance(x72, str)): return False
-            elif x66 == 'tool-call':
-                if not (x22.keys() >= _p8rb150a551b8_c73): return False
-                if not (x22.keys() <= _p8rb150a551b8_c74): return False
-                x75 = x22['id']
-                if not (isinstance(x75, str)): return False
-                x76 = x22['name']
-                if not (isinstance(x76, str)): return False
-                x77 = x22['arguments']
-                if not (isinstance(x77, str)): return False
-            elif x66 == 'tool-result':
-                if not _p8rb150a551b8_v43(x22): return False
-        x78 = x16.get('isError', _M)
-        if x78 is not _M:
-            if not (isinstance(x78, bool)): return False
-    x79 = x10['source']
-    if not (isinstance(x79, dict)): return False
-    if not (x79.keys() >= _p8rb150a551b8_c80): return False
-    if not (x79.keys() <= _p8rb150a551b8_c81): return False
-    x82 = x79['kind']
-    if not (isinstance(x82, str) and x82 == 'tool'): return False
-    x83 = x79['callId']
-    if not (isinstance(x83, str)): return False
+        x14 = x10.get('type', _M) if isinstance(x10, dict) else _M
+        if x14 == 'text':
+            if not (x10.keys() >= _cf68d9fd7f6): return False
+            if not (x10.keys() <= _cf68d9fd7f6): return False
+            x19 = x10['text']
+            if not (isinstance(x19, str)): return False
+        elif x14 == 'reasoning':
+            if not (x10.keys() >= _cf68d9fd7f6): return False
+            if not (x10.keys() <= _cf68d9fd7f6): return False
+            x18 = x10['text']
+            if not (isinstance(x18, str)): return False
+        elif x14 == 'tool-call':
+            if not (x10.keys() >= _caa552ca711): return False
+            if not (x10.keys() <= _caa552ca711): return False
+            x17 = x10['id']
+            if not (isinstance(x17, str)): return False
+            x16 = x10['name']
+            if not (isinstance(x16, str)): return False
+            x15 = x10['arguments']
+            if not (isinstance(x15, str)): return False
+        elif x14 == 'tool-result':
+            if not (x10.keys() >= _c3542b803a6): return False
+            if not (x10.keys() <= _cb4dcf82556): return False
+            x13 = x10['toolCallId']
+            if not (isinstance(x13, str)): return False
+            x12 = x10['content']
+            if not (isinstance(x12, list)): return False
+            for x11 in x12:
+                if not _v0b6a57aa94(x11): return False
+            x9 = x10.get('isError', _M)
+            if x9 is not _M:
+                if not (isinstance(x9, bool)): return False
+    x7 = x['provenance']
+    if not (isinstance(x7, dict)): return False
+    if not (x7.keys() >= _cda588bace4): return False
+    if not (x7.keys() <= _c803c640622): return False
+    x8 = x7['provider']
+    if not (isinstance(x8, str)): return False
+    if len(x8) < 1: return False
+    x6 = x7['model']
+    if not (isinstance(x6, str)): return False
+    if len(x6) < 1: return False
+    x1 = x.get('usage', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _cdb72d769c0): return False
+        if not (x1.keys() <= _cc3e924cc90): return False
+        x5 = x1['inputTokens']
+        if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+        x4 = x1['outputTokens']
+        if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+        x3 = x1.get('cacheReadTokens', _M)
+        if x3 is not _M:
+            if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+        x2 = x1.get('cacheWriteTokens', _M)
+        if x2 is not _M:
+            if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+        x0 = x1.get('reasoningTokens', _M)
+        if x0 is not _M:
+            if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
     return True
 
-_p9r2f74ac98ba_c1 = frozenset(('reason', 'turn', ))
-_p9r2f74ac98ba_c2 = frozenset(('reason', 'turn', ))
-_p9r2f74ac98ba_c5 = frozenset(('kind', ))
-_p9r2f74ac98ba_c8 = frozenset(('kind', ))
-_p9r2f74ac98ba_c9 = frozenset(('kind', ))
-_p9r2f74ac98ba_c12 = frozenset(('kind', ))
-_p9r2f74ac98ba_c13 = frozenset(('kind', ))
-_p9r2f74ac98ba_c17 = frozenset(('failure', 'kind', 'step', ))
-_p9r2f74ac98ba_c18 = frozenset(('failure', 'kind', 'step', ))
-_p9r2f74ac98ba_c22 = frozenset(('code', 'message', ))
-_p9r2f74ac98ba_c23 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p9r2f74ac98ba_c30 = frozenset(('kind', 'message', 'step', ))
-_p9r2f74ac98ba_c31 = frozenset(('code', 'kind', 'message', 'step', ))
-_p9r2f74ac98ba_c41 = frozenset(('kind', ))
-_p9r2f74ac98ba_c42 = frozenset(('kind', ))
-_p9r2f74ac98ba_c45 = frozenset(('kind', ))
-_p9r2f74ac98ba_c46 = frozenset(('kind', ))
-_p9r2f74ac98ba_c49 = frozenset(('kind', ))
-_p9r2f74ac98ba_c50 = frozenset(('kind', ))
-_p9r2f74ac98ba_c53 = frozenset(('kind', ))
-_p9r2f74ac98ba_c54 = frozenset(('kind', ))
-_p9r2f74ac98ba_c55 = frozenset(('kind', ))
-_p9r2f74ac98ba_c56 = frozenset(('kind', ))
-_p9r2f74ac98ba_c61 = frozenset(('kind', ))
-_p9r2f74ac98ba_c62 = frozenset(('kind', ))
-_p9r2f74ac98ba_c63 = frozenset(('kind', ))
-_p9r2f74ac98ba_c64 = frozenset(('kind', ))
-_p9r2f74ac98ba_c65 = frozenset(('kind', ))
-_p9r2f74ac98ba_c66 = frozenset(('kind', ))
+_c26355d71f6 = frozenset(('message', 'step', 'turn', ))
+_c9aa4aa518e = frozenset(('interrupted', 'message', 'step', 'turn', 'usage', ))
+_cc08aa189c5 = frozenset(('content', 'id', 'role', 'source', ))
+_ce115476ae8 = frozenset(('kind', 'model', 'provider', 'replayState', ))
+_cc7b48e4c81 = True
 
-def _p9r2f74ac98ba_v7(x):
+def _v390d0b305c(x):
     if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c9): return False
-    x10 = x['kind']
-    if not (isinstance(x10, str) and x10 == 'completed'): return False
-    return True
-
-def _p9r2f74ac98ba_v11(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c12): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c13): return False
-    x14 = x['kind']
-    if not (isinstance(x14, str) and x14 == 'aborted'): return False
-    return True
-
-def _p9r2f74ac98ba_v16(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c17): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c18): return False
-    x19 = x['kind']
-    if not (isinstance(x19, str) and x19 == 'error'): return False
-    x20 = x['step']
-    if not ((type(x20) is int or type(x20) is float or _is_number(x20))): return False
-    x21 = x['failure']
-    if not (isinstance(x21, dict)): return False
-    if not (x21.keys() >= _p9r2f74ac98ba_c22): return False
-    if not (x21.keys() <= _p9r2f74ac98ba_c23): return False
-    x24 = x21['message']
-    if not (isinstance(x24, str)): return False
-    x25 = x21['code']
-    if not (isinstance(x25, str)): return False
-    x26 = x21.get('status', _M)
-    if x26 is not _M:
+    if not (x.keys() >= _c26355d71f6): return False
+    if not (x.keys() <= _c9aa4aa518e): return False
+    x28 = x['turn']
+    if not ((type(x28) is int or type(x28) is float or _is_number(x28))): return False
+    x27 = x['step']
+    if not ((type(x27) is int or type(x27) is float or _is_number(x27))): return False
+    x22 = x.get('usage', _M)
+    if x22 is not _M:
+        if not (isinstance(x22, dict)): return False
+        if not (x22.keys() >= _cdb72d769c0): return False
+        if not (x22.keys() <= _cc3e924cc90): return False
+        x26 = x22['inputTokens']
         if not ((type(x26) is int or type(x26) is float or _is_number(x26))): return False
-    x27 = x21.get('providerRetryAfterMs', _M)
-    if x27 is not _M:
-        if not ((type(x27) is int or type(x27) is float or _is_number(x27))): return False
-    x28 = x21.get('requestId', _M)
-    if x28 is not _M:
-        if not (isinstance(x28, str)): return False
-    return True
-
-def _p9r2f74ac98ba_v29(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c30): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c31): return False
-    x32 = x['kind']
-    if not (isinstance(x32, str) and x32 == 'error'): return False
-    x33 = x['step']
-    if not ((type(x33) is int or type(x33) is float or _is_number(x33))): return False
-    x34 = x['message']
-    if not (isinstance(x34, str)): return False
-    x35 = x.get('code', _M)
-    if x35 is not _M:
-        if not (isinstance(x35, str)): return False
-    return True
-
-def _p9r2f74ac98ba_v15(x):
-    x38 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x39 = _p9r2f74ac98ba_tab36.get(x38, _p9r2f74ac98ba_free37) if isinstance(x38, str) else _p9r2f74ac98ba_free37
-    if sum(1 for f in x39 if f(x)) != 1: return False
-    return True
-
-def _p9r2f74ac98ba_v40(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c41): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c42): return False
-    x43 = x['kind']
-    if not (isinstance(x43, str) and x43 == 'disposed'): return False
-    return True
-
-def _p9r2f74ac98ba_v44(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c45): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c46): return False
-    x47 = x['kind']
-    if not (isinstance(x47, str) and x47 == 'max-tokens'): return False
-    return True
-
-def _p9r2f74ac98ba_v48(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c49): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c50): return False
-    x51 = x['kind']
-    if not (isinstance(x51, str) and x51 == 'interrupted'): return False
-    return True
-
-def _p9r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p9r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['reason']
-    if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p9r2f74ac98ba_c5): return False
-    x6 = x4['kind']
-    if not (isinstance(x6, str)): return False
-    x52 = x4.get('kind', _M) if isinstance(x4, dict) else _M
-    if x52 == 'completed':
-        if not (x4.keys() >= _p9r2f74ac98ba_c53): return False
-        if not (x4.keys() <= _p9r2f74ac98ba_c54): return False
-    elif x52 == 'aborted':
-        if not (x4.keys() >= _p9r2f74ac98ba_c55): return False
-        if not (x4.keys() <= _p9r2f74ac98ba_c56): return False
-    elif x52 == 'error':
-        x59 = x4.get('kind', _M) if isinstance(x4, dict) else _M
-        x60 = _p9r2f74ac98ba_tab57.get(x59, _p9r2f74ac98ba_free58) if isinstance(x59, str) else _p9r2f74ac98ba_free58
-        if sum(1 for f in x60 if f(x4)) != 1: return False
-    elif x52 == 'disposed':
-        if not (x4.keys() >= _p9r2f74ac98ba_c61): return False
-        if not (x4.keys() <= _p9r2f74ac98ba_c62): return False
-    elif x52 == 'max-tokens':
-        if not (x4.keys() >= _p9r2f74ac98ba_c63): return False
-        if not (x4.keys() <= _p9r2f74ac98ba_c64): return False
-    elif x52 == 'interrupted':
-        if not (x4.keys() >= _p9r2f74ac98ba_c65): return False
-        if not (x4.keys() <= _p9r2f74ac98ba_c66): return False
-    return True
-
-_p9r2f74ac98ba_tab36 = {'error': (_p9r2f74ac98ba_v16, _p9r2f74ac98ba_v29,)}
-_p9r2f74ac98ba_free37 = ()
-_p9r2f74ac98ba_tab57 = {'error': (_p9r2f74ac98ba_v16, _p9r2f74ac98ba_v29,)}
-_p9r2f74ac98ba_free58 = ()
-_p9rb150a551b8_c1 = frozenset(('reason', 'turn', ))
-_p9rb150a551b8_c2 = frozenset(('reason', 'turn', ))
-_p9rb150a551b8_c5 = frozenset(('kind', ))
-_p9rb150a551b8_c8 = frozenset(('kind', ))
-_p9rb150a551b8_c9 = frozenset(('kind', ))
-_p9rb150a551b8_c12 = frozenset(('kind', 'reason', ))
-_p9rb150a551b8_c13 = frozenset(('kind', 'reason', ))
-_p9rb150a551b8_c16 = frozenset(('kind', ))
-_p9rb150a551b8_c18 = frozenset(('kind', ))
-_p9rb150a551b8_c21 = frozenset(('kind', ))
-_p9rb150a551b8_c24 = frozenset(('reason', ))
-_p9rb150a551b8_c25 = frozenset(('kind', 'reason', ))
-_p9rb150a551b8_c29 = frozenset(('kind', ))
-_p9rb150a551b8_c32 = frozenset(('kind', ))
-_p9rb150a551b8_c35 = frozenset(('kind', ))
-_p9rb150a551b8_c36 = frozenset(('kind', ))
-_p9rb150a551b8_c39 = frozenset(('error', 'kind', ))
-_p9rb150a551b8_c40 = frozenset(('error', 'kind', ))
-_p9rb150a551b8_c43 = frozenset(('code', 'message', ))
-_p9rb150a551b8_c44 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p9rb150a551b8_c51 = frozenset(('kind', ))
-_p9rb150a551b8_c52 = frozenset(('kind', ))
-_p9rb150a551b8_c55 = frozenset(('kind', ))
-_p9rb150a551b8_c56 = frozenset(('kind', ))
-_p9rb150a551b8_c59 = frozenset(('kind', ))
-_p9rb150a551b8_c60 = frozenset(('kind', ))
-_p9rb150a551b8_c61 = frozenset(('kind', 'reason', ))
-_p9rb150a551b8_c62 = frozenset(('kind', 'reason', ))
-_p9rb150a551b8_c64 = frozenset(('kind', ))
-_p9rb150a551b8_c65 = frozenset(('kind', ))
-_p9rb150a551b8_c66 = frozenset(('kind', ))
-_p9rb150a551b8_c67 = frozenset(('error', 'kind', ))
-_p9rb150a551b8_c68 = frozenset(('error', 'kind', ))
-_p9rb150a551b8_c70 = frozenset(('code', 'message', ))
-_p9rb150a551b8_c71 = frozenset(('code', 'message', 'providerRetryAfterMs', 'requestId', 'status', ))
-_p9rb150a551b8_c77 = frozenset(('kind', ))
-_p9rb150a551b8_c78 = frozenset(('kind', ))
-_p9rb150a551b8_c79 = frozenset(('kind', ))
-_p9rb150a551b8_c80 = frozenset(('kind', ))
-
-def _p9rb150a551b8_v7(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c8): return False
-    if not (x.keys() <= _p9rb150a551b8_c9): return False
-    x10 = x['kind']
-    if not (isinstance(x10, str) and x10 == 'completed'): return False
-    return True
-
-def _p9rb150a551b8_v17(x):
-    if isinstance(x, dict):
-        if not (x.keys() <= _p9rb150a551b8_c18): return False
-        x19 = x.get('kind', _M)
-        if x19 is not _M:
-            if not (isinstance(x19, str) and x19 == 'user'): return False
-    return True
-
-def _p9rb150a551b8_v20(x):
-    if isinstance(x, dict):
-        if not (x.keys() <= _p9rb150a551b8_c21): return False
-        x22 = x.get('kind', _M)
-        if x22 is not _M:
-            if not (isinstance(x22, str) and x22 == 'parent'): return False
-    return True
-
-def _p9rb150a551b8_v23(x):
-    if isinstance(x, dict):
-        if not (x.keys() >= _p9rb150a551b8_c24): return False
-        if not (x.keys() <= _p9rb150a551b8_c25): return False
-        x26 = x.get('kind', _M)
-        if x26 is not _M:
-            if not (isinstance(x26, str) and x26 == 'hook'): return False
-        x27 = x['reason']
-        if not (isinstance(x27, str)): return False
-    return True
-
-def _p9rb150a551b8_v28(x):
-    if isinstance(x, dict):
-        if not (x.keys() <= _p9rb150a551b8_c29): return False
-        x30 = x.get('kind', _M)
-        if x30 is not _M:
-            if not (isinstance(x30, str) and x30 == 'disposed'): return False
-    return True
-
-def _p9rb150a551b8_v31(x):
-    if isinstance(x, dict):
-        if not (x.keys() <= _p9rb150a551b8_c32): return False
-        x33 = x.get('kind', _M)
-        if x33 is not _M:
-            if not (isinstance(x33, str) and x33 == 'legacy'): return False
-    return True
-
-def _p9rb150a551b8_v11(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c12): return False
-    if not (x.keys() <= _p9rb150a551b8_c13): return False
-    x14 = x['kind']
-    if not (isinstance(x14, str) and x14 == 'aborted'): return False
-    x15 = x['reason']
-    if not (isinstance(x15, dict)): return False
-    if not (x15.keys() >= _p9rb150a551b8_c16): return False
-    if (bool(_p9rb150a551b8_v17(x15)) + bool(_p9rb150a551b8_v20(x15)) + bool(_p9rb150a551b8_v23(x15)) + bool(_p9rb150a551b8_v28(x15)) + bool(_p9rb150a551b8_v31(x15))) != 1: return False
-    return True
-
-def _p9rb150a551b8_v34(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c35): return False
-    if not (x.keys() <= _p9rb150a551b8_c36): return False
-    x37 = x['kind']
-    if not (isinstance(x37, str) and x37 == 'blocked'): return False
-    return True
-
-def _p9rb150a551b8_v38(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c39): return False
-    if not (x.keys() <= _p9rb150a551b8_c40): return False
-    x41 = x['kind']
-    if not (isinstance(x41, str) and x41 == 'error'): return False
-    x42 = x['error']
-    if not (isinstance(x42, dict)): return False
-    if not (x42.keys() >= _p9rb150a551b8_c43): return False
-    if not (x42.keys() <= _p9rb150a551b8_c44): return False
-    x45 = x42['message']
-    if not (isinstance(x45, str)): return False
-    x46 = x42['code']
-    if not (isinstance(x46, str)): return False
-    x47 = x42.get('status', _M)
-    if x47 is not _M:
-        if not ((type(x47) is int or type(x47) is float or _is_number(x47))): return False
-    x48 = x42.get('providerRetryAfterMs', _M)
-    if x48 is not _M:
-        if not ((type(x48) is int or type(x48) is float or _is_number(x48))): return False
-    x49 = x42.get('requestId', _M)
-    if x49 is not _M:
-        if not (isinstance(x49, str)): return False
-    return True
-
-def _p9rb150a551b8_v50(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c51): return False
-    if not (x.keys() <= _p9rb150a551b8_c52): return False
-    x53 = x['kind']
-    if not (isinstance(x53, str) and x53 == 'max-tokens'): return False
-    return True
-
-def _p9rb150a551b8_v54(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c55): return False
-    if not (x.keys() <= _p9rb150a551b8_c56): return False
-    x57 = x['kind']
-    if not (isinstance(x57, str) and x57 == 'interrupted'): return False
-    return True
-
-def _p9rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p9rb150a551b8_c1): return False
-    if not (x.keys() <= _p9rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['reason']
-    if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p9rb150a551b8_c5): return False
-    x6 = x4['kind']
-    if not (isinstance(x6, str)): return False
-    x58 = x4.get('kind', _M) if isinstance(x4, dict) else _M
-    if x58 == 'completed':
-        if not (x4.keys() >= _p9rb150a551b8_c59): return False
-        if not (x4.keys() <= _p9rb150a551b8_c60): return False
-    elif x58 == 'aborted':
-        if not (x4.keys() >= _p9rb150a551b8_c61): return False
-        if not (x4.keys() <= _p9rb150a551b8_c62): return False
-        x63 = x4['reason']
-        if not (isinstance(x63, dict)): return False
-        if not (x63.keys() >= _p9rb150a551b8_c64): return False
-        if (bool(_p9rb150a551b8_v17(x63)) + bool(_p9rb150a551b8_v20(x63)) + bool(_p9rb150a551b8_v23(x63)) + bool(_p9rb150a551b8_v28(x63)) + bool(_p9rb150a551b8_v31(x63))) != 1: return False
-    elif x58 == 'blocked':
-        if not (x4.keys() >= _p9rb150a551b8_c65): return False
-        if not (x4.keys() <= _p9rb150a551b8_c66): return False
-    elif x58 == 'error':
-        if not (x4.keys() >= _p9rb150a551b8_c67): return False
-        if not (x4.keys() <= _p9rb150a551b8_c68): return False
-        x69 = x4['error']
-        if not (isinstance(x69, dict)): return False
-        if not (x69.keys() >= _p9rb150a551b8_c70): return False
-        if not (x69.keys() <= _p9rb150a551b8_c71): return False
-        x72 = x69['message']
-        if not (isinstance(x72, str)): return False
-        x73 = x69['code']
-        if not (isinstance(x73, str)): return False
-        x74 = x69.get('status', _M)
-        if x74 is not _M:
-            if not ((type(x74) is int or type(x74) is float or _is_number(x74))): return False
-        x75 = x69.get('providerRetryAfterMs', _M)
-        if x75 is not _M:
-            if not ((type(x75) is int or type(x75) is float or _is_number(x75))): return False
-        x76 = x69.get('requestId', _M)
-        if x76 is not _M:
-            if not (isinstance(x76, str)): return False
-    elif x58 == 'max-tokens':
-        if not (x4.keys() >= _p9rb150a551b8_c77): return False
-        if not (x4.keys() <= _p9rb150a551b8_c78): return False
-    elif x58 == 'interrupted':
-        if not (x4.keys() >= _p9rb150a551b8_c79): return False
-        if not (x4.keys() <= _p9rb150a551b8_c80): return False
-    return True
-
-_p10r2f74ac98ba_c1 = frozenset(('trigger', 'turn', ))
-_p10r2f74ac98ba_c2 = frozenset(('trigger', 'turn', ))
-_p10r2f74ac98ba_c5 = frozenset(('kind', ))
-_p10r2f74ac98ba_c8 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c9 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c12 = frozenset(('kind', ))
-_p10r2f74ac98ba_c16 = frozenset(('kind', ))
-_p10r2f74ac98ba_c17 = frozenset(('kind', ))
-_p10r2f74ac98ba_c20 = frozenset(('kind', 'rpcId', ))
-_p10r2f74ac98ba_c21 = frozenset(('kind', 'rpcId', ))
-_p10r2f74ac98ba_c29 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c30 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c34 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c35 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c38 = 1
-_p10r2f74ac98ba_c41 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c42 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c54 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c55 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c59 = frozenset(('action', 'path', 'scope', ))
-_p10r2f74ac98ba_c60 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p10r2f74ac98ba_c62 = frozenset(('remove', 'replace', 'set', ))
-_p10r2f74ac98ba_c67 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c68 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c75 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p10r2f74ac98ba_c76 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p10r2f74ac98ba_c79 = 1
-_p10r2f74ac98ba_c81 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_p10r2f74ac98ba_c83 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p10r2f74ac98ba_c84 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p10r2f74ac98ba_c89 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_p10r2f74ac98ba_c91 = frozenset(('code', 'message', ))
-_p10r2f74ac98ba_c92 = frozenset(('code', 'message', ))
-_p10r2f74ac98ba_c100 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p10r2f74ac98ba_c101 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p10r2f74ac98ba_c104 = 1
-_p10r2f74ac98ba_c107 = frozenset(('id', 'revision', ))
-_p10r2f74ac98ba_c108 = frozenset(('id', 'revision', ))
-_p10r2f74ac98ba_c121 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c122 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c124 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c125 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c127 = 1
-_p10r2f74ac98ba_c130 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c131 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c142 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c143 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c146 = frozenset(('action', 'path', 'scope', ))
-_p10r2f74ac98ba_c147 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p10r2f74ac98ba_c149 = frozenset(('remove', 'replace', 'set', ))
-_p10r2f74ac98ba_c153 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c154 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c164 = frozenset(('kind', ))
-_p10r2f74ac98ba_c165 = frozenset(('kind', ))
-_p10r2f74ac98ba_c168 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c169 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c172 = frozenset(('kind', ))
-_p10r2f74ac98ba_c179 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c180 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c182 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c183 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c185 = 1
-_p10r2f74ac98ba_c188 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c189 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c200 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c201 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c204 = frozenset(('action', 'path', 'scope', ))
-_p10r2f74ac98ba_c205 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p10r2f74ac98ba_c207 = frozenset(('remove', 'replace', 'set', ))
-_p10r2f74ac98ba_c211 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c212 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c222 = frozenset(('kind', ))
-_p10r2f74ac98ba_c223 = frozenset(('kind', ))
-_p10r2f74ac98ba_c226 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c227 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c229 = frozenset(('kind', ))
-_p10r2f74ac98ba_c236 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c237 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c239 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c240 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c242 = 1
-_p10r2f74ac98ba_c245 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c246 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c257 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c258 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c261 = frozenset(('action', 'path', 'scope', ))
-_p10r2f74ac98ba_c262 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p10r2f74ac98ba_c264 = frozenset(('remove', 'replace', 'set', ))
-_p10r2f74ac98ba_c268 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c269 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c278 = frozenset(('kind', ))
-_p10r2f74ac98ba_c279 = frozenset(('kind', ))
-_p10r2f74ac98ba_c280 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c281 = frozenset(('kind', 'source', ))
-_p10r2f74ac98ba_c283 = frozenset(('kind', ))
-_p10r2f74ac98ba_c290 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c291 = frozenset(('kind', 'plugin', ))
-_p10r2f74ac98ba_c293 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c294 = frozenset(('kind', 'references', 'version', ))
-_p10r2f74ac98ba_c296 = 1
-_p10r2f74ac98ba_c299 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c300 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p10r2f74ac98ba_c311 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c312 = frozenset(('changes', 'kind', ))
-_p10r2f74ac98ba_c315 = frozenset(('action', 'path', 'scope', ))
-_p10r2f74ac98ba_c316 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p10r2f74ac98ba_c318 = frozenset(('remove', 'replace', 'set', ))
-_p10r2f74ac98ba_c322 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c323 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p10r2f74ac98ba_c332 = frozenset(('kind', ))
-_p10r2f74ac98ba_c333 = frozenset(('kind', ))
-
-def _p10r2f74ac98ba_v15(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c16): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c17): return False
-    x18 = x['kind']
-    if not (isinstance(x18, str) and x18 == 'user'): return False
-    return True
-
-def _p10r2f74ac98ba_v19(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c20): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c21): return False
-    x22 = x['kind']
-    if not (isinstance(x22, str) and x22 == 'user'): return False
-    x23 = x['rpcId']
-    if not (isinstance(x23, str)): return False
-    return True
-
-def _p10r2f74ac98ba_v14(x):
-    x26 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x27 = _p10r2f74ac98ba_tab24.get(x26, _p10r2f74ac98ba_free25) if isinstance(x26, str) else _p10r2f74ac98ba_free25
-    if sum(1 for f in x27 if f(x)) != 1: return False
-    return True
-
-def _p10r2f74ac98ba_v28(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c29): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c30): return False
-    x31 = x['kind']
-    if not (isinstance(x31, str) and x31 == 'plugin'): return False
-    x32 = x['plugin']
-    if not (isinstance(x32, str)): return False
-    return True
-
-def _p10r2f74ac98ba_v33(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c34): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c35): return False
-    x36 = x['kind']
-    if not (isinstance(x36, str) and x36 == 'session-reference'): return False
-    x37 = x['version']
-    if not _equal(x37, _p10r2f74ac98ba_c38): return False
-    x39 = x['references']
-    if not (isinstance(x39, list)): return False
-    for x40 in x39:
-        if not (isinstance(x40, dict)): return False
-        if not (x40.keys() >= _p10r2f74ac98ba_c41): return False
-        if not (x40.keys() <= _p10r2f74ac98ba_c42): return False
-        x43 = x40['sessionId']
-        if not (isinstance(x43, str)): return False
-        x44 = x40['label']
-        if not (isinstance(x44, str)): return False
-        x45 = x40['capturedThroughSeq']
-        if not ((type(x45) is int or _is_integer(x45)) or x45 is None): return False
-        x46 = x40['compacted']
-        if not (isinstance(x46, bool)): return False
-        x47 = x40['originalMessages']
-        if not ((type(x47) is int or _is_integer(x47))): return False
-        x48 = x40['retainedMessages']
-        if not ((type(x48) is int or _is_integer(x48))): return False
-        x49 = x40['omittedMessages']
-        if not ((type(x49) is int or _is_integer(x49))): return False
-        x50 = x40['omittedBytes']
-        if not ((type(x50) is int or _is_integer(x50))): return False
-        x51 = x40['truncated']
-        if not (isinstance(x51, bool)): return False
-        x52 = x40['inputIndex']
-        if not ((type(x52) is int or _is_integer(x52))): return False
-    return True
-
-def _p10r2f74ac98ba_v53(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c54): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c55): return False
-    x56 = x['kind']
-    if not (isinstance(x56, str) and x56 == 'workspace-instructions'): return False
-    x57 = x['changes']
-    if not (isinstance(x57, list)): return False
-    for x58 in x57:
-        if not (isinstance(x58, dict)): return False
-        if not (x58.keys() >= _p10r2f74ac98ba_c59): return False
-        if not (x58.keys() <= _p10r2f74ac98ba_c60): return False
-        x61 = x58['action']
-        if not (isinstance(x61, str) and x61 in _p10r2f74ac98ba_c62): return False
-        x63 = x58['scope']
-        if not (isinstance(x63, str)): return False
-        x64 = x58['path']
-        if not (isinstance(x64, str)): return False
-        x65 = x58.get('digest', _M)
-        if x65 is not _M:
-            if not (isinstance(x65, str)): return False
-    return True
-
-def _p10r2f74ac98ba_v74(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c75): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c76): return False
-    x77 = x['kind']
-    if not (isinstance(x77, str) and x77 == 'goal/change'): return False
-    x78 = x['version']
-    if not _equal(x78, _p10r2f74ac98ba_c79): return False
-    x80 = x['operation']
-    if not (isinstance(x80, str) and x80 in _p10r2f74ac98ba_c81): return False
-    x82 = x['goal']
-    if not (isinstance(x82, dict)): return False
-    if not (x82.keys() >= _p10r2f74ac98ba_c83): return False
-    if not (x82.keys() <= _p10r2f74ac98ba_c84): return False
-    x85 = x82['id']
-    if not (isinstance(x85, str)): return False
-    x86 = x82['revision']
-    if not ((type(x86) is int or _is_integer(x86))): return False
-    x87 = x82['objective']
-    if not (isinstance(x87, str)): return False
-    x88 = x82['phase']
-    if not (isinstance(x88, str) and x88 in _p10r2f74ac98ba_c89): return False
-    x90 = x82.get('blockedReason', _M)
-    if x90 is not _M:
-        if not (isinstance(x90, dict)): return False
-        if not (x90.keys() >= _p10r2f74ac98ba_c91): return False
-        if not (x90.keys() <= _p10r2f74ac98ba_c92): return False
-        x93 = x90['code']
-        if not (isinstance(x93, str)): return False
-        x94 = x90['message']
-        if not (isinstance(x94, str)): return False
-    x95 = x82['maxGoalRounds']
-    if not ((type(x95) is int or _is_integer(x95))): return False
-    x96 = x['roundsStarted']
-    if not ((type(x96) is int or _is_integer(x96))): return False
-    x97 = x['createdAt']
-    if not ((type(x97) is int or _is_integer(x97))): return False
-    x98 = x['updatedAt']
-    if not ((type(x98) is int or _is_integer(x98))): return False
-    return True
-
-def _p10r2f74ac98ba_v99(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c100): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c101): return False
-    x102 = x['kind']
-    if not (isinstance(x102, str) and x102 == 'goal/change'): return False
-    x103 = x['version']
-    if not _equal(x103, _p10r2f74ac98ba_c104): return False
-    x105 = x['operation']
-    if not (isinstance(x105, str) and x105 == 'clear'): return False
-    x106 = x['cleared']
-    if not (isinstance(x106, dict)): return False
-    if not (x106.keys() >= _p10r2f74ac98ba_c107): return False
-    if not (x106.keys() <= _p10r2f74ac98ba_c108): return False
-    x109 = x106['id']
-    if not (isinstance(x109, str)): return False
-    x110 = x106['revision']
-    if not ((type(x110) is int or _is_integer(x110))): return False
-    x111 = x['clearedAt']
-    if not ((type(x111) is int or _is_integer(x111))): return False
-    return True
-
-def _p10r2f74ac98ba_v66(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c67): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c68): return False
-    x69 = x['kind']
-    if not (isinstance(x69, str) and x69 == 'goal'): return False
-    x70 = x['goalId']
-    if not (isinstance(x70, str)): return False
-    x71 = x['revision']
-    if not ((type(x71) is int or _is_integer(x71))): return False
-    x72 = x['round']
-    if not ((type(x72) is int or _is_integer(x72))): return False
-    x73 = x.get('change', _M)
-    if x73 is not _M:
-        x114 = x73.get('kind', _M) if isinstance(x73, dict) else _M
-        x115 = _p10r2f74ac98ba_tab112.get(x114, _p10r2f74ac98ba_free113) if isinstance(x114, str) else _p10r2f74ac98ba_free113
-        if sum(1 for f in x115 if f(x73)) != 1: return False
-    return True
-
-def _p10r2f74ac98ba_v7(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c9): return False
-    x10 = x['kind']
-    if not (isinstance(x10, str) and x10 == 'message'): return False
-    x11 = x['source']
-    if not (isinstance(x11, dict)): return False
-    if not (x11.keys() >= _p10r2f74ac98ba_c12): return False
-    x13 = x11['kind']
-    if not (isinstance(x13, str)): return False
-    x116 = x11.get('kind', _M) if isinstance(x11, dict) else _M
-    if x116 == 'user':
-        x119 = x11.get('kind', _M) if isinstance(x11, dict) else _M
-        x120 = _p10r2f74ac98ba_tab117.get(x119, _p10r2f74ac98ba_free118) if isinstance(x119, str) else _p10r2f74ac98ba_free118
-        if sum(1 for f in x120 if f(x11)) != 1: return False
-    elif x116 == 'plugin':
-        if not (x11.keys() >= _p10r2f74ac98ba_c121): return False
-        if not (x11.keys() <= _p10r2f74ac98ba_c122): return False
-        x123 = x11['plugin']
-        if not (isinstance(x123, str)): return False
-    elif x116 == 'session-reference':
-        if not (x11.keys() >= _p10r2f74ac98ba_c124): return False
-        if not (x11.keys() <= _p10r2f74ac98ba_c125): return False
-        x126 = x11['version']
-        if not _equal(x126, _p10r2f74ac98ba_c127): return False
-        x128 = x11['references']
-        if not (isinstance(x128, list)): return False
-        for x129 in x128:
-            if not (isinstance(x129, dict)): return False
-            if not (x129.keys() >= _p10r2f74ac98ba_c130): return False
-            if not (x129.keys() <= _p10r2f74ac98ba_c131): return False
-            x132 = x129['sessionId']
-            if not (isinstance(x132, str)): return False
-            x133 = x129['label']
-            if not (isinstance(x133, str)): return False
-            x134 = x129['capturedThroughSeq']
-            if not ((type(x134) is int or _is_integer(x134)) or x134 is None): return False
-            x135 = x129['compacted']
-            if not (isinstance(x135, bool)): return False
-            x136 = x129['originalMessages']
-            if not ((type(x136) is int or _is_integer(x136))): return False
-            x137 = x129['retainedMessages']
-            if not ((type(x137) is int or _is_integer(x137))): return False
-            x138 = x129['omittedMessages']
-            if not ((type(x138) is int or _is_integer(x138))): return False
-            x139 = x129['omittedBytes']
-            if not ((type(x139) is int or _is_integer(x139))): return False
-            x140 = x129['truncated']
-            if not (isinstance(x140, bool)): return False
-            x141 = x129['inputIndex']
-            if not ((type(x141) is int or _is_integer(x141))): return False
-    elif x116 == 'workspace-instructions':
-        if not (x11.keys() >= _p10r2f74ac98ba_c142): return False
-        if not (x11.keys() <= _p10r2f74ac98ba_c143): return False
-        x144 = x11['changes']
-        if not (isinstance(x144, list)): return False
-        for x145 in x144:
-            if not (isinstance(x145, dict)): return False
-            if not (x145.keys() >= _p10r2f74ac98ba_c146): return False
-            if not (x145.keys() <= _p10r2f74ac98ba_c147): return False
-            x148 = x145['action']
-            if not (isinstance(x148, str) and x148 in _p10r2f74ac98ba_c149): return False
-            x150 = x145['scope']
-            if not (isinstance(x150, str)): return False
-            x151 = x145['path']
-            if not (isinstance(x151, str)): return False
-            x152 = x145.get('digest', _M)
-            if x152 is not _M:
-                if not (isinstance(x152, str)): return False
-    elif x116 == 'goal':
-        if not (x11.keys() >= _p10r2f74ac98ba_c153): return False
-        if not (x11.keys() <= _p10r2f74ac98ba_c154): return False
-        x155 = x11['goalId']
-        if not (isinstance(x155, str)): return False
-        x156 = x11['revision']
-        if not ((type(x156) is int or _is_integer(x156))): return False
-        x157 = x11['round']
-        if not ((type(x157) is int or _is_integer(x157))): return False
-        x158 = x11.get('change', _M)
-        if x158 is not _M:
-            x161 = x158.get('kind', _M) if isinstance(x158, dict) else _M
-            x162 = _p10r2f74ac98ba_tab159.get(x161, _p10r2f74ac98ba_free160) if isinstance(x161, str) else _p10r2f74ac98ba_free160
-            if sum(1 for f in x162 if f(x158)) != 1: return False
-    return True
-
-def _p10r2f74ac98ba_v163(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c164): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c165): return False
-    x166 = x['kind']
-    if not (isinstance(x166, str) and x166 == 'retry'): return False
-    return True
-
-def _p10r2f74ac98ba_v167(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c168): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c169): return False
-    x170 = x['kind']
-    if not (isinstance(x170, str) and x170 == 'injection'): return False
-    x171 = x['source']
-    if not (isinstance(x171, dict)): return False
-    if not (x171.keys() >= _p10r2f74ac98ba_c172): return False
-    x173 = x171['kind']
-    if not (isinstance(x173, str)): return False
-    x174 = x171.get('kind', _M) if isinstance(x171, dict) else _M
-    if x174 == 'user':
-        x177 = x171.get('kind', _M) if isinstance(x171, dict) else _M
-        x178 = _p10r2f74ac98ba_tab175.get(x177, _p10r2f74ac98ba_free176) if isinstance(x177, str) else _p10r2f74ac98ba_free176
-        if sum(1 for f in x178 if f(x171)) != 1: return False
-    elif x174 == 'plugin':
-        if not (x171.keys() >= _p10r2f74ac98ba_c179): return False
-        if not (x171.keys() <= _p10r2f74ac98ba_c180): return False
-        x181 = x171['plugin']
-        if not (isinstance(x181, str)): return False
-    elif x174 == 'session-reference':
-        if not (x171.keys() >= _p10r2f74ac98ba_c182): return False
-        if not (x171.keys() <= _p10r2f74ac98ba_c183): return False
-        x184 = x171['version']
-        if not _equal(x184, _p10r2f74ac98ba_c185): return False
-        x186 = x171['references']
-        if not (isinstance(x186, list)): return False
-        for x187 in x186:
-            if not (isinstance(x187, dict)): return False
-            if not (x187.keys() >= _p10r2f74ac98ba_c188): return False
-            if not (x187.keys() <= _p10r2f74ac98ba_c189): return False
-            x190 = x187['sessionId']
-            if not (isinstance(x190, str)): return False
-            x191 = x187['label']
-            if not (isinstance(x191, str)): return False
-            x192 = x187['capturedThroughSeq']
-            if not ((type(x192) is int or _is_integer(x192)) or x192 is None): return False
-            x193 = x187['compacted']
-            if not (isinstance(x193, bool)): return False
-            x194 = x187['originalMessages']
-            if not ((type(x194) is int or _is_integer(x194))): return False
-            x195 = x187['retainedMessages']
-            if not ((type(x195) is int or _is_integer(x195))): return False
-            x196 = x187['omittedMessages']
-            if not ((type(x196) is int or _is_integer(x196))): return False
-            x197 = x187['omittedBytes']
-            if not ((type(x197) is int or _is_integer(x197))): return False
-            x198 = x187['truncated']
-            if not (isinstance(x198, bool)): return False
-            x199 = x187['inputIndex']
-            if not ((type(x199) is int or _is_integer(x199))): return False
-    elif x174 == 'workspace-instructions':
-        if not (x171.keys() >= _p10r2f74ac98ba_c200): return False
-        if not (x171.keys() <= _p10r2f74ac98ba_c201): return False
-        x202 = x171['changes']
-        if not (isinstance(x202, list)): return False
-        for x203 in x202:
-            if not (isinstance(x203, dict)): return False
-            if not (x203.keys() >= _p10r2f74ac98ba_c204): return False
-            if not (x203.keys() <= _p10r2f74ac98ba_c205): return False
-            x206 = x203['action']
-            if not (isinstance(x206, str) and x206 in _p10r2f74ac98ba_c207): return False
-            x208 = x203['scope']
-            if not (isinstance(x208, str)): return False
-            x209 = x203['path']
-            if not (isinstance(x209, str)): return False
-            x210 = x203.get('digest', _M)
-            if x210 is not _M:
-                if not (isinstance(x210, str)): return False
-    elif x174 == 'goal':
-        if not (x171.keys() >= _p10r2f74ac98ba_c211): return False
-        if not (x171.keys() <= _p10r2f74ac98ba_c212): return False
-        x213 = x171['goalId']
-        if not (isinstance(x213, str)): return False
-        x214 = x171['revision']
-        if not ((type(x214) is int or _is_integer(x214))): return False
-        x215 = x171['round']
-        if not ((type(x215) is int or _is_integer(x215))): return False
-        x216 = x171.get('change', _M)
-        if x216 is not _M:
-            x219 = x216.get('kind', _M) if isinstance(x216, dict) else _M
-            x220 = _p10r2f74ac98ba_tab217.get(x219, _p10r2f74ac98ba_free218) if isinstance(x219, str) else _p10r2f74ac98ba_free218
-            if sum(1 for f in x220 if f(x216)) != 1: return False
-    return True
-
-def _p10r2f74ac98ba_v221(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c222): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c223): return False
-    x224 = x['kind']
-    if not (isinstance(x224, str) and x224 == 'session-title'): return False
-    return True
-
-def _p10r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p10r2f74ac98ba_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    x4 = x['trigger']
-    if not (isinstance(x4, dict)): return False
-    if not (x4.keys() >= _p10r2f74ac98ba_c5): return False
-    x6 = x4['kind']
-    if not (isinstance(x6, str)): return False
-    x225 = x4.get('kind', _M) if isinstance(x4, dict) else _M
-    if x225 == 'message':
-        if not (x4.keys() >= _p10r2f74ac98ba_c226): return False
-        if not (x4.keys() <= _p10r2f74ac98ba_c227): return False
-        x228 = x4['source']
-        if not (isinstance(x228, dict)): return False
-        if not (x228.keys() >= _p10r2f74ac98ba_c229): return False
-        x230 = x228['kind']
-        if not (isinstance(x230, str)): return False
-        x231 = x228.get('kind', _M) if isinstance(x228, dict) else _M
-        if x231 == 'user':
-            x234 = x228.get('kind', _M) if isinstance(x228, dict) else _M
-            x235 = _p10r2f74ac98ba_tab232.get(x234, _p10r2f74ac98ba_free233) if isinstance(x234, str) else _p10r2f74ac98ba_free233
-            if sum(1 for f in x235 if f(x228)) != 1: return False
-        elif x231 == 'plugin':
-            if not (x228.keys() >= _p10r2f74ac98ba_c236): return False
-            if not (x228.keys() <= _p10r2f74ac98ba_c237): return False
-            x238 = x228['plugin']
-            if not (isinstance(x238, str)): return False
-        elif x231 == 'session-reference':
-            if not (x228.keys() >= _p10r2f74ac98ba_c239): return False
-            if not (x228.keys() <= _p10r2f74ac98ba_c240): return False
-            x241 = x228['version']
-            if not _equal(x241, _p10r2f74ac98ba_c242): return False
-            x243 = x228['references']
-            if not (isinstance(x243, list)): return False
-            for x244 in x243:
-                if not (isinstance(x244, dict)): return False
-                if not (x244.keys() >= _p10r2f74ac98ba_c245): return False
-                if not (x244.keys() <= _p10r2f74ac98ba_c246): return False
-                x247 = x244['sessionId']
-                if not (isinstance(x247, str)): return False
-                x248 = x244['label']
-                if not (isinstance(x248, str)): return False
-                x249 = x244['capturedThroughSeq']
-                if not ((type(x249) is int or _is_integer(x249)) or x249 is None): return False
-                x250 = x244['compacted']
-                if not (isinstance(x250, bool)): return False
-                x251 = x244['originalMessages']
-                if not ((type(x251) is int or _is_integer(x251))): return False
-                x252 = x244['retainedMessages']
-                if not ((type(x252) is int or _is_integer(x252))): return False
-                x253 = x244['omittedMessages']
-                if not ((type(x253) is int or _is_integer(x253))): return False
-                x254 = x244['omittedBytes']
-                if not ((type(x254) is int or _is_integer(x254))): return False
-                x255 = x244['truncated']
-                if not (isinstance(x255, bool)): return False
-                x256 = x244['inputIndex']
-                if not ((type(x256) is int or _is_integer(x256))): return False
-        elif x231 == 'workspace-instructions':
-            if not (x228.keys() >= _p10r2f74ac98ba_c257): return False
-            if not (x228.keys() <= _p10r2f74ac98ba_c258): return False
-            x259 = x228['changes']
-            if not (isinstance(x259, list)): return False
-            for x260 in x259:
-                if not (isinstance(x260, dict)): return False
-                if not (x260.keys() >= _p10r2f74ac98ba_c261): return False
-                if not (x260.keys() <= _p10r2f74ac98ba_c262): return False
-                x263 = x260['action']
-                if not (isinstance(x263, str) and x263 in _p10r2f74ac98ba_c264): return False
-                x265 = x260['scope']
-                if not (isinstance(x265, str)): return False
-                x266 = x260['path']
-                if not (isinstance(x266, str)): return False
-                x267 = x260.get('digest', _M)
-                if x267 is not _M:
-                    if not (isinstance(x267, str)): return False
-        elif x231 == 'goal':
-            if not (x228.keys() >= _p10r2f74ac98ba_c268): return False
-            if not (x228.keys() <= _p10r2f74ac98ba_c269): return False
-            x270 = x228['goalId']
-            if not (isinstance(x270, str)): return False
-            x271 = x228['revision']
-            if not ((type(x271) is int or _is_integer(x271))): return False
-            x272 = x228['round']
-            if not ((type(x272) is int or _is_integer(x272))): return False
-            x273 = x228.get('change', _M)
-            if x273 is not _M:
-                x276 = x273.get('kind', _M) if isinstance(x273, dict) else _M
-                x277 = _p10r2f74ac98ba_tab274.get(x276, _p10r2f74ac98ba_free275) if isinstance(x276, str) else _p10r2f74ac98ba_free275
-                if sum(1 for f in x277 if f(x273)) != 1: return False
-    elif x225 == 'retry':
-        if not (x4.keys() >= _p10r2f74ac98ba_c278): return False
-        if not (x4.keys() <= _p10r2f74ac98ba_c279): return False
-    elif x225 == 'injection':
-        if not (x4.keys() >= _p10r2f74ac98ba_c280): return False
-        if not (x4.keys() <= _p10r2f74ac98ba_c281): return False
-        x282 = x4['source']
-        if not (isinstance(x282, dict)): return False
-        if not (x282.keys() >= _p10r2f74ac98ba_c283): return False
-        x284 = x282['kind']
-        if not (isinstance(x284, str)): return False
-        x285 = x282.get('kind', _M) if isinstance(x282, dict) else _M
-        if x285 == 'user':
-            x288 = x282.get('kind', _M) if isinstance(x282, dict) else _M
-            x289 = _p10r2f74ac98ba_tab286.get(x288, _p10r2f74ac98ba_free287) if isinstance(x288, str) else _p10r2f74ac98ba_free287
-            if sum(1 for f in x289 if f(x282)) != 1: return False
-        elif x285 == 'plugin':
-            if not (x282.keys() >= _p10r2f74ac98ba_c290): return False
-            if not (x282.keys() <= _p10r2f74ac98ba_c291): return False
-            x292 = x282['plugin']
-            if not (isinstance(x292, str)): return False
-        elif x285 == 'session-reference':
-            if not (x282.keys() >= _p10r2f74ac98ba_c293): return False
-            if not (x282.keys() <= _p10r2f74ac98ba_c294): return False
-            x295 = x282['version']
-            if not _equal(x295, _p10r2f74ac98ba_c296): return False
-            x297 = x282['references']
-            if not (isinstance(x297, list)): return False
-            for x298 in x297:
-                if not (isinstance(x298, dict)): return False
-                if not (x298.keys() >= _p10r2f74ac98ba_c299): return False
-                if not (x298.keys() <= _p10r2f74ac98ba_c300): return False
-                x301 = x298['sessionId']
-                if not (isinstance(x301, str)): return False
-                x302 = x298['label']
-                if not (isinstance(x302, str)): return False
-                x303 = x298['capturedThroughSeq']
-                if not ((type(x303) is int or _is_integer(x303)) or x303 is None): return False
-                x304 = x298['compacted']
-                if not (isinstance(x304, bool)): return False
-                x305 = x298['originalMessages']
-                if not ((type(x305) is int or _is_integer(x305))): return False
-                x306 = x298['retainedMessages']
-                if not ((type(x306) is int or _is_integer(x306))): return False
-                x307 = x298['omittedMessages']
-                if not ((type(x307) is int or _is_integer(x307))): return False
-                x308 = x298['omittedBytes']
-                if not ((type(x308) is int or _is_integer(x308))): return False
-                x309 = x298['truncated']
-                if not (isinstance(x309, bool)): return False
-                x310 = x298['inputIndex']
-                if not ((type(x310) is int or _is_integer(x310))): return False
-        elif x285 == 'workspace-instructions':
-            if not (x282.keys() >= _p10r2f74ac98ba_c311): return False
-            if not (x282.keys() <= _p10r2f74ac98ba_c312): return False
-            x313 = x282['changes']
-            if not (isinstance(x313, list)): return False
-            for x314 in x313:
-                if not (isinstance(x314, dict)): return False
-                if not (x314.keys() >= _p10r2f74ac98ba_c315): return False
-                if not (x314.keys() <= _p10r2f74ac98ba_c316): return False
-                x317 = x314['action']
-                if not (isinstance(x317, str) and x317 in _p10r2f74ac98ba_c318): return False
-                x319 = x314['scope']
-                if not (isinstance(x319, str)): return False
-                x320 = x314['path']
-                if not (isinstance(x320, str)): return False
-                x321 = x314.get('digest', _M)
-                if x321 is not _M:
-                    if not (isinstance(x321, str)): return False
-        elif x285 == 'goal':
-            if not (x282.keys() >= _p10r2f74ac98ba_c322): return False
-            if not (x282.keys() <= _p10r2f74ac98ba_c323): return False
-            x324 = x282['goalId']
-            if not (isinstance(x324, str)): return False
-            x325 = x282['revision']
-            if not ((type(x325) is int or _is_integer(x325))): return False
-            x326 = x282['round']
-            if not ((type(x326) is int or _is_integer(x326))): return False
-            x327 = x282.get('change', _M)
-            if x327 is not _M:
-                x330 = x327.get('kind', _M) if isinstance(x327, dict) else _M
-                x331 = _p10r2f74ac98ba_tab328.get(x330, _p10r2f74ac98ba_free329) if isinstance(x330, str) else _p10r2f74ac98ba_free329
-                if sum(1 for f in x331 if f(x327)) != 1: return False
-    elif x225 == 'session-title':
-        if not (x4.keys() >= _p10r2f74ac98ba_c332): return False
-        if not (x4.keys() <= _p10r2f74ac98ba_c333): return False
-    return True
-
-_p10r2f74ac98ba_tab24 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
-_p10r2f74ac98ba_free25 = ()
-_p10r2f74ac98ba_tab112 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
-_p10r2f74ac98ba_free113 = ()
-_p10r2f74ac98ba_tab117 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
-_p10r2f74ac98ba_free118 = ()
-_p10r2f74ac98ba_tab159 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
-_p10r2f74ac98ba_free160 = ()
-_p10r2f74ac98ba_tab175 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
-_p10r2f74ac98ba_free176 = ()
-_p10r2f74ac98ba_tab217 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
-_p10r2f74ac98ba_free218 = ()
-_p10r2f74ac98ba_tab232 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
-_p10r2f74ac98ba_free233 = ()
-_p10r2f74ac98ba_tab274 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
-_p10r2f74ac98ba_free275 = ()
-_p10r2f74ac98ba_tab286 = {'user': (_p10r2f74ac98ba_v15, _p10r2f74ac98ba_v19,)}
-_p10r2f74ac98ba_free287 = ()
-_p10r2f74ac98ba_tab328 = {'goal/change': (_p10r2f74ac98ba_v74, _p10r2f74ac98ba_v99,)}
-_p10r2f74ac98ba_free329 = ()
-_p10rb150a551b8_c1 = frozenset(('turn', ))
-_p10rb150a551b8_c2 = frozenset(('turn', ))
-
-def _p10rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p10rb150a551b8_c1): return False
-    if not (x.keys() <= _p10rb150a551b8_c2): return False
-    x3 = x['turn']
-    if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
-    return True
-
-_p11r2f74ac98ba_c1 = frozenset(('content', 'source', ))
-_p11r2f74ac98ba_c2 = frozenset(('content', 'source', ))
-_p11r2f74ac98ba_c5 = frozenset(('type', ))
-_p11r2f74ac98ba_c8 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c9 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c13 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c14 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c18 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c19 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c25 = frozenset(('content', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c26 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c32 = frozenset(('type', ))
-_p11r2f74ac98ba_c35 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c36 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c38 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c39 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c41 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c42 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c47 = frozenset(('content', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c48 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c56 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c57 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c59 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c60 = frozenset(('text', 'type', ))
-_p11r2f74ac98ba_c62 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c63 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11r2f74ac98ba_c67 = frozenset(('content', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c68 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11r2f74ac98ba_c74 = frozenset(('kind', ))
-_p11r2f74ac98ba_c78 = frozenset(('kind', ))
-_p11r2f74ac98ba_c79 = frozenset(('kind', ))
-_p11r2f74ac98ba_c82 = frozenset(('kind', 'rpcId', ))
-_p11r2f74ac98ba_c83 = frozenset(('kind', 'rpcId', ))
-_p11r2f74ac98ba_c91 = frozenset(('kind', 'plugin', ))
-_p11r2f74ac98ba_c92 = frozenset(('kind', 'plugin', ))
-_p11r2f74ac98ba_c96 = frozenset(('kind', 'references', 'version', ))
-_p11r2f74ac98ba_c97 = frozenset(('kind', 'references', 'version', ))
-_p11r2f74ac98ba_c100 = 1
-_p11r2f74ac98ba_c103 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11r2f74ac98ba_c104 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11r2f74ac98ba_c116 = frozenset(('changes', 'kind', ))
-_p11r2f74ac98ba_c117 = frozenset(('changes', 'kind', ))
-_p11r2f74ac98ba_c121 = frozenset(('action', 'path', 'scope', ))
-_p11r2f74ac98ba_c122 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p11r2f74ac98ba_c124 = frozenset(('remove', 'replace', 'set', ))
-_p11r2f74ac98ba_c129 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p11r2f74ac98ba_c130 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-_p11r2f74ac98ba_c137 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p11r2f74ac98ba_c138 = frozenset(('createdAt', 'goal', 'kind', 'operation', 'roundsStarted', 'updatedAt', 'version', ))
-_p11r2f74ac98ba_c141 = 1
-_p11r2f74ac98ba_c143 = frozenset(('block', 'complete', 'create', 'edit', 'pause', 'resume', ))
-_p11r2f74ac98ba_c145 = frozenset(('id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p11r2f74ac98ba_c146 = frozenset(('blockedReason', 'id', 'maxGoalRounds', 'objective', 'phase', 'revision', ))
-_p11r2f74ac98ba_c151 = frozenset(('active', 'blocked', 'complete', 'paused', ))
-_p11r2f74ac98ba_c153 = frozenset(('code', 'message', ))
-_p11r2f74ac98ba_c154 = frozenset(('code', 'message', ))
-_p11r2f74ac98ba_c162 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p11r2f74ac98ba_c163 = frozenset(('cleared', 'clearedAt', 'kind', 'operation', 'version', ))
-_p11r2f74ac98ba_c166 = 1
-_p11r2f74ac98ba_c169 = frozenset(('id', 'revision', ))
-_p11r2f74ac98ba_c170 = frozenset(('id', 'revision', ))
-_p11r2f74ac98ba_c183 = frozenset(('kind', 'plugin', ))
-_p11r2f74ac98ba_c184 = frozenset(('kind', 'plugin', ))
-_p11r2f74ac98ba_c186 = frozenset(('kind', 'references', 'version', ))
-_p11r2f74ac98ba_c187 = frozenset(('kind', 'references', 'version', ))
-_p11r2f74ac98ba_c189 = 1
-_p11r2f74ac98ba_c192 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11r2f74ac98ba_c193 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11r2f74ac98ba_c204 = frozenset(('changes', 'kind', ))
-_p11r2f74ac98ba_c205 = frozenset(('changes', 'kind', ))
-_p11r2f74ac98ba_c208 = frozenset(('action', 'path', 'scope', ))
-_p11r2f74ac98ba_c209 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p11r2f74ac98ba_c211 = frozenset(('remove', 'replace', 'set', ))
-_p11r2f74ac98ba_c215 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p11r2f74ac98ba_c216 = frozenset(('change', 'goalId', 'kind', 'revision', 'round', ))
-
-def _p11r2f74ac98ba_v7(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c8): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c9): return False
-    x10 = x['type']
-    if not (isinstance(x10, str) and x10 == 'text'): return False
-    x11 = x['text']
-    if not (isinstance(x11, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v12(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c13): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c14): return False
-    x15 = x['type']
-    if not (isinstance(x15, str) and x15 == 'reasoning'): return False
-    x16 = x['text']
-    if not (isinstance(x16, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v17(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c18): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c19): return False
-    x20 = x['type']
-    if not (isinstance(x20, str) and x20 == 'tool-call'): return False
-    x21 = x['id']
-    if not (isinstance(x21, str)): return False
-    x22 = x['name']
-    if not (isinstance(x22, str)): return False
-    x23 = x['arguments']
-    if not (isinstance(x23, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v46(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c47): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c48): return False
-    x49 = x['type']
-    if not (isinstance(x49, str) and x49 == 'tool-result'): return False
-    x50 = x['toolCallId']
-    if not (isinstance(x50, str)): return False
-    x51 = x['content']
-    if not (isinstance(x51, list)): return False
-    for x52 in x51:
-        if not _p11r2f74ac98ba_v31(x52): return False
-    x53 = x.get('isError', _M)
-    if x53 is not _M:
-        if not (isinstance(x53, bool)): return False
-    return True
-
-def _p11r2f74ac98ba_v31(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c32): return False
-    x33 = x['type']
-    if not (isinstance(x33, str)): return False
-    x34 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x34 == 'text':
-        if not (x.keys() >= _p11r2f74ac98ba_c35): return False
-        if not (x.keys() <= _p11r2f74ac98ba_c36): return False
-        x37 = x['text']
-        if not (isinstance(x37, str)): return False
-    elif x34 == 'reasoning':
-        if not (x.keys() >= _p11r2f74ac98ba_c38): return False
-        if not (x.keys() <= _p11r2f74ac98ba_c39): return False
-        x40 = x['text']
-        if not (isinstance(x40, str)): return False
-    elif x34 == 'tool-call':
-        if not (x.keys() >= _p11r2f74ac98ba_c41): return False
-        if not (x.keys() <= _p11r2f74ac98ba_c42): return False
-        x43 = x['id']
-        if not (isinstance(x43, str)): return False
-        x44 = x['name']
-        if not (isinstance(x44, str)): return False
-        x45 = x['arguments']
-        if not (isinstance(x45, str)): return False
-    elif x34 == 'tool-result':
-        if not _p11r2f74ac98ba_v46(x): return False
-    return True
-
-def _p11r2f74ac98ba_v24(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c25): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c26): return False
-    x27 = x['type']
-    if not (isinstance(x27, str) and x27 == 'tool-result'): return False
-    x28 = x['toolCallId']
-    if not (isinstance(x28, str)): return False
-    x29 = x['content']
-    if not (isinstance(x29, list)): return False
-    for x30 in x29:
-        if not _p11r2f74ac98ba_v31(x30): return False
-    x54 = x.get('isError', _M)
-    if x54 is not _M:
-        if not (isinstance(x54, bool)): return False
-    return True
-
-def _p11r2f74ac98ba_v77(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c78): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c79): return False
-    x80 = x['kind']
-    if not (isinstance(x80, str) and x80 == 'user'): return False
-    return True
-
-def _p11r2f74ac98ba_v81(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c82): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c83): return False
-    x84 = x['kind']
-    if not (isinstance(x84, str) and x84 == 'user'): return False
-    x85 = x['rpcId']
-    if not (isinstance(x85, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v76(x):
-    x88 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x89 = _p11r2f74ac98ba_tab86.get(x88, _p11r2f74ac98ba_free87) if isinstance(x88, str) else _p11r2f74ac98ba_free87
-    if sum(1 for f in x89 if f(x)) != 1: return False
-    return True
-
-def _p11r2f74ac98ba_v90(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c91): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c92): return False
-    x93 = x['kind']
-    if not (isinstance(x93, str) and x93 == 'plugin'): return False
-    x94 = x['plugin']
-    if not (isinstance(x94, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v95(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c96): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c97): return False
-    x98 = x['kind']
-    if not (isinstance(x98, str) and x98 == 'session-reference'): return False
-    x99 = x['version']
-    if not _equal(x99, _p11r2f74ac98ba_c100): return False
-    x101 = x['references']
-    if not (isinstance(x101, list)): return False
-    for x102 in x101:
-        if not (isinstance(x102, dict)): return False
-        if not (x102.keys() >= _p11r2f74ac98ba_c103): return False
-        if not (x102.keys() <= _p11r2f74ac98ba_c104): return False
-        x105 = x102['sessionId']
-        if not (isinstance(x105, str)): return False
-        x106 = x102['label']
-        if not (isinstance(x106, str)): return False
-        x107 = x102['capturedThroughSeq']
-        if not ((type(x107) is int or _is_integer(x107)) or x107 is None): return False
-        x108 = x102['compacted']
-        if not (isinstance(x108, bool)): return False
-        x109 = x102['originalMessages']
-        if not ((type(x109) is int or _is_integer(x109))): return False
-        x110 = x102['retainedMessages']
-        if not ((type(x110) is int or _is_integer(x110))): return False
-        x111 = x102['omittedMessages']
-        if not ((type(x111) is int or _is_integer(x111))): return False
-        x112 = x102['omittedBytes']
-        if not ((type(x112) is int or _is_integer(x112))): return False
-        x113 = x102['truncated']
-        if not (isinstance(x113, bool)): return False
-        x114 = x102['inputIndex']
-        if not ((type(x114) is int or _is_integer(x114))): return False
-    return True
-
-def _p11r2f74ac98ba_v115(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c116): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c117): return False
-    x118 = x['kind']
-    if not (isinstance(x118, str) and x118 == 'workspace-instructions'): return False
-    x119 = x['changes']
-    if not (isinstance(x119, list)): return False
-    for x120 in x119:
-        if not (isinstance(x120, dict)): return False
-        if not (x120.keys() >= _p11r2f74ac98ba_c121): return False
-        if not (x120.keys() <= _p11r2f74ac98ba_c122): return False
-        x123 = x120['action']
-        if not (isinstance(x123, str) and x123 in _p11r2f74ac98ba_c124): return False
-        x125 = x120['scope']
-        if not (isinstance(x125, str)): return False
-        x126 = x120['path']
-        if not (isinstance(x126, str)): return False
-        x127 = x120.get('digest', _M)
-        if x127 is not _M:
-            if not (isinstance(x127, str)): return False
-    return True
-
-def _p11r2f74ac98ba_v136(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c137): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c138): return False
-    x139 = x['kind']
-    if not (isinstance(x139, str) and x139 == 'goal/change'): return False
-    x140 = x['version']
-    if not _equal(x140, _p11r2f74ac98ba_c141): return False
-    x142 = x['operation']
-    if not (isinstance(x142, str) and x142 in _p11r2f74ac98ba_c143): return False
-    x144 = x['goal']
-    if not (isinstance(x144, dict)): return False
-    if not (x144.keys() >= _p11r2f74ac98ba_c145): return False
-    if not (x144.keys() <= _p11r2f74ac98ba_c146): return False
-    x147 = x144['id']
-    if not (isinstance(x147, str)): return False
-    x148 = x144['revision']
-    if not ((type(x148) is int or _is_integer(x148))): return False
-    x149 = x144['objective']
-    if not (isinstance(x149, str)): return False
-    x150 = x144['phase']
-    if not (isinstance(x150, str) and x150 in _p11r2f74ac98ba_c151): return False
-    x152 = x144.get('blockedReason', _M)
-    if x152 is not _M:
-        if not (isinstance(x152, dict)): return False
-        if not (x152.keys() >= _p11r2f74ac98ba_c153): return False
-        if not (x152.keys() <= _p11r2f74ac98ba_c154): return False
-        x155 = x152['code']
-        if not (isinstance(x155, str)): return False
-        x156 = x152['message']
-        if not (isinstance(x156, str)): return False
-    x157 = x144['maxGoalRounds']
-    if not ((type(x157) is int or _is_integer(x157))): return False
-    x158 = x['roundsStarted']
-    if not ((type(x158) is int or _is_integer(x158))): return False
-    x159 = x['createdAt']
-    if not ((type(x159) is int or _is_integer(x159))): return False
-    x160 = x['updatedAt']
-    if not ((type(x160) is int or _is_integer(x160))): return False
-    return True
-
-def _p11r2f74ac98ba_v161(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c162): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c163): return False
-    x164 = x['kind']
-    if not (isinstance(x164, str) and x164 == 'goal/change'): return False
-    x165 = x['version']
-    if not _equal(x165, _p11r2f74ac98ba_c166): return False
-    x167 = x['operation']
-    if not (isinstance(x167, str) and x167 == 'clear'): return False
-    x168 = x['cleared']
-    if not (isinstance(x168, dict)): return False
-    if not (x168.keys() >= _p11r2f74ac98ba_c169): return False
-    if not (x168.keys() <= _p11r2f74ac98ba_c170): return False
-    x171 = x168['id']
-    if not (isinstance(x171, str)): return False
-    x172 = x168['revision']
-    if not ((type(x172) is int or _is_integer(x172))): return False
-    x173 = x['clearedAt']
-    if not ((type(x173) is int or _is_integer(x173))): return False
-    return True
-
-def _p11r2f74ac98ba_v128(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c129): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c130): return False
-    x131 = x['kind']
-    if not (isinstance(x131, str) and x131 == 'goal'): return False
-    x132 = x['goalId']
-    if not (isinstance(x132, str)): return False
-    x133 = x['revision']
-    if not ((type(x133) is int or _is_integer(x133))): return False
-    x134 = x['round']
-    if not ((type(x134) is int or _is_integer(x134))): return False
-    x135 = x.get('change', _M)
-    if x135 is not _M:
-        x176 = x135.get('kind', _M) if isinstance(x135, dict) else _M
-        x177 = _p11r2f74ac98ba_tab174.get(x176, _p11r2f74ac98ba_free175) if isinstance(x176, str) else _p11r2f74ac98ba_free175
-        if sum(1 for f in x177 if f(x135)) != 1: return False
-    return True
-
-def _p11r2f74ac98ba_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11r2f74ac98ba_c1): return False
-    if not (x.keys() <= _p11r2f74ac98ba_c2): return False
-    x3 = x['content']
-    if not (isinstance(x3, list)): return False
-    for x4 in x3:
-        if not (isinstance(x4, dict)): return False
-        if not (x4.keys() >= _p11r2f74ac98ba_c5): return False
-        x6 = x4['type']
-        if not (isinstance(x6, str)): return False
-        x55 = x4.get('type', _M) if isinstance(x4, dict) else _M
-        if x55 == 'text':
-            if not (x4.keys() >= _p11r2f74ac98ba_c56): return False
-            if not (x4.keys() <= _p11r2f74ac98ba_c57): return False
-            x58 = x4['text']
-            if not (isinstance(x58, str)): return False
-        elif x55 == 'reasoning':
-            if not (x4.keys() >= _p11r2f74ac98ba_c59): return False
-            if not (x4.keys() <= _p11r2f74ac98ba_c60): return False
-            x61 = x4['text']
-            if not (isinstance(x61, str)): return False
-        elif x55 == 'tool-call':
-            if not (x4.keys() >= _p11r2f74ac98ba_c62): return False
-            if not (x4.keys() <= _p11r2f74ac98ba_c63): return False
-            x64 = x4['id']
-            if not (isinstance(x64, str)): return False
-            x65 = x4['name']
-            if not (isinstance(x65, str)): return False
-            x66 = x4['arguments']
-            if not (isinstance(x66, str)): return False
-        elif x55 == 'tool-result':
-            if not (x4.keys() >= _p11r2f74ac98ba_c67): return False
-            if not (x4.keys() <= _p11r2f74ac98ba_c68): return False
-            x69 = x4['toolCallId']
-            if not (isinstance(x69, str)): return False
-            x70 = x4['content']
-            if not (isinstance(x70, list)): return False
-            for x71 in x70:
-                if not _p11r2f74ac98ba_v31(x71): return False
-            x72 = x4.get('isError', _M)
-            if x72 is not _M:
-                if not (isinstance(x72, bool)): return False
-    x73 = x['source']
-    if not (isinstance(x73, dict)): return False
-    if not (x73.keys() >= _p11r2f74ac98ba_c74): return False
-    x75 = x73['kind']
-    if not (isinstance(x75, str)): return False
-    x178 = x73.get('kind', _M) if isinstance(x73, dict) else _M
-    if x178 == 'user':
-        x181 = x73.get('kind', _M) if isinstance(x73, dict) else _M
-        x182 = _p11r2f74ac98ba_tab179.get(x181, _p11r2f74ac98ba_free180) if isinstance(x181, str) else _p11r2f74ac98ba_free180
-        if sum(1 for f in x182 if f(x73)) != 1: return False
-    elif x178 == 'plugin':
-        if not (x73.keys() >= _p11r2f74ac98ba_c183): return False
-        if not (x73.keys() <= _p11r2f74ac98ba_c184): return False
-        x185 = x73['plugin']
-        if not (isinstance(x185, str)): return False
-    elif x178 == 'session-reference':
-        if not (x73.keys() >= _p11r2f74ac98ba_c186): return False
-        if not (x73.keys() <= _p11r2f74ac98ba_c187): return False
-        x188 = x73['version']
-        if not _equal(x188, _p11r2f74ac98ba_c189): return False
-        x190 = x73['references']
-        if not (isinstance(x190, list)): return False
-        for x191 in x190:
-            if not (isinstance(x191, dict)): return False
-            if not (x191.keys() >= _p11r2f74ac98ba_c192): return False
-            if not (x191.keys() <= _p11r2f74ac98ba_c193): return False
-            x194 = x191['sessionId']
-            if not (isinstance(x194, str)): return False
-            x195 = x191['label']
-            if not (isinstance(x195, str)): return False
-            x196 = x191['capturedThroughSeq']
-            if not ((type(x196) is int or _is_integer(x196)) or x196 is None): return False
-            x197 = x191['compacted']
-            if not (isinstance(x197, bool)): return False
-            x198 = x191['originalMessages']
-            if not ((type(x198) is int or _is_integer(x198))): return False
-            x199 = x191['retainedMessages']
-            if not ((type(x199) is int or _is_integer(x199))): return False
-            x200 = x191['omittedMessages']
-            if not ((type(x200) is int or _is_integer(x200))): return False
-            x201 = x191['omittedBytes']
-            if not ((type(x201) is int or _is_integer(x201))): return False
-            x202 = x191['truncated']
-            if not (isinstance(x202, bool)): return False
-            x203 = x191['inputIndex']
-            if not ((type(x203) is int or _is_integer(x203))): return False
-    elif x178 == 'workspace-instructions':
-        if not (x73.keys() >= _p11r2f74ac98ba_c204): return False
-        if not (x73.keys() <= _p11r2f74ac98ba_c205): return False
-        x206 = x73['changes']
-        if not (isinstance(x206, list)): return False
-        for x207 in x206:
-            if not (isinstance(x207, dict)): return False
-            if not (x207.keys() >= _p11r2f74ac98ba_c208): return False
-            if not (x207.keys() <= _p11r2f74ac98ba_c209): return False
-            x210 = x207['action']
-            if not (isinstance(x210, str) and x210 in _p11r2f74ac98ba_c211): return False
-            x212 = x207['scope']
-            if not (isinstance(x212, str)): return False
-            x213 = x207['path']
-            if not (isinstance(x213, str)): return False
-            x214 = x207.get('digest', _M)
-            if x214 is not _M:
-                if not (isinstance(x214, str)): return False
-    elif x178 == 'goal':
-        if not (x73.keys() >= _p11r2f74ac98ba_c215): return False
-        if not (x73.keys() <= _p11r2f74ac98ba_c216): return False
-        x217 = x73['goalId']
-        if not (isinstance(x217, str)): return False
-        x218 = x73['revision']
-        if not ((type(x218) is int or _is_integer(x218))): return False
-        x219 = x73['round']
-        if not ((type(x219) is int or _is_integer(x219))): return False
-        x220 = x73.get('change', _M)
-        if x220 is not _M:
-            x223 = x220.get('kind', _M) if isinstance(x220, dict) else _M
-            x224 = _p11r2f74ac98ba_tab221.get(x223, _p11r2f74ac98ba_free222) if isinstance(x223, str) else _p11r2f74ac98ba_free222
-            if sum(1 for f in x224 if f(x220)) != 1: return False
-    return True
-
-_p11r2f74ac98ba_tab86 = {'user': (_p11r2f74ac98ba_v77, _p11r2f74ac98ba_v81,)}
-_p11r2f74ac98ba_free87 = ()
-_p11r2f74ac98ba_tab174 = {'goal/change': (_p11r2f74ac98ba_v136, _p11r2f74ac98ba_v161,)}
-_p11r2f74ac98ba_free175 = ()
-_p11r2f74ac98ba_tab179 = {'user': (_p11r2f74ac98ba_v77, _p11r2f74ac98ba_v81,)}
-_p11r2f74ac98ba_free180 = ()
-_p11r2f74ac98ba_tab221 = {'goal/change': (_p11r2f74ac98ba_v136, _p11r2f74ac98ba_v161,)}
-_p11r2f74ac98ba_free222 = ()
-_p11rb150a551b8_c1 = frozenset(('content', 'id', 'role', 'source', ))
-_p11rb150a551b8_c2 = frozenset(('content', 'id', 'role', 'source', ))
-_p11rb150a551b8_c7 = frozenset(('type', ))
-_p11rb150a551b8_c10 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c11 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c15 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c16 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c20 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c21 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c27 = frozenset(('content', 'toolCallId', 'type', ))
-_p11rb150a551b8_c28 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11rb150a551b8_c34 = frozenset(('type', ))
-_p11rb150a551b8_c37 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c38 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c40 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c41 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c43 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c44 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c49 = frozenset(('content', 'toolCallId', 'type', ))
-_p11rb150a551b8_c50 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11rb150a551b8_c58 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c59 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c61 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c62 = frozenset(('text', 'type', ))
-_p11rb150a551b8_c64 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c65 = frozenset(('arguments', 'id', 'name', 'type', ))
-_p11rb150a551b8_c69 = frozenset(('content', 'toolCallId', 'type', ))
-_p11rb150a551b8_c70 = frozenset(('content', 'isError', 'toolCallId', 'type', ))
-_p11rb150a551b8_c76 = frozenset(('kind', ))
-_p11rb150a551b8_c80 = frozenset(('kind', ))
-_p11rb150a551b8_c81 = frozenset(('kind', ))
-_p11rb150a551b8_c84 = frozenset(('kind', 'rpcId', ))
-_p11rb150a551b8_c85 = frozenset(('clientTimeZone', 'kind', 'rpcId', ))
-_p11rb150a551b8_c94 = frozenset(('kind', 'plugin', ))
-_p11rb150a551b8_c95 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
-_p11rb150a551b8_c99 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
-_p11rb150a551b8_c102 = frozenset(('name', 'text', ))
-_p11rb150a551b8_c103 = frozenset(('name', 'text', ))
-_p11rb150a551b8_c109 = frozenset(('form', ))
-_p11rb150a551b8_c110 = frozenset(('sections', ))
-_p11rb150a551b8_c111 = frozenset(('sections', ))
-_p11rb150a551b8_c112 = frozenset(('form', ))
-_p11rb150a551b8_c113 = frozenset(('summary', ))
-_p11rb150a551b8_c114 = frozenset(('summary', ))
-_p11rb150a551b8_c116 = frozenset(('kind', 'references', 'version', ))
-_p11rb150a551b8_c117 = frozenset(('kind', 'references', 'version', ))
-_p11rb150a551b8_c120 = 1
-_p11rb150a551b8_c123 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11rb150a551b8_c124 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11rb150a551b8_c136 = frozenset(('changes', 'kind', ))
-_p11rb150a551b8_c137 = frozenset(('changes', 'kind', ))
-_p11rb150a551b8_c141 = frozenset(('action', 'path', 'scope', ))
-_p11rb150a551b8_c142 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p11rb150a551b8_c144 = frozenset(('remove', 'replace', 'set', ))
-_p11rb150a551b8_c149 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p11rb150a551b8_c150 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p11rb150a551b8_c160 = frozenset(('kind', 'plugin', ))
-_p11rb150a551b8_c161 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
-_p11rb150a551b8_c164 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
-_p11rb150a551b8_c167 = frozenset(('name', 'text', ))
-_p11rb150a551b8_c168 = frozenset(('name', 'text', ))
-_p11rb150a551b8_c174 = frozenset(('form', ))
-_p11rb150a551b8_c175 = frozenset(('sections', ))
-_p11rb150a551b8_c176 = frozenset(('sections', ))
-_p11rb150a551b8_c177 = frozenset(('form', ))
-_p11rb150a551b8_c178 = frozenset(('summary', ))
-_p11rb150a551b8_c179 = frozenset(('summary', ))
-_p11rb150a551b8_c180 = frozenset(('kind', 'references', 'version', ))
-_p11rb150a551b8_c181 = frozenset(('kind', 'references', 'version', ))
-_p11rb150a551b8_c183 = 1
-_p11rb150a551b8_c186 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11rb150a551b8_c187 = frozenset(('capturedThroughSeq', 'compacted', 'inputIndex', 'label', 'omittedBytes', 'omittedMessages', 'originalMessages', 'retainedMessages', 'sessionId', 'truncated', ))
-_p11rb150a551b8_c198 = frozenset(('changes', 'kind', ))
-_p11rb150a551b8_c199 = frozenset(('changes', 'kind', ))
-_p11rb150a551b8_c202 = frozenset(('action', 'path', 'scope', ))
-_p11rb150a551b8_c203 = frozenset(('action', 'digest', 'path', 'scope', ))
-_p11rb150a551b8_c205 = frozenset(('remove', 'replace', 'set', ))
-_p11rb150a551b8_c209 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-_p11rb150a551b8_c210 = frozenset(('goalId', 'kind', 'revision', 'round', ))
-
-def _p11rb150a551b8_v9(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c10): return False
-    if not (x.keys() <= _p11rb150a551b8_c11): return False
-    x12 = x['type']
-    if not (isinstance(x12, str) and x12 == 'text'): return False
-    x13 = x['text']
-    if not (isinstance(x13, str)): return False
-    return True
-
-def _p11rb150a551b8_v14(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c15): return False
-    if not (x.keys() <= _p11rb150a551b8_c16): return False
-    x17 = x['type']
-    if not (isinstance(x17, str) and x17 == 'reasoning'): return False
-    x18 = x['text']
-    if not (isinstance(x18, str)): return False
-    return True
-
-def _p11rb150a551b8_v19(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c20): return False
-    if not (x.keys() <= _p11rb150a551b8_c21): return False
-    x22 = x['type']
-    if not (isinstance(x22, str) and x22 == 'tool-call'): return False
-    x23 = x['id']
-    if not (isinstance(x23, str)): return False
-    x24 = x['name']
-    if not (isinstance(x24, str)): return False
-    x25 = x['arguments']
-    if not (isinstance(x25, str)): return False
-    return True
-
-def _p11rb150a551b8_v48(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c49): return False
-    if not (x.keys() <= _p11rb150a551b8_c50): return False
-    x51 = x['type']
-    if not (isinstance(x51, str) and x51 == 'tool-result'): return False
-    x52 = x['toolCallId']
-    if not (isinstance(x52, str)): return False
-    x53 = x['content']
-    if not (isinstance(x53, list)): return False
-    for x54 in x53:
-        if not _p11rb150a551b8_v33(x54): return False
-    x55 = x.get('isError', _M)
-    if x55 is not _M:
-        if not (isinstance(x55, bool)): return False
-    return True
-
-def _p11rb150a551b8_v33(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c34): return False
-    x35 = x['type']
-    if not (isinstance(x35, str)): return False
-    x36 = x.get('type', _M) if isinstance(x, dict) else _M
-    if x36 == 'text':
-        if not (x.keys() >= _p11rb150a551b8_c37): return False
-        if not (x.keys() <= _p11rb150a551b8_c38): return False
-        x39 = x['text']
-        if not (isinstance(x39, str)): return False
-    elif x36 == 'reasoning':
-        if not (x.keys() >= _p11rb150a551b8_c40): return False
-        if not (x.keys() <= _p11rb150a551b8_c41): return False
-        x42 = x['text']
-        if not (isinstance(x42, str)): return False
-    elif x36 == 'tool-call':
-        if not (x.keys() >= _p11rb150a551b8_c43): return False
-        if not (x.keys() <= _p11rb150a551b8_c44): return False
-        x45 = x['id']
-        if not (isinstance(x45, str)): return False
-        x46 = x['name']
-        if not (isinstance(x46, str)): return False
-        x47 = x['arguments']
-        if not (isinstance(x47, str)): return False
-    elif x36 == 'tool-result':
-        if not _p11rb150a551b8_v48(x): return False
-    return True
-
-def _p11rb150a551b8_v26(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c27): return False
-    if not (x.keys() <= _p11rb150a551b8_c28): return False
-    x29 = x['type']
-    if not (isinstance(x29, str) and x29 == 'tool-result'): return False
-    x30 = x['toolCallId']
-    if not (isinstance(x30, str)): return False
-    x31 = x['content']
-    if not (isinstance(x31, list)): return False
-    for x32 in x31:
-        if not _p11rb150a551b8_v33(x32): return False
-    x56 = x.get('isError', _M)
-    if x56 is not _M:
-        if not (isinstance(x56, bool)): return False
-    return True
-
-def _p11rb150a551b8_v79(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c80): return False
-    if not (x.keys() <= _p11rb150a551b8_c81): return False
-    x82 = x['kind']
-    if not (isinstance(x82, str) and x82 == 'user'): return False
-    return True
-
-def _p11rb150a551b8_v83(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c84): return False
-    if not (x.keys() <= _p11rb150a551b8_c85): return False
-    x86 = x['kind']
-    if not (isinstance(x86, str) and x86 == 'user'): return False
-    x87 = x['rpcId']
-    if not (isinstance(x87, str)): return False
-    x88 = x.get('clientTimeZone', _M)
-    if x88 is not _M:
-        if not (isinstance(x88, str)): return False
-    return True
-
-def _p11rb150a551b8_v78(x):
-    x91 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x92 = _p11rb150a551b8_tab89.get(x91, _p11rb150a551b8_free90) if isinstance(x91, str) else _p11rb150a551b8_free90
-    if sum(1 for f in x92 if f(x)) != 1: return False
-    return True
-
-def _p11rb150a551b8_v93(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c94): return False
-    if not (x.keys() <= _p11rb150a551b8_c95): return False
-    x96 = x['kind']
-    if not (isinstance(x96, str) and x96 == 'plugin'): return False
-    x97 = x['plugin']
-    if not (isinstance(x97, str)): return False
-    x98 = x.get('form', _M)
-    if x98 is not _M:
-        if not (isinstance(x98, str) and x98 in _p11rb150a551b8_c99): return False
-    x100 = x.get('sections', _M)
-    if x100 is not _M:
-        if not (isinstance(x100, list)): return False
-        for x101 in x100:
-            if not (isinstance(x101, dict)): return False
-            if not (x101.keys() >= _p11rb150a551b8_c102): return False
-            if not (x101.keys() <= _p11rb150a551b8_c103): return False
-            x104 = x101['name']
-            if not (isinstance(x104, str)): return False
-            x105 = x101['text']
-            if not (isinstance(x105, str)): return False
-    x106 = x.get('summary', _M)
-    if x106 is not _M:
-        if not (isinstance(x106, str)): return False
-    x107 = x.get('compactionId', _M)
-    if x107 is not _M:
-        if not (isinstance(x107, str)): return False
-    x108 = x.get('sourceCommandId', _M)
-    if x108 is not _M:
-        if not (isinstance(x108, str)): return False
-    if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c109 and ((isinstance(x['form'], str) and x['form'] == 'snapshot')))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _p11rb150a551b8_c110): return False
-    else:
-        if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c111)): return False
-    if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c112 and ((isinstance(x['form'], str) and x['form'] == 'notice')))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _p11rb150a551b8_c113): return False
-    else:
-        if (not isinstance(x, dict) or (x.keys() >= _p11rb150a551b8_c114)): return False
-    return True
-
-def _p11rb150a551b8_v115(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c116): return False
-    if not (x.keys() <= _p11rb150a551b8_c117): return False
-    x118 = x['kind']
-    if not (isinstance(x118, str) and x118 == 'session-reference'): return False
-    x119 = x['version']
-    if not _equal(x119, _p11rb150a551b8_c120): return False
-    x121 = x['references']
-    if not (isinstance(x121, list)): return False
-    for x122 in x121:
-        if not (isinstance(x122, dict)): return False
-        if not (x122.keys() >= _p11rb150a551b8_c123): return False
-        if not (x122.keys() <= _p11rb150a551b8_c124): return False
-        x125 = x122['sessionId']
-        if not (isinstance(x125, str)): return False
-        x126 = x122['label']
-        if not (isinstance(x126, str)): return False
-        x127 = x122['capturedThroughSeq']
-        if not ((type(x127) is int or _is_integer(x127)) or x127 is None): return False
-        x128 = x122['compacted']
-        if not (isinstance(x128, bool)): return False
-        x129 = x122['originalMessages']
-        if not ((type(x129) is int or _is_integer(x129))): return False
-        x130 = x122['retainedMessages']
-        if not ((type(x130) is int or _is_integer(x130))): return False
-        x131 = x122['omittedMessages']
-        if not ((type(x131) is int or _is_integer(x131))): return False
-        x132 = x122['omittedBytes']
-        if not ((type(x132) is int or _is_integer(x132))): return False
-        x133 = x122['truncated']
-        if not (isinstance(x133, bool)): return False
-        x134 = x122['inputIndex']
-        if not ((type(x134) is int or _is_integer(x134))): return False
-    return True
-
-def _p11rb150a551b8_v135(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c136): return False
-    if not (x.keys() <= _p11rb150a551b8_c137): return False
-    x138 = x['kind']
-    if not (isinstance(x138, str) and x138 == 'workspace-instructions'): return False
-    x139 = x['changes']
-    if not (isinstance(x139, list)): return False
-    for x140 in x139:
-        if not (isinstance(x140, dict)): return False
-        if not (x140.keys() >= _p11rb150a551b8_c141): return False
-        if not (x140.keys() <= _p11rb150a551b8_c142): return False
-        x143 = x140['action']
-        if not (isinstance(x143, str) and x143 in _p11rb150a551b8_c144): return False
-        x145 = x140['scope']
-        if not (isinstance(x145, str)): return False
-        x146 = x140['path']
-        if not (isinstance(x146, str)): return False
-        x147 = x140.get('digest', _M)
-        if x147 is not _M:
-            if not (isinstance(x147, str)): return False
-    return True
-
-def _p11rb150a551b8_v148(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c149): return False
-    if not (x.keys() <= _p11rb150a551b8_c150): return False
-    x151 = x['kind']
-    if not (isinstance(x151, str) and x151 == 'goal'): return False
-    x152 = x['goalId']
-    if not (isinstance(x152, str)): return False
-    x153 = x['revision']
-    if not ((type(x153) is int or _is_integer(x153))): return False
-    x154 = x['round']
-    if not ((type(x154) is int or _is_integer(x154))): return False
-    return True
-
-def _p11rb150a551b8_v0(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _p11rb150a551b8_c1): return False
-    if not (x.keys() <= _p11rb150a551b8_c2): return False
-    x3 = x['id']
+        x25 = x22['outputTokens']
+        if not ((type(x25) is int or type(x25) is float or _is_number(x25))): return False
+        x24 = x22.get('cacheReadTokens', _M)
+        if x24 is not _M:
+            if not ((type(x24) is int or type(x24) is float or _is_number(x24))): return False
+        x23 = x22.get('cacheWriteTokens', _M)
+        if x23 is not _M:
+            if not ((type(x23) is int or type(x23) is float or _is_number(x23))): return False
+        x21 = x22.get('reasoningTokens', _M)
+        if x21 is not _M:
+            if not ((type(x21) is int or type(x21) is float or _is_number(x21))): return False
+    x5 = x['message']
+    if not (isinstance(x5, dict)): return False
+    if not (x5.keys() >= _cc08aa189c5): return False
+    if not (x5.keys() <= _cc08aa189c5): return False
+    x20 = x5['id']
+    if not (isinstance(x20, str)): return False
+    if len(x20) < 1: return False
+    x19 = x5['role']
+    if not (isinstance(x19, str) and x19 == 'assistant'): return False
+    x18 = x5['content']
+    if not (isinstance(x18, list)): return False
+    for x7 in x18:
+        if not (isinstance(x7, dict)): return False
+        if not (x7.keys() >= _c828fb669a8): return False
+        x17 = x7['type']
+        if not (isinstance(x17, str)): return False
+        x11 = x7.get('type', _M) if isinstance(x7, dict) else _M
+        if x11 == 'text':
+            if not (x7.keys() >= _cf68d9fd7f6): return False
+            if not (x7.keys() <= _cf68d9fd7f6): return False
+            x16 = x7['text']
+            if not (isinstance(x16, str)): return False
+        elif x11 == 'reasoning':
+            if not (x7.keys() >= _cf68d9fd7f6): return False
+            if not (x7.keys() <= _cf68d9fd7f6): return False
+            x15 = x7['text']
+            if not (isinstance(x15, str)): return False
+        elif x11 == 'tool-call':
+            if not (x7.keys() >= _caa552ca711): return False
+            if not (x7.keys() <= _caa552ca711): return False
+            x14 = x7['id']
+            if not (isinstance(x14, str)): return False
+            x13 = x7['name']
+            if not (isinstance(x13, str)): return False
+            x12 = x7['arguments']
+            if not (isinstance(x12, str)): return False
+        elif x11 == 'tool-result':
+            if not (x7.keys() >= _c3542b803a6): return False
+            if not (x7.keys() <= _cb4dcf82556): return False
+            x10 = x7['toolCallId']
+            if not (isinstance(x10, str)): return False
+            x9 = x7['content']
+            if not (isinstance(x9, list)): return False
+            for x8 in x9:
+                if not _v0b6a57aa94(x8): return False
+            x6 = x7.get('isError', _M)
+            if x6 is not _M:
+                if not (isinstance(x6, bool)): return False
+    x2 = x5['source']
+    if not (isinstance(x2, dict)): return False
+    if not (x2.keys() >= _cea4ac5c0eb): return False
+    if not (x2.keys() <= _ce115476ae8): return False
+    x4 = x2['kind']
+    if not (isinstance(x4, str) and x4 == 'model'): return False
+    x3 = x2['provider']
     if not (isinstance(x3, str)): return False
     if len(x3) < 1: return False
-    x4 = x['role']
-    if not (isinstance(x4, str) and x4 == 'user'): return False
-    x5 = x['content']
-    if not (isinstance(x5, list)): return False
-    for x6 in x5:
-        if not (isinstance(x6, dict)): return False
-        if not (x6.keys() >= _p11rb150a551b8_c7): return False
-        x8 = x6['type']
-        if not (isinstance(x8, str)): return False
-        x57 = x6.get('type', _M) if isinstance(x6, dict) else _M
-        if x57 == 'text':
-            if not (x6.keys() >= _p11rb150a551b8_c58): return False
-            if not (x6.keys() <= _p11rb150a551b8_c59): return False
-            x60 = x6['text']
-            if not (isinstance(x60, str)): return False
-        elif x57 == 'reasoning':
-            if not (x6.keys() >= _p11rb150a551b8_c61): return False
-            if not (x6.keys() <= _p11rb150a551b8_c62): return False
-            x63 = x6['text']
-            if not (isinstance(x63, str)): return False
-        elif x57 == 'tool-call':
-            if not (x6.keys() >= _p11rb150a551b8_c64): return False
-            if not (x6.keys() <= _p11rb150a551b8_c65): return False
-            x66 = x6['id']
-            if not (isinstance(x66, str)): return False
-            x67 = x6['name']
-            if not (isinstance(x67, str)): return False
-            x68 = x6['arguments']
-            if not (isinstance(x68, str)): return False
-        elif x57 == 'tool-result':
-            if not (x6.keys() >= _p11rb150a551b8_c69): return False
-            if not (x6.keys() <= _p11rb150a551b8_c70): return False
-            x71 = x6['toolCallId']
-            if not (isinstance(x71, str)): return False
-            x72 = x6['content']
-            if not (isinstance(x72, list)): return False
-            for x73 in x72:
-                if not _p11rb150a551b8_v33(x73): return False
-            x74 = x6.get('isError', _M)
-            if x74 is not _M:
-                if not (isinstance(x74, bool)): return False
-    x75 = x['source']
-    if not (isinstance(x75, dict)): return False
-    if not (x75.keys() >= _p11rb150a551b8_c76): return False
-    x77 = x75['kind']
-    if not (isinstance(x77, str)): return False
-    x155 = x75.get('kind', _M) if isinstance(x75, dict) else _M
-    if x155 == 'user':
-        x158 = x75.get('kind', _M) if isinstance(x75, dict) else _M
-        x159 = _p11rb150a551b8_tab156.get(x158, _p11rb150a551b8_free157) if isinstance(x158, str) else _p11rb150a551b8_free157
-        if sum(1 for f in x159 if f(x75)) != 1: return False
-    elif x155 == 'plugin':
-        if not (x75.keys() >= _p11rb150a551b8_c160): return False
-        if not (x75.keys() <= _p11rb150a551b8_c161): return False
-        x162 = x75['plugin']
-        if not (isinstance(x162, str)): return False
-        x163 = x75.get('form', _M)
-        if x163 is not _M:
-            if not (isinstance(x163, str) and x163 in _p11rb150a551b8_c164): return False
-        x165 = x75.get('sections', _M)
-        if x165 is not _M:
-            if not (isinstance(x165, list)): return False
-            for x166 in x165:
-                if not (isinstance(x166, dict)): return False
-                if not (x166.keys() >= _p11rb150a551b8_c167): return False
-                if not (x166.keys() <= _p11rb150a551b8_c168): return False
-                x169 = x166['name']
-                if not (isinstance(x169, str)): return False
-                x170 = x166['text']
-                if not (isinstance(x170, str)): return False
-        x171 = x75.get('summary', _M)
-        if x171 is not _M:
-            if not (isinstance(x171, str)): return False
-        x172 = x75.get('compactionId', _M)
-        if x172 is not _M:
-            if not (isinstance(x172, str)): return False
-        x173 = x75.get('sourceCommandId', _M)
-        if x173 is not _M:
-            if not (isinstance(x173, str)): return False
-        if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c174 and ((isinstance(x75['form'], str) and x75['form'] == 'snapshot')))):
-            if not (x75.keys() >= _p11rb150a551b8_c175): return False
-        else:
-            if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c176)): return False
-        if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c177 and ((isinstance(x75['form'], str) and x75['form'] == 'notice')))):
-            if not (x75.keys() >= _p11rb150a551b8_c178): return False
-        else:
-            if (not isinstance(x75, dict) or (x75.keys() >= _p11rb150a551b8_c179)): return False
-    elif x155 == 'session-reference':
-        if not (x75.keys() >= _p11rb150a551b8_c180): return False
-        if not (x75.keys() <= _p11rb150a551b8_c181): return False
-        x182 = x75['version']
-        if not _equal(x182, _p11rb150a551b8_c183): return False
-        x184 = x75['references']
-        if not (isinstance(x184, list)): return False
-        for x185 in x184:
-            if not (isinstance(x185, dict)): return False
-            if not (x185.keys() >= _p11rb150a551b8_c186): return False
-            if not (x185.keys() <= _p11rb150a551b8_c187): return False
-            x188 = x185['sessionId']
-            if not (isinstance(x188, str)): return False
-            x189 = x185['label']
-            if not (isinstance(x189, str)): return False
-            x190 = x185['capturedThroughSeq']
-            if not ((type(x190) is int or _is_integer(x190)) or x190 is None): return False
-            x191 = x185['compacted']
-            if not (isinstance(x191, bool)): return False
-            x192 = x185['originalMessages']
-            if not ((type(x192) is int or _is_integer(x192))): return False
-            x193 = x185['retainedMessages']
-            if not ((type(x193) is int or _is_integer(x193))): return False
-            x194 = x185['omittedMessages']
-            if not ((type(x194) is int or _is_integer(x194))): return False
-            x195 = x185['omittedBytes']
-            if not ((type(x195) is int or _is_integer(x195))): return False
-            x196 = x185['truncated']
-            if not (isinstance(x196, bool)): return False
-            x197 = x185['inputIndex']
-            if not ((type(x197) is int or _is_integer(x197))): return False
-    elif x155 == 'workspace-instructions':
-        if not (x75.keys() >= _p11rb150a551b8_c198): return False
-        if not (x75.keys() <= _p11rb150a551b8_c199): return False
-        x200 = x75['changes']
-        if not (isinstance(x200, list)): return False
-        for x201 in x200:
-            if not (isinstance(x201, dict)): return False
-            if not (x201.keys() >= _p11rb150a551b8_c202): return False
-            if not (x201.keys() <= _p11rb150a551b8_c203): return False
-            x204 = x201['action']
-            if not (isinstance(x204, str) and x204 in _p11rb150a551b8_c205): return False
-            x206 = x201['scope']
-            if not (isinstance(x206, str)): return False
-            x207 = x201['path']
-            if not (isinstance(x207, str)): return False
-            x208 = x201.get('digest', _M)
-            if x208 is not _M:
-                if not (isinstance(x208, str)): return False
-    elif x155 == 'goal':
-        if not (x75.keys() >= _p11rb150a551b8_c209): return False
-        if not (x75.keys() <= _p11rb150a551b8_c210): return False
-        x211 = x75['goalId']
-        if not (isinstance(x211, str)): return False
-        x212 = x75['revision']
-        if not ((type(x212) is int or _is_integer(x212))): return False
-        x213 = x75['round']
-        if not ((type(x213) is int or _is_integer(x213))): return False
+    x1 = x2['model']
+    if not (isinstance(x1, str)): return False
+    if len(x1) < 1: return False
+    x0 = x.get('interrupted', _M)
+    if x0 is not _M:
+        if not _equal(x0, _cc7b48e4c81): return False
     return True
 
-_p11rb150a551b8_tab89 = {'user': (_p11rb150a551b8_v79, _p11rb150a551b8_v83,)}
-_p11rb150a551b8_free90 = ()
-_p11rb150a551b8_tab156 = {'user': (_p11rb150a551b8_v79, _p11rb150a551b8_v83,)}
-_p11rb150a551b8_free157 = ()
-PAYLOADS = {'approval/policy': {'2f74ac98ba': _p0r2f74ac98ba_v0, 'b150a551b8': _p0rb150a551b8_v0}, 'assistant/message': {'2f74ac98ba': _p1r2f74ac98ba_v0, 'b150a551b8': _p1rb150a551b8_v0}, 'hook/invoked': {'2f74ac98ba': _p2r2f74ac98ba_v0, 'b150a551b8': _p2rb150a551b8_v0}, 'llm/retry': {'2f74ac98ba': _p3r2f74ac98ba_v0, 'b150a551b8': _p3rb150a551b8_v0}, 'request/header': {'2f74ac98ba': _p4r2f74ac98ba_v0, 'b150a551b8': _p4rb150a551b8_v0}, 'sandbox/mode': {'2f74ac98ba': _p5r2f74ac98ba_v0, 'b150a551b8': _p5rb150a551b8_v0}, 'tool/code-dispatch': {'2f74ac98ba': _p6r2f74ac98ba_v0, 'b150a551b8': _p6rb150a551b8_v0}, 'tool/code-dispatch-start': {'2f74ac98ba': _p7r2f74ac98ba_v0, 'b150a551b8': _p7rb150a551b8_v0}, 'tool/result': {'2f74ac98ba': _p8r2f74ac98ba_v0, 'b150a551b8': _p8rb150a551b8_v0}, 'turn/end': {'2f74ac98ba': _p9r2f74ac98ba_v0, 'b150a551b8': _p9rb150a551b8_v0}, 'turn/start': {'2f74ac98ba': _p10r2f74ac98ba_v0, 'b150a551b8': _p10rb150a551b8_v0}, 'user/message': {'2f74ac98ba': _p11r2f74ac98ba_v0, 'b150a551b8': _p11rb150a551b8_v0}}
+def _v9b0538571c_204eea(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb660c59d77): return False
+    if not (x.keys() <= _cd80472f1b1): return False
+    x4 = x['turn']
+    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+    x3 = x['point']
+    if not (isinstance(x3, str)): return False
+    x2 = x['dialect']
+    if not (isinstance(x2, str) and x2 in _c2cba4f5c94): return False
+    x1 = x.get('matcher', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, str)): return False
+    x0 = x['handlerId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+_cc85c25c883 = frozenset(('claude-code', 'codex', ))
+
+def _v9b0538571c_6e799c(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb660c59d77): return False
+    if not (x.keys() <= _cd80472f1b1): return False
+    x4 = x['turn']
+    if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+    x3 = x['point']
+    if not (isinstance(x3, str)): return False
+    x2 = x['dialect']
+    if not (isinstance(x2, str) and x2 in _cc85c25c883): return False
+    x1 = x.get('matcher', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, str)): return False
+    x0 = x['handlerId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _vf52c655f4b(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb2ebe5d9fb): return False
+    if not (x.keys() <= _cb2ebe5d9fb): return False
+    x10 = x['turn']
+    if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+    x9 = x['step']
+    if not ((type(x9) is int or type(x9) is float or _is_number(x9))): return False
+    x8 = x['retry']
+    if not ((type(x8) is int or type(x8) is float or _is_number(x8))): return False
+    x7 = x['maxRetries']
+    if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x['delayMs']
+    if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x1 = x['failure']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c2a50ab1cc8): return False
+    if not (x1.keys() <= _c7f6a4b4208): return False
+    x5 = x1['message']
+    if not (isinstance(x5, str)): return False
+    x4 = x1['code']
+    if not (isinstance(x4, str)): return False
+    x3 = x1.get('status', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('providerRetryAfterMs', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('requestId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+_c31ae10b9e9 = frozenset(('delayMs', 'failure', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
+_cbb4fd6633d = frozenset(('delayMs', 'failure', 'maxRetries', 'mode', 'policyKey', 'provider', 'retry', 'retryId', 'step', 'turn', ))
+_c5541408b05 = frozenset(('always', 'normal', ))
+_c61166aeb29 = frozenset(('maxRetries', ))
+def _v2804e78fad(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c31ae10b9e9): return False
+    if not (x.keys() <= _cbb4fd6633d): return False
+    x14 = x['turn']
+    if not ((type(x14) is int or type(x14) is float or _is_number(x14))): return False
+    x13 = x['step']
+    if not ((type(x13) is int or type(x13) is float or _is_number(x13))): return False
+    x12 = x['retry']
+    if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
+    x11 = x.get('maxRetries', _M)
+    if x11 is not _M:
+        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+    x10 = x['delayMs']
+    if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+    x5 = x['failure']
+    if not (isinstance(x5, dict)): return False
+    if not (x5.keys() >= _c2a50ab1cc8): return False
+    if not (x5.keys() <= _c7f6a4b4208): return False
+    x9 = x5['message']
+    if not (isinstance(x9, str)): return False
+    x8 = x5['code']
+    if not (isinstance(x8, str)): return False
+    x7 = x5.get('status', _M)
+    if x7 is not _M:
+        if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x6 = x5.get('providerRetryAfterMs', _M)
+    if x6 is not _M:
+        if not ((type(x6) is int or type(x6) is float or _is_number(x6))): return False
+    x4 = x5.get('requestId', _M)
+    if x4 is not _M:
+        if not (isinstance(x4, str)): return False
+    x3 = x['retryId']
+    if not (isinstance(x3, str)): return False
+    x2 = x['provider']
+    if not (isinstance(x2, str)): return False
+    x1 = x['mode']
+    if not (isinstance(x1, str) and x1 in _c5541408b05): return False
+    x0 = x['policyKey']
+    if not (isinstance(x0, str)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _c6eba2c13ad and ((isinstance(x['mode'], str) and x['mode'] == 'normal')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _c61166aeb29): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _c61166aeb29)): return False
+    return True
+
+def _va552d1a02e(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cafc8790f08): return False
+    if not (x.keys() <= _cafc8790f08): return False
+    x6 = x['header']
+    if not (isinstance(x6, dict)): return False
+    if not (x6.keys() >= _cf4f3cfe78d): return False
+    if not (x6.keys() <= _cdb5cb038be): return False
+    x10 = x6['config']
+    if not (isinstance(x10, dict)): return False
+    if not (x10.keys() >= _cda588bace4): return False
+    if not (x10.keys() <= _cf9f581fc2f): return False
+    x14 = x10['provider']
+    if not (isinstance(x14, str)): return False
+    if len(x14) < 1: return False
+    x13 = x10['model']
+    if not (isinstance(x13, str)): return False
+    if len(x13) < 1: return False
+    x12 = x10.get('temperature', _M)
+    if x12 is not _M:
+        if not ((type(x12) is int or type(x12) is float or _is_number(x12))): return False
+    x11 = x10.get('maxTokens', _M)
+    if x11 is not _M:
+        if not ((type(x11) is int or type(x11) is float or _is_number(x11))): return False
+    x9 = x10.get('stop', _M)
+    if x9 is not _M:
+        if not (isinstance(x9, list)): return False
+        if not (set(map(type, x9)) <= _STR):
+            for x8 in x9:
+                if not (isinstance(x8, str)): return False
+    x7 = x6.get('system', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, str)): return False
+    x5 = x6.get('tools', _M)
+    if x5 is not _M:
+        if not (isinstance(x5, list)): return False
+        for x2 in x5:
+            if not (isinstance(x2, dict)): return False
+            if not (x2.keys() >= _c77c3c25f36): return False
+            if not (x2.keys() <= _c77c3c25f36): return False
+            x4 = x2['name']
+            if not (isinstance(x4, str)): return False
+            x3 = x2['description']
+            if not (isinstance(x3, str)): return False
+            x1 = x2['parameters']
+            if not (isinstance(x1, dict)): return False
+    x0 = x['reason']
+    if not (isinstance(x0, str) and x0 in _c0e2fc47e42): return False
+    return True
+
+_c5f1e2c5bb1 = frozenset(('adapterDefaults', 'config', 'system', 'tools', ))
+_ce948270d2b = frozenset(('maxTokens', 'model', 'provider', 'reasoningEffort', 'stop', 'temperature', ))
+_c14fbbd8e5f = frozenset(('maxTokens', 'reasoningEffort', ))
+def _v587bbab4e8(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cafc8790f08): return False
+    if not (x.keys() <= _cafc8790f08): return False
+    x4 = x['header']
+    if not (isinstance(x4, dict)): return False
+    if not (x4.keys() >= _cf4f3cfe78d): return False
+    if not (x4.keys() <= _c5f1e2c5bb1): return False
+    x12 = x4['config']
+    if not (isinstance(x12, dict)): return False
+    if not (x12.keys() >= _cda588bace4): return False
+    if not (x12.keys() <= _ce948270d2b): return False
+    x18 = x12['provider']
+    if not (isinstance(x18, str)): return False
+    if len(x18) < 1: return False
+    x17 = x12['model']
+    if not (isinstance(x17, str)): return False
+    if len(x17) < 1: return False
+    x16 = x12.get('temperature', _M)
+    if x16 is not _M:
+        if not ((type(x16) is int or type(x16) is float or _is_number(x16))): return False
+    x15 = x12.get('maxTokens', _M)
+    if x15 is not _M:
+        if not ((type(x15) is int or type(x15) is float or _is_number(x15))): return False
+    x14 = x12.get('stop', _M)
+    if x14 is not _M:
+        if not (isinstance(x14, list)): return False
+        if not (set(map(type, x14)) <= _STR):
+            for x13 in x14:
+                if not (isinstance(x13, str)): return False
+    x11 = x12.get('reasoningEffort', _M)
+    if x11 is not _M:
+        if not (isinstance(x11, str)): return False
+        if len(x11) < 1: return False
+    x10 = x4.get('system', _M)
+    if x10 is not _M:
+        if not (isinstance(x10, str)): return False
+    x9 = x4.get('tools', _M)
+    if x9 is not _M:
+        if not (isinstance(x9, list)): return False
+        for x6 in x9:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _c77c3c25f36): return False
+            if not (x6.keys() <= _c77c3c25f36): return False
+            x8 = x6['name']
+            if not (isinstance(x8, str)): return False
+            x7 = x6['description']
+            if not (isinstance(x7, str)): return False
+            x5 = x6['parameters']
+            if not (isinstance(x5, dict)): return False
+    x2 = x4.get('adapterDefaults', _M)
+    if x2 is not _M:
+        if not (isinstance(x2, dict)): return False
+        if not (x2.keys() <= _c14fbbd8e5f): return False
+        x3 = x2.get('reasoningEffort', _M)
+        if x3 is not _M:
+            if not _equal(x3, _cc7b48e4c81): return False
+        x1 = x2.get('maxTokens', _M)
+        if x1 is not _M:
+            if not _equal(x1, _cc7b48e4c81): return False
+    x0 = x['reason']
+    if not (isinstance(x0, str) and x0 in _c0e2fc47e42): return False
+    return True
+
+def _vb22f8fe535(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c6eba2c13ad): return False
+    if not (x.keys() <= _c6eba2c13ad): return False
+    x0 = x['mode']
+    if not (isinstance(x0, str) and x0 in _c2f6a83d801): return False
+    return True
+
+_c563685b741 = frozenset(('mode', 'source', ))
+def _v98fe44099d(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c6eba2c13ad): return False
+    if not (x.keys() <= _c563685b741): return False
+    x1 = x['mode']
+    if not (isinstance(x1, str) and x1 in _c2f6a83d801): return False
+    x0 = x.get('source', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str) and x0 == 'delegation'): return False
+    return True
+
+def _v2a2e402698(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c598b82ad7d): return False
+    if not (x.keys() <= _c598b82ad7d): return False
+    x16 = x['parentCallId']
+    if not (isinstance(x16, str)): return False
+    x15 = x['subCallId']
+    if not (isinstance(x15, str)): return False
+    x14 = x['name']
+    if not (isinstance(x14, str)): return False
+    x13 = x['isError']
+    if not (isinstance(x13, bool)): return False
+    x12 = x['content']
+    if not (isinstance(x12, list)): return False
+    for x1 in x12:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c828fb669a8): return False
+        x11 = x1['type']
+        if not (isinstance(x11, str)): return False
+        x5 = x1.get('type', _M) if isinstance(x1, dict) else _M
+        if x5 == 'text':
+            if not (x1.keys() >= _cf68d9fd7f6): return False
+            if not (x1.keys() <= _cf68d9fd7f6): return False
+            x10 = x1['text']
+            if not (isinstance(x10, str)): return False
+        elif x5 == 'reasoning':
+            if not (x1.keys() >= _cf68d9fd7f6): return False
+            if not (x1.keys() <= _cf68d9fd7f6): return False
+            x9 = x1['text']
+            if not (isinstance(x9, str)): return False
+        elif x5 == 'tool-call':
+            if not (x1.keys() >= _caa552ca711): return False
+            if not (x1.keys() <= _caa552ca711): return False
+            x8 = x1['id']
+            if not (isinstance(x8, str)): return False
+            x7 = x1['name']
+            if not (isinstance(x7, str)): return False
+            x6 = x1['arguments']
+            if not (isinstance(x6, str)): return False
+        elif x5 == 'tool-result':
+            if not (x1.keys() >= _c3542b803a6): return False
+            if not (x1.keys() <= _cb4dcf82556): return False
+            x4 = x1['toolCallId']
+            if not (isinstance(x4, str)): return False
+            x3 = x1['content']
+            if not (isinstance(x3, list)): return False
+            for x2 in x3:
+                if not _v0b6a57aa94(x2): return False
+            x0 = x1.get('isError', _M)
+            if x0 is not _M:
+                if not (isinstance(x0, bool)): return False
+    return True
+
+_c52780180df = frozenset(('arguments', 'content', 'isError', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+def _v97bf233f1a(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c52780180df): return False
+    if not (x.keys() <= _c52780180df): return False
+    x17 = x['parentCallId']
+    if not (isinstance(x17, str)): return False
+    x16 = x['subCallId']
+    if not (isinstance(x16, str)): return False
+    x15 = x['name']
+    if not (isinstance(x15, str)): return False
+    x14 = x['isError']
+    if not (isinstance(x14, bool)): return False
+    x13 = x['content']
+    if not (isinstance(x13, list)): return False
+    for x2 in x13:
+        if not (isinstance(x2, dict)): return False
+        if not (x2.keys() >= _c828fb669a8): return False
+        x12 = x2['type']
+        if not (isinstance(x12, str)): return False
+        x6 = x2.get('type', _M) if isinstance(x2, dict) else _M
+        if x6 == 'text':
+            if not (x2.keys() >= _cf68d9fd7f6): return False
+            if not (x2.keys() <= _cf68d9fd7f6): return False
+            x11 = x2['text']
+            if not (isinstance(x11, str)): return False
+        elif x6 == 'reasoning':
+            if not (x2.keys() >= _cf68d9fd7f6): return False
+            if not (x2.keys() <= _cf68d9fd7f6): return False
+            x10 = x2['text']
+            if not (isinstance(x10, str)): return False
+        elif x6 == 'tool-call':
+            if not (x2.keys() >= _caa552ca711): return False
+            if not (x2.keys() <= _caa552ca711): return False
+            x9 = x2['id']
+            if not (isinstance(x9, str)): return False
+            x8 = x2['name']
+            if not (isinstance(x8, str)): return False
+            x7 = x2['arguments']
+            if not (isinstance(x7, str)): return False
+        elif x6 == 'tool-result':
+            if not (x2.keys() >= _c3542b803a6): return False
+            if not (x2.keys() <= _cb4dcf82556): return False
+            x5 = x2['toolCallId']
+            if not (isinstance(x5, str)): return False
+            x4 = x2['content']
+            if not (isinstance(x4, list)): return False
+            for x3 in x4:
+                if not _v0b6a57aa94(x3): return False
+            x1 = x2.get('isError', _M)
+            if x1 is not _M:
+                if not (isinstance(x1, bool)): return False
+    x0 = x['rootCallId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v48a7807722(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cb3c7e0af33): return False
+    if not (x.keys() <= _cb3c7e0af33): return False
+    x2 = x['parentCallId']
+    if not (isinstance(x2, str)): return False
+    x1 = x['subCallId']
+    if not (isinstance(x1, str)): return False
+    x0 = x['name']
+    if not (isinstance(x0, str)): return False
+    return True
+
+_c1fec507529 = frozenset(('arguments', 'name', 'parentCallId', 'rootCallId', 'subCallId', ))
+def _vd646c1c4fa(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c1fec507529): return False
+    if not (x.keys() <= _c1fec507529): return False
+    x3 = x['parentCallId']
+    if not (isinstance(x3, str)): return False
+    x2 = x['subCallId']
+    if not (isinstance(x2, str)): return False
+    x1 = x['name']
+    if not (isinstance(x1, str)): return False
+    x0 = x['rootCallId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v5f1897f430(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cfbbd9decf4): return False
+    if not (x.keys() <= _ccc9097c808): return False
+    x19 = x['turn']
+    if not ((type(x19) is int or type(x19) is float or _is_number(x19))): return False
+    x18 = x['step']
+    if not ((type(x18) is int or type(x18) is float or _is_number(x18))): return False
+    x17 = x['callId']
+    if not (isinstance(x17, str)): return False
+    x16 = x['content']
+    if not (isinstance(x16, list)): return False
+    for x5 in x16:
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _c828fb669a8): return False
+        x15 = x5['type']
+        if not (isinstance(x15, str)): return False
+        x9 = x5.get('type', _M) if isinstance(x5, dict) else _M
+        if x9 == 'text':
+            if not (x5.keys() >= _cf68d9fd7f6): return False
+            if not (x5.keys() <= _cf68d9fd7f6): return False
+            x14 = x5['text']
+            if not (isinstance(x14, str)): return False
+        elif x9 == 'reasoning':
+            if not (x5.keys() >= _cf68d9fd7f6): return False
+            if not (x5.keys() <= _cf68d9fd7f6): return False
+            x13 = x5['text']
+            if not (isinstance(x13, str)): return False
+        elif x9 == 'tool-call':
+            if not (x5.keys() >= _caa552ca711): return False
+            if not (x5.keys() <= _caa552ca711): return False
+            x12 = x5['id']
+            if not (isinstance(x12, str)): return False
+            x11 = x5['name']
+            if not (isinstance(x11, str)): return False
+            x10 = x5['arguments']
+            if not (isinstance(x10, str)): return False
+        elif x9 == 'tool-result':
+            if not (x5.keys() >= _c3542b803a6): return False
+            if not (x5.keys() <= _cb4dcf82556): return False
+            x8 = x5['toolCallId']
+            if not (isinstance(x8, str)): return False
+            x7 = x5['content']
+            if not (isinstance(x7, list)): return False
+            for x6 in x7:
+                if not _v0b6a57aa94(x6): return False
+            x4 = x5.get('isError', _M)
+            if x4 is not _M:
+                if not (isinstance(x4, bool)): return False
+    x3 = x['isError']
+    if not (isinstance(x3, bool)): return False
+    x1 = x.get('error', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, dict)): return False
+        if not (x1.keys() >= _c3f04b73504): return False
+        if not (x1.keys() <= _c3f04b73504): return False
+        x2 = x1['name']
+        if not (isinstance(x2, str)): return False
+        x0 = x1['code']
+        if not (isinstance(x0, str)): return False
+    return True
+
+_c68cad23cd6 = frozenset(('error', 'message', 'meta', 'step', 'turn', ))
+_c0a7fbb51a7 = frozenset(('callId', 'kind', ))
+def _v338063ea56(x):
+    if not _v006dd421a3(x): return False
+    return True
+
+def _v01de0959e0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c26355d71f6): return False
+    if not (x.keys() <= _c68cad23cd6): return False
+    x24 = x['turn']
+    if not ((type(x24) is int or type(x24) is float or _is_number(x24))): return False
+    x23 = x['step']
+    if not ((type(x23) is int or type(x23) is float or _is_number(x23))): return False
+    x21 = x.get('error', _M)
+    if x21 is not _M:
+        if not (isinstance(x21, dict)): return False
+        if not (x21.keys() >= _c3f04b73504): return False
+        if not (x21.keys() <= _c3f04b73504): return False
+        x22 = x21['name']
+        if not (isinstance(x22, str)): return False
+        x20 = x21['code']
+        if not (isinstance(x20, str)): return False
+    x3 = x['message']
+    if not (isinstance(x3, dict)): return False
+    if not (x3.keys() >= _cc08aa189c5): return False
+    if not (x3.keys() <= _cc08aa189c5): return False
+    x19 = x3['id']
+    if not (isinstance(x19, str)): return False
+    if len(x19) < 1: return False
+    x18 = x3['role']
+    if not (isinstance(x18, str) and x18 == 'user'): return False
+    x17 = x3['content']
+    if not (isinstance(x17, list)): return False
+    if len(x17) < 1: return False
+    if len(x17) > 1: return False
+    for x5 in x17:
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _c3542b803a6): return False
+        if not (x5.keys() <= _cb4dcf82556): return False
+        x16 = x5['type']
+        if not (isinstance(x16, str) and x16 == 'tool-result'): return False
+        x15 = x5['toolCallId']
+        if not (isinstance(x15, str)): return False
+        x14 = x5['content']
+        if not (isinstance(x14, list)): return False
+        for x6 in x14:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _c828fb669a8): return False
+            x13 = x6['type']
+            if not (isinstance(x13, str)): return False
+            x7 = x6.get('type', _M) if isinstance(x6, dict) else _M
+            if x7 == 'text':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x12 = x6['text']
+                if not (isinstance(x12, str)): return False
+            elif x7 == 'reasoning':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x11 = x6['text']
+                if not (isinstance(x11, str)): return False
+            elif x7 == 'tool-call':
+                if not (x6.keys() >= _caa552ca711): return False
+                if not (x6.keys() <= _caa552ca711): return False
+                x10 = x6['id']
+                if not (isinstance(x10, str)): return False
+                x9 = x6['name']
+                if not (isinstance(x9, str)): return False
+                x8 = x6['arguments']
+                if not (isinstance(x8, str)): return False
+            elif x7 == 'tool-result':
+                if not _v006dd421a3(x6): return False
+        x4 = x5.get('isError', _M)
+        if x4 is not _M:
+            if not (isinstance(x4, bool)): return False
+    x1 = x3['source']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c0a7fbb51a7): return False
+    if not (x1.keys() <= _c0a7fbb51a7): return False
+    x2 = x1['kind']
+    if not (isinstance(x2, str) and x2 == 'tool'): return False
+    x0 = x1['callId']
+    if not (isinstance(x0, str)): return False
+    return True
+
+def _v3e744f4e2f(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c9a8dee3867): return False
+    if not (x.keys() <= _c9a8dee3867): return False
+    x5 = x['turn']
+    if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+    x0 = x['reason']
+    if not (isinstance(x0, dict)): return False
+    if not (x0.keys() >= _cec0a1a2087): return False
+    x4 = x0['kind']
+    if not (isinstance(x4, str)): return False
+    x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+    if x1 == 'completed':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'aborted':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'error':
+        x3 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+        x2 = _tab6b64cbe147.get(x3, _freebe3350a894) if isinstance(x3, str) else _freebe3350a894
+        if sum(1 for f in x2 if f(x0)) != 1: return False
+    elif x1 == 'disposed':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'max-tokens':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'interrupted':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    return True
+
+_c116e17121f = frozenset(('kind', 'reason', ))
+_c0a66cde631 = frozenset(('reason', ))
+_cc37ff93d07 = frozenset(('error', 'kind', ))
+def _v070a5060ce(x):
+    if isinstance(x, dict):
+        if not (x.keys() <= _cec0a1a2087): return False
+        x0 = x.get('kind', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str) and x0 == 'user'): return False
+    return True
+
+def _v6fb47e72e0(x):
+    if isinstance(x, dict):
+        if not (x.keys() <= _cec0a1a2087): return False
+        x0 = x.get('kind', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str) and x0 == 'parent'): return False
+    return True
+
+def _vd51e3a8738(x):
+    if isinstance(x, dict):
+        if not (x.keys() >= _c0a66cde631): return False
+        if not (x.keys() <= _c116e17121f): return False
+        x1 = x.get('kind', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, str) and x1 == 'hook'): return False
+        x0 = x['reason']
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _vae1f8adcfd(x):
+    if isinstance(x, dict):
+        if not (x.keys() <= _cec0a1a2087): return False
+        x0 = x.get('kind', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str) and x0 == 'disposed'): return False
+    return True
+
+def _vf6a847e1d1(x):
+    if isinstance(x, dict):
+        if not (x.keys() <= _cec0a1a2087): return False
+        x0 = x.get('kind', _M)
+        if x0 is not _M:
+            if not (isinstance(x0, str) and x0 == 'legacy'): return False
+    return True
+
+def _v4a22146167(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c116e17121f): return False
+    if not (x.keys() <= _c116e17121f): return False
+    x1 = x['kind']
+    if not (isinstance(x1, str) and x1 == 'aborted'): return False
+    x0 = x['reason']
+    if not (isinstance(x0, dict)): return False
+    if not (x0.keys() >= _cec0a1a2087): return False
+    if (bool(_v070a5060ce(x0)) + bool(_v6fb47e72e0(x0)) + bool(_vd51e3a8738(x0)) + bool(_vae1f8adcfd(x0)) + bool(_vf6a847e1d1(x0))) != 1: return False
+    return True
+
+def _vdf19e68bfb(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cec0a1a2087): return False
+    if not (x.keys() <= _cec0a1a2087): return False
+    x0 = x['kind']
+    if not (isinstance(x0, str) and x0 == 'blocked'): return False
+    return True
+
+def _vb691e19b97(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cc37ff93d07): return False
+    if not (x.keys() <= _cc37ff93d07): return False
+    x6 = x['kind']
+    if not (isinstance(x6, str) and x6 == 'error'): return False
+    x1 = x['error']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _c2a50ab1cc8): return False
+    if not (x1.keys() <= _c7f6a4b4208): return False
+    x5 = x1['message']
+    if not (isinstance(x5, str)): return False
+    x4 = x1['code']
+    if not (isinstance(x4, str)): return False
+    x3 = x1.get('status', _M)
+    if x3 is not _M:
+        if not ((type(x3) is int or type(x3) is float or _is_number(x3))): return False
+    x2 = x1.get('providerRetryAfterMs', _M)
+    if x2 is not _M:
+        if not ((type(x2) is int or type(x2) is float or _is_number(x2))): return False
+    x0 = x1.get('requestId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _vb729033180(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c9a8dee3867): return False
+    if not (x.keys() <= _c9a8dee3867): return False
+    x10 = x['turn']
+    if not ((type(x10) is int or type(x10) is float or _is_number(x10))): return False
+    x0 = x['reason']
+    if not (isinstance(x0, dict)): return False
+    if not (x0.keys() >= _cec0a1a2087): return False
+    x9 = x0['kind']
+    if not (isinstance(x9, str)): return False
+    x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+    if x1 == 'completed':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'aborted':
+        if not (x0.keys() >= _c116e17121f): return False
+        if not (x0.keys() <= _c116e17121f): return False
+        x8 = x0['reason']
+        if not (isinstance(x8, dict)): return False
+        if not (x8.keys() >= _cec0a1a2087): return False
+        if (bool(_v070a5060ce(x8)) + bool(_v6fb47e72e0(x8)) + bool(_vd51e3a8738(x8)) + bool(_vae1f8adcfd(x8)) + bool(_vf6a847e1d1(x8))) != 1: return False
+    elif x1 == 'blocked':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'error':
+        if not (x0.keys() >= _cc37ff93d07): return False
+        if not (x0.keys() <= _cc37ff93d07): return False
+        x3 = x0['error']
+        if not (isinstance(x3, dict)): return False
+        if not (x3.keys() >= _c2a50ab1cc8): return False
+        if not (x3.keys() <= _c7f6a4b4208): return False
+        x7 = x3['message']
+        if not (isinstance(x7, str)): return False
+        x6 = x3['code']
+        if not (isinstance(x6, str)): return False
+        x5 = x3.get('status', _M)
+        if x5 is not _M:
+            if not ((type(x5) is int or type(x5) is float or _is_number(x5))): return False
+        x4 = x3.get('providerRetryAfterMs', _M)
+        if x4 is not _M:
+            if not ((type(x4) is int or type(x4) is float or _is_number(x4))): return False
+        x2 = x3.get('requestId', _M)
+        if x2 is not _M:
+            if not (isinstance(x2, str)): return False
+    elif x1 == 'max-tokens':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'interrupted':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    return True
+
+def _v101790c9d0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ccf77606eb5): return False
+    if not (x.keys() <= _ccf77606eb5): return False
+    x65 = x['turn']
+    if not ((type(x65) is int or type(x65) is float or _is_number(x65))): return False
+    x0 = x['trigger']
+    if not (isinstance(x0, dict)): return False
+    if not (x0.keys() >= _cec0a1a2087): return False
+    x64 = x0['kind']
+    if not (isinstance(x64, str)): return False
+    x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+    if x1 == 'message':
+        if not (x0.keys() >= _c94a32a777c): return False
+        if not (x0.keys() <= _c94a32a777c): return False
+        x36 = x0['source']
+        if not (isinstance(x36, dict)): return False
+        if not (x36.keys() >= _cec0a1a2087): return False
+        x63 = x36['kind']
+        if not (isinstance(x63, str)): return False
+        x40 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+        if x40 == 'user':
+            x62 = x36.get('kind', _M) if isinstance(x36, dict) else _M
+            x61 = _tabf780d3bd4f_52258b.get(x62, _freebe3350a894) if isinstance(x62, str) else _freebe3350a894
+            if sum(1 for f in x61 if f(x36)) != 1: return False
+        elif x40 == 'plugin':
+            if not (x36.keys() >= _c9110b76f20): return False
+            if not (x36.keys() <= _c9110b76f20): return False
+            x60 = x36['plugin']
+            if not (isinstance(x60, str)): return False
+        elif x40 == 'session-reference':
+            if not (x36.keys() >= _c73928dc69e): return False
+            if not (x36.keys() <= _c73928dc69e): return False
+            x59 = x36['version']
+            if not _equal(x59, _c6c7c909f63): return False
+            x58 = x36['references']
+            if not (isinstance(x58, list)): return False
+            for x48 in x58:
+                if not (isinstance(x48, dict)): return False
+                if not (x48.keys() >= _cca02f97bb6): return False
+                if not (x48.keys() <= _cca02f97bb6): return False
+                x57 = x48['sessionId']
+                if not (isinstance(x57, str)): return False
+                x56 = x48['label']
+                if not (isinstance(x56, str)): return False
+                x55 = x48['capturedThroughSeq']
+                if not ((type(x55) is int or _is_integer(x55)) or x55 is None): return False
+                x54 = x48['compacted']
+                if not (isinstance(x54, bool)): return False
+                x53 = x48['originalMessages']
+                if not ((type(x53) is int or _is_integer(x53))): return False
+                x52 = x48['retainedMessages']
+                if not ((type(x52) is int or _is_integer(x52))): return False
+                x51 = x48['omittedMessages']
+                if not ((type(x51) is int or _is_integer(x51))): return False
+                x50 = x48['omittedBytes']
+                if not ((type(x50) is int or _is_integer(x50))): return False
+                x49 = x48['truncated']
+                if not (isinstance(x49, bool)): return False
+                x47 = x48['inputIndex']
+                if not ((type(x47) is int or _is_integer(x47))): return False
+        elif x40 == 'workspace-instructions':
+            if not (x36.keys() >= _cb17ca36c74): return False
+            if not (x36.keys() <= _cb17ca36c74): return False
+            x46 = x36['changes']
+            if not (isinstance(x46, list)): return False
+            for x42 in x46:
+                if not (isinstance(x42, dict)): return False
+                if not (x42.keys() >= _cf0bc1fcc59): return False
+                if not (x42.keys() <= _c5c11110423): return False
+                x45 = x42['action']
+                if not (isinstance(x45, str) and x45 in _c0ce4013c08): return False
+                x44 = x42['scope']
+                if not (isinstance(x44, str)): return False
+                x43 = x42['path']
+                if not (isinstance(x43, str)): return False
+                x41 = x42.get('digest', _M)
+                if x41 is not _M:
+                    if not (isinstance(x41, str)): return False
+        elif x40 == 'goal':
+            if not (x36.keys() >= _c70bc7f9611): return False
+            if not (x36.keys() <= _c0c6fab2c6a): return False
+            x39 = x36['goalId']
+            if not (isinstance(x39, str)): return False
+            x38 = x36['revision']
+            if not ((type(x38) is int or _is_integer(x38))): return False
+            x37 = x36['round']
+            if not ((type(x37) is int or _is_integer(x37))): return False
+            x33 = x36.get('change', _M)
+            if x33 is not _M:
+                x35 = x33.get('kind', _M) if isinstance(x33, dict) else _M
+                x34 = _tabc800c60bdd.get(x35, _freebe3350a894) if isinstance(x35, str) else _freebe3350a894
+                if sum(1 for f in x34 if f(x33)) != 1: return False
+    elif x1 == 'retry':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'injection':
+        if not (x0.keys() >= _c94a32a777c): return False
+        if not (x0.keys() <= _c94a32a777c): return False
+        x5 = x0['source']
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _cec0a1a2087): return False
+        x32 = x5['kind']
+        if not (isinstance(x32, str)): return False
+        x9 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+        if x9 == 'user':
+            x31 = x5.get('kind', _M) if isinstance(x5, dict) else _M
+            x30 = _tabf780d3bd4f_52258b.get(x31, _freebe3350a894) if isinstance(x31, str) else _freebe3350a894
+            if sum(1 for f in x30 if f(x5)) != 1: return False
+        elif x9 == 'plugin':
+            if not (x5.keys() >= _c9110b76f20): return False
+            if not (x5.keys() <= _c9110b76f20): return False
+            x29 = x5['plugin']
+            if not (isinstance(x29, str)): return False
+        elif x9 == 'session-reference':
+            if not (x5.keys() >= _c73928dc69e): return False
+            if not (x5.keys() <= _c73928dc69e): return False
+            x28 = x5['version']
+            if not _equal(x28, _c6c7c909f63): return False
+            x27 = x5['references']
+            if not (isinstance(x27, list)): return False
+            for x17 in x27:
+                if not (isinstance(x17, dict)): return False
+                if not (x17.keys() >= _cca02f97bb6): return False
+                if not (x17.keys() <= _cca02f97bb6): return False
+                x26 = x17['sessionId']
+                if not (isinstance(x26, str)): return False
+                x25 = x17['label']
+                if not (isinstance(x25, str)): return False
+                x24 = x17['capturedThroughSeq']
+                if not ((type(x24) is int or _is_integer(x24)) or x24 is None): return False
+                x23 = x17['compacted']
+                if not (isinstance(x23, bool)): return False
+                x22 = x17['originalMessages']
+                if not ((type(x22) is int or _is_integer(x22))): return False
+                x21 = x17['retainedMessages']
+                if not ((type(x21) is int or _is_integer(x21))): return False
+                x20 = x17['omittedMessages']
+                if not ((type(x20) is int or _is_integer(x20))): return False
+                x19 = x17['omittedBytes']
+                if not ((type(x19) is int or _is_integer(x19))): return False
+                x18 = x17['truncated']
+                if not (isinstance(x18, bool)): return False
+                x16 = x17['inputIndex']
+                if not ((type(x16) is int or _is_integer(x16))): return False
+        elif x9 == 'workspace-instructions':
+            if not (x5.keys() >= _cb17ca36c74): return False
+            if not (x5.keys() <= _cb17ca36c74): return False
+            x15 = x5['changes']
+            if not (isinstance(x15, list)): return False
+            for x11 in x15:
+                if not (isinstance(x11, dict)): return False
+                if not (x11.keys() >= _cf0bc1fcc59): return False
+                if not (x11.keys() <= _c5c11110423): return False
+                x14 = x11['action']
+                if not (isinstance(x14, str) and x14 in _c0ce4013c08): return False
+                x13 = x11['scope']
+                if not (isinstance(x13, str)): return False
+                x12 = x11['path']
+                if not (isinstance(x12, str)): return False
+                x10 = x11.get('digest', _M)
+                if x10 is not _M:
+                    if not (isinstance(x10, str)): return False
+        elif x9 == 'goal':
+            if not (x5.keys() >= _c70bc7f9611): return False
+            if not (x5.keys() <= _c0c6fab2c6a): return False
+            x8 = x5['goalId']
+            if not (isinstance(x8, str)): return False
+            x7 = x5['revision']
+            if not ((type(x7) is int or _is_integer(x7))): return False
+            x6 = x5['round']
+            if not ((type(x6) is int or _is_integer(x6))): return False
+            x2 = x5.get('change', _M)
+            if x2 is not _M:
+                x4 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+                x3 = _tabc800c60bdd.get(x4, _freebe3350a894) if isinstance(x4, str) else _freebe3350a894
+                if sum(1 for f in x3 if f(x2)) != 1: return False
+    elif x1 == 'session-title':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    return True
+
+def _v128071df70(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cfdc81e1b0f): return False
+    if not (x.keys() <= _cfdc81e1b0f): return False
+    x0 = x['turn']
+    if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+def _v9b1021b957(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c61d27c553c): return False
+    if not (x.keys() <= _c61d27c553c): return False
+    x43 = x['content']
+    if not (isinstance(x43, list)): return False
+    for x32 in x43:
+        if not (isinstance(x32, dict)): return False
+        if not (x32.keys() >= _c828fb669a8): return False
+        x42 = x32['type']
+        if not (isinstance(x42, str)): return False
+        x36 = x32.get('type', _M) if isinstance(x32, dict) else _M
+        if x36 == 'text':
+            if not (x32.keys() >= _cf68d9fd7f6): return False
+            if not (x32.keys() <= _cf68d9fd7f6): return False
+            x41 = x32['text']
+            if not (isinstance(x41, str)): return False
+        elif x36 == 'reasoning':
+            if not (x32.keys() >= _cf68d9fd7f6): return False
+            if not (x32.keys() <= _cf68d9fd7f6): return False
+            x40 = x32['text']
+            if not (isinstance(x40, str)): return False
+        elif x36 == 'tool-call':
+            if not (x32.keys() >= _caa552ca711): return False
+            if not (x32.keys() <= _caa552ca711): return False
+            x39 = x32['id']
+            if not (isinstance(x39, str)): return False
+            x38 = x32['name']
+            if not (isinstance(x38, str)): return False
+            x37 = x32['arguments']
+            if not (isinstance(x37, str)): return False
+        elif x36 == 'tool-result':
+            if not (x32.keys() >= _c3542b803a6): return False
+            if not (x32.keys() <= _cb4dcf82556): return False
+            x35 = x32['toolCallId']
+            if not (isinstance(x35, str)): return False
+            x34 = x32['content']
+            if not (isinstance(x34, list)): return False
+            for x33 in x34:
+                if not _v0b6a57aa94(x33): return False
+            x31 = x32.get('isError', _M)
+            if x31 is not _M:
+                if not (isinstance(x31, bool)): return False
+    x3 = x['source']
+    if not (isinstance(x3, dict)): return False
+    if not (x3.keys() >= _cec0a1a2087): return False
+    x30 = x3['kind']
+    if not (isinstance(x30, str)): return False
+    x7 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+    if x7 == 'user':
+        x29 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+        x28 = _tabf780d3bd4f_52258b.get(x29, _freebe3350a894) if isinstance(x29, str) else _freebe3350a894
+        if sum(1 for f in x28 if f(x3)) != 1: return False
+    elif x7 == 'plugin':
+        if not (x3.keys() >= _c9110b76f20): return False
+        if not (x3.keys() <= _c9110b76f20): return False
+        x27 = x3['plugin']
+        if not (isinstance(x27, str)): return False
+    elif x7 == 'session-reference':
+        if not (x3.keys() >= _c73928dc69e): return False
+        if not (x3.keys() <= _c73928dc69e): return False
+        x26 = x3['version']
+        if not _equal(x26, _c6c7c909f63): return False
+        x25 = x3['references']
+        if not (isinstance(x25, list)): return False
+        for x15 in x25:
+            if not (isinstance(x15, dict)): return False
+            if not (x15.keys() >= _cca02f97bb6): return False
+            if not (x15.keys() <= _cca02f97bb6): return False
+            x24 = x15['sessionId']
+            if not (isinstance(x24, str)): return False
+            x23 = x15['label']
+            if not (isinstance(x23, str)): return False
+            x22 = x15['capturedThroughSeq']
+            if not ((type(x22) is int or _is_integer(x22)) or x22 is None): return False
+            x21 = x15['compacted']
+            if not (isinstance(x21, bool)): return False
+            x20 = x15['originalMessages']
+            if not ((type(x20) is int or _is_integer(x20))): return False
+            x19 = x15['retainedMessages']
+            if not ((type(x19) is int or _is_integer(x19))): return False
+            x18 = x15['omittedMessages']
+            if not ((type(x18) is int or _is_integer(x18))): return False
+            x17 = x15['omittedBytes']
+            if not ((type(x17) is int or _is_integer(x17))): return False
+            x16 = x15['truncated']
+            if not (isinstance(x16, bool)): return False
+            x14 = x15['inputIndex']
+            if not ((type(x14) is int or _is_integer(x14))): return False
+    elif x7 == 'workspace-instructions':
+        if not (x3.keys() >= _cb17ca36c74): return False
+        if not (x3.keys() <= _cb17ca36c74): return False
+        x13 = x3['changes']
+        if not (isinstance(x13, list)): return False
+        for x9 in x13:
+            if not (isinstance(x9, dict)): return False
+            if not (x9.keys() >= _cf0bc1fcc59): return False
+            if not (x9.keys() <= _c5c11110423): return False
+            x12 = x9['action']
+            if not (isinstance(x12, str) and x12 in _c0ce4013c08): return False
+            x11 = x9['scope']
+            if not (isinstance(x11, str)): return False
+            x10 = x9['path']
+            if not (isinstance(x10, str)): return False
+            x8 = x9.get('digest', _M)
+            if x8 is not _M:
+                if not (isinstance(x8, str)): return False
+    elif x7 == 'goal':
+        if not (x3.keys() >= _c70bc7f9611): return False
+        if not (x3.keys() <= _c0c6fab2c6a): return False
+        x6 = x3['goalId']
+        if not (isinstance(x6, str)): return False
+        x5 = x3['revision']
+        if not ((type(x5) is int or _is_integer(x5))): return False
+        x4 = x3['round']
+        if not ((type(x4) is int or _is_integer(x4))): return False
+        x0 = x3.get('change', _M)
+        if x0 is not _M:
+            x2 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+            x1 = _tabc800c60bdd.get(x2, _freebe3350a894) if isinstance(x2, str) else _freebe3350a894
+            if sum(1 for f in x1 if f(x0)) != 1: return False
+    return True
+
+_c495f20c6bb = frozenset(('clientTimeZone', 'kind', 'rpcId', ))
+_cee526dd654 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
+_c0604527557 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
+_c7e754c9cff = frozenset(('name', 'text', ))
+_cdbac13c388 = frozenset(('form', ))
+_c80b3e03fec = frozenset(('sections', ))
+_cc1c1c324a6 = frozenset(('summary', ))
+def _v524129312f(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ce9dbfecb0c): return False
+    if not (x.keys() <= _c495f20c6bb): return False
+    x2 = x['kind']
+    if not (isinstance(x2, str) and x2 == 'user'): return False
+    x1 = x['rpcId']
+    if not (isinstance(x1, str)): return False
+    x0 = x.get('clientTimeZone', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v4487bdaf8d_018047(x):
+    x1 = x.get('kind', _M) if isinstance(x, dict) else _M
+    x0 = _tabf780d3bd4f_d9c10c.get(x1, _freebe3350a894) if isinstance(x1, str) else _freebe3350a894
+    if sum(1 for f in x0 if f(x)) != 1: return False
+    return True
+
+def _vb118bbf459(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c9110b76f20): return False
+    if not (x.keys() <= _cee526dd654): return False
+    x9 = x['kind']
+    if not (isinstance(x9, str) and x9 == 'plugin'): return False
+    x8 = x['plugin']
+    if not (isinstance(x8, str)): return False
+    x7 = x.get('form', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, str) and x7 in _c0604527557): return False
+    x6 = x.get('sections', _M)
+    if x6 is not _M:
+        if not (isinstance(x6, list)): return False
+        for x4 in x6:
+            if not (isinstance(x4, dict)): return False
+            if not (x4.keys() >= _c7e754c9cff): return False
+            if not (x4.keys() <= _c7e754c9cff): return False
+            x5 = x4['name']
+            if not (isinstance(x5, str)): return False
+            x3 = x4['text']
+            if not (isinstance(x3, str)): return False
+    x2 = x.get('summary', _M)
+    if x2 is not _M:
+        if not (isinstance(x2, str)): return False
+    x1 = x.get('compactionId', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, str)): return False
+    x0 = x.get('sourceCommandId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'snapshot')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _c80b3e03fec): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _c80b3e03fec)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'notice')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _cc1c1c324a6): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _cc1c1c324a6)): return False
+    return True
+
+def _vdb91756a1c(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c70bc7f9611): return False
+    if not (x.keys() <= _c70bc7f9611): return False
+    x3 = x['kind']
+    if not (isinstance(x3, str) and x3 == 'goal'): return False
+    x2 = x['goalId']
+    if not (isinstance(x2, str)): return False
+    x1 = x['revision']
+    if not ((type(x1) is int or _is_integer(x1))): return False
+    x0 = x['round']
+    if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+def _v65f68f6db9(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _cc08aa189c5): return False
+    if not (x.keys() <= _cc08aa189c5): return False
+    x50 = x['id']
+    if not (isinstance(x50, str)): return False
+    if len(x50) < 1: return False
+    x49 = x['role']
+    if not (isinstance(x49, str) and x49 == 'user'): return False
+    x48 = x['content']
+    if not (isinstance(x48, list)): return False
+    for x37 in x48:
+        if not (isinstance(x37, dict)): return False
+        if not (x37.keys() >= _c828fb669a8): return False
+        x47 = x37['type']
+        if not (isinstance(x47, str)): return False
+        x41 = x37.get('type', _M) if isinstance(x37, dict) else _M
+        if x41 == 'text':
+            if not (x37.keys() >= _cf68d9fd7f6): return False
+            if not (x37.keys() <= _cf68d9fd7f6): return False
+            x46 = x37['text']
+            if not (isinstance(x46, str)): return False
+        elif x41 == 'reasoning':
+            if not (x37.keys() >= _cf68d9fd7f6): return False
+            if not (x37.keys() <= _cf68d9fd7f6): return False
+            x45 = x37['text']
+            if not (isinstance(x45, str)): return False
+        elif x41 == 'tool-call':
+            if not (x37.keys() >= _caa552ca711): return False
+            if not (x37.keys() <= _caa552ca711): return False
+            x44 = x37['id']
+            if not (isinstance(x44, str)): return False
+            x43 = x37['name']
+            if not (isinstance(x43, str)): return False
+            x42 = x37['arguments']
+            if not (isinstance(x42, str)): return False
+        elif x41 == 'tool-result':
+            if not (x37.keys() >= _c3542b803a6): return False
+            if not (x37.keys() <= _cb4dcf82556): return False
+            x40 = x37['toolCallId']
+            if not (isinstance(x40, str)): return False
+            x39 = x37['content']
+            if not (isinstance(x39, list)): return False
+            for x38 in x39:
+                if not _v0b6a57aa94(x38): return False
+            x36 = x37.get('isError', _M)
+            if x36 is not _M:
+                if not (isinstance(x36, bool)): return False
+    x1 = x['source']
+    if not (isinstance(x1, dict)): return False
+    if not (x1.keys() >= _cec0a1a2087): return False
+    x35 = x1['kind']
+    if not (isinstance(x35, str)): return False
+    x4 = x1.get('kind', _M) if isinstance(x1, dict) else _M
+    if x4 == 'user':
+        x34 = x1.get('kind', _M) if isinstance(x1, dict) else _M
+        x33 = _tabf780d3bd4f_d9c10c.get(x34, _freebe3350a894) if isinstance(x34, str) else _freebe3350a894
+        if sum(1 for f in x33 if f(x1)) != 1: return False
+    elif x4 == 'plugin':
+        if not (x1.keys() >= _c9110b76f20): return False
+        if not (x1.keys() <= _cee526dd654): return False
+        x32 = x1['plugin']
+        if not (isinstance(x32, str)): return False
+        x31 = x1.get('form', _M)
+        if x31 is not _M:
+            if not (isinstance(x31, str) and x31 in _c0604527557): return False
+        x30 = x1.get('sections', _M)
+        if x30 is not _M:
+            if not (isinstance(x30, list)): return False
+            for x28 in x30:
+                if not (isinstance(x28, dict)): return False
+                if not (x28.keys() >= _c7e754c9cff): return False
+                if not (x28.keys() <= _c7e754c9cff): return False
+                x29 = x28['name']
+                if not (isinstance(x29, str)): return False
+                x27 = x28['text']
+                if not (isinstance(x27, str)): return False
+        x26 = x1.get('summary', _M)
+        if x26 is not _M:
+            if not (isinstance(x26, str)): return False
+        x25 = x1.get('compactionId', _M)
+        if x25 is not _M:
+            if not (isinstance(x25, str)): return False
+        x24 = x1.get('sourceCommandId', _M)
+        if x24 is not _M:
+            if not (isinstance(x24, str)): return False
+        if (not isinstance(x1, dict) or (x1.keys() >= _cdbac13c388 and ((isinstance(x1['form'], str) and x1['form'] == 'snapshot')))):
+            if not (x1.keys() >= _c80b3e03fec): return False
+        else:
+            if (not isinstance(x1, dict) or (x1.keys() >= _c80b3e03fec)): return False
+        if (not isinstance(x1, dict) or (x1.keys() >= _cdbac13c388 and ((isinstance(x1['form'], str) and x1['form'] == 'notice')))):
+            if not (x1.keys() >= _cc1c1c324a6): return False
+        else:
+            if (not isinstance(x1, dict) or (x1.keys() >= _cc1c1c324a6)): return False
+    elif x4 == 'session-reference':
+        if not (x1.keys() >= _c73928dc69e): return False
+        if not (x1.keys() <= _c73928dc69e): return False
+        x23 = x1['version']
+        if not _equal(x23, _c6c7c909f63): return False
+        x22 = x1['references']
+        if not (isinstance(x22, list)): return False
+        for x12 in x22:
+            if not (isinstance(x12, dict)): return False
+            if not (x12.keys() >= _cca02f97bb6): return False
+            if not (x12.keys() <= _cca02f97bb6): return False
+            x21 = x12['sessionId']
+            if not (isinstance(x21, str)): return False
+            x20 = x12['label']
+            if not (isinstance(x20, str)): return False
+            x19 = x12['capturedThroughSeq']
+            if not ((type(x19) is int or _is_integer(x19)) or x19 is None): return False
+            x18 = x12['compacted']
+            if not (isinstance(x18, bool)): return False
+            x17 = x12['originalMessages']
+            if not ((type(x17) is int or _is_integer(x17))): return False
+            x16 = x12['retainedMessages']
+            if not ((type(x16) is int or _is_integer(x16))): return False
+            x15 = x12['omittedMessages']
+            if not ((type(x15) is int or _is_integer(x15))): return False
+            x14 = x12['omittedBytes']
+            if not ((type(x14) is int or _is_integer(x14))): return False
+            x13 = x12['truncated']
+            if not (isinstance(x13, bool)): return False
+            x11 = x12['inputIndex']
+            if not ((type(x11) is int or _is_integer(x11))): return False
+    elif x4 == 'workspace-instructions':
+        if not (x1.keys() >= _cb17ca36c74): return False
+        if not (x1.keys() <= _cb17ca36c74): return False
+        x10 = x1['changes']
+        if not (isinstance(x10, list)): return False
+        for x6 in x10:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _cf0bc1fcc59): return False
+            if not (x6.keys() <= _c5c11110423): return False
+            x9 = x6['action']
+            if not (isinstance(x9, str) and x9 in _c0ce4013c08): return False
+            x8 = x6['scope']
+            if not (isinstance(x8, str)): return False
+            x7 = x6['path']
+            if not (isinstance(x7, str)): return False
+            x5 = x6.get('digest', _M)
+            if x5 is not _M:
+                if not (isinstance(x5, str)): return False
+    elif x4 == 'goal':
+        if not (x1.keys() >= _c70bc7f9611): return False
+        if not (x1.keys() <= _c70bc7f9611): return False
+        x3 = x1['goalId']
+        if not (isinstance(x3, str)): return False
+        x2 = x1['revision']
+        if not ((type(x2) is int or _is_integer(x2))): return False
+        x0 = x1['round']
+        if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+_tabf780d3bd4f_d9c10c = {'user': (_v9f79cba19a, _v524129312f,)}
+PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
 
 class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str
@@ -9240,182 +6271,182 @@ class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknow
     callId: Union[str, UnsetType] = UNSET
     reason: Union[str, UnsetType] = UNSET
 
-class events_approval_asked_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/asked'):
+class events_approval_asked_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/asked'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
     data: events_approval_asked_data_1
 
-class events_approval_decided_data_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_approval_decided_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str
     outcome: Literal['allowed-once', 'rejected', 'cancelled', 'unavailable']
 
-class events_approval_decided_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/decided'):
+class events_approval_decided_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/decided'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_approval_decided_data_3
+    data: events_approval_decided_data_1
 
-class events_approval_policy_data_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_approval_policy_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     policy: Literal['ask', 'never']
 
-class events_approval_policy_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/policy'):
+class events_approval_policy_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='approval/policy'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_approval_policy_data_5
+    data: events_approval_policy_data_1
 
-class events_assistant_chunk_data_chunk_block__7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-start'):
+class events_assistant_chunk_data_chunk_block__1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-start'):
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     blockType: str
 
-class events_assistant_chunk_data_chunk_text_d_8(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-delta'):
+class events_assistant_chunk_data_chunk_text_d_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-delta'):
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     text: str
 
-class events_assistant_chunk_data_chunk_reason_9(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-delta'):
+class events_assistant_chunk_data_chunk_reason_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-delta'):
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     text: str
 
-class events_assistant_chunk_data_chunk_tool_c_10(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-delta'):
+class events_assistant_chunk_data_chunk_tool_c_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-delta'):
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     id: str
     name: Union[str, UnsetType] = UNSET
     argumentsDelta: str
 
-class events_assistant_chunk_data_chunk_block__11(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text'):
+class events_assistant_chunk_data_chunk_block__2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text'):
     text: str
 
-class events_assistant_chunk_data_chunk_block__12(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning'):
+class events_assistant_chunk_data_chunk_block__3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning'):
     text: str
 
-class events_assistant_chunk_data_chunk_block__13(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call'):
+class events_assistant_chunk_data_chunk_block__4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call'):
     id: str
     name: str
     arguments: str
 
-class events_assistant_chunk_data_chunk_block__14(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-end'):
+class events_assistant_chunk_data_chunk_block__5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='block-end'):
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    block: Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]
+    block: Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]
 
-class events_assistant_chunk_data_chunk_usage__15(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_chunk_data_chunk_usage__1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     inputTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     outputTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     cacheReadTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     cacheWriteTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     reasoningTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
 
-class events_assistant_chunk_data_chunk_usage_16(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='usage'):
-    usage: events_assistant_chunk_data_chunk_usage__15
+class events_assistant_chunk_data_chunk_usage_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='usage'):
+    usage: events_assistant_chunk_data_chunk_usage__1
 
-class events_assistant_chunk_data_chunk_finish_17(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='stop'):
+class events_assistant_chunk_data_chunk_finish_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='stop'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_18(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='tool-calls'):
+class events_assistant_chunk_data_chunk_finish_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='tool-calls'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_19(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
+class events_assistant_chunk_data_chunk_finish_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
     pass
 
-class events_assistant_chunk_data_chunk_finish_20(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_chunk_data_chunk_finish_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     message: str
     code: str
     status: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     providerRetryAfterMs: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     requestId: Union[str, UnsetType] = UNSET
 
-class events_assistant_chunk_data_chunk_finish_21(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
-    failure: events_assistant_chunk_data_chunk_finish_20
+class events_assistant_chunk_data_chunk_finish_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
+    failure: events_assistant_chunk_data_chunk_finish_4
 
-class events_assistant_chunk_data_chunk_finish_22(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
-    failure: events_assistant_chunk_data_chunk_finish_20
+class events_assistant_chunk_data_chunk_finish_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
+    failure: events_assistant_chunk_data_chunk_finish_4
 
-class events_assistant_chunk_data_chunk_finish_23(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='finish'):
-    reason: Union[events_assistant_chunk_data_chunk_finish_17, events_assistant_chunk_data_chunk_finish_18, events_assistant_chunk_data_chunk_finish_19, events_assistant_chunk_data_chunk_finish_21, events_assistant_chunk_data_chunk_finish_22]
+class events_assistant_chunk_data_chunk_finish_7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='finish'):
+    reason: Union[events_assistant_chunk_data_chunk_finish_1, events_assistant_chunk_data_chunk_finish_2, events_assistant_chunk_data_chunk_finish_3, events_assistant_chunk_data_chunk_finish_5, events_assistant_chunk_data_chunk_finish_6]
     replayState: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['replayState'])
 
-class events_assistant_chunk_data_24(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_chunk_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    chunk: Union[events_assistant_chunk_data_chunk_block__7, events_assistant_chunk_data_chunk_text_d_8, events_assistant_chunk_data_chunk_reason_9, events_assistant_chunk_data_chunk_tool_c_10, events_assistant_chunk_data_chunk_block__14, events_assistant_chunk_data_chunk_usage_16, events_assistant_chunk_data_chunk_finish_23]
+    chunk: Union[events_assistant_chunk_data_chunk_block__1, events_assistant_chunk_data_chunk_text_d_1, events_assistant_chunk_data_chunk_reason_1, events_assistant_chunk_data_chunk_tool_c_1, events_assistant_chunk_data_chunk_block__5, events_assistant_chunk_data_chunk_usage_1, events_assistant_chunk_data_chunk_finish_7]
 
-class events_assistant_chunk_25(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/chunk'):
+class events_assistant_chunk_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/chunk'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_assistant_chunk_data_24
+    data: events_assistant_chunk_data_1
 
-class events_assistant_message_data_provenance_26(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_message_data_provenance_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: Annotated[str, Meta(min_length=1)]
     model: Annotated[str, Meta(min_length=1)]
     replayState: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['replayState'])
 
-class events_assistant_message_data_27(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_message_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
-    provenance: events_assistant_message_data_provenance_26
-    usage: Union[events_assistant_chunk_data_chunk_usage__15, UnsetType] = UNSET
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
+    provenance: events_assistant_message_data_provenance_1
+    usage: Union[events_assistant_chunk_data_chunk_usage__1, UnsetType] = UNSET
 
-class events_assistant_message_surfaceOp_1_28(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_assistant_message_surfaceOp_1_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     op: Literal['replace']
     start: Annotated[int, Meta(ge=0, le=9007199254740991)]
     end: Annotated[int, Meta(ge=0, le=9007199254740991)]
 
-class events_assistant_message_29(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/message'):
+class events_assistant_message_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='assistant/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_assistant_message_data_27
+    data: events_assistant_message_data_1
     sourceEventSeqs: Union[Annotated[list[Annotated[int, Meta(ge=0, le=9007199254740991)]], _UNIQUE], UnsetType] = UNSET
-    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
+    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_1]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_compact_end_data_30(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_compact_end_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     error: Union[str, UnsetType] = UNSET
 
-class events_compact_end_31(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/end'):
+class events_compact_end_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_compact_end_data_30
+    data: events_compact_end_data_1
 
-class events_compact_start_data_32(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_compact_start_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_compact_start_33(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/start'):
+class events_compact_start_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_compact_start_data_32
+    data: events_compact_start_data_1
 
-class events_compact_summary_data_shadowedRang_34(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_compact_summary_data_shadowedRang_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     start: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     end: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_compact_summary_data_35(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    summary: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
-    shadowedRange: events_compact_summary_data_shadowedRang_34
+class events_compact_summary_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    summary: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
+    shadowedRange: events_compact_summary_data_shadowedRang_1
     shadowedSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     shadowedTokenCount: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     provider: str
     model: str
     maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
 
-class events_compact_summary_36(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/summary'):
+class events_compact_summary_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compact/summary'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_compact_summary_data_35
+    data: events_compact_summary_data_1
 
-class events_hook_invoked_data_37(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_hook_invoked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     point: str
     dialect: Literal['claude', 'codex']
     matcher: Union[str, UnsetType] = UNSET
     handlerId: str
 
-class events_hook_invoked_38(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/invoked'):
+class events_hook_invoked_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/invoked'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_hook_invoked_data_37
+    data: events_hook_invoked_data_1
 
-class events_hook_result_data_39(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_hook_result_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     point: str
     handlerId: str
@@ -9424,291 +6455,291 @@ class events_hook_result_data_39(Struct, kw_only=True, gc=False, forbid_unknown_
     stderrSummary: Union[str, UnsetType] = UNSET
     durationMs: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_hook_result_40(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/result'):
+class events_hook_result_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='hook/result'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_hook_result_data_39
+    data: events_hook_result_data_1
 
-class events_llm_retry_data_41(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_llm_retry_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     retry: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     maxRetries: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     delayMs: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    failure: events_assistant_chunk_data_chunk_finish_20
+    failure: events_assistant_chunk_data_chunk_finish_4
 
-class events_llm_retry_42(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='llm/retry'):
+class events_llm_retry_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='llm/retry'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_llm_retry_data_41
+    data: events_llm_retry_data_1
 
-class events_permission_preset_data_43(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_permission_preset_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     preset: str
 
-class events_permission_preset_44(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='permission/preset'):
+class events_permission_preset_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='permission/preset'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_permission_preset_data_43
+    data: events_permission_preset_data_1
 
-class events_plan_mode_data_45(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_plan_mode_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     active: bool
 
-class events_plan_mode_46(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='plan/mode'):
+class events_plan_mode_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='plan/mode'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_plan_mode_data_45
+    data: events_plan_mode_data_1
 
-class events_request_header_data_header_config_47(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_request_header_data_header_config_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: Annotated[str, Meta(min_length=1)]
     model: Annotated[str, Meta(min_length=1)]
     temperature: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
     stop: Union[list[str], UnsetType] = UNSET
 
-class events_request_header_data_header_tools__48(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_request_header_data_header_tools__1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     name: str
     description: str
     parameters: dict[str, Any]
     __post_init__ = _post_init([], ['parameters'])
 
-class events_request_header_data_header_49(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    config: events_request_header_data_header_config_47
+class events_request_header_data_header_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    config: events_request_header_data_header_config_1
     system: Union[str, UnsetType] = UNSET
-    tools: Union[list[events_request_header_data_header_tools__48], UnsetType] = UNSET
+    tools: Union[list[events_request_header_data_header_tools__1], UnsetType] = UNSET
 
-class events_request_header_data_50(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    header: events_request_header_data_header_49
+class events_request_header_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    header: events_request_header_data_header_1
     reason: Literal['initial', 'resume', 'change']
 
-class events_request_header_51(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='request/header'):
+class events_request_header_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='request/header'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_request_header_data_50
+    data: events_request_header_data_1
 
-class events_sandbox_mode_data_52(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_sandbox_mode_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     mode: Literal['read-only', 'workspace-write', 'danger-full-access']
 
-class events_sandbox_mode_53(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='sandbox/mode'):
+class events_sandbox_mode_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='sandbox/mode'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_sandbox_mode_data_52
+    data: events_sandbox_mode_data_1
 
-class events_session_title_data_source_fallbac_54(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='fallback'):
+class events_session_title_data_source_fallbac_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='fallback'):
     pass
 
-class events_session_title_data_source_provide_55(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_session_title_data_source_provide_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     provider: str
     model: str
 
-class events_session_title_data_source_provide_56(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='provider'):
+class events_session_title_data_source_provide_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='provider'):
     provider: str
-    model: Union[events_session_title_data_source_provide_55, UnsetType] = UNSET
+    model: Union[events_session_title_data_source_provide_1, UnsetType] = UNSET
 
-class events_session_title_data_57(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_session_title_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     title: Annotated[str, Meta(min_length=1)]
     messageSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
-    source: Union[events_session_title_data_source_fallbac_54, events_session_title_data_source_provide_56]
+    source: Union[events_session_title_data_source_fallbac_1, events_session_title_data_source_provide_2]
 
-class events_session_title_58(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title'):
+class events_session_title_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_session_title_data_57
+    data: events_session_title_data_1
 
-class events_session_title_llm_request_data_me_59(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_session_title_llm_request_data_me_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     role: Literal['system', 'user', 'assistant']
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
-    provenance: Union[events_assistant_message_data_provenance_26, UnsetType] = UNSET
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
+    provenance: Union[events_assistant_message_data_provenance_1, UnsetType] = UNSET
 
-class events_session_title_llm_request_data_60(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_session_title_llm_request_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     titleProvider: str
     messageSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
-    route: events_session_title_data_source_provide_55
+    route: events_session_title_data_source_provide_1
     system: str
-    messages: list[events_session_title_llm_request_data_me_59]
+    messages: list[events_session_title_llm_request_data_me_1]
     maxTokens: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_session_title_llm_request_61(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title-llm-request'):
+class events_session_title_llm_request_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='session/title-llm-request'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_session_title_llm_request_data_60
+    data: events_session_title_llm_request_data_1
 
-class events_steering_message_data_source_user_62(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='user'):
+class events_steering_message_data_source_user_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='user'):
     pass
 
-class events_steering_message_data_source_plug_64(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='plugin'):
+class events_steering_message_data_source_plug_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='plugin'):
     plugin: str
 
-class events_steering_message_data_source_work_65(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_steering_message_data_source_work_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     action: Literal['set', 'replace', 'remove']
     scope: str
     path: str
     digest: Union[str, UnsetType] = UNSET
 
-class events_steering_message_data_source_work_66(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
-    changes: list[events_steering_message_data_source_work_65]
+class events_steering_message_data_source_work_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
+    changes: list[events_steering_message_data_source_work_1]
 
-class events_steering_message_data_67(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
-    source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
+class events_steering_message_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
+    source: Union[events_steering_message_data_source_user_1, events_steering_message_data_source_plug_1, events_steering_message_data_source_work_2]
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_steering_message_68(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='steering/message'):
+class events_steering_message_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='steering/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_steering_message_data_67
+    data: events_steering_message_data_1
     sourceEventSeqs: Union[Annotated[list[Annotated[int, Meta(ge=0, le=9007199254740991)]], _UNIQUE, Meta(min_length=1)], UnsetType] = UNSET
-    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
+    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_1]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_step_end_data_69(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_step_end_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_step_end_70(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/end'):
+class events_step_end_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_step_end_data_69
+    data: events_step_end_data_1
 
-class events_step_start_data_71(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_step_start_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-class events_step_start_72(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/start'):
+class events_step_start_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='step/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_step_start_data_71
+    data: events_step_start_data_1
 
-class events_todo_write_data_todos_item_73(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_todo_write_data_todos_item_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     content: str
     status: Literal['pending', 'in_progress', 'completed']
 
-class events_todo_write_data_74(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    todos: list[events_todo_write_data_todos_item_73]
+class events_todo_write_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    todos: list[events_todo_write_data_todos_item_1]
 
-class events_todo_write_75(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='todo/write'):
+class events_todo_write_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='todo/write'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_todo_write_data_74
+    data: events_todo_write_data_1
 
-class events_tool_call_data_76(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_tool_call_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     callId: str
     name: str
     arguments: str
 
-class events_tool_call_77(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/call'):
+class events_tool_call_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/call'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_tool_call_data_76
+    data: events_tool_call_data_1
 
-class events_tool_code_dispatch_data_78(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_tool_code_dispatch_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     parentCallId: str
     subCallId: str
     name: str
     arguments: Any
     isError: bool
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
     __post_init__ = _post_init([], ['arguments'])
 
-class events_tool_code_dispatch_79(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch'):
+class events_tool_code_dispatch_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_tool_code_dispatch_data_78
+    data: events_tool_code_dispatch_data_1
 
-class events_tool_code_dispatch_start_data_80(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_tool_code_dispatch_start_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     parentCallId: str
     subCallId: str
     name: str
     arguments: Any
     __post_init__ = _post_init([], ['arguments'])
 
-class events_tool_code_dispatch_start_81(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch-start'):
+class events_tool_code_dispatch_start_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/code-dispatch-start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_tool_code_dispatch_start_data_80
+    data: events_tool_code_dispatch_start_data_1
 
-class events_tool_result_data_error_82(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_tool_result_data_error_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     name: str
     code: str
 
-class events_tool_result_data_83(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_tool_result_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     callId: str
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
     isError: bool
-    error: Union[events_tool_result_data_error_82, UnsetType] = UNSET
+    error: Union[events_tool_result_data_error_1, UnsetType] = UNSET
     meta: Union[Any, UnsetType] = UNSET
     __post_init__ = _post_init([], ['meta'])
 
-class events_tool_result_84(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/result'):
+class events_tool_result_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool/result'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_tool_result_data_83
+    data: events_tool_result_data_1
     sourceEventSeqs: Union[Annotated[list[Annotated[int, Meta(ge=0, le=9007199254740991)]], _UNIQUE, Meta(min_length=1)], UnsetType] = UNSET
-    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
+    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_1]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
-class events_turn_end_data_reason_completed_85(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='completed'):
+class events_turn_end_data_reason_completed_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='completed'):
     pass
 
-class events_turn_end_data_reason_aborted_86(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
+class events_turn_end_data_reason_aborted_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='aborted'):
     pass
 
-class events_turn_end_data_reason_error_0_87(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
+class events_turn_end_data_reason_error_0_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='error'):
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    failure: events_assistant_chunk_data_chunk_finish_20
+    failure: events_assistant_chunk_data_chunk_finish_4
 
-class events_turn_end_data_reason_disposed_89(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='disposed'):
+class events_turn_end_data_reason_disposed_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='disposed'):
     pass
 
-class events_turn_end_data_reason_max_tokens_90(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
+class events_turn_end_data_reason_max_tokens_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='max-tokens'):
     pass
 
-class events_turn_end_data_reason_interrupted_91(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='interrupted'):
+class events_turn_end_data_reason_interrupted_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='interrupted'):
     pass
 
-class events_turn_end_data_92(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_turn_end_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    reason: Union[events_turn_end_data_reason_completed_85, events_turn_end_data_reason_aborted_86, events_turn_end_data_reason_error_0_87, events_turn_end_data_reason_disposed_89, events_turn_end_data_reason_max_tokens_90, events_turn_end_data_reason_interrupted_91]
+    reason: Union[events_turn_end_data_reason_completed_1, events_turn_end_data_reason_aborted_1, events_turn_end_data_reason_error_0_1, events_turn_end_data_reason_disposed_1, events_turn_end_data_reason_max_tokens_1, events_turn_end_data_reason_interrupted_1]
 
-class events_turn_end_93(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/end'):
+class events_turn_end_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/end'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_turn_end_data_92
+    data: events_turn_end_data_1
 
-class events_turn_start_data_trigger_message_94(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='message'):
-    source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
+class events_turn_start_data_trigger_message_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='message'):
+    source: Union[events_steering_message_data_source_user_1, events_steering_message_data_source_plug_1, events_steering_message_data_source_work_2]
 
-class events_turn_start_data_trigger_retry_95(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='retry'):
+class events_turn_start_data_trigger_retry_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='retry'):
     pass
 
-class events_turn_start_data_trigger_injection_96(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='injection'):
-    source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
+class events_turn_start_data_trigger_injection_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='injection'):
+    source: Union[events_steering_message_data_source_user_1, events_steering_message_data_source_plug_1, events_steering_message_data_source_work_2]
 
-class events_turn_start_data_trigger_session_t_97(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='session-title'):
+class events_turn_start_data_trigger_session_t_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='session-title'):
     pass
 
-class events_turn_start_data_98(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class events_turn_start_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    trigger: Union[events_turn_start_data_trigger_message_94, events_turn_start_data_trigger_retry_95, events_turn_start_data_trigger_injection_96, events_turn_start_data_trigger_session_t_97]
+    trigger: Union[events_turn_start_data_trigger_message_1, events_turn_start_data_trigger_retry_1, events_turn_start_data_trigger_injection_1, events_turn_start_data_trigger_session_t_1]
 
-class events_turn_start_99(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/start'):
+class events_turn_start_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='turn/start'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_turn_start_data_98
+    data: events_turn_start_data_1
 
-class events_user_message_data_100(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
-    content: list[Union[events_assistant_chunk_data_chunk_block__11, events_assistant_chunk_data_chunk_block__12, events_assistant_chunk_data_chunk_block__13]]
-    source: Union[events_steering_message_data_source_user_62, events_steering_message_data_source_plug_64, events_steering_message_data_source_work_66]
+class events_user_message_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    content: list[Union[events_assistant_chunk_data_chunk_block__2, events_assistant_chunk_data_chunk_block__3, events_assistant_chunk_data_chunk_block__4]]
+    source: Union[events_steering_message_data_source_user_1, events_steering_message_data_source_plug_1, events_steering_message_data_source_work_2]
 
-class events_user_message_101(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='user/message'):
+class events_user_message_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='user/message'):
     seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time: Annotated[int, Meta(ge=0, le=9007199254740991)]
-    data: events_user_message_data_100
+    data: events_user_message_data_1
     sourceEventSeqs: Union[Annotated[list[Annotated[int, Meta(ge=0, le=9007199254740991)]], _UNIQUE, Meta(min_length=1)], UnsetType] = UNSET
-    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_28]
+    surfaceOp: Union[Literal['append'], events_assistant_message_surfaceOp_1_1]
     __post_init__ = _post_init(['sourceEventSeqs'], [])
 
 class rows_text_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
@@ -9718,24 +6749,24 @@ class rows_text_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fie
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
-class rows_text_chunks_2(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-chunks'):
+class rows_text_chunks_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='text-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     data: rows_text_chunks_data_1
 
-class rows_reasoning_chunks_data_3(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class rows_reasoning_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     dt: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
     texts: Annotated[list[str], Meta(min_length=1)]
 
-class rows_reasoning_chunks_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-chunks'):
+class rows_reasoning_chunks_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='reasoning-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    data: rows_reasoning_chunks_data_3
+    data: rows_reasoning_chunks_data_1
 
-class rows_tool_call_chunks_data_5(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+class rows_tool_call_chunks_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     turn: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     step: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
     index: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
@@ -9744,12 +6775,12 @@ class rows_tool_call_chunks_data_5(Struct, kw_only=True, gc=False, forbid_unknow
     name: Union[str, UnsetType] = UNSET
     args: Annotated[list[str], Meta(min_length=1)]
 
-class rows_tool_call_chunks_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-chunks'):
+class rows_tool_call_chunks_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='tool-call-chunks'):
     seq0: Annotated[int, Meta(ge=0, le=9007199254740991)]
     time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-    data: rows_tool_call_chunks_data_5
+    data: rows_tool_call_chunks_data_1
 
-STRUCTS = (events_approval_asked_2, events_approval_decided_4, events_approval_policy_6, events_assistant_chunk_25, events_assistant_message_29, events_compact_end_31, events_compact_start_33, events_compact_summary_36, events_hook_invoked_38, events_hook_result_40, events_llm_retry_42, events_permission_preset_44, events_plan_mode_46, events_request_header_51, events_sandbox_mode_53, events_session_title_58, events_session_title_llm_request_61, events_steering_message_68, events_step_end_70, events_step_start_72, events_todo_write_75, events_tool_call_77, events_tool_code_dispatch_79, events_tool_code_dispatch_start_81, events_tool_result_84, events_turn_end_93, events_turn_start_99, events_user_message_101, rows_text_chunks_2, rows_reasoning_chunks_4, rows_tool_call_chunks_6, )
+STRUCTS = (events_approval_asked_1, events_approval_decided_1, events_approval_policy_1, events_assistant_chunk_1, events_assistant_message_1, events_compact_end_1, events_compact_start_1, events_compact_summary_1, events_hook_invoked_1, events_hook_result_1, events_llm_retry_1, events_permission_preset_1, events_plan_mode_1, events_request_header_1, events_sandbox_mode_1, events_session_title_1, events_session_title_llm_request_1, events_steering_message_1, events_step_end_1, events_step_start_1, events_todo_write_1, events_tool_call_1, events_tool_code_dispatch_1, events_tool_code_dispatch_start_1, events_tool_result_1, events_turn_end_1, events_turn_start_1, events_user_message_1, rows_text_chunks_1, rows_reasoning_chunks_1, rows_tool_call_chunks_1, )
 EVENTS = frozenset(('approval/asked', 'approval/decided', 'approval/policy', 'assistant/chunk', 'assistant/message', 'compact/end', 'compact/start', 'compact/summary', 'hook/invoked', 'hook/result', 'llm/retry', 'permission/preset', 'plan/mode', 'request/header', 'sandbox/mode', 'session/title', 'session/title-llm-request', 'steering/message', 'step/end', 'step/start', 'todo/write', 'tool/call', 'tool/code-dispatch', 'tool/code-dispatch-start', 'tool/result', 'turn/end', 'turn/start', 'user/message', ))
 ROWS = frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', ))
 SKIPPED = {'events_assistant/chunk_data_chunk_block-end_block:tool-result': 'recursive schema', 'events_steering/message_data_source:goal': 'no string value', 'events_steering/message_data_source:session-reference': 'no string value'}

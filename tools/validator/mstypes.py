@@ -107,7 +107,7 @@ class _Translator:
         self.cache: dict[tuple[int, tuple[tuple[str, str], ...]], Any] = {}
         self.active: set[tuple[int, tuple[tuple[str, str], ...]]] = set()
         self.keep: list[Any] = []
-        self.counter = 0
+        self.counter: dict[str, int] = {}
         self.dropped: dict[str, str] = {}  # "<where>:<tag>" -> why a tag has no struct
 
     # -- helpers ---------------------------------------------------------------
@@ -148,9 +148,11 @@ class _Translator:
 
     def name(self, hint: str) -> str:
         """A struct name from `hint` (schema text): ASCII letters, digits and ``_`` only, so it is a plain identifier."""
-        self.counter += 1
-        name = re.sub(r"[^0-9A-Za-z_]", "_", hint)[:40] + f"_{self.counter}"
-        return name if name[0].isalpha() else f"S{name}"
+        stem = re.sub(r"[^0-9A-Za-z_]", "_", hint)[:40]
+        stem = stem if stem[:1].isalpha() else f"S{stem}"
+        # numbered per stem, not per translator: another type's structs never renumber these (a local diff)
+        self.counter[stem] = self.counter.get(stem, 0) + 1
+        return f"{stem}_{self.counter[stem]}"
 
     # -- translation -------------------------------------------------------------
     def translate(self, schema: Any, resolver: Any, facts: dict[str, str] | None = None, hint: str = "T") -> Any:

@@ -21,7 +21,12 @@ time as before, so the generated file can be stale but never wrong.
 
 Nothing in the module is new logic: the predicate source is the compiler's own
 output with its constants written as literals, and each struct is the class
-`mstypes` builds, written as a ``class`` statement.
+`mstypes` builds, written as a ``class`` statement. Names are stable: a predicate,
+constant or table is named by a digest of its own definition (`_stable_names`) and a
+struct by its schema path, so a new or changed type is a local diff of this file
+(tests/spec/test_recipes.py measures it), and equal definitions are written once.
+Schema content enters the module only as values (`_literal`: reprs of checked
+data), never as names or code.
 
     python -m sessionspec.validator.pregen          # rewrite tools/validator/core_fast.py
     python -m sessionspec.validator.pregen --check  # exit 1 when it is stale
@@ -36,6 +41,7 @@ import math
 import re
 import sys
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -103,6 +109,116 @@ def _renamed(source: str, prefix: str) -> str:
             tok = tok._replace(string=f"_{prefix}{tok.string}")
         out.append(tok)
     return tokenize.untokenize(out)
+
+
+_PREDICATE_NAME = re.compile(r"_[a-z0-9]+_(?:v|s|c|tab|free|re|fb)\d+")  # as `_renamed` writes them
+_LOCAL_NAME = re.compile(r"x\d+")
+
+
+def _name_tokens(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, column, name) of every NAME token in `lines` (one top-level statement; never inside a string)."""
+    import io
+    import tokenize
+
+    tokens = tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline)
+    return [(t.start[0] - 1, t.start[1], t.string) for t in tokens if t.type == tokenize.NAME]
+
+
+def _rewritten(lines: list[str], tokens: list[tuple[int, int, str]], new: Any) -> list[str]:
+    """`lines` with each NAME token replaced by ``new(name)`` (None keeps it)."""
+    out = list(lines)
+    for row, col, name in reversed(tokens):  # right to left: earlier columns stay valid
+        replacement = new(name)
+        if replacement is not None:
+            out[row] = out[row][:col] + replacement + out[row][col + len(name):]
+    return out
+
+
+def _renamer(names: Callable[[str], str | None], own: str | None, *, locals_: bool) -> Callable[[str], str | None]:
+    """A token map for `_rewritten`: `own` as ``@``, other names through `names`, and (in a function)
+    its locals ``x<n>`` renumbered in order of first use, so the compiler's global counter leaves no trace."""
+    local: dict[str, str] = {}
+
+    def new(token: str) -> str | None:
+        if token == own:
+            return "@"
+        found = names(token)
+        if found is not None:
+            return found
+        if locals_ and _LOCAL_NAME.fullmatch(token):
+            return local.setdefault(token, f"x{len(local)}")
+        return None
+
+    return new
+
+
+def _stable_names(text: str) -> str:
+    """`text` with every generated predicate, constant and table named by a digest of its definition.
+
+    The compiler numbers its definitions in traversal order, so one more type renumbers everything
+    after it (8,000 lines of churn). Here a definition's name comes from its own text (other
+    generated names and locals abstracted), refined by what it refers to only where two
+    definitions read the same: a changed schema changes the names of its own definitions and of
+    those that read the same as another. Definitions equal after refinement are the same function
+    or value (their texts are equal and refer to equal definitions) and are written once.
+    """
+    import ast
+
+    lines = text.split("\n")
+    statements = [(node.lineno - 1, node.end_lineno or node.lineno) for node in ast.parse(text).body]
+    defined: dict[str, tuple[int, int]] = {}
+    for node, span in zip(ast.parse(text).body, statements):
+        name = node.name if isinstance(node, ast.FunctionDef) else (
+            node.targets[0].id if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) else None)
+        if name is not None and _PREDICATE_NAME.fullmatch(name):
+            defined[name] = span
+    tokens = {span: _name_tokens(lines[span[0]:span[1]]) for span in statements}
+
+    def abstract(name: str, colour: dict[str, str] | None) -> str:
+        span = defined[name]
+        new = _renamer(lambda token: None if token not in defined else "#" if colour is None else colour[token],
+                       name, locals_=True)
+        return "\n".join(_rewritten(lines[span[0]:span[1]], tokens[span], new))
+
+    def digest(value: str) -> str:
+        return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+    first = {name: digest(abstract(name, None)) for name in defined}
+    colour = first
+    for _ in range(len(defined)):  # refine until no class splits (each round at least one split, or done)
+        refined = {name: digest(first[name] + abstract(name, colour)) for name in defined}
+        if len(set(refined.values())) == len(set(colour.values())):
+            break
+        colour = refined
+    kinds = {name: re.sub(r"\d+$", "", name.split("_", 2)[2]) for name in defined}
+    shared: dict[tuple[str, str], set[str]] = {}  # (kind, first digest) -> the final colours with it
+    for name in defined:
+        shared.setdefault((kinds[name], first[name]), set()).add(colour[name])
+    keep: dict[str, str] = {}  # final colour -> the name written
+    rename: dict[str, str] = {}
+    for name in defined:
+        key = (kinds[name], first[name])
+        stem = f"_{kinds[name]}{first[name][:10]}"
+        rename[name] = keep.setdefault(colour[name], stem if len(shared[key]) == 1 else f"{stem}_{colour[name][:6]}")
+    name_at = {span: name for name, span in defined.items()}
+    out: list[str] = []
+    position = 0
+    written: set[str] = set()
+    for span in statements:
+        out += lines[position:span[0]]
+        position = span[1]
+        name = name_at.get(span)
+        new = _renamer(rename.get, None, locals_=lines[span[0]].startswith("def "))
+        if name is not None:
+            if rename[name] in written:  # an equal definition is already written
+                if position < len(lines) and lines[position] == "":
+                    position += 1
+                continue
+            written.add(rename[name])
+        out += _rewritten(lines[span[0]:span[1]], tokens[span], new)
+    out += lines[position:]
+    return "\n".join(out)
 
 
 def _predicates(compiled: CompiledSchema, prefix: str) -> tuple[list[str], str, dict[str, str]]:
@@ -366,7 +482,7 @@ def render(spec: Any) -> str:
     parts.append(f"EVENTS = {_literal(fast.events)}")
     parts.append(f"ROWS = {_literal(fast.rows)}")
     parts.append(f"SKIPPED = {_literal(dict(sorted(fast.skipped.items())))}")
-    return "\n".join(parts) + "\n"
+    return _stable_names("\n".join(parts) + "\n")
 
 
 # -- loading -------------------------------------------------------------------------------
