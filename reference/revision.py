@@ -285,8 +285,10 @@ class Rules:
         jsonl = c["jsonl"]
         # The load path's reading of earlier-format records (JSONL-13, JSONL-14) and its vocabulary guard (JSONL-15).
         self.load_upgrade: LoadUpgrade | None = LoadUpgrade(jsonl["loadUpgrade"]) if "loadUpgrade" in jsonl else None
+        # Known to the load path: the revision's registry (its parent's, less its `events.removed`, with its renames
+        # and additions), never a second list of it.
         self.load_known_types: frozenset[str] | None = (
-            frozenset(c["knownEventTypes"]) if jsonl["unknownTypesOnLoad"] == "refused-unless-ignorable" else None)
+            self.known_types if jsonl["unknownTypesOnLoad"] == "refused-unless-ignorable" else None)
         self.out_of_band = "OOB-1" in spec.requirements
         self.find_last_message_turn_end = "FIND-1" in spec.requirements
         self.out_of_band_types: frozenset[str] = frozenset(spec.out_of_band_types) if self.out_of_band else frozenset()

@@ -12,7 +12,7 @@ rewritten by the upgrade.
 
 The facts (the minted id format, the reason mapping, the accepted reason
 keys, the vocabulary) are the revision's constants (``jsonl.loadUpgrade``,
-``jsonl.unknownTypesOnLoad``, ``knownEventTypes``); a revision without them
+``jsonl.unknownTypesOnLoad``; the vocabulary is the revision's registry); a revision without them
 (the pinned one) loads records as stored.
 """
 

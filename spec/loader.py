@@ -305,8 +305,15 @@ class Spec:
 
     @functools.cached_property
     def openness(self) -> tuple[dict[str, Any], ...]:
-        """Which parts of the format are open or closed, and why (``spec/openness.json``)."""
-        return tuple(_core_json("openness.json")["subjects"])
+        """Which parts of the format are open or closed, and why (``spec/openness.json``); a subject's
+        ``schemasOf: registeredPayloads`` is completed here with this spec's payload schemas (facts once)."""
+        subjects = []
+        for subject in _core_json("openness.json")["subjects"]:
+            if subject.get("schemasOf") == "registeredPayloads":
+                payloads = [entry["payloadSchema"] for entry in self.events.values()]
+                subject = {**subject, "schemas": list(dict.fromkeys([*subject["schemas"], *payloads]))}
+            subjects.append(subject)
+        return tuple(subjects)
 
     @functools.cached_property
     def service_events(self) -> dict[str, Any]:

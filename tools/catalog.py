@@ -533,7 +533,7 @@ def _openness(r: Renderer) -> list[str]:
     rows = []
     for subject in r.spec.openness:
         schemas = subject["schemas"]
-        shown = ", ".join(r.link(s) if s in r.sectioned else code(s[len(SCHEMA_BASE) :]) for s in schemas[:3])
+        shown = ", ".join(r.link(s) if s in r.sectioned else code(s.removeprefix(SCHEMA_BASE)) for s in schemas[:3])
         if len(schemas) > 3:
             shown += f" and {len(schemas) - 3} more"
         rows.append(

@@ -1,6 +1,6 @@
 """The published load path: earlier-format records upgraded, malformed ones and unknown types refused (JSONL-13..15).
 
-The behaviour is the revision's data (``jsonl.loadUpgrade``, ``jsonl.unknownTypesOnLoad``, ``knownEventTypes``)
+The behaviour is the revision's data (``jsonl.loadUpgrade``, ``jsonl.unknownTypesOnLoad``, its registry)
 read by one strategy; the pinned revision loads records as stored. Every storage form's load path reads it.
 """
 
@@ -75,8 +75,9 @@ def test_every_storage_form_reads_through_the_same_upgrade_and_guard(tmp_path: P
 
 
 def test_unknown_types_are_judged_by_the_revisions_vocabulary_and_the_ignorable_marker(tmp_path: Path) -> None:
-    known = load_spec(revision=PUB).constants["knownEventTypes"]
+    known = load_spec(revision=PUB).events  # the revision's registry: no second list of it
     assert rules_for(PUB).load_known_types == frozenset(known) and rules_for(None).load_known_types is None
+    assert "steering/message" not in known and "steering/message" in load_spec().events  # its events.removed
     plugin = {"type": "plugin/x", "seq": 0, "time": 5, "data": {}}
     path = _write(tmp_path, [plugin])
     assert len(jsonl.load_artifact(path, "s", durable=False).events) == 1  # the pinned load path has no guard

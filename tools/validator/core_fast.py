@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = 'e8b2e9e9669eff87ad114771c6b35b772d112e7fb7e3e1825090d04edff1097e'
+FINGERPRINT = '3b3bb359990b0d769367c49bdbcf3c7431140a2d89114a406ab76c0a1e4191d5'
 
 _cda786bd4c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _c22318b4eb9 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '64314c31e58596b34852bba389b9690fdb889fff5f04fe97b6f81dfde5eb9dc8'
+REVISIONS_FINGERPRINT = '24b4e589ef4b4745c56c9204212ac205bdcc683f65520d011de35e27bee99652'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
