@@ -91,13 +91,37 @@ def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *
         raise _refusal(log, revision, error) from error
 
 
-def _refusal(log: LoadedLog, revision: str, error: SessionSpecError) -> _Failure:
+def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> list[Any]:
+    """What a load of the log at ``revision`` gives (DEC-24): the stored events as its load path reads them,
+    seeded (a log it cannot seed is refused with the located findings of `validate --level load`), and for a
+    stored log that ends inside a turn the crash-repair closers every load appends (REPAIR-6), with a note on
+    ``err`` that they were added. A JSON array of events is a seed: checked, never closed."""
+    from sessionspec.reference.session import NO_HEADER, Session
+
+    events = _as_loaded(log, revision)
+    closers = interrupted_turn_closers(events, revision) if log.kind == "jsonl" else []
+    line = log.header_line
+    session_id = line.get("id") if isinstance(line, dict) else None
+    try:
+        header = header_from_line(line, revision) if isinstance(line, dict) and log.kind == "jsonl" else NO_HEADER
+        Session(session_id if type(session_id) is str else "", [*events, *closers], header, revision=revision)
+    except (SessionSpecError, KeyError, TypeError) as error:
+        raise _refusal(log, revision, error if isinstance(error, SessionSpecError) else None) from error
+    if closers:
+        turn = (closers[-1].get("data") or {}).get("turn")
+        err.write(f"sessionspec {command}: note: the log ends inside turn {json_text.display(str(turn))} "
+                  f"(a crash): shown as a load gives it, with the {len(closers)} closer(s) its crash repair adds "
+                  "(REPAIR-6; `sessionspec repair` writes them)\n")
+    return [*events, *closers]
+
+
+def _refusal(log: LoadedLog, revision: str, error: SessionSpecError | None) -> _Failure:
     """The load path's refusal of a log, with the located findings of `validate --level load` (else the error)."""
     Checker("load", None, revision).check(log)
     if log.findings.locate is not None:
         for finding in log.findings:
             log.findings.locate(finding)
-    located = _first_errors(log.findings) or str(error)
+    located = _first_errors(log.findings) or (str(error) if error is not None else "the seed is refused")
     return _Failure(f"the load path of revision {revision} refuses the log (`validate --level load`):\n  {located}")
 
 
@@ -170,7 +194,7 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
     since the output would then be read wrongly), else the one the content shows, else for a session of a
     SQLite store of ``layout`` the revision ``owner`` that alone has it, else the default with a note."""
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
-    from sessionspec.validator.detect import detect_revision, reads_upgraded
+    from sessionspec.validator.detect import detect_revision
 
     given = getattr(args, "revision", None)
     if given is not None:
@@ -178,13 +202,11 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
             given = resolve_revision(given).id
         except UnknownRevision as error:
             raise _Failure(f"--revision: {error.message}", 2) from error
-    detection = detect_revision(events, lines).in_store(layout, owner)
+    # A database has no lines: its evidence is labelled with seqs.
+    detection = detect_revision(events, lines if layout is None else None).in_store(layout, owner)
     if given is not None:
         contradiction = detection.contradiction(given)
-        if contradiction is not None and reads_upgraded(given, detection.revision):
-            err.write(f"sessionspec {args._name}: note: {contradiction}; read at {given}, whose load path "
-                      "upgrades earlier-format records\n")
-        elif contradiction is not None:  # the output would be the log read wrongly
+        if contradiction is not None:  # the output would be the log read wrongly
             err.write(f"sessionspec {args._name}: warning: {contradiction}; read at {given} as --revision asks\n")
         return str(given)
     if detection.ambiguous and detection.scores and any(detection.scores.values()):
@@ -280,7 +302,7 @@ class Derive:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err, unit)
-        events = _as_loaded(log, revision)
+        events = _load_view(log, revision, err, args._name)
         _fold(events, revision)
         _dump(derive_messages(events, revision), out, not args.compact)
         return 0
@@ -305,7 +327,7 @@ class Fold:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err, unit)
-        result = _fold(_as_loaded(log, revision), revision)
+        result = _fold(_load_view(log, revision, err, args._name), revision)
         if args.format == "json":
             _dump(result, out)
         else:
@@ -569,10 +591,15 @@ class Stats:
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
         revision = _revision(args, log, err, unit)
         types = Counter(map(_type_label, log.events))
+        # The counts are what is stored; the surface is what a load gives (closers included), or unknown and
+        # the load's refusal said, with exit status 1 (DEC-24).
+        refused: _Failure | None = None
         try:
-            fold: dict[str, Any] | None = fold_surface(_as_loaded(log, revision, locate=False), revision)
-        except (_Failure, SessionSpecError, AttributeError, TypeError):
-            fold = None
+            fold: dict[str, Any] | None = fold_surface(_load_view(log, revision, err, args._name), revision)
+        except _Failure as failure:
+            fold, refused = None, failure
+        except (SessionSpecError, AttributeError, TypeError) as error:
+            fold, refused = None, _Failure(f"the surface fold fails: {error}")
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats: dict[str, Any] = {
             "file": log.name, "revision": revision, "form": unit.form, "kind": log.kind, "sqliteLayout": unit.layout,
@@ -589,7 +616,7 @@ class Stats:
         }
         if args.format == "json":
             _dump(stats, out)
-            return 0
+            return _refused(refused, args, err)
         stored = ("" if unit.form == "jsonl" else f" stored as SQLite layout {unit.layout}," if unit.layout is not None
                   else f" stored as {unit.form} in {stats['storedBytes']} bytes,")
         out.write(f"{log.name}: {stats['events']} events in {stats['lines']} lines ({stats['bytes']} bytes of JSONL,{stored} "
@@ -604,9 +631,17 @@ class Stats:
         out.writelines(f"  {etype:<{width}}  {count}\n" for etype, count in shown.items())
         if stats["errors"] or stats["warnings"]:
             out.write(f"{stats['errors']} error(s), {stats['warnings']} warning(s): run `sessionspec validate`\n")
-        return 0
+        return _refused(refused, args, err)
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
+
+
+def _refused(refused: _Failure | None, args: argparse.Namespace, err: TextIO) -> int:
+    """Exit status 1 with the load's refusal on ``err`` when there is one, else 0."""
+    if refused is None:
+        return 0
+    err.write(f"sessionspec {args._name}: error: {refused.message}\n")
+    return 1
 
 
 class Header:

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import itertools
 import json
 import os
 import stat
@@ -75,6 +76,7 @@ from sessionspec.reference.json_text import display, escape_surrogates
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, open_units
+from sessionspec.validator.detect import Detection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
@@ -87,6 +89,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", action="append", default=[], metavar="DIR",
                         help="plugin registry directory (events/, schemas/); repeatable")
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing; only the exit status tells")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="say on each file's line how many errors and warnings, its revision and why (detection's "
+                             "evidence), and its SQLite layout (--format json always has them)")
     parser.add_argument("--max-findings", type=int, default=100, metavar="N",
                         help="findings kept and shown per file (default 100; 0 = all); the rest are counted")
     parser.add_argument("--fail-on", choices=(ERROR, WARNING), default=WARNING,
@@ -173,8 +178,9 @@ def _unique(paths: list[str]) -> list[str]:
 class Report:
     """Collects per-file results and renders them in one of the three formats."""
 
-    def __init__(self, fmt: str, max_findings: int, fail_on: str, level: str) -> None:
+    def __init__(self, fmt: str, max_findings: int, fail_on: str, level: str, verbose: bool = False) -> None:
         self.fmt = fmt
+        self.verbose = verbose
         self.max_findings = max_findings
         self.fail_on = fail_on
         self.level = level
@@ -222,19 +228,31 @@ class Report:
             hidden = self.hidden(entry, shown)
             if hidden:
                 out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
-            status = "ok" if entry["valid"] else "INVALID"
-            extra = f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated" if entry["knockOnSuppressed"] else ""
-            if "revision" in entry:
-                extra += f", revision {entry['revision']} ({display(entry['revisionReason'])})"
-            if entry.get("sqliteLayout") is not None:
-                extra += f", SQLite layout {entry['sqliteLayout']}"
-            out.write(f"{name}: {status}: {entry['events']} events, {entry['errors']} error(s), "
-                      f"{entry['warnings']} warning(s){extra}\n")
+            out.write(f"{name}: {self._status(entry)}\n")
             out.writelines(f"{name}: note: {display(note)}\n" for note in entry.get("notes", ()))
         out.writelines(f"error: {display(problem)}\n" for problem in self.input_errors)
         s = self._summary()
         out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
                   f"{s['warnings']} warning(s)" + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
+
+    def _status(self, entry: dict[str, Any]) -> str:
+        """A file's verdict in one line: short when it is ok (`ok: N events`); the counts and the revision read
+        at when it is not; with ``verbose``, also why that revision and the SQLite layout."""
+        valid, verbose = entry["valid"], self.verbose
+        line = f"{'ok' if valid else 'INVALID'}: {entry['events']} events"
+        if verbose or not valid:
+            line += f", {entry['errors']} error(s), {entry['warnings']} warning(s)"
+        elif entry["warnings"]:
+            line += f", {entry['warnings']} warning(s)"
+        if entry["knockOnSuppressed"]:
+            line += f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated"
+        if "revision" in entry and (verbose or not valid):
+            line += f", revision {entry['revision']}"
+            if verbose:
+                line += f" ({display(entry['revisionReason'])})"
+        if entry.get("sqliteLayout") is not None and verbose:
+            line += f", SQLite layout {entry['sqliteLayout']}"
+        return line
 
     def _render_json(self, out: TextIO) -> None:
         files = []
@@ -354,29 +372,36 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
         os.close(fd)
 
 
-#: How much of a regular file revision detection reads (it needs the first events only).
-DETECT_BYTES = 4 << 20
+def _detect_file(path: str, given: str | None) -> tuple[str, str] | None:
+    """`_detect` on a regular file read block by block (detection weighs the whole log in O(1) memory); None
+    for anything else (FIFOs, devices and unreadable paths are detected after `read_input`, which reads them
+    safely or reports them)."""
+    from sessionspec.validator.detect import detect_in_blocks, detect_in_bytes
 
-
-def _head(path: str) -> bytes | None:
-    """The first bytes of a regular file for revision detection; None for anything else (FIFOs, devices and
-    unreadable paths are detected after `read_input`, which reads them safely or reports them)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         with open(path, "rb") as handle:
-            return handle.read(DETECT_BYTES)
+            head = handle.read(BLOCK_SIZE)
+            if head.lstrip().startswith(b"["):
+                return _decide(detect_in_bytes(head + handle.read()), None, given)
+            return _decide(detect_in_blocks(itertools.chain((head,), iter(lambda: handle.read(BLOCK_SIZE), b""))),
+                           None, given)
     except OSError:
         return None
 
 
 def _detect(data: bytes, unit: Unit | None = None, given: str | None = None) -> tuple[str, str]:
-    """The revision to read a log at and why: ``given`` (saying so when the content shows another revision),
-    else the one its content shows, or, for a session of a SQLite store without such content, the one
-    revision whose layout the store has; else the default."""
+    """The revision to read a log at and why: ``given`` (saying so when its load path does not read the
+    content), else the one whose load path reads the content (`sessionspec.validator.detect`), or, for a
+    session of a SQLite store without such content, the one revision whose layout the store has; else the
+    default. A database's evidence is labelled with seqs (it has no lines)."""
     from sessionspec.validator.detect import detect_in_bytes
 
-    detection = detect_in_bytes(data)
+    return _decide(detect_in_bytes(data, by_seq=unit is not None and unit.layout is not None), unit, given)
+
+
+def _decide(detection: Detection, unit: Unit | None, given: str | None) -> tuple[str, str]:
     if given is not None:
         contradiction = detection.contradiction(given)
         return given, "given" if contradiction is None else f"given; {contradiction}"
@@ -421,9 +446,9 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     """
     progress = progress or Progress.for_stream(sys.stderr, True)
     how = "given"
-    head = _head(path) if path != "-" else None
-    if head is not None:
-        revision, how = _detect(head, None, revision)
+    decided = _detect_file(path, revision) if path != "-" else None
+    if decided is not None:
+        revision, how = decided
     streamed = False
     if not exact and path != "-" and revision is not None and proves(revision):
         # A regular file is proved clean block by block (memory: one block, the surface and the open
@@ -520,7 +545,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("sessionspec validate: error: --dask cannot read standard input ('-')\n")
         return 2
     paths, problems = expand_inputs(args.files)
-    report = Report(args.format, args.max_findings, args.fail_on, args.level)
+    report = Report(args.format, args.max_findings, args.fail_on, args.level, args.verbose)
     report.input_errors.extend(problems)
     from sessionspec.spec.revisions import DEFAULT_REVISION, UnknownRevision, resolve_revision
 

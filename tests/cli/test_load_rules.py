@@ -255,7 +255,9 @@ def test_commands_refuse_what_the_published_load_path_refuses_with_located_findi
     assert result.code == 1 and not out.exists() and path.read_bytes() == before
     assert f"{where} error [JSONL_UNKNOWN_TYPE JSONL-15] " in result.err and "seq 5 at /type" in result.err, result.err
     stats = cli("stats", str(path), "--format", "json")
-    assert stats.code == 0 and stats.json["surfaceSize"] is None  # stats still counts what is stored
+    # stats still counts what is stored; the surface is unknown, and the refusal said (DEC-24)
+    assert stats.code == 1 and stats.json["surfaceSize"] is None and stats.json["events"] == 6
+    assert "JSONL_UNKNOWN_TYPE JSONL-15" in stats.err
 
 
 @pytest.mark.req("JSONL-13")
@@ -382,17 +384,18 @@ LOGS = Path(__file__).resolve().parents[1] / "real_logs" / "logs"
 
 @pytest.mark.parametrize("command", ["derive", "fold", "stats"])
 def test_a_given_revision_the_content_contradicts_is_said(command: str) -> None:
-    """--revision naming an older revision than the content shows: a warning (the output is the log read
-    wrongly); naming a newer one whose load path upgrades the content's format: a note; agreeing: silence."""
+    """--revision naming an older revision than the content shows: a warning, and the log refused with the
+    located findings of that revision's load (the output would be the log read wrongly); naming a newer one
+    whose load path reads the content upgraded, or the content's own: silence (DEC-24)."""
     published, pinned = str(LOGS / "published-chat.jsonl"), str(LOGS / "pinned-toolchain.jsonl")
     wrong = cli(command, published, "--revision", "2f74ac98ba")
-    assert wrong.code == 0
-    assert (f"sessionspec {command}: warning: its content shows revision b150a551b8, not 2f74ac98ba (detected: "
-            "turn/start payload of this revision at line 2;") in wrong.err
+    assert wrong.code == 1
+    assert (f"sessionspec {command}: warning: its content shows revision b150a551b8, which 2f74ac98ba's load path "
+            "does not read; read at 2f74ac98ba as --revision asks") in wrong.err
+    assert "published-chat.jsonl:6: error [SEED_PROVENANCE SEED-6] seq 7" in wrong.err, wrong.err
+    assert command == "stats" or wrong.out == ""  # never malformed output
     upgraded = cli(command, pinned, "--revision", "b150a551b8")
-    assert upgraded.code == 0 and "warning" not in upgraded.err
-    assert (f"sessionspec {command}: note: its content shows revision 2f74ac98ba, not b150a551b8" in upgraded.err
-            and "whose load path upgrades earlier-format records" in upgraded.err)
+    assert upgraded.code == 0 and upgraded.err == ""
     assert cli(command, published, "--revision", "b150a551b8").err == ""
 
 
@@ -400,7 +403,7 @@ def test_validate_says_when_the_given_revision_is_not_the_contents() -> None:
     [entry] = cli("validate", str(LOGS / "published-chat.jsonl"), "--revision", "2f74ac98ba",
                   "--format", "json").json["files"]
     assert entry["revision"] == "2f74ac98ba"
-    assert entry["revisionReason"].startswith("given; its content shows revision b150a551b8, not 2f74ac98ba (detected: ")
+    assert entry["revisionReason"] == "given; its content shows revision b150a551b8, which 2f74ac98ba's load path does not read"
     [entry] = cli("validate", str(LOGS / "published-chat.jsonl"), "--revision", "b150a551b8",
                   "--format", "json").json["files"]
     assert entry["revisionReason"] == "given"

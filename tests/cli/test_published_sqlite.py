@@ -152,7 +152,7 @@ def test_validate_gives_a_verdict_on_a_layout_14_store_with_the_note(db: Path) -
 def test_a_note_is_not_a_finding(db: Path) -> None:
     """With the default --fail-on warning, the clean session of a layout-14 store is valid (DEC-21)."""
     result = cli("validate", str(db), "--session", "npm-chat")
-    assert result.code == 0 and ": ok: 24 events, 0 error(s), 0 warning(s)" in result.out
+    assert result.code == 0 and ": ok: 24 events\n" in result.out
 
 
 def test_derive_stats_fold_read_it_and_say_which_layout(db: Path) -> None:

@@ -39,26 +39,28 @@ def test_validate_detects_each_revision_and_names_its_evidence(logs):
     assert any(f["code"] == "REPAIR_NEEDED" for f in by_name["published"]["findings"])
 
 
-def test_ambiguous_or_silent_logs_are_read_at_the_pinned_revision_with_a_note(logs):
+def test_a_resumed_log_is_read_at_the_revision_that_reads_it_whole_and_a_silent_one_at_the_default(logs):
+    """DEC-24: pinned records, then published ones: the published load path reads them all (the pinned ones
+    upgraded), so that is the log's revision; a log without revision-specific content is read at the default."""
     result = cli("validate", str(logs["mixed"]), str(logs["plain"]), "--format", "json")
     by_name = {Path(f["file"]).stem: f for f in result.json["files"]}
-    assert by_name["mixed"]["revision"] == PINNED and by_name["mixed"]["revisionReason"].startswith("ambiguous")
-    assert PUB in by_name["mixed"]["revisionReason"]
-    assert by_name["mixed"]["revisionReason"].endswith(  # the published load path reads both: say how to ask for it
-        f"a log of the earlier format resumed by {PUB}'s software holds both: name it with --revision {PUB}, "
-        "whose load path upgrades earlier-format records")
+    assert by_name["mixed"]["revision"] == PUB, by_name["mixed"]
+    assert by_name["mixed"]["revisionReason"] == (
+        f"resumed: {PINNED} content up to line 3, read upgraded by {PUB}'s load path; {PUB} content from line 4")
+    assert by_name["mixed"]["errors"] == 0 and by_name["mixed"]["upgraded"]["turn/start"] == 1, by_name["mixed"]
     named = cli("validate", str(logs["mixed"]), "--revision", PUB, "--format", "json").json["files"][0]
-    assert named["errors"] == 0 and named["upgraded"]["turn/start"] == 1, named
+    assert named["revisionReason"] == "given"  # its load path reads the content: nothing to warn about
     assert by_name["plain"]["revision"] == PINNED and "no revision-specific content" in by_name["plain"]["revisionReason"]
 
 
 def test_a_given_revision_wins_and_judges_the_log_by_its_rules(logs):
     wrong = cli("validate", str(logs["published"]), "--revision", PINNED, "--format", "json")
     assert wrong.code == 1
-    assert wrong.json["files"][0]["revisionReason"].startswith(f"given; its content shows revision {PUB}, not {PINNED}")
+    assert wrong.json["files"][0]["revisionReason"] == (
+        f"given; its content shows revision {PUB}, which {PINNED}'s load path does not read")
     right = cli("validate", str(logs["published"]), "--revision", "0.1.1-rc.2", "--level", "strict", "--fail-on", "error")
     assert right.code == 0, right.out
-    assert "revision b150a551b8 (given)" in right.out
+    assert "revision b150a551b8 (given)" in cli("validate", "-v", str(logs["published"]), "--revision", PUB).out
 
 
 @pytest.mark.parametrize("name", ["9.9.9", "b150a551b8-evil", "2f74ac98ba/../x", "\x1b[2Jx\ny", ""])
@@ -77,11 +79,13 @@ def test_an_unknown_revision_is_a_usage_error_naming_the_known_ones(command, nam
 
 
 def test_derive_fold_stats_and_repair_follow_the_detected_revision(logs, tmp_path):
-    derived = cli("derive", str(logs["published"]))
-    assert derived.code == 0 and [m["id"] for m in derived.json] == ["u1", "a1"]
-    assert cli("fold", str(logs["published"])).json["nodes"] == [2, 4]
+    derived = cli("derive", str(logs["published"]))  # a crashed log, as a load gives it (DEC-24)
+    assert derived.code == 0 and [m["id"] for m in derived.json] == ["u1", "a1", "interrupted-tool-result-c1-5"]
+    assert derived.err == ("sessionspec derive: note: the log ends inside turn 1 (a crash): shown as a load gives "
+                           "it, with the 3 closer(s) its crash repair adds (REPAIR-6; `sessionspec repair` writes them)\n")
+    assert cli("fold", str(logs["published"])).json["nodes"] == [2, 4, 5]
     stats = cli("stats", str(logs["published"]), "--format", "json").json
-    assert stats["revision"] == PUB and stats["surfaceSize"] == 2
+    assert stats["revision"] == PUB and stats["surfaceSize"] == 3
     out = tmp_path / "repaired.jsonl"
     assert cli("repair", str(logs["published"]), "-o", str(out)).code == 0
     closers = [json_text.loads(line) for line in out.read_bytes().splitlines()[-3:]]
@@ -114,7 +118,7 @@ def test_compressed_and_stored_logs_are_checked_and_repaired_at_their_revision(t
         assert (detected["revision"], detected["valid"]) == (PUB, True), detected
         given = cli("validate", str(path), "--format", "json", "--revision", PINNED)
         assert given.code == 1  # the stored form's content is detected too, and the reason says it disagrees
-        assert given.json["files"][0]["revisionReason"].startswith(f"given; its content shows revision {PUB}, not ")
+        assert given.json["files"][0]["revisionReason"].startswith(f"given; its content shows revision {PUB}, which ")
     out = tmp_path / "repaired.jsonl.zstd"
     assert cli("repair", str(packed), "-o", str(out)).code == 0
     events = read_compressed_artifact(out.read_bytes()).events

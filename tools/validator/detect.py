@@ -1,4 +1,4 @@
-"""Which format revision wrote a log: evidence read from its content, judged by the spec data.
+"""Which format revision reads a log: evidence weighed over its whole content, judged by the spec data.
 
 Two kinds of evidence, both derived from the revisions' resolved registries
 (nothing here names a type or a field):
@@ -10,28 +10,38 @@ Two kinds of evidence, both derived from the revisions' resolved registries
   payload schema of some revisions only (a ``user/message`` holding an
   identified message, an ``assistant/message`` with top-level ``provenance``).
 
-A log with evidence for exactly one revision is that revision; a log with no
-evidence, or with evidence for several, is read at the default (pinned)
-revision and the detection says why. Detection stops after ``LOOK_AT``
-pieces of evidence or ``MAX_SCAN`` events, so it costs O(1) per log.
+A log's revision is the one whose load path reads all of its content (DEC-24):
+
+* evidence for one revision only: that revision;
+* evidence for several, where one of them (the *reader*) reads the others'
+  records upgraded on load (JSONL-13): a log of the earlier format resumed by the
+  reader's software holds all its earlier-format content before its first
+  reader-only content, and is read at the reader. Content interleaved otherwise
+  is not a resumed log: it is weighed, and the revision with more evidence wins
+  (the reader on a tie), so one stray record (a ``turn/start`` that lost a
+  field) neither flips a log nor hides its schema error;
+* no evidence, or evidence no one revision reads whole: the default revision, and
+  the detection says why.
+
+Every event is looked at once and only counts and a few examples are kept, so
+detection is one streaming pass in O(1) memory per record.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
 
-__all__ = ["Detection", "detect_revision"]
+__all__ = ["Detection", "detect_in_blocks", "detect_in_bytes", "detect_revision", "reads_upgraded"]
 
-LOOK_AT = 16
-"""Pieces of evidence gathered per log before deciding."""
-MAX_SCAN = 4096
-"""Events looked at per log, at most."""
+EXAMPLES = 3
+"""Pieces of evidence kept per revision for the report (the rest are counted)."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,7 @@ class Detection:
 
     @property
     def reason(self) -> str:
-        """Why this revision: the evidence, or the note saying why the default was taken."""
+        """Why this revision, in one short line."""
         return self.note or f"detected: {'; '.join(self.evidence)}"
 
     def describe(self) -> str:
@@ -63,11 +73,13 @@ class Detection:
                          self.scores)
 
     def contradiction(self, given: str) -> str | None:
-        """What to tell a user who named revision ``given`` for a log whose content shows another one
-        (None when it does not: no evidence, mixed evidence, or evidence for ``given``)."""
-        if self.ambiguous or not self.evidence or self.revision == given:
+        """What to tell a user who named revision ``given`` for a log with content ``given``'s load path does
+        not read (None when it reads it all: its own content, or earlier-format records it reads upgraded)."""
+        unread = [r for r, score in sorted(self.scores.items())
+                  if score and r != given and not reads_upgraded(given, r)]
+        if not unread:
             return None
-        return f"its content shows revision {self.revision}, not {given} ({self.reason})"
+        return f"its content shows revision {', '.join(unread)}, which {given}'s load path does not read"
 
 
 def reads_upgraded(reader: str, earlier: str) -> bool:
@@ -96,76 +108,213 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
     return {t: frozenset(r) for t, r in registered.items()}, payloads
 
 
-def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = None) -> Detection:
-    """The revision of a log from its events (``lines`` labels evidence with file lines: its entry for an
-    event is read once the event has been taken, so it may grow alongside a lazy `events`)."""
-    registered, payloads = _tables()
-    all_revisions = frozenset(known_revisions())
-    votes: dict[str, list[str]] = {r: [] for r in all_revisions}
-    found = 0
-    for index, event in enumerate(events):
-        if found >= LOOK_AT or index >= MAX_SCAN:
-            break
+class _Tally:
+    """Evidence for one revision: how much, where it starts and ends (event index), and its first examples."""
+
+    __slots__ = ("_where", "count", "examples", "first", "first_at", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = self.last = -1
+        self.first_at = ""
+        self.examples: list[str] = []
+
+    def add(self, index: int, what: str, where: Callable[[], str]) -> None:
+        if not self.count:
+            self.first, self.first_at = index, where()
+        self.count += 1
+        self.last, self._where = index, where
+        if len(self.examples) < EXAMPLES:
+            self.examples.append(f"{what} at {where()}")
+
+    def ends_at(self) -> str:
+        """Where the last piece of evidence is (labelled only when asked)."""
+        return self._where()
+
+
+class _Detector:
+    """One streaming pass of detection: feed events with `add`, then ask `result`."""
+
+    def __init__(self) -> None:
+        self.registered, self.payloads = _tables()
+        self.all_revisions = frozenset(known_revisions())
+        self.tallies = {r: _Tally() for r in known_revisions()}
+
+    def add(self, index: int, event: Any, where: Callable[[], str]) -> None:
         if type(event) is not dict or type(event.get("type")) is not str:
-            continue
+            return
         etype = event["type"]
-        where = f"line {lines[index]}" if lines is not None and lines[index] is not None else f"event {index}"
-        revs = registered.get(etype)
-        if revs is not None and revs != all_revisions:
-            found += 1
+        revs = self.registered.get(etype)
+        if revs is not None and revs != self.all_revisions:
             for rid in revs:
-                votes[rid].append(f"{etype} at {where}")
-            continue
-        checks = payloads.get(etype)
+                self.tallies[rid].add(index, etype, where)
+            return
+        checks = self.payloads.get(etype)
         if checks is None:
-            continue
+            return
         fits = [rid for rid, validator in checks.items() if validator.is_valid(event.get("data"))]
         if 0 < len(fits) < len(checks):
-            found += 1
             for rid in fits:
-                votes[rid].append(f"{etype} payload of this revision at {where}")
-    scores = {r: len(v) for r, v in votes.items()}
-    supported = [r for r in known_revisions() if scores[r]]
-    if len(supported) == 1:
-        rid = supported[0]
-        return Detection(rid, tuple(votes[rid][:3]) + ((f"... {scores[rid] - 3} more",) if scores[rid] > 3 else ()),
-                         scores=scores)
-    if not supported:
-        return Detection(DEFAULT_REVISION, (), True, "no revision-specific content; read at the default revision",
-                         scores)
-    detail = ", ".join(f"{r}: {votes[r][0]}" for r in supported)
-    readers = [r for r in supported if all(reads_upgraded(r, o) for o in supported if o != r)]
-    hint = (f"; a log of the earlier format resumed by {readers[0]}'s software holds both: name it with "
-            f"--revision {readers[0]}, whose load path upgrades earlier-format records") if len(readers) == 1 else ""
-    return Detection(DEFAULT_REVISION, (), True,
-                     f"ambiguous, content of several revisions ({detail}); read at the default revision{hint}", scores)
+                self.tallies[rid].add(index, f"{etype} payload of this revision", where)
+
+    def result(self) -> Detection:
+        tallies = self.tallies
+        scores = {r: t.count for r, t in tallies.items()}
+        supported = [r for r in known_revisions() if scores[r]]
+        if len(supported) == 1:
+            rid = supported[0]
+            more = scores[rid] - 1
+            return Detection(rid, tuple(tallies[rid].examples), False,
+                             f"detected: {tallies[rid].examples[0]}" + (f" and {more} more" if more else ""), scores)
+        if not supported:
+            return Detection(DEFAULT_REVISION, (), True, "no revision-specific content; read at the default revision",
+                             scores)
+        readers = [r for r in supported if all(reads_upgraded(r, o) for o in supported if o != r)]
+        if len(readers) != 1:
+            detail = ", ".join(f"{r}: {tallies[r].examples[0]}" for r in supported)
+            return Detection(DEFAULT_REVISION, (), True,
+                             f"ambiguous, content of revisions no one revision reads whole ({detail}); "
+                             "read at the default revision", scores)
+        reader = readers[0]
+        earlier = [r for r in supported if r != reader]
+        first = tallies[reader]
+        if all(tallies[o].last < first.first for o in earlier):
+            last = max((tallies[o] for o in earlier), key=lambda t: t.last)
+            return Detection(reader, (tallies[earlier[0]].examples[0], first.examples[0]), False,
+                             f"resumed: {', '.join(earlier)} content up to {last.ends_at()}, read upgraded by "
+                             f"{reader}'s load path; {reader} content from {first.first_at}", scores)
+        heaviest = max(earlier, key=lambda r: scores[r])
+        if scores[heaviest] > scores[reader]:
+            return Detection(heaviest, tuple(tallies[heaviest].examples), False,
+                             f"mostly {heaviest} content ({scores[heaviest]} against {scores[reader]} of {reader}, "
+                             f"interleaved: not a resumed log; first {reader} content: {first.examples[0]})", scores)
+        return Detection(reader, tuple(first.examples), False,
+                         f"mostly {reader} content ({scores[reader]} against {scores[heaviest]} of {heaviest}, "
+                         f"interleaved), whose load path reads the earlier-format records upgraded", scores)
 
 
-def detect_in_bytes(data: bytes) -> Detection:
-    """`detect_revision` on the raw bytes of a log (a JSONL artifact or a JSON array), parsing only what it needs."""
+def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = None) -> Detection:
+    """The revision of a log from its events, in one pass. Evidence is labelled with ``lines`` (file lines) when
+    given, else with the event's seq (a database has no lines)."""
+    detector = _Detector()
+    for index, event in enumerate(events):
+        detector.add(index, event, _where(event, index, lines))
+    return detector.result()
+
+
+def _where(event: Any, index: int, lines: Sequence[int | None] | None) -> Callable[[], str]:
+    def where() -> str:
+        if lines is not None and index < len(lines) and lines[index] is not None:
+            return f"line {lines[index]}"
+        seq = event.get("seq") if type(event) is dict else None
+        return f"seq {seq}" if type(seq) is int else f"event {index}"
+    return where
+
+
+#: Bytes of a log fed to detection at a time (`detect_in_bytes`).
+_BLOCK = 1 << 20
+
+
+#: What the writers begin every line with: the envelope's type comes first.
+_PREFIX = b'{"type":"'
+
+
+@functools.cache
+def _candidates() -> tuple[re.Pattern[bytes], frozenset[bytes]]:
+    """The lines detection must parse, as a pattern over newline-led lines and the same set of types: those
+    whose leading envelope type can be evidence (registered in some revisions only, or with payloads that
+    differ), or is escaped. Any other line that starts with `_PREFIX` (chunks, boundaries, the header: most
+    of a log) is never parsed."""
+    registered, payloads = _tables()
+    everywhere = frozenset(known_revisions())
+    wanted = sorted({t for t, revs in registered.items() if revs != everywhere} | set(payloads))
+    types = b"|".join(re.escape(t.encode()) for t in wanted)
+    pattern = re.compile(b"\n" + re.escape(_PREFIX) + rb'(?:(?:' + types + rb')"|[^"\n]*\\)')
+    return pattern, frozenset(t.encode() for t in wanted)
+
+
+def detect_in_blocks(blocks: Iterable[bytes], *, by_seq: bool = False) -> Detection:
+    """`detect_revision` on a JSONL log read block by block: memory is one block and one line; evidence is
+    labelled with file lines, or with seqs when ``by_seq`` (the logical log of a database)."""
     import orjson
 
-    stripped = data.lstrip()
-    events: list[Any] = []
-    lines: list[int | None] = []
-    if stripped.startswith(b"["):
+    detector = _Detector()
+    for index, (number, raw) in enumerate(_candidate_lines(blocks)):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        detector.add(index, value, _where(value, index, None) if by_seq else _line_label(number))
+    return detector.result()
+
+
+def _line_label(number: int | _LazyLine) -> Callable[[], str]:
+    return lambda: f"line {int(number)}"
+
+
+def _candidate_lines(blocks: Iterable[bytes]) -> Iterator[tuple[int | _LazyLine, bytes]]:
+    """(line number, line) of each line of a byte stream cut into blocks that `_candidates` picks; a line
+    cut by a block boundary is joined once."""
+    pattern = _candidates()
+    pending: list[bytes] = []
+    before = 0  # lines before the current chunk
+    for block in blocks:
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            pending.append(block)
+            continue
+        chunk = b"".join([*pending, block[: cut + 1]]) if pending else block[: cut + 1]
+        pending = [block[cut + 1:]] if cut + 1 < len(block) else []
+        yield from _picked(pattern, chunk, before)
+        before += chunk.count(b"\n")
+    tail = b"".join(pending)
+    if tail:
+        yield from _picked(pattern, tail + b"\n", before)
+
+
+def _picked(pattern: tuple[re.Pattern[bytes], frozenset[bytes]], chunk: bytes, before: int
+            ) -> Iterator[tuple[int | _LazyLine, bytes]]:
+    """The picked lines of ``chunk`` (whole lines, each ending in a newline), numbered after ``before``: found
+    by the pattern when every line starts with `_PREFIX` (the writers' lines), else looked at one by one."""
+    led = b"\n" + chunk
+    lines = chunk.count(b"\n")
+    if led.count(b"\n" + _PREFIX) != lines:
+        _, wanted = pattern
+        start = len(_PREFIX)
+        for number, raw in enumerate(chunk.split(b"\n")[:-1], start=before + 1):
+            if raw.startswith(_PREFIX):
+                end = raw.find(b'"', start)
+                if end > 0 and raw[start:end] not in wanted and b"\\" not in raw[start:end]:
+                    continue
+            if raw:
+                yield number, raw
+        return
+    for match in pattern[0].finditer(led):
+        start = match.start()
+        yield _LazyLine(led, start, before), led[start + 1: led.find(b"\n", start + 1)]
+
+
+class _LazyLine:
+    """The number of the line starting after ``led[start]``, counted only when a label asks for it (most
+    evidence is only counted); ordered by position like a line number."""
+
+    __slots__ = ("before", "led", "start")
+
+    def __init__(self, led: bytes, start: int, before: int) -> None:
+        self.led, self.start, self.before = led, start, before
+
+    def __int__(self) -> int:
+        return self.before + self.led.count(b"\n", 0, self.start) + 1
+
+
+def detect_in_bytes(data: bytes, *, by_seq: bool = False) -> Detection:
+    """`detect_revision` on the raw bytes of a log (a JSONL artifact or a JSON array)."""
+    import orjson
+
+    if data.lstrip().startswith(b"["):
         try:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError:
             parsed = None
-        if isinstance(parsed, list):
-            events = parsed[:MAX_SCAN]
-            lines = [None] * len(events)
-    else:
-        def parsed_lines() -> Iterator[Any]:
-            """Each line's value, parsed only when detection asks for it (it stops after LOOK_AT pieces of evidence)."""
-            for number, raw in enumerate(data.split(b"\n", MAX_SCAN + 1)[: MAX_SCAN + 1], start=1):
-                try:
-                    value = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                lines.append(number)
-                yield value
-
-        return detect_revision(parsed_lines(), lines)
-    return detect_revision(events, lines)
+        return detect_revision(parsed if isinstance(parsed, list) else [])
+    return detect_in_blocks((data[i:i + _BLOCK] for i in range(0, len(data), _BLOCK)), by_seq=by_seq)
