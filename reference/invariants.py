@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import InvariantError
 
 from .revision import Rules, rules_for
@@ -256,7 +257,7 @@ class InvariantFold:
         return _transition(self, event, index)
 
 
-def _fail(errors: list[InvariantError], rule: str, code: str, message: str, index: int | None, seq: Any) -> None:
+def _fail(errors: list[InvariantError], rule: str, code: ErrorCode, message: str, index: int | None, seq: Any) -> None:
     errors.append(InvariantError(message, code, requirement=rule, index=index, seq=seq))
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessionspec.spec import load_spec
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.revisions import Revision, resolve_revision
 
 from .json_value import FrozenDict, FrozenList, freeze_json_value
@@ -79,7 +80,7 @@ class MessageShape:
         """
         raise NotImplementedError
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
         """``(message, code, requirement)`` when a seeded message payload is rejected, else ``None``."""
         raise NotImplementedError
 
@@ -153,7 +154,7 @@ class FlatMessages(MessageShape):
         return {"turn": turn, "step": step, "callId": call_id,
                 "content": [{"type": "text", "text": text}], "isError": True}
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
         # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
         if etype == "assistant/message" and isinstance(data, (Mapping, list, FrozenList)):
             provenance = data.get("provenance") if isinstance(data, Mapping) else None
@@ -219,12 +220,12 @@ class IdentifiedMessages(MessageShape):
         }
         return {"turn": turn, "step": step, "message": message}
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None:
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
         if etype not in ("user/message", "assistant/message", "tool/result"):
             return None
         message = self._message(etype, data)
 
-        def bad(what: str) -> tuple[str, str, str]:
+        def bad(what: str) -> tuple[str, ErrorCode, str]:
             return f"is a {etype} whose {what}", "SEED_MESSAGE", "SEED-18"
 
         if not isinstance(message, Mapping) or not _nonempty_str(message.get("id")):

@@ -27,9 +27,10 @@ import enum
 import os.path
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
 
 from .derive import MessageLog
@@ -101,7 +102,7 @@ class Attachment(Protocol):
 # ---------------------------------------------------------------- validation
 
 
-def _seed_error(index: int, message: str, code: str, requirement: str, seq: Any = None) -> SeedError:
+def _seed_error(index: int, message: str, code: ErrorCode, requirement: str, seq: Any = None) -> SeedError:
     return SeedError(
         f"seed event at index {index} {message}",
         code,
@@ -357,7 +358,7 @@ def _fold_entry(event: FrozenDict, index: int, log: list[FrozenDict], surface: S
     except SurfaceError as error:
         raise SeedError(
             f"invalid seed event at index {index}: {error.message}",
-            error.code,
+            cast("ErrorCode", error.code),  # re-raised: the surface error's own code
             requirement=error.requirement,
             index=index,
             seq=index,

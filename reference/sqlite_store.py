@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from sessionspec.spec import constants
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, PersistenceError, SessionSpecError, SqliteStoreError
 
 from . import chunk_rows, json_text
@@ -374,7 +375,7 @@ class StoredSession:
     torn_rows: int = 0
 
 
-def _error(message: str, code: str, requirement: str, path: str | None, cause: BaseException | None = None
+def _error(message: str, code: ErrorCode, requirement: str, path: str | None, cause: BaseException | None = None
            ) -> SqliteStoreError:
     return SqliteStoreError(message, code, requirement=requirement, path=path, cause=cause)
 
@@ -760,7 +761,8 @@ def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> Non
     for offset, event in enumerate(events):
         expected = next_seq + offset
         if event.get("seq") != expected or type(event.get("seq")) is not int:
-            code, req = ("PERSIST_SEQ_CONTINUE", "PERSIST-3") if offset == 0 else ("PERSIST_SEQ_GAP", "PERSIST-4")
+            code: ErrorCode = "PERSIST_SEQ_CONTINUE" if offset == 0 else "PERSIST_SEQ_GAP"
+            req = "PERSIST-3" if offset == 0 else "PERSIST-4"
             raise PersistenceError(
                 f"append batch {'does not continue the stored log' if offset == 0 else 'has a seq gap'}: "
                 f"expected seq {expected}, got {event.get('seq')!r}",

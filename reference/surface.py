@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessionspec.spec import SURFACE_TYPES
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SurfaceError
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, json_equal
@@ -239,7 +240,7 @@ class SurfaceState:
             slot = nxt[slot]
         return slot
 
-    def _error(self, message: str, code: str, requirement: str, event: Mapping[str, Any], index: int) -> SurfaceError:
+    def _error(self, message: str, code: ErrorCode, requirement: str, event: Mapping[str, Any], index: int) -> SurfaceError:
         seq = event.get("seq")
         return SurfaceError(
             message,

@@ -22,6 +22,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import JsonlError, SeedError
 
 from .json_value import is_safe_int
@@ -30,7 +31,7 @@ from .json_value import is_safe_int
 class MessageChecks(Protocol):
     """What the upgrade needs of the revision's message shape (``revision.MessageShape``)."""
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, str, str] | None: ...
+    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None: ...
 
 __all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "refuse_unknown_types", "unknown_type_error"]
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessionspec.spec.error_codes import ErrorCode
+
 
 class SessionSpecError(Exception):
     """Root of every error the reference raises on purpose."""
 
-    default_code: str = "SESSION_SPEC_ERROR"
+    default_code: str = "SESSION_SPEC_ERROR"  # a family's fallback when no stable code is given
 
     def __init__(
         self,
         message: str,
-        code: str | None = None,
+        code: ErrorCode | None = None,
         *,
         requirement: str | None = None,
         index: int | None = None,
@@ -29,7 +31,7 @@ class SessionSpecError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code or self.default_code
+        self.code: str = code or self.default_code
         self.requirement = requirement
         self.index = index
         self.seq = seq

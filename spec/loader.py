@@ -22,9 +22,10 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from sessionspec.spec import revisions as _revisions
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_text
 
@@ -36,7 +37,7 @@ OPENNESS_META_ID = SCHEMA_BASE + "meta/openness.json"
 SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
 ENTRY_POINT_GROUP = "sessionspec.registries"
 CORE = "core"
-REGISTRY_ERROR_CODE = "SPEC_REGISTRY_INVALID"
+REGISTRY_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_INVALID"
 
 # Types whose owner may never admit them to appendOutOfBand (DEC-8, OOB-1).
 _NEVER_OUT_OF_BAND_NAMESPACES = ("turn/", "step/")

@@ -17,8 +17,9 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
 
@@ -224,7 +225,8 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
     known = "; ".join(f"{', '.join(str(layout.user_version) for layout in layouts_for(r))} at {r}"
                       for r in known_revisions())
     raise SqliteStoreError(f"{refused.message.split(', only')[0]}, which no known format revision has "
-                           f"(layouts: {known})", refused.code, requirement=refused.requirement, path=refused.path)
+                           f"(layouts: {known})", cast("ErrorCode", refused.code),  # the refusal's own code
+                           requirement=refused.requirement, path=refused.path)
 
 
 def layout_owner(user_version: int) -> str | None:

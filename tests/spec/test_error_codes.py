@@ -166,3 +166,12 @@ def test_spec_loader_raises_its_listed_code(tmp_path) -> None:
         assert "broken.json" in str(error)
     else:  # pragma: no cover - the assertion below reports it
         raise AssertionError("a broken registry file was accepted")
+
+
+def test_the_error_code_type_is_every_listed_code_of_every_revision() -> None:
+    """`spec/error_codes.py` (generated; `ErrorCode` types the reference's codes for mypy) states the data once."""
+    from sessionspec.spec import load_spec
+    from sessionspec.spec.error_codes import ERROR_CODES
+    from sessionspec.spec.revisions import known_revisions
+
+    assert {code for rid in known_revisions() for code in load_spec(revision=rid).error_codes} == ERROR_CODES
