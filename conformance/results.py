@@ -17,14 +17,14 @@ stale, which fails the run).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cases import Case
 from .compare import Difference
 
-__all__ = ["FAILING_OUTCOMES", "KNOWN_FAILURE_OUTCOMES", "OUTCOMES", "PROBLEM_OUTCOMES", "CaseResult", "tally"]
+__all__ = ["FAILING_OUTCOMES", "KNOWN_FAILURE_OUTCOMES", "OUTCOMES", "PROBLEM_OUTCOMES", "CaseResult", "skip_reasons", "tally"]
 
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "crashed", "errored", "skipped", "xfail", "xpass")
 PROBLEM_OUTCOMES = frozenset({"failed", "crashed", "errored", "xpass"})
@@ -129,3 +129,9 @@ def tally(results: Iterable[CaseResult]) -> Tally:
     for r in results:
         t.add(r.outcome)
     return t
+
+
+def skip_reasons(results: Sequence[CaseResult]) -> list[tuple[str, int]]:
+    """The reasons of the skipped cases of ``results`` with their counts, most frequent first."""
+    counts = Counter(r.message or "(no reason given)" for r in results if r.outcome == "skipped")
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

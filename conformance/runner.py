@@ -19,7 +19,7 @@ from .cases import Case
 from .compare import judge, render_value
 from .expectations import Expectations
 from .harness import Connection, Implementation, StartupFailed
-from .results import KNOWN_FAILURE_OUTCOMES, CaseResult
+from .results import KNOWN_FAILURE_OUTCOMES, CaseResult, skip_reasons
 
 __all__ = ["RunResult", "apply_stale", "run_case", "run_cases", "start_implementation"]
 
@@ -155,11 +155,15 @@ def run_cases(
         raise errors[0]
     final = [r for r in results if r is not None]
     run = RunResult(dict(impl0.info), final, time.perf_counter() - started)
-    if final and all(r.outcome == "skipped" for r in final) and any(r.reply is not None for r in final):
-        # An adapter may skip a case it cannot set up; one that claims capabilities and then skips
-        # every case proves nothing, and must not read as a pass.
-        run.problems.append(f"no case was attempted: the adapter skipped all {len(final)} selected cases, "
-                            "including cases of capabilities it claims")
+    if final and all(r.outcome == "skipped" for r in final):
+        # Zero coverage must never read as a pass (pytest exits 5 on an empty run): an adapter that claims
+        # no capability the selection needs proves nothing, nor does one that skips every case it claims.
+        if any(r.reply is not None for r in final):
+            why = "the adapter skipped them, including cases of capabilities it claims"
+        else:
+            why = "the adapter claims none of the capabilities they need"
+        run.problems.append(f"no case was attempted: all {len(final)} selected cases were skipped ({why}); "
+                            f"top skip reasons: {'; '.join(f'{n} x {m}' for m, n in skip_reasons(final)[:3])}")
     return run
 
 

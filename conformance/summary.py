@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from sessionspec.reference.json_text import display
 
-from .results import FAILING_OUTCOMES, PROBLEM_OUTCOMES, CaseResult, Tally
+from .results import FAILING_OUTCOMES, PROBLEM_OUTCOMES, CaseResult, Tally, skip_reasons
 
 __all__ = ["broken_adapter_hint", "render_summary"]
 
@@ -121,13 +121,17 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
 
     req_rows = [(f"{r} {level[r]}", t) for r, t in sorted(by_req.items(), key=lambda kv: _req_key(kv[0]))
                 if verbose or not clean(t)]
-    clean_count = sum(1 for t in by_req.values() if clean(t))
     out.write(f"\nby requirement ({len(by_req)} requirements have cases)\n")
     if req_rows:
         out.write("\n".join(_table(req_rows, "requirement")) + "\n")
-    if not verbose and not failures_only:
-        out.write(f"  {clean_count} requirement(s) with no failing, erroring or known-failing case"
-                  + (" (list them with --verbose)" if clean_count else "") + "\n")
+    if not failures_only:
+        out.write(_requirement_split(by_req) + ("  (list them with --verbose)" if not verbose else "") + "\n")
+    reasons = skip_reasons(results)
+    if reasons and not failures_only:
+        out.write(f"\ntop skip reasons ({sum(n for _, n in reasons)} skipped)\n")
+        out.writelines(f"  {n:>5}  {display(m)}\n" for m, n in reasons[:5])
+        if len(reasons) > 5:
+            out.write(f"  ({len(reasons) - 5} more reasons in the JSONL report, --report)\n")
 
     problems = [r for r in results if r.problem]
     if problems:
@@ -154,6 +158,23 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
     counts = ", ".join(parts)
     verdict = "FAILED" if run.exit_code else "OK"
     out.write(f"\n{verdict}: {len(results)} cases in {run.duration:.1f} s ({counts or 'nothing ran'})\n")
+
+
+def _requirement_split(by_req: Mapping[str, Tally]) -> str:
+    """Requirements by what their cases say: passed (some case passed, none failed), failed, known-failing
+    only, never tried (every case skipped): a requirement whose cases were all skipped was not checked."""
+    split = Counter[str]()
+    for t in by_req.values():
+        if any(t.counts.get(o) for o in PROBLEM_OUTCOMES):
+            split["failed"] += 1
+        elif t.counts.get("xfail"):
+            split["known"] += 1
+        elif t.counts.get("passed"):
+            split["passed"] += 1
+        else:
+            split["skipped"] += 1
+    return (f"  requirements: {split['passed']} passed, {split['failed']} failed, {split['known']} known failures "
+            f"only, {split['skipped']} skipped (never tried: every case skipped)")
 
 
 def _render_fuzz(run: Any, out: TextIO) -> None:

@@ -12,7 +12,8 @@ revision id or an npm release); --revision overrides it, and also picks the
 revision the in-process reference serves. Of the `sqlite-read` vectors, those
 of the SQLite layout the adapter declares (sqliteLayout, default: the
 revision's own) run; --sqlite-layout overrides it likewise. Exit status: 0 when every attempted
-case passed (or is a listed known failure), 1 otherwise, 2 when the corpus,
+case passed (or is a listed known failure), 1 otherwise (and when no case was attempted at all: every
+selected case skipped), 2 when the corpus,
 the expectation file or the adapter cannot be used, or the revision is unknown.
 
 example:

@@ -143,3 +143,35 @@ def test_requirements_lists_coverage_and_check_fails_on_uncovered_must(monkeypat
     code, out, err = run("requirements", "--check", "--uncovered")
     assert code == 1 and "uncovered MUST requirements: ZZZ-1\n" in err
     assert out.splitlines()[0].startswith("ZZZ-1") and "NOT COVERED" in out
+
+
+def test_a_run_that_attempts_no_case_fails_with_the_skip_reasons(tmp_path):
+    vectors = write_corpus(tmp_path / "v", "json", [json_case(i) for i in range(3)])
+    code, out, _ = run("conformance", "--impl", broken_cmd("--no-caps"), "--vectors", str(vectors))
+    assert code == 1
+    assert "no case was attempted: all 3 selected cases were skipped (the adapter claims none of the capabilities" in out
+    assert "3 x implementation does not claim capability json-value" in out
+    assert "FAILED: 3 cases" in out
+
+
+def test_a_selection_whose_cases_are_all_skipped_fails(tmp_path):
+    cases = [json_case(1), json_case(2, description="another")]
+    vectors = write_corpus(tmp_path / "v", "json", cases)
+    code, out, _ = run("conformance", "--impl", broken_cmd("--no-caps"), "--vectors", str(vectors),
+                       "--only", cases[0]["id"])
+    assert code == 1 and "no case was attempted: all 1 selected cases were skipped" in out
+
+
+def test_the_summary_splits_requirements_by_passed_failed_known_and_skipped(tmp_path):
+    wrong = json_case(2, valid=False, description="the reference says true: a failure")
+    vectors = write_corpus(tmp_path / "v", "json", [json_case(1), {**wrong, "requirements": ["JSON-2"]}])
+    code, out, _ = run("conformance", "--impl", REFERENCE_CMD, "--vectors", str(vectors))
+    assert code == 1
+    assert "requirements: 1 passed, 1 failed, 0 known failures only, 0 skipped (never tried: every case skipped)" in out
+
+
+def test_the_summary_counts_requirements_whose_cases_were_all_skipped_as_never_tried(tmp_path):
+    vectors = write_corpus(tmp_path / "v", "json", [json_case(1)])
+    _, out, _ = run("conformance", "--impl", broken_cmd("--no-caps"), "--vectors", str(vectors))
+    assert "requirements: 0 passed, 0 failed, 0 known failures only, 1 skipped (never tried" in out
+    assert "top skip reasons (1 skipped)\n      1  implementation does not claim capability json-value" in out
