@@ -20,12 +20,15 @@ mirroring the reference's undefined properties (DERIVE-3).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .json_value import FrozenDict
 from .revision import rules_for
 from .rule_table import TABLE, define
 from .surface import SurfaceState, fold_surface
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 define("message_deriver", lambda shape: shape.derive)  # DERIVE-2..6: what a message event projects to
 
@@ -36,7 +39,7 @@ __all__ = ["MessageLog", "derive_event_message", "derive_messages"]
 _MISSING: Any = object()
 
 
-def derive_event_message(event: Mapping[str, Any], revision: Any = None) -> FrozenDict | None:
+def derive_event_message(event: Mapping[str, Any], revision: RevisionLike = None) -> FrozenDict | None:
     """The message one event projects to, or ``None`` (DERIVE-2..6).
 
     At the pinned revision:
@@ -54,7 +57,7 @@ def derive_event_message(event: Mapping[str, Any], revision: Any = None) -> Froz
     return TABLE.message_deriver(rules_for(revision).messages)(event)  # type: ignore[no-any-return]
 
 
-def derive_messages(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[FrozenDict]:
+def derive_messages(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> list[FrozenDict]:
     """From-scratch derivation over a whole log (the oracle for :class:`MessageLog`)."""
     rules = rules_for(revision)
     derive = TABLE.message_deriver(rules.messages)
@@ -78,7 +81,7 @@ class MessageLog:
 
     __slots__ = ("_cursor", "_derive", "_generation", "_messages", "_projected")
 
-    def __init__(self, revision: Any = None) -> None:
+    def __init__(self, revision: RevisionLike = None) -> None:
         self._derive = TABLE.message_deriver(rules_for(revision).messages)
         self._messages: list[FrozenDict] = []
         self._generation = -1

@@ -37,6 +37,8 @@ from .revision import Rules, rules_for
 from .rule_table import TABLE, define
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sessionspec.reference.revision import RevisionLike
+
     from .session import Session
     from .store import SessionStore
 
@@ -192,7 +194,7 @@ class InvariantFold:
 
     __slots__ = ("last_seq", "next_step", "next_turn", "open_step", "open_turn", "pending", "rules")
 
-    def __init__(self, trace: InvariantTrace | None = None, revision: Any = None) -> None:
+    def __init__(self, trace: InvariantTrace | None = None, revision: RevisionLike = None) -> None:
         self.rules = trace.rules if trace is not None else rules_for(revision)
         if trace is None:
             self.last_seq: Any = -1
@@ -419,7 +421,7 @@ _KIND_STEPS: dict[str, _KindStep] = {
 }
 
 
-def check_invariants(events: Iterable[Mapping[str, Any]], revision: Any = None) -> list[InvariantError]:
+def check_invariants(events: Iterable[Mapping[str, Any]], revision: RevisionLike = None) -> list[InvariantError]:
     """Every INV violation in ``events``, in log order (empty when the log is clean)."""
     fold = InvariantFold(revision=revision)
     step = fold.step
@@ -431,7 +433,7 @@ def check_invariants(events: Iterable[Mapping[str, Any]], revision: Any = None) 
     return found
 
 
-def replay(events: Iterable[Mapping[str, Any]], revision: Any = None) -> InvariantTrace:
+def replay(events: Iterable[Mapping[str, Any]], revision: RevisionLike = None) -> InvariantTrace:
     """The trace after ``events``; raises the first violation."""
     trace = InvariantTrace(rules=rules_for(revision))
     for index, event in enumerate(events):

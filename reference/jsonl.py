@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import orjson
 from sessionspec.spec import FORMAT
@@ -45,10 +45,13 @@ from .json_value import NotLossless, freeze_parsed, gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
-from .revision import rules_for
+from .revision import revision_of, rules_for
 from .rule_table import TABLE, define
 from .session import Session
 from .upgrade import is_refused_type, refuse_unknown_types, unknown_type_error
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
     "UNREADABLE_LINE",
@@ -94,29 +97,29 @@ Compression = Literal["zstd", "none"]
 # ---------------------------------------------------------------- header line
 
 
-def _header_keys(revision: Any) -> list[str]:
+def _header_keys(revision: RevisionLike) -> list[str]:
     """The header line's keys in written order, at ``revision`` (the published one adds ``origin``
     and ``agentPreset``)."""
     if revision is None:
         return _HEADER_KEYS
     from sessionspec.spec import load_spec
 
-    keys: list[str] = load_spec(revision=revision).constants["jsonl"]["headerKeyOrder"]
+    keys: list[str] = load_spec(revision=revision_of(revision)).constants["jsonl"]["headerKeyOrder"]
     return keys
 
 
-def _refuses_version_on_read(revision: Any, parsed: Any) -> bool:
+def _refuses_version_on_read(revision: RevisionLike, parsed: Any) -> bool:
     """Whether the reader of ``revision`` refuses this first line for its format version before any
     shape check (the published reader does, so a newer log says "upgrade", not "corrupt")."""
     from sessionspec.spec import load_spec
 
-    if not load_spec(revision=revision).constants["jsonl"].get("versionRefusedOnRead"):
+    if not load_spec(revision=revision_of(revision)).constants["jsonl"].get("versionRefusedOnRead"):
         return False
     version = parsed.get("version") if isinstance(parsed, dict) else None
     return type(version) in (int, float) and version != _FORMAT_VERSION
 
 
-def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+def header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
     """The first record of an artifact, in the written key order (JSONL-1).
 
     Optional fields are omitted when absent (never ``null``); ``delegationDepth``
@@ -128,7 +131,7 @@ def header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, An
     return _header_line(header, revision)
 
 
-def _header_line(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
     missing = [key for key in ("version", "id", "createdAt") if key not in header]
     if missing:
         raise JsonlError(
@@ -173,7 +176,7 @@ def _is_header_line(value: Any) -> bool:
     return header_line_problem(value) is None
 
 
-def header_from_line(line: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
     """The session header a shape-checked header line stands for (keys unknown at ``revision`` dropped)."""
     header: dict[str, Any] = {"version": line["version"], "id": line["id"], "createdAt": line["createdAt"]}
     optional = _OPTIONAL_KEYS if revision is None else [
@@ -288,13 +291,13 @@ def _decode_line(raw: bytes) -> Any:
         return UNREADABLE_LINE
 
 
-def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: Any = None) -> Artifact:
+def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: RevisionLike = None) -> Artifact:
     """Parse an artifact's bytes (or a file) into its header (the header keys of ``revision``) and
     preserved events (JSONL-2 … JSONL-9)."""
     return _read(source, revision)[0]
 
 
-def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: Any = None,
+def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: RevisionLike = None,
           freeze: bool = False) -> tuple[Artifact, bool]:
     """:func:`read_artifact`, and whether its events are frozen: with ``freeze``, a whole, contiguous
     artifact gives its events frozen by ``freeze_parsed`` (for :meth:`Session._restore`); any other
@@ -448,7 +451,7 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096) -> int | No
 
 def _read_damaged(
     lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
-    revision: Any = None,
+    revision: RevisionLike = None,
 ) -> Artifact:
     """The exact reader for an artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8)."""
     decoded: list[Any] = []
@@ -599,7 +602,7 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
 
 
 def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True,
-                  revision: Any = None) -> LoadedArtifact:
+                  revision: RevisionLike = None) -> LoadedArtifact:
     """The persistence load path (JSONL-12).
 
     Rejects an identity mismatch, a version other than 0 and legacy records;
@@ -623,7 +626,7 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
 
 
 def seed_repaired(
-    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: Any = None,
+    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: RevisionLike = None,
     *, frozen: bool = False,
 ) -> tuple[Session, list[dict[str, Any]]]:
     """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
@@ -641,7 +644,7 @@ def seed_repaired(
 
 def check_loadable(
     header: Mapping[str, Any], events: list[dict[str, Any]], session_id: str, where: str | None,
-    revision: Any = None,
+    revision: RevisionLike = None,
 ) -> list[dict[str, Any]]:
     """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12), and
     the events as ``revision``'s load path reads them: earlier-format records upgraded and unknown types
@@ -661,7 +664,7 @@ def check_loadable(
 
 
 def read_stored(
-    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: Any = None,
+    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: RevisionLike = None,
     extra_types: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
     """The stored events as ``revision``'s reader reads them, loading or inspecting: earlier-format records
@@ -680,7 +683,7 @@ class StoredReader:
     (the validator): `read` upgrades a record (JSONL-13) or raises as the load path does (JSONL-14, the
     message check), `refusal` is the JSONL-15 refusal of an upgraded record, or None."""
 
-    def __init__(self, session_id: str, where: str | None = None, revision: Any = None,
+    def __init__(self, session_id: str, where: str | None = None, revision: RevisionLike = None,
                  extra_types: Iterable[str] = ()) -> None:
         rules = rules_for(revision)
         self.session_id, self.where = session_id, where

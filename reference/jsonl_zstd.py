@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
 
@@ -40,6 +40,9 @@ from .jsonl import (
 )
 from .rule_table import TABLE, define
 from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
     "CompressedArtifact",
@@ -227,7 +230,7 @@ def append_compressed_batch(
 
 def load_compressed_artifact(
     path: str | os.PathLike[str], session_id: str, *, durable: bool = True, budget: int | None = None,
-    revision: Any = None,
+    revision: RevisionLike = None,
 ) -> LoadedArtifact:
     """The load path for the compressed form (JSONL-12, ZSTD-7).
 

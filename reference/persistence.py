@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sessionspec.spec import constants
 
@@ -47,6 +47,9 @@ from .jsonl_zstd import (
 from .session import validate_header
 from .sqlite_store import SqliteStore, check_appendable
 from .zstd_frames import compress_frame
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = ["Backend", "JsonlBackend", "SqliteBackend", "check_appendable", "open_backend"]
 
@@ -78,7 +81,7 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
 class JsonlBackend:
     """One artifact per session under ``root``: ``session.jsonl`` or ``session.jsonl.zstd``."""
 
-    def __init__(self, root: str | os.PathLike[str], compression: Compression = "zstd", *, revision: Any = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], compression: Compression = "zstd", *, revision: RevisionLike = None) -> None:
         self.root = Path(root)
         self.compression: Compression = compression
         self.format_revision = revision
@@ -177,7 +180,7 @@ class JsonlBackend:
 class SqliteBackend:
     """Every session in one SQLite database (created on first use, owner-only)."""
 
-    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: Any = None,
+    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "wal", *, revision: RevisionLike = None,
                  user_version: int | None = None) -> None:
         self.store = SqliteStore.create(path, journal_mode=journal_mode, revision=revision, user_version=user_version)
         self.format_revision = revision
@@ -215,7 +218,7 @@ class SqliteBackend:
         self.store.close()
 
 
-def open_backend(kind: str, directory: str | os.PathLike[str], revision: Any = None, *,
+def open_backend(kind: str, directory: str | os.PathLike[str], revision: RevisionLike = None, *,
                  sqlite_layout: int | None = None) -> Backend:
     """A fresh backend of ``kind`` (``jsonl``, ``jsonl-zstd`` or ``sqlite``) under an empty directory;
     its load path reads, repairs and seeds at ``revision`` (default: pinned); a SQLite one has the

@@ -14,12 +14,15 @@ constants (``FORMAT.repair``) and are compared byte for byte.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
 
 from .revision import rules_for
 from .rule_table import TABLE, define
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
 
@@ -33,7 +36,7 @@ def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
-def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[dict[str, Any]]:
+def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> list[dict[str, Any]]:
     """Closer events for an open final turn, or ``[]`` when no turn is open (REPAIR-1).
 
     Seqs continue from the last event's ``seq + 1``; every closer reuses the
@@ -44,7 +47,7 @@ def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any 
     return TABLE.interrupted_turn_closers(events, revision)  # type: ignore[no-any-return]
 
 
-def _interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: Any = None) -> list[dict[str, Any]]:
+def _interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> list[dict[str, Any]]:
     rules = rules_for(revision)
     shape = rules.messages
     open_turn: Any = None

@@ -10,7 +10,7 @@ append, seed and load paths, not here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
 
@@ -18,6 +18,9 @@ from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
 from .revision import rules_for
 from .rule_table import TABLE, define
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
     "REQUEST_HEADER_TYPE",
@@ -37,7 +40,7 @@ _MISSING: Any = object()
 def is_rejected_reason(reason: object) -> bool:
     """True for a removed request/header reason (``fallback``); any non-string is not one (REQ-6)."""
     return isinstance(reason, str) and reason in _REJECTED_REASONS
-def canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+def canonical_header(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
     """``{config}`` plus ``system`` if a non-empty string, plus ``tools`` if a non-empty list (REQ-1).
 
     Other keys (e.g. a legacy ``messagePrefix``) are dropped; values are passed
@@ -49,7 +52,7 @@ def canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[st
     return TABLE.canonical_header(header, revision)  # type: ignore[no-any-return]
 
 
-def _canonical_header(header: Mapping[str, Any], revision: Any = None) -> dict[str, Any]:
+def _canonical_header(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
     if not isinstance(header, Mapping):
         return {}
     out: dict[str, Any] = {}
@@ -79,7 +82,7 @@ def _header_of(event: Mapping[str, Any]) -> Any:
 
 
 def fold_request_header(
-    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None, revision: Any = None
+    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None, revision: RevisionLike = None
 ) -> Mapping[str, Any] | None:
     """Canonical header of the last ``request/header`` in ``events``, else ``start`` itself (REQ-2)."""
     state = start
@@ -97,7 +100,7 @@ def _field_equal(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> bool:
     return json_equal(x, y)
 
 
-def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, revision: Any = None) -> bool:
+def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, revision: RevisionLike = None) -> bool:
     """Field-wise equality of two call configs (REQ-5).
 
     ``provider``, ``model``, ``temperature``, ``maxTokens`` must be equal with
@@ -113,7 +116,7 @@ def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
     return _field_equal(a, b, "stop")
 
 
-def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = None) -> bool:
+def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: RevisionLike = None) -> bool:
     """Equality of canonical headers (REQ-4).
 
     Configs per :func:`call_config_equals`; ``system`` raw (absent != ``''``);
@@ -123,7 +126,7 @@ def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = No
     return TABLE.header_equals(a, b, revision)  # type: ignore[no-any-return]
 
 
-def _header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Any = None) -> bool:
+def _header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: RevisionLike = None) -> bool:
     rules = rules_for(revision)
     if not call_config_equals(a.get("config"), b.get("config"), rules):
         return False
@@ -167,7 +170,7 @@ class RequestHeaderFold:
 
     __slots__ = ("_consumed", "_rules", "_state")
 
-    def __init__(self, revision: Any = None) -> None:
+    def __init__(self, revision: RevisionLike = None) -> None:
         self._state: FrozenDict | None = None
         self._consumed = 0
         self._rules = rules_for(revision)

@@ -22,7 +22,7 @@ from sessionspec.spec.revisions import Revision, resolve_revision
 from .json_value import FrozenDict, FrozenList, freeze_json_value
 from .upgrade import LoadUpgrade
 
-__all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "Rules", "rules_for"]
+__all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "RevisionLike", "Rules", "revision_of", "rules_for"]
 
 _MISSING: Any = object()
 
@@ -309,7 +309,17 @@ def _rules(revision_id: str) -> Rules:
     return Rules(resolve_revision(revision_id))
 
 
-def rules_for(revision: str | Revision | Rules | None = None) -> Rules:
+#: What a ``revision=`` parameter accepts: a revision id or release name, a `Revision`, its `Rules`, or
+#: ``None`` (the pinned default); `rules_for` turns any of them into the `Rules`.
+RevisionLike = str | Revision | Rules | None
+
+
+def revision_of(revision: RevisionLike = None) -> Revision:
+    """The `Revision` a ``revision=`` value names (for the spec data of a `Rules`, its own revision)."""
+    return revision.revision if isinstance(revision, Rules) else resolve_revision(revision)
+
+
+def rules_for(revision: RevisionLike = None) -> Rules:
     """The rules of a revision (id, release, `Revision` or `Rules`); ``None`` is the pinned default."""
     if isinstance(revision, Rules):
         return revision

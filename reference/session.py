@@ -27,7 +27,7 @@ import enum
 import os.path
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
@@ -42,6 +42,9 @@ from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
 from .rule_table import TABLE, define
 from .surface import SurfacePlan, SurfaceState, SurfaceView
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
     "NO_HEADER",
@@ -233,7 +236,7 @@ def _request_header_problem(data: Any, rules: Rules) -> str | None:
     return None
 
 
-def validate_header(session_id: str, header: Any = NO_HEADER, revision: Any = None) -> FrozenDict:
+def validate_header(session_id: str, header: Any = NO_HEADER, revision: RevisionLike = None) -> FrozenDict:
     """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
 
     :data:`NO_HEADER` (the default) synthesises ``{version: 0, id, createdAt: now}``
@@ -291,7 +294,7 @@ define("check_seed_entry", check_seed_entry)  # SEED-11: the order of the entry 
 define("append_legacy_type", _DELTA_TYPE)  # APPEND-3: the type append refuses (seeds refuse it by SEED-4)
 
 
-def validate_seed(seed: Iterable[Any], revision: Any = None) -> list[FrozenDict]:
+def validate_seed(seed: Iterable[Any], revision: RevisionLike = None) -> list[FrozenDict]:
     """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
     rules = rules_for(revision)
     log: list[FrozenDict] = []
@@ -423,7 +426,7 @@ class Session:
     )
 
     def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER, *,
-                 revision: Any = None) -> None:
+                 revision: RevisionLike = None) -> None:
         self._open(id, revision)
         if seed is not None:
             with gc_paused(long_lived=True):
@@ -432,7 +435,7 @@ class Session:
 
     @classmethod
     def _restore(cls, id: str, restored: Sequence[Any], tail: Sequence[Any], header: Any = NO_HEADER, *,
-                 revision: Any = None) -> Session:
+                 revision: RevisionLike = None) -> Session:
         """``Session(id, [*restored, *tail], header, revision=revision)``, where ``restored`` holds events
         that ``json_value.freeze_parsed`` froze from a stored log's own parse (the load path, JSONL-12).
 
@@ -449,7 +452,7 @@ class Session:
         self._seeded(id, True, header)
         return self
 
-    def _open(self, id: str, revision: Any) -> None:
+    def _open(self, id: str, revision: RevisionLike) -> None:
         if type(id) is not str:
             raise TypeError(f"a session id must be a str, got {type(id).__name__}")
         rules = self._rules = rules_for(revision)

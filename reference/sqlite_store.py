@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sessionspec.spec import constants
@@ -40,6 +40,9 @@ from .jsonl import LoadedArtifact, check_loadable
 from .repair import interrupted_turn_closers
 from .rule_table import TABLE, define
 from .session import Session
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "StoredSession", "is_sqlite", "layout_for",
            "layouts_for", "schema_sql"]
@@ -329,14 +332,14 @@ def _layouts(revision_id: str) -> tuple[Layout, ...]:
     return tuple(_from_spec(layout, revision_id) for layout in (sqlite, *sqlite.get("publishedLayouts", ())))
 
 
-def layouts_for(revision: Any = None) -> tuple[Layout, ...]:
+def layouts_for(revision: RevisionLike = None) -> tuple[Layout, ...]:
     """Every SQLite layout of a format revision: its own first, then those published releases write."""
-    from sessionspec.spec.revisions import resolve_revision
+    from sessionspec.reference.revision import revision_of
 
-    return _layouts(resolve_revision(getattr(revision, "revision", revision)).id)
+    return _layouts(revision_of(revision).id)
 
 
-def layout_for(revision: Any = None, user_version: int | None = None) -> Layout:
+def layout_for(revision: RevisionLike = None, user_version: int | None = None) -> Layout:
     """The SQLite layout of a format revision (an id, a release or None for the pinned one), or its layout of
     ``user_version``; ``KeyError`` when the revision has no such layout."""
     layouts = layouts_for(revision)
@@ -353,7 +356,7 @@ def is_sqlite(prefix: bytes) -> bool:
     return prefix[:16] == _HEADER_MAGIC
 
 
-def schema_sql(revision: Any = None) -> str:
+def schema_sql(revision: RevisionLike = None) -> str:
     """The ``CREATE TABLE`` statements of a revision's layout, generated from the spec (SQLITE-2)."""
     return layout_for(revision).schema_sql()
 
@@ -380,7 +383,7 @@ def _error(message: str, code: ErrorCode, requirement: str, path: str | None, ca
     return SqliteStoreError(message, code, requirement=requirement, path=path, cause=cause)
 
 
-def _known_layout(revision: Any, user_version: int | None, path: str) -> Layout:
+def _known_layout(revision: RevisionLike, user_version: int | None, path: str) -> Layout:
     try:
         return layout_for(revision, user_version)
     except KeyError:
@@ -416,7 +419,7 @@ class SqliteStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, writable: bool = False, timeout: float = 1.0,
-             revision: Any = None, user_version: int | None = None) -> SqliteStore:
+             revision: RevisionLike = None, user_version: int | None = None) -> SqliteStore:
         """Open an existing store of a layout of ``revision`` and check its identity (SQLITE-1); read-only by default.
 
         Any layout of the revision opens (its own, or one published releases write: `layouts_for`), and
@@ -443,7 +446,7 @@ class SqliteStore:
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, journal_mode: str = _SQLITE["defaultJournalMode"],
-               revision: Any = None, user_version: int | None = None) -> SqliteStore:
+               revision: RevisionLike = None, user_version: int | None = None) -> SqliteStore:
         """Open a store for writing, initialising a fresh file (owner-only) with the layout (SQLITE-1, SQLITE-2):
         the revision's own, or its layout of ``user_version`` (one that published releases write)."""
         where = os.fspath(path)

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with every reader of the package
     import asyncio
 
+    from sessionspec.reference.revision import RevisionLike
+
 from sessionspec.spec import FORMAT, SURFACE_TYPES
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 
@@ -185,7 +187,7 @@ class _Entry:
 class SessionStore:
     """The in-memory store of live sessions (vocabulary §9.2)."""
 
-    def __init__(self, *, out_of_band_types: frozenset[str] | None = None, revision: Any = None) -> None:
+    def __init__(self, *, out_of_band_types: frozenset[str] | None = None, revision: RevisionLike = None) -> None:
         """``revision`` is the format revision of every session the store builds (default: the pinned one)."""
         self._rules = rules = rules_for(revision)
         self._entries: dict[str, _Entry] = {}

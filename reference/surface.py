@@ -24,7 +24,7 @@ replace; ``tests/reference/test_surface.py`` proves both folds agree.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import SURFACE_TYPES
 from sessionspec.spec.error_codes import ErrorCode
@@ -33,6 +33,9 @@ from sessionspec.spec.errors import SurfaceError
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
 from .rule_table import TABLE, define
+
+if TYPE_CHECKING:
+    from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
     "SURFACE_TYPES",
@@ -50,7 +53,7 @@ _MISSING: Any = object()
 _LISTS = (list, FrozenList)
 
 
-def is_surface_eligible_type(event_type: object, revision: Any = None) -> bool:
+def is_surface_eligible_type(event_type: object, revision: RevisionLike = None) -> bool:
     """True for the message-producing types of the revision's registry (SURF-1)."""
     if revision is None:
         return isinstance(event_type, str) and event_type in SURFACE_TYPES
@@ -59,7 +62,7 @@ def is_surface_eligible_type(event_type: object, revision: Any = None) -> bool:
     return isinstance(event_type, str) and event_type in rules_for(revision).surface_types
 
 
-def is_surface_event(event: Mapping[str, Any], revision: Any = None) -> bool:
+def is_surface_event(event: Mapping[str, Any], revision: RevisionLike = None) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
     return is_surface_eligible_type(event.get("type"), revision) and "surfaceOp" in event
 
@@ -158,7 +161,7 @@ class SurfaceState:
         "_view",
     )
 
-    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None, revision: Any = None) -> None:
+    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None, revision: RevisionLike = None) -> None:
         from .revision import rules_for
 
         rules = rules_for(revision)
@@ -602,7 +605,7 @@ class SurfaceView:
         return f"SurfaceView(nodes={list(self.nodes)!r}, replace_generation={self.replace_generation})"
 
 
-def fold_surface(events: Sequence[Mapping[str, Any]], revision: Any = None) -> dict[str, Any]:
+def fold_surface(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> dict[str, Any]:
     """Replay a whole log through the surface fold (SURF-12).
 
     Returns ``{"nodes": [...], "replacements": [{seq, start, end,
