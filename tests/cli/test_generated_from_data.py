@@ -223,3 +223,15 @@ def test_a_code_span_is_fenced_past_the_backticks_it_holds() -> None:
     assert code("a") == "`a`"
     assert code("a`b") == "`` a`b ``"
     assert code("``x`") == "``` ``x` ```"
+
+
+def test_the_row_template_holds_values_it_cannot_state_as_constants() -> None:
+    """`fastlog`'s member builder (the other code generated from spec data) writes only checked literals."""
+    from sessionspec.validator.fastlog import _template_source
+
+    consts: list[Any] = []
+    value = {"type": NASTY, "n": 10**30, "f": math.inf, "x": [1.5, None, True]}
+    source = _template_source(value, {}, (), {}, consts)
+    assert consts == [10**30, math.inf, 1.5]
+    rebuilt = eval("lambda c: " + source, {"__builtins__": {}})(tuple(consts))  # noqa: S307 - the template under test
+    assert rebuilt == value

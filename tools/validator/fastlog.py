@@ -183,9 +183,10 @@ class RowPlan:
         sentinels[seq0], sentinels[time0] = ("row", "seq0"), ("row", "time0")
         (member,) = decode_storage_record({"type": tag, "seq0": seq0, "time0": time0, "data": data})
         paths: dict[tuple[str, str], tuple[str, ...]] = {}
+        consts: list[Any] = []  # values the template holds that no literal states exactly (read as c[i])
+        body = _template_source(member, sentinels, (), paths, consts)
         self.builder: Callable[[int, int, dict[str, Any], str], dict[str, Any]] = eval(  # noqa: S307 - generated here
-            "lambda seq, time, d, member: " + _template_source(member, sentinels, (), paths)
-        )
+            "lambda seq, time, d, member, c=c: " + body, {"__builtins__": {}}, {"c": tuple(consts)})
         self.member_type = member.get("type")
         self.seq_path, self.time_path = paths[("row", "seq0")], paths[("row", "time0")]
         self.member_path = paths[("member", "")]
@@ -267,18 +268,34 @@ class RowPlan:
 
 
 def _template_source(value: Any, sentinels: dict[Any, tuple[str, str]], path: tuple[str, ...],
-                     paths: dict[tuple[str, str], tuple[str, ...]]) -> str:
-    """Python source that rebuilds `value` with the sentinels replaced by the builder's arguments."""
+                     paths: dict[tuple[str, str], tuple[str, ...]], consts: list[Any]) -> str:
+    """Python source that rebuilds `value` with the sentinels replaced by the builder's arguments.
+
+    Spec data enters it only as values: the repr of a checked ``str``/``int``/``bool``/``None`` (a
+    literal equal to it), anything else as ``c[i]``, an element of the constants the builder reads."""
     if type(value) in (int, str) and value in sentinels:
         kind, key = sentinels[value]
         paths[(kind, key)] = path
-        return {"row": {"seq0": "seq", "time0": "time"}.get(key, ""), "data": f"d[{key!r}]", "member": "member"}[kind]
+        return {"row": {"seq0": "seq", "time0": "time"}.get(key, ""), "data": f"d[{_literal(key)}]",
+                "member": "member"}[kind]
     if type(value) is dict:
-        items = ", ".join(f"{k!r}: {_template_source(v, sentinels, path + (k,), paths)}" for k, v in value.items())
+        items = ", ".join(f"{_literal(k)}: {_template_source(v, sentinels, path + (k,), paths, consts)}"
+                          for k, v in value.items())
         return "{" + items + "}"
     if type(value) is list:
-        return "[" + ", ".join(_template_source(v, sentinels, path + (str(i),), paths) for i, v in enumerate(value)) + "]"
-    return repr(value)
+        return "[" + ", ".join(_template_source(v, sentinels, path + (str(i),), paths, consts)
+                               for i, v in enumerate(value)) + "]"
+    return _literal(value, consts)
+
+
+def _literal(value: Any, consts: list[Any] | None = None) -> str:
+    """The repr of a ``str``, ``bool``, ``None`` or machine-sized ``int``; else ``c[i]`` (with `consts`)."""
+    if value is None or type(value) in (str, bool) or (type(value) is int and -(2**63) < value < 2**63):
+        return repr(value)
+    if consts is None:
+        raise ValueError(f"a key of type {type(value).__name__} in a row template")
+    consts.append(value)
+    return f"c[{len(consts) - 1}]"
 
 
 def _blank(value: Any, paths: set[tuple[str, ...]], path: tuple[str, ...] = ()) -> Any:
