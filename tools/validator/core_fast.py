@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '24b4e589ef4b4745c56c9204212ac205bdcc683f65520d011de35e27bee99652'
+REVISIONS_FINGERPRINT = 'f96e0eff159e490788a41529698531388c075bf5d460bf802ba5dd6df5e89860'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
@@ -5251,6 +5251,352 @@ def _v98fe44099d(x):
         if not (isinstance(x0, str) and x0 == 'delegation'): return False
     return True
 
+def _v7815bb5ef1(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c08eb6b9654): return False
+    if not (x.keys() <= _c08eb6b9654): return False
+    x26 = x['titleProvider']
+    if not (isinstance(x26, str)): return False
+    x25 = x['messageSeqs']
+    if not (isinstance(x25, list)): return False
+    if not (set(map(type, x25)) <= _NUM):
+        for x24 in x25:
+            if not ((type(x24) is int or type(x24) is float or _is_number(x24))): return False
+    x22 = x['route']
+    if not (isinstance(x22, dict)): return False
+    if not (x22.keys() >= _cda588bace4): return False
+    if not (x22.keys() <= _cda588bace4): return False
+    x23 = x22['provider']
+    if not (isinstance(x23, str)): return False
+    x21 = x22['model']
+    if not (isinstance(x21, str)): return False
+    x20 = x['system']
+    if not (isinstance(x20, str)): return False
+    x19 = x['messages']
+    if not (isinstance(x19, list)): return False
+    for x4 in x19:
+        if not (isinstance(x4, dict)): return False
+        if not (x4.keys() >= _cee7eee4553): return False
+        if not (x4.keys() <= _ca924d9be19): return False
+        x18 = x4['role']
+        if not (isinstance(x18, str) and x18 in _ce3bade2a92): return False
+        x17 = x4['content']
+        if not (isinstance(x17, list)): return False
+        for x6 in x17:
+            if not (isinstance(x6, dict)): return False
+            if not (x6.keys() >= _c828fb669a8): return False
+            x16 = x6['type']
+            if not (isinstance(x16, str)): return False
+            x10 = x6.get('type', _M) if isinstance(x6, dict) else _M
+            if x10 == 'text':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x15 = x6['text']
+                if not (isinstance(x15, str)): return False
+            elif x10 == 'reasoning':
+                if not (x6.keys() >= _cf68d9fd7f6): return False
+                if not (x6.keys() <= _cf68d9fd7f6): return False
+                x14 = x6['text']
+                if not (isinstance(x14, str)): return False
+            elif x10 == 'tool-call':
+                if not (x6.keys() >= _caa552ca711): return False
+                if not (x6.keys() <= _caa552ca711): return False
+                x13 = x6['id']
+                if not (isinstance(x13, str)): return False
+                x12 = x6['name']
+                if not (isinstance(x12, str)): return False
+                x11 = x6['arguments']
+                if not (isinstance(x11, str)): return False
+            elif x10 == 'tool-result':
+                if not (x6.keys() >= _c3542b803a6): return False
+                if not (x6.keys() <= _cb4dcf82556): return False
+                x9 = x6['toolCallId']
+                if not (isinstance(x9, str)): return False
+                x8 = x6['content']
+                if not (isinstance(x8, list)): return False
+                for x7 in x8:
+                    if not _v0b6a57aa94(x7): return False
+                x5 = x6.get('isError', _M)
+                if x5 is not _M:
+                    if not (isinstance(x5, bool)): return False
+        x2 = x4.get('provenance', _M)
+        if x2 is not _M:
+            if not (isinstance(x2, dict)): return False
+            if not (x2.keys() >= _cda588bace4): return False
+            if not (x2.keys() <= _c803c640622): return False
+            x3 = x2['provider']
+            if not (isinstance(x3, str)): return False
+            if len(x3) < 1: return False
+            x1 = x2['model']
+            if not (isinstance(x1, str)): return False
+            if len(x1) < 1: return False
+    x0 = x['maxTokens']
+    if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+_c495f20c6bb = frozenset(('clientTimeZone', 'kind', 'rpcId', ))
+_cee526dd654 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
+_c0604527557 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
+_c7e754c9cff = frozenset(('name', 'text', ))
+_cdbac13c388 = frozenset(('form', ))
+_c80b3e03fec = frozenset(('sections', ))
+_cc1c1c324a6 = frozenset(('summary', ))
+def _v524129312f(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ce9dbfecb0c): return False
+    if not (x.keys() <= _c495f20c6bb): return False
+    x2 = x['kind']
+    if not (isinstance(x2, str) and x2 == 'user'): return False
+    x1 = x['rpcId']
+    if not (isinstance(x1, str)): return False
+    x0 = x.get('clientTimeZone', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    return True
+
+def _v4487bdaf8d_018047(x):
+    x1 = x.get('kind', _M) if isinstance(x, dict) else _M
+    x0 = _tabf780d3bd4f_d9c10c.get(x1, _freebe3350a894) if isinstance(x1, str) else _freebe3350a894
+    if sum(1 for f in x0 if f(x)) != 1: return False
+    return True
+
+def _vb118bbf459(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c9110b76f20): return False
+    if not (x.keys() <= _cee526dd654): return False
+    x9 = x['kind']
+    if not (isinstance(x9, str) and x9 == 'plugin'): return False
+    x8 = x['plugin']
+    if not (isinstance(x8, str)): return False
+    x7 = x.get('form', _M)
+    if x7 is not _M:
+        if not (isinstance(x7, str) and x7 in _c0604527557): return False
+    x6 = x.get('sections', _M)
+    if x6 is not _M:
+        if not (isinstance(x6, list)): return False
+        for x4 in x6:
+            if not (isinstance(x4, dict)): return False
+            if not (x4.keys() >= _c7e754c9cff): return False
+            if not (x4.keys() <= _c7e754c9cff): return False
+            x5 = x4['name']
+            if not (isinstance(x5, str)): return False
+            x3 = x4['text']
+            if not (isinstance(x3, str)): return False
+    x2 = x.get('summary', _M)
+    if x2 is not _M:
+        if not (isinstance(x2, str)): return False
+    x1 = x.get('compactionId', _M)
+    if x1 is not _M:
+        if not (isinstance(x1, str)): return False
+    x0 = x.get('sourceCommandId', _M)
+    if x0 is not _M:
+        if not (isinstance(x0, str)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'snapshot')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _c80b3e03fec): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _c80b3e03fec)): return False
+    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'notice')))):
+        if isinstance(x, dict):
+            if not (x.keys() >= _cc1c1c324a6): return False
+    else:
+        if (not isinstance(x, dict) or (x.keys() >= _cc1c1c324a6)): return False
+    return True
+
+def _vdb91756a1c(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c70bc7f9611): return False
+    if not (x.keys() <= _c70bc7f9611): return False
+    x3 = x['kind']
+    if not (isinstance(x3, str) and x3 == 'goal'): return False
+    x2 = x['goalId']
+    if not (isinstance(x2, str)): return False
+    x1 = x['revision']
+    if not ((type(x1) is int or _is_integer(x1))): return False
+    x0 = x['round']
+    if not ((type(x0) is int or _is_integer(x0))): return False
+    return True
+
+def _vef185d2fb8(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _c08eb6b9654): return False
+    if not (x.keys() <= _c08eb6b9654): return False
+    x60 = x['titleProvider']
+    if not (isinstance(x60, str)): return False
+    x59 = x['messageSeqs']
+    if not (isinstance(x59, list)): return False
+    if not (set(map(type, x59)) <= _NUM):
+        for x58 in x59:
+            if not ((type(x58) is int or type(x58) is float or _is_number(x58))): return False
+    x56 = x['route']
+    if not (isinstance(x56, dict)): return False
+    if not (x56.keys() >= _cda588bace4): return False
+    if not (x56.keys() <= _cda588bace4): return False
+    x57 = x56['provider']
+    if not (isinstance(x57, str)): return False
+    x55 = x56['model']
+    if not (isinstance(x55, str)): return False
+    x54 = x['system']
+    if not (isinstance(x54, str)): return False
+    x53 = x['messages']
+    if not (isinstance(x53, list)): return False
+    for x37 in x53:
+        if not (isinstance(x37, dict)): return False
+        if not (x37.keys() >= _cc08aa189c5): return False
+        if not (x37.keys() <= _cc08aa189c5): return False
+        x52 = x37['role']
+        if not (isinstance(x52, str) and x52 in _ce3bade2a92): return False
+        x51 = x37['content']
+        if not (isinstance(x51, list)): return False
+        for x40 in x51:
+            if not (isinstance(x40, dict)): return False
+            if not (x40.keys() >= _c828fb669a8): return False
+            x50 = x40['type']
+            if not (isinstance(x50, str)): return False
+            x44 = x40.get('type', _M) if isinstance(x40, dict) else _M
+            if x44 == 'text':
+                if not (x40.keys() >= _cf68d9fd7f6): return False
+                if not (x40.keys() <= _cf68d9fd7f6): return False
+                x49 = x40['text']
+                if not (isinstance(x49, str)): return False
+            elif x44 == 'reasoning':
+                if not (x40.keys() >= _cf68d9fd7f6): return False
+                if not (x40.keys() <= _cf68d9fd7f6): return False
+                x48 = x40['text']
+                if not (isinstance(x48, str)): return False
+            elif x44 == 'tool-call':
+                if not (x40.keys() >= _caa552ca711): return False
+                if not (x40.keys() <= _caa552ca711): return False
+                x47 = x40['id']
+                if not (isinstance(x47, str)): return False
+                x46 = x40['name']
+                if not (isinstance(x46, str)): return False
+                x45 = x40['arguments']
+                if not (isinstance(x45, str)): return False
+            elif x44 == 'tool-result':
+                if not (x40.keys() >= _c3542b803a6): return False
+                if not (x40.keys() <= _cb4dcf82556): return False
+                x43 = x40['toolCallId']
+                if not (isinstance(x43, str)): return False
+                x42 = x40['content']
+                if not (isinstance(x42, list)): return False
+                for x41 in x42:
+                    if not _v0b6a57aa94(x41): return False
+                x39 = x40.get('isError', _M)
+                if x39 is not _M:
+                    if not (isinstance(x39, bool)): return False
+        x38 = x37['id']
+        if not (isinstance(x38, str)): return False
+        if len(x38) < 1: return False
+        x2 = x37['source']
+        if not (isinstance(x2, dict)): return False
+        if not (x2.keys() >= _cec0a1a2087): return False
+        x36 = x2['kind']
+        if not (isinstance(x36, str)): return False
+        x5 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+        if x5 == 'user':
+            x35 = x2.get('kind', _M) if isinstance(x2, dict) else _M
+            x34 = _tabf780d3bd4f_d9c10c.get(x35, _freebe3350a894) if isinstance(x35, str) else _freebe3350a894
+            if sum(1 for f in x34 if f(x2)) != 1: return False
+        elif x5 == 'plugin':
+            if not (x2.keys() >= _c9110b76f20): return False
+            if not (x2.keys() <= _cee526dd654): return False
+            x33 = x2['plugin']
+            if not (isinstance(x33, str)): return False
+            x32 = x2.get('form', _M)
+            if x32 is not _M:
+                if not (isinstance(x32, str) and x32 in _c0604527557): return False
+            x31 = x2.get('sections', _M)
+            if x31 is not _M:
+                if not (isinstance(x31, list)): return False
+                for x29 in x31:
+                    if not (isinstance(x29, dict)): return False
+                    if not (x29.keys() >= _c7e754c9cff): return False
+                    if not (x29.keys() <= _c7e754c9cff): return False
+                    x30 = x29['name']
+                    if not (isinstance(x30, str)): return False
+                    x28 = x29['text']
+                    if not (isinstance(x28, str)): return False
+            x27 = x2.get('summary', _M)
+            if x27 is not _M:
+                if not (isinstance(x27, str)): return False
+            x26 = x2.get('compactionId', _M)
+            if x26 is not _M:
+                if not (isinstance(x26, str)): return False
+            x25 = x2.get('sourceCommandId', _M)
+            if x25 is not _M:
+                if not (isinstance(x25, str)): return False
+            if (not isinstance(x2, dict) or (x2.keys() >= _cdbac13c388 and ((isinstance(x2['form'], str) and x2['form'] == 'snapshot')))):
+                if not (x2.keys() >= _c80b3e03fec): return False
+            else:
+                if (not isinstance(x2, dict) or (x2.keys() >= _c80b3e03fec)): return False
+            if (not isinstance(x2, dict) or (x2.keys() >= _cdbac13c388 and ((isinstance(x2['form'], str) and x2['form'] == 'notice')))):
+                if not (x2.keys() >= _cc1c1c324a6): return False
+            else:
+                if (not isinstance(x2, dict) or (x2.keys() >= _cc1c1c324a6)): return False
+        elif x5 == 'session-reference':
+            if not (x2.keys() >= _c73928dc69e): return False
+            if not (x2.keys() <= _c73928dc69e): return False
+            x24 = x2['version']
+            if not _equal(x24, _c6c7c909f63): return False
+            x23 = x2['references']
+            if not (isinstance(x23, list)): return False
+            for x13 in x23:
+                if not (isinstance(x13, dict)): return False
+                if not (x13.keys() >= _cca02f97bb6): return False
+                if not (x13.keys() <= _cca02f97bb6): return False
+                x22 = x13['sessionId']
+                if not (isinstance(x22, str)): return False
+                x21 = x13['label']
+                if not (isinstance(x21, str)): return False
+                x20 = x13['capturedThroughSeq']
+                if not ((type(x20) is int or _is_integer(x20)) or x20 is None): return False
+                x19 = x13['compacted']
+                if not (isinstance(x19, bool)): return False
+                x18 = x13['originalMessages']
+                if not ((type(x18) is int or _is_integer(x18))): return False
+                x17 = x13['retainedMessages']
+                if not ((type(x17) is int or _is_integer(x17))): return False
+                x16 = x13['omittedMessages']
+                if not ((type(x16) is int or _is_integer(x16))): return False
+                x15 = x13['omittedBytes']
+                if not ((type(x15) is int or _is_integer(x15))): return False
+                x14 = x13['truncated']
+                if not (isinstance(x14, bool)): return False
+                x12 = x13['inputIndex']
+                if not ((type(x12) is int or _is_integer(x12))): return False
+        elif x5 == 'workspace-instructions':
+            if not (x2.keys() >= _cb17ca36c74): return False
+            if not (x2.keys() <= _cb17ca36c74): return False
+            x11 = x2['changes']
+            if not (isinstance(x11, list)): return False
+            for x7 in x11:
+                if not (isinstance(x7, dict)): return False
+                if not (x7.keys() >= _cf0bc1fcc59): return False
+                if not (x7.keys() <= _c5c11110423): return False
+                x10 = x7['action']
+                if not (isinstance(x10, str) and x10 in _c0ce4013c08): return False
+                x9 = x7['scope']
+                if not (isinstance(x9, str)): return False
+                x8 = x7['path']
+                if not (isinstance(x8, str)): return False
+                x6 = x7.get('digest', _M)
+                if x6 is not _M:
+                    if not (isinstance(x6, str)): return False
+        elif x5 == 'goal':
+            if not (x2.keys() >= _c70bc7f9611): return False
+            if not (x2.keys() <= _c70bc7f9611): return False
+            x4 = x2['goalId']
+            if not (isinstance(x4, str)): return False
+            x3 = x2['revision']
+            if not ((type(x3) is int or _is_integer(x3))): return False
+            x1 = x2['round']
+            if not ((type(x1) is int or _is_integer(x1))): return False
+    x0 = x['maxTokens']
+    if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
+    return True
+
+_tabf780d3bd4f_d9c10c = {'user': (_v9f79cba19a, _v524129312f,)}
 def _v2a2e402698(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _c598b82ad7d): return False
@@ -6025,89 +6371,6 @@ def _v9b1021b957(x):
             if sum(1 for f in x1 if f(x0)) != 1: return False
     return True
 
-_c495f20c6bb = frozenset(('clientTimeZone', 'kind', 'rpcId', ))
-_cee526dd654 = frozenset(('compactionId', 'form', 'kind', 'plugin', 'sections', 'sourceCommandId', 'summary', ))
-_c0604527557 = frozenset(('catalog', 'instructions', 'notice', 'recall', 'relay', 'snapshot', ))
-_c7e754c9cff = frozenset(('name', 'text', ))
-_cdbac13c388 = frozenset(('form', ))
-_c80b3e03fec = frozenset(('sections', ))
-_cc1c1c324a6 = frozenset(('summary', ))
-def _v524129312f(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _ce9dbfecb0c): return False
-    if not (x.keys() <= _c495f20c6bb): return False
-    x2 = x['kind']
-    if not (isinstance(x2, str) and x2 == 'user'): return False
-    x1 = x['rpcId']
-    if not (isinstance(x1, str)): return False
-    x0 = x.get('clientTimeZone', _M)
-    if x0 is not _M:
-        if not (isinstance(x0, str)): return False
-    return True
-
-def _v4487bdaf8d_018047(x):
-    x1 = x.get('kind', _M) if isinstance(x, dict) else _M
-    x0 = _tabf780d3bd4f_d9c10c.get(x1, _freebe3350a894) if isinstance(x1, str) else _freebe3350a894
-    if sum(1 for f in x0 if f(x)) != 1: return False
-    return True
-
-def _vb118bbf459(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _c9110b76f20): return False
-    if not (x.keys() <= _cee526dd654): return False
-    x9 = x['kind']
-    if not (isinstance(x9, str) and x9 == 'plugin'): return False
-    x8 = x['plugin']
-    if not (isinstance(x8, str)): return False
-    x7 = x.get('form', _M)
-    if x7 is not _M:
-        if not (isinstance(x7, str) and x7 in _c0604527557): return False
-    x6 = x.get('sections', _M)
-    if x6 is not _M:
-        if not (isinstance(x6, list)): return False
-        for x4 in x6:
-            if not (isinstance(x4, dict)): return False
-            if not (x4.keys() >= _c7e754c9cff): return False
-            if not (x4.keys() <= _c7e754c9cff): return False
-            x5 = x4['name']
-            if not (isinstance(x5, str)): return False
-            x3 = x4['text']
-            if not (isinstance(x3, str)): return False
-    x2 = x.get('summary', _M)
-    if x2 is not _M:
-        if not (isinstance(x2, str)): return False
-    x1 = x.get('compactionId', _M)
-    if x1 is not _M:
-        if not (isinstance(x1, str)): return False
-    x0 = x.get('sourceCommandId', _M)
-    if x0 is not _M:
-        if not (isinstance(x0, str)): return False
-    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'snapshot')))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _c80b3e03fec): return False
-    else:
-        if (not isinstance(x, dict) or (x.keys() >= _c80b3e03fec)): return False
-    if (not isinstance(x, dict) or (x.keys() >= _cdbac13c388 and ((isinstance(x['form'], str) and x['form'] == 'notice')))):
-        if isinstance(x, dict):
-            if not (x.keys() >= _cc1c1c324a6): return False
-    else:
-        if (not isinstance(x, dict) or (x.keys() >= _cc1c1c324a6)): return False
-    return True
-
-def _vdb91756a1c(x):
-    if not (isinstance(x, dict)): return False
-    if not (x.keys() >= _c70bc7f9611): return False
-    if not (x.keys() <= _c70bc7f9611): return False
-    x3 = x['kind']
-    if not (isinstance(x3, str) and x3 == 'goal'): return False
-    x2 = x['goalId']
-    if not (isinstance(x2, str)): return False
-    x1 = x['revision']
-    if not ((type(x1) is int or _is_integer(x1))): return False
-    x0 = x['round']
-    if not ((type(x0) is int or _is_integer(x0))): return False
-    return True
-
 def _v65f68f6db9(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _cc08aa189c5): return False
@@ -6262,8 +6525,7 @@ def _v65f68f6db9(x):
         if not ((type(x0) is int or _is_integer(x0))): return False
     return True
 
-_tabf780d3bd4f_d9c10c = {'user': (_v9f79cba19a, _v524129312f,)}
-PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
+PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'session/title-llm-request': {'2f74ac98ba': _v7815bb5ef1, 'b150a551b8': _vef185d2fb8}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
 
 class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str
