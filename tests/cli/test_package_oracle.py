@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,18 @@ def _path(log: str) -> Path:
     return CORPUS / log if (CORPUS / log).exists() else LOGS / log
 
 
-def _args(log: str, session_id: str) -> list[str]:
-    return [str(_path(log)), *(["--session", session_id] if log.endswith(".db") else [])]
+@pytest.fixture
+def args(tmp_path: Path) -> Any:
+    """The CLI arguments naming one session of a log; a store is read from a copy (SQLite writes
+    side files beside a WAL database it opens, and the fixture folder must stay as committed)."""
+    def make(log: str, session_id: str) -> list[str]:
+        if not log.endswith(".db"):
+            return [str(_path(log))]
+        copy = tmp_path / "stores" / log
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(_path(log), copy)
+        return [str(copy), "--session", session_id]
+    return make
 
 
 def _accepted(result: dict[str, Any]) -> bool:
@@ -103,8 +114,8 @@ def test_the_corpus_covers_every_storage_form_crashes_and_refusals() -> None:
 
 @pytest.mark.parametrize(("log", "session_id", "result", "level"), _validate_cases())
 def test_validate_refuses_exactly_what_the_package_refuses(log: str, session_id: str, result: dict[str, Any],
-                                                           level: str) -> None:
-    report = cli("validate", "--level", level, "--format", "json", *_args(log, session_id))
+                                                           level: str, args: Any) -> None:
+    report = cli("validate", "--level", level, "--format", "json", *args(log, session_id))
     findings = [f for entry in report.json["files"] for f in entry["findings"]]
     errors = [f for f in findings if f["severity"] == "error"]
     if _accepted(result):
@@ -117,15 +128,16 @@ def test_validate_refuses_exactly_what_the_package_refuses(log: str, session_id:
 
 
 @pytest.mark.parametrize(("log", "session_id", "result"), _cases("derive", _accepted))
-def test_derive_prints_what_the_package_derives_after_its_load(log: str, session_id: str, result: dict[str, Any]) -> None:
-    derived = cli("derive", "--compact", *_args(log, session_id))
+def test_derive_prints_what_the_package_derives_after_its_load(log: str, session_id: str, result: dict[str, Any],
+                                                              args: Any) -> None:
+    derived = cli("derive", "--compact", *args(log, session_id))
     assert derived.code == 0, derived.err
     assert derived.json == result["messages"]
 
 
 @pytest.mark.parametrize(("log", "session_id", "result"), _cases("fold", _accepted))
-def test_fold_prints_what_the_package_folds_after_its_load(log: str, session_id: str, result: dict[str, Any]) -> None:
-    folded = cli("fold", "--format", "json", *_args(log, session_id))
+def test_fold_prints_what_the_package_folds_after_its_load(log: str, session_id: str, result: dict[str, Any], args: Any) -> None:
+    folded = cli("fold", "--format", "json", *args(log, session_id))
     assert folded.code == 0, folded.err
     assert folded.json == result["fold"]
 
@@ -145,9 +157,10 @@ def _rows(db: Path, session_id: str) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize(("log", "session_id", "result"), _cases("repair", lambda r: r.get("load") == "ok"))
-def test_repair_writes_what_the_package_load_writes(log: str, session_id: str, result: dict[str, Any], tmp_path: Path) -> None:
+def test_repair_writes_what_the_package_load_writes(log: str, session_id: str, result: dict[str, Any], tmp_path: Path,
+                                                    args: Any) -> None:
     out = tmp_path / log
-    repaired = cli("repair", *_args(log, session_id), "-o", str(out))
+    repaired = cli("repair", *args(log, session_id), "-o", str(out))
     assert repaired.code == 0, repaired.err
     if result["repaired"] == "closers":  # SQLite: the rows its load appended
         rows = _rows(out, session_id)
@@ -162,8 +175,8 @@ def test_repair_writes_what_the_package_load_writes(log: str, session_id: str, r
 
 
 @pytest.mark.parametrize(("log", "session_id", "result"), _cases("stats", lambda r: r.get("load") == "ok"))
-def test_stats_counts_the_stored_events(log: str, session_id: str, result: dict[str, Any]) -> None:
-    stats = cli("stats", "--format", "json", *_args(log, session_id))
+def test_stats_counts_the_stored_events(log: str, session_id: str, result: dict[str, Any], args: Any) -> None:
+    stats = cli("stats", "--format", "json", *args(log, session_id))
     assert stats.code == 0, stats.err
     stored = dict(result["types"])
     for closer in result["closers"] or []:

@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = 'f96e0eff159e490788a41529698531388c075bf5d460bf802ba5dd6df5e89860'
+REVISIONS_FINGERPRINT = 'b1dcde8868d4331b8f60cba107f7c2c3126811343fc0b4f3c795328046b88452'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
@@ -5341,6 +5341,7 @@ _c7e754c9cff = frozenset(('name', 'text', ))
 _cdbac13c388 = frozenset(('form', ))
 _c80b3e03fec = frozenset(('sections', ))
 _cc1c1c324a6 = frozenset(('summary', ))
+_c0b34061a76 = frozenset(('role', ))
 def _v524129312f(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ce9dbfecb0c): return False
@@ -5417,181 +5418,198 @@ def _vdb91756a1c(x):
     if not ((type(x0) is int or _is_integer(x0))): return False
     return True
 
-def _vef185d2fb8(x):
+def _v0e2627d255(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _c08eb6b9654): return False
     if not (x.keys() <= _c08eb6b9654): return False
-    x60 = x['titleProvider']
-    if not (isinstance(x60, str)): return False
-    x59 = x['messageSeqs']
-    if not (isinstance(x59, list)): return False
-    if not (set(map(type, x59)) <= _NUM):
-        for x58 in x59:
-            if not ((type(x58) is int or type(x58) is float or _is_number(x58))): return False
-    x56 = x['route']
-    if not (isinstance(x56, dict)): return False
-    if not (x56.keys() >= _cda588bace4): return False
-    if not (x56.keys() <= _cda588bace4): return False
-    x57 = x56['provider']
-    if not (isinstance(x57, str)): return False
-    x55 = x56['model']
-    if not (isinstance(x55, str)): return False
-    x54 = x['system']
-    if not (isinstance(x54, str)): return False
-    x53 = x['messages']
-    if not (isinstance(x53, list)): return False
-    for x37 in x53:
-        if not (isinstance(x37, dict)): return False
-        if not (x37.keys() >= _cc08aa189c5): return False
-        if not (x37.keys() <= _cc08aa189c5): return False
-        x52 = x37['role']
-        if not (isinstance(x52, str) and x52 in _ce3bade2a92): return False
-        x51 = x37['content']
-        if not (isinstance(x51, list)): return False
-        for x40 in x51:
-            if not (isinstance(x40, dict)): return False
-            if not (x40.keys() >= _c828fb669a8): return False
-            x50 = x40['type']
-            if not (isinstance(x50, str)): return False
-            x44 = x40.get('type', _M) if isinstance(x40, dict) else _M
-            if x44 == 'text':
-                if not (x40.keys() >= _cf68d9fd7f6): return False
-                if not (x40.keys() <= _cf68d9fd7f6): return False
-                x49 = x40['text']
+    x64 = x['titleProvider']
+    if not (isinstance(x64, str)): return False
+    x63 = x['messageSeqs']
+    if not (isinstance(x63, list)): return False
+    if not (set(map(type, x63)) <= _NUM):
+        for x62 in x63:
+            if not ((type(x62) is int or type(x62) is float or _is_number(x62))): return False
+    x60 = x['route']
+    if not (isinstance(x60, dict)): return False
+    if not (x60.keys() >= _cda588bace4): return False
+    if not (x60.keys() <= _cda588bace4): return False
+    x61 = x60['provider']
+    if not (isinstance(x61, str)): return False
+    x59 = x60['model']
+    if not (isinstance(x59, str)): return False
+    x58 = x['system']
+    if not (isinstance(x58, str)): return False
+    x57 = x['messages']
+    if not (isinstance(x57, list)): return False
+    for x5 in x57:
+        if not (isinstance(x5, dict)): return False
+        if not (x5.keys() >= _cc08aa189c5): return False
+        if not (x5.keys() <= _cc08aa189c5): return False
+        x56 = x5['role']
+        if not (isinstance(x56, str) and x56 in _ce3bade2a92): return False
+        x55 = x5['content']
+        if not (isinstance(x55, list)): return False
+        for x44 in x55:
+            if not (isinstance(x44, dict)): return False
+            if not (x44.keys() >= _c828fb669a8): return False
+            x54 = x44['type']
+            if not (isinstance(x54, str)): return False
+            x48 = x44.get('type', _M) if isinstance(x44, dict) else _M
+            if x48 == 'text':
+                if not (x44.keys() >= _cf68d9fd7f6): return False
+                if not (x44.keys() <= _cf68d9fd7f6): return False
+                x53 = x44['text']
+                if not (isinstance(x53, str)): return False
+            elif x48 == 'reasoning':
+                if not (x44.keys() >= _cf68d9fd7f6): return False
+                if not (x44.keys() <= _cf68d9fd7f6): return False
+                x52 = x44['text']
+                if not (isinstance(x52, str)): return False
+            elif x48 == 'tool-call':
+                if not (x44.keys() >= _caa552ca711): return False
+                if not (x44.keys() <= _caa552ca711): return False
+                x51 = x44['id']
+                if not (isinstance(x51, str)): return False
+                x50 = x44['name']
+                if not (isinstance(x50, str)): return False
+                x49 = x44['arguments']
                 if not (isinstance(x49, str)): return False
-            elif x44 == 'reasoning':
-                if not (x40.keys() >= _cf68d9fd7f6): return False
-                if not (x40.keys() <= _cf68d9fd7f6): return False
-                x48 = x40['text']
-                if not (isinstance(x48, str)): return False
-            elif x44 == 'tool-call':
-                if not (x40.keys() >= _caa552ca711): return False
-                if not (x40.keys() <= _caa552ca711): return False
-                x47 = x40['id']
+            elif x48 == 'tool-result':
+                if not (x44.keys() >= _c3542b803a6): return False
+                if not (x44.keys() <= _cb4dcf82556): return False
+                x47 = x44['toolCallId']
                 if not (isinstance(x47, str)): return False
-                x46 = x40['name']
-                if not (isinstance(x46, str)): return False
-                x45 = x40['arguments']
-                if not (isinstance(x45, str)): return False
-            elif x44 == 'tool-result':
-                if not (x40.keys() >= _c3542b803a6): return False
-                if not (x40.keys() <= _cb4dcf82556): return False
-                x43 = x40['toolCallId']
-                if not (isinstance(x43, str)): return False
-                x42 = x40['content']
-                if not (isinstance(x42, list)): return False
-                for x41 in x42:
-                    if not _v0b6a57aa94(x41): return False
-                x39 = x40.get('isError', _M)
-                if x39 is not _M:
-                    if not (isinstance(x39, bool)): return False
-        x38 = x37['id']
-        if not (isinstance(x38, str)): return False
-        if len(x38) < 1: return False
-        x2 = x37['source']
-        if not (isinstance(x2, dict)): return False
-        if not (x2.keys() >= _cec0a1a2087): return False
-        x36 = x2['kind']
-        if not (isinstance(x36, str)): return False
-        x5 = x2.get('kind', _M) if isinstance(x2, dict) else _M
-        if x5 == 'user':
-            x35 = x2.get('kind', _M) if isinstance(x2, dict) else _M
-            x34 = _tabf780d3bd4f_d9c10c.get(x35, _freebe3350a894) if isinstance(x35, str) else _freebe3350a894
-            if sum(1 for f in x34 if f(x2)) != 1: return False
-        elif x5 == 'plugin':
-            if not (x2.keys() >= _c9110b76f20): return False
-            if not (x2.keys() <= _cee526dd654): return False
-            x33 = x2['plugin']
-            if not (isinstance(x33, str)): return False
-            x32 = x2.get('form', _M)
+                x46 = x44['content']
+                if not (isinstance(x46, list)): return False
+                for x45 in x46:
+                    if not _v0b6a57aa94(x45): return False
+                x43 = x44.get('isError', _M)
+                if x43 is not _M:
+                    if not (isinstance(x43, bool)): return False
+        x42 = x5['id']
+        if not (isinstance(x42, str)): return False
+        if len(x42) < 1: return False
+        x7 = x5['source']
+        if not (isinstance(x7, dict)): return False
+        if not (x7.keys() >= _cec0a1a2087): return False
+        x41 = x7['kind']
+        if not (isinstance(x41, str)): return False
+        x10 = x7.get('kind', _M) if isinstance(x7, dict) else _M
+        if x10 == 'user':
+            x40 = x7.get('kind', _M) if isinstance(x7, dict) else _M
+            x39 = _tabf780d3bd4f_d9c10c.get(x40, _freebe3350a894) if isinstance(x40, str) else _freebe3350a894
+            if sum(1 for f in x39 if f(x7)) != 1: return False
+        elif x10 == 'plugin':
+            if not (x7.keys() >= _c9110b76f20): return False
+            if not (x7.keys() <= _cee526dd654): return False
+            x38 = x7['plugin']
+            if not (isinstance(x38, str)): return False
+            x37 = x7.get('form', _M)
+            if x37 is not _M:
+                if not (isinstance(x37, str) and x37 in _c0604527557): return False
+            x36 = x7.get('sections', _M)
+            if x36 is not _M:
+                if not (isinstance(x36, list)): return False
+                for x34 in x36:
+                    if not (isinstance(x34, dict)): return False
+                    if not (x34.keys() >= _c7e754c9cff): return False
+                    if not (x34.keys() <= _c7e754c9cff): return False
+                    x35 = x34['name']
+                    if not (isinstance(x35, str)): return False
+                    x33 = x34['text']
+                    if not (isinstance(x33, str)): return False
+            x32 = x7.get('summary', _M)
             if x32 is not _M:
-                if not (isinstance(x32, str) and x32 in _c0604527557): return False
-            x31 = x2.get('sections', _M)
+                if not (isinstance(x32, str)): return False
+            x31 = x7.get('compactionId', _M)
             if x31 is not _M:
-                if not (isinstance(x31, list)): return False
-                for x29 in x31:
-                    if not (isinstance(x29, dict)): return False
-                    if not (x29.keys() >= _c7e754c9cff): return False
-                    if not (x29.keys() <= _c7e754c9cff): return False
-                    x30 = x29['name']
-                    if not (isinstance(x30, str)): return False
-                    x28 = x29['text']
-                    if not (isinstance(x28, str)): return False
-            x27 = x2.get('summary', _M)
-            if x27 is not _M:
+                if not (isinstance(x31, str)): return False
+            x30 = x7.get('sourceCommandId', _M)
+            if x30 is not _M:
+                if not (isinstance(x30, str)): return False
+            if (not isinstance(x7, dict) or (x7.keys() >= _cdbac13c388 and ((isinstance(x7['form'], str) and x7['form'] == 'snapshot')))):
+                if not (x7.keys() >= _c80b3e03fec): return False
+            else:
+                if (not isinstance(x7, dict) or (x7.keys() >= _c80b3e03fec)): return False
+            if (not isinstance(x7, dict) or (x7.keys() >= _cdbac13c388 and ((isinstance(x7['form'], str) and x7['form'] == 'notice')))):
+                if not (x7.keys() >= _cc1c1c324a6): return False
+            else:
+                if (not isinstance(x7, dict) or (x7.keys() >= _cc1c1c324a6)): return False
+        elif x10 == 'session-reference':
+            if not (x7.keys() >= _c73928dc69e): return False
+            if not (x7.keys() <= _c73928dc69e): return False
+            x29 = x7['version']
+            if not _equal(x29, _c6c7c909f63): return False
+            x28 = x7['references']
+            if not (isinstance(x28, list)): return False
+            for x18 in x28:
+                if not (isinstance(x18, dict)): return False
+                if not (x18.keys() >= _cca02f97bb6): return False
+                if not (x18.keys() <= _cca02f97bb6): return False
+                x27 = x18['sessionId']
                 if not (isinstance(x27, str)): return False
-            x26 = x2.get('compactionId', _M)
-            if x26 is not _M:
+                x26 = x18['label']
                 if not (isinstance(x26, str)): return False
-            x25 = x2.get('sourceCommandId', _M)
-            if x25 is not _M:
-                if not (isinstance(x25, str)): return False
-            if (not isinstance(x2, dict) or (x2.keys() >= _cdbac13c388 and ((isinstance(x2['form'], str) and x2['form'] == 'snapshot')))):
-                if not (x2.keys() >= _c80b3e03fec): return False
-            else:
-                if (not isinstance(x2, dict) or (x2.keys() >= _c80b3e03fec)): return False
-            if (not isinstance(x2, dict) or (x2.keys() >= _cdbac13c388 and ((isinstance(x2['form'], str) and x2['form'] == 'notice')))):
-                if not (x2.keys() >= _cc1c1c324a6): return False
-            else:
-                if (not isinstance(x2, dict) or (x2.keys() >= _cc1c1c324a6)): return False
-        elif x5 == 'session-reference':
-            if not (x2.keys() >= _c73928dc69e): return False
-            if not (x2.keys() <= _c73928dc69e): return False
-            x24 = x2['version']
-            if not _equal(x24, _c6c7c909f63): return False
-            x23 = x2['references']
-            if not (isinstance(x23, list)): return False
-            for x13 in x23:
-                if not (isinstance(x13, dict)): return False
-                if not (x13.keys() >= _cca02f97bb6): return False
-                if not (x13.keys() <= _cca02f97bb6): return False
-                x22 = x13['sessionId']
-                if not (isinstance(x22, str)): return False
-                x21 = x13['label']
-                if not (isinstance(x21, str)): return False
-                x20 = x13['capturedThroughSeq']
-                if not ((type(x20) is int or _is_integer(x20)) or x20 is None): return False
-                x19 = x13['compacted']
+                x25 = x18['capturedThroughSeq']
+                if not ((type(x25) is int or _is_integer(x25)) or x25 is None): return False
+                x24 = x18['compacted']
+                if not (isinstance(x24, bool)): return False
+                x23 = x18['originalMessages']
+                if not ((type(x23) is int or _is_integer(x23))): return False
+                x22 = x18['retainedMessages']
+                if not ((type(x22) is int or _is_integer(x22))): return False
+                x21 = x18['omittedMessages']
+                if not ((type(x21) is int or _is_integer(x21))): return False
+                x20 = x18['omittedBytes']
+                if not ((type(x20) is int or _is_integer(x20))): return False
+                x19 = x18['truncated']
                 if not (isinstance(x19, bool)): return False
-                x18 = x13['originalMessages']
-                if not ((type(x18) is int or _is_integer(x18))): return False
-                x17 = x13['retainedMessages']
+                x17 = x18['inputIndex']
                 if not ((type(x17) is int or _is_integer(x17))): return False
-                x16 = x13['omittedMessages']
-                if not ((type(x16) is int or _is_integer(x16))): return False
-                x15 = x13['omittedBytes']
-                if not ((type(x15) is int or _is_integer(x15))): return False
-                x14 = x13['truncated']
-                if not (isinstance(x14, bool)): return False
-                x12 = x13['inputIndex']
-                if not ((type(x12) is int or _is_integer(x12))): return False
-        elif x5 == 'workspace-instructions':
-            if not (x2.keys() >= _cb17ca36c74): return False
-            if not (x2.keys() <= _cb17ca36c74): return False
-            x11 = x2['changes']
-            if not (isinstance(x11, list)): return False
-            for x7 in x11:
-                if not (isinstance(x7, dict)): return False
-                if not (x7.keys() >= _cf0bc1fcc59): return False
-                if not (x7.keys() <= _c5c11110423): return False
-                x10 = x7['action']
-                if not (isinstance(x10, str) and x10 in _c0ce4013c08): return False
-                x9 = x7['scope']
-                if not (isinstance(x9, str)): return False
-                x8 = x7['path']
-                if not (isinstance(x8, str)): return False
-                x6 = x7.get('digest', _M)
-                if x6 is not _M:
-                    if not (isinstance(x6, str)): return False
-        elif x5 == 'goal':
-            if not (x2.keys() >= _c70bc7f9611): return False
-            if not (x2.keys() <= _c70bc7f9611): return False
-            x4 = x2['goalId']
-            if not (isinstance(x4, str)): return False
-            x3 = x2['revision']
-            if not ((type(x3) is int or _is_integer(x3))): return False
-            x1 = x2['round']
-            if not ((type(x1) is int or _is_integer(x1))): return False
+        elif x10 == 'workspace-instructions':
+            if not (x7.keys() >= _cb17ca36c74): return False
+            if not (x7.keys() <= _cb17ca36c74): return False
+            x16 = x7['changes']
+            if not (isinstance(x16, list)): return False
+            for x12 in x16:
+                if not (isinstance(x12, dict)): return False
+                if not (x12.keys() >= _cf0bc1fcc59): return False
+                if not (x12.keys() <= _c5c11110423): return False
+                x15 = x12['action']
+                if not (isinstance(x15, str) and x15 in _c0ce4013c08): return False
+                x14 = x12['scope']
+                if not (isinstance(x14, str)): return False
+                x13 = x12['path']
+                if not (isinstance(x13, str)): return False
+                x11 = x12.get('digest', _M)
+                if x11 is not _M:
+                    if not (isinstance(x11, str)): return False
+        elif x10 == 'goal':
+            if not (x7.keys() >= _c70bc7f9611): return False
+            if not (x7.keys() <= _c70bc7f9611): return False
+            x9 = x7['goalId']
+            if not (isinstance(x9, str)): return False
+            x8 = x7['revision']
+            if not ((type(x8) is int or _is_integer(x8))): return False
+            x6 = x7['round']
+            if not ((type(x6) is int or _is_integer(x6))): return False
+        if (not isinstance(x5, dict) or (x5.keys() >= _c0b34061a76 and ((isinstance(x5['role'], str) and x5['role'] == 'assistant')))):
+            if isinstance(x5, dict):
+                x2 = x5.get('source', _M)
+                if x2 is not _M:
+                    if not (isinstance(x2, dict)): return False
+                    if not (x2.keys() >= _cea4ac5c0eb): return False
+                    if not (x2.keys() <= _ce115476ae8): return False
+                    x4 = x2['kind']
+                    if not (isinstance(x4, str) and x4 == 'model'): return False
+                    x3 = x2['provider']
+                    if not (isinstance(x3, str)): return False
+                    if len(x3) < 1: return False
+                    x1 = x2['model']
+                    if not (isinstance(x1, str)): return False
+                    if len(x1) < 1: return False
+        else:
+            pass
     x0 = x['maxTokens']
     if not ((type(x0) is int or type(x0) is float or _is_number(x0))): return False
     return True
@@ -6525,7 +6543,7 @@ def _v65f68f6db9(x):
         if not ((type(x0) is int or _is_integer(x0))): return False
     return True
 
-PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'session/title-llm-request': {'2f74ac98ba': _v7815bb5ef1, 'b150a551b8': _vef185d2fb8}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
+PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'session/title-llm-request': {'2f74ac98ba': _v7815bb5ef1, 'b150a551b8': _v0e2627d255}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
 
 class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str

@@ -1,8 +1,7 @@
 // Writes the published SQLite fixture with @deepseek-ai/dsh-session 0.1.1-rc.2 and
 // @deepseek-ai/dsh-session-persistence-sqlite 0.0.1-rc.1 (its only release, layout 14), as
-// installed for the Node adapter (conformance/adapters/node-dsh-session, pinned by its
-// lockfile): `node write-sqlite.mjs <that folder's node_modules> <out.db>`, run by the Node
-// that lockfile pins (node:sqlite needs Node >= 22.13). Every event is appended through the
+// this folder's lockfile installs them: `node write-sqlite.mjs <node_modules> <out.db>`, run
+// by the Node that lockfile pins (node:sqlite needs Node >= 22.13). Every event is appended through the
 // package's own SessionStore; the SQLite backend writes the database.
 import { createRequire } from 'node:module'
 import { join } from 'node:path'

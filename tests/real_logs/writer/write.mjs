@@ -1,7 +1,7 @@
-// Writes the published-revision fixture logs with @deepseek-ai/dsh-session and
-// @deepseek-ai/dsh-session-persistence-jsonl (both 0.1.0-rc.8, the format of every
-// npm release): `node write.mjs <out-dir>`. Every event is appended through the
-// package's own SessionStore; the JSONL backend writes the artifacts.
+// Writes the published-revision fixture logs of logs/ with @deepseek-ai/dsh-session
+// (0.1.1-rc.2) and @deepseek-ai/dsh-session-persistence-jsonl (0.1.0-rc.8, its only 0.1.x
+// release), as this folder's lockfile installs them: `node write.mjs <out-dir>`. Every event
+// is appended through the package's own SessionStore; the JSONL backend writes the artifacts.
 import { register } from 'node:module'
 import { mkdtempSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
