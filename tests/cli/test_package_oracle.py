@@ -35,14 +35,7 @@ REPAIR_WARNINGS = {"REPAIR_NEEDED", "JSONL_TORN_TAIL"}
 
 # Logs kept out of an assertion until the disagreement is fixed (each class is in
 # /work/brief/notes/verdicts22.md with its reproducer): (log, check) -> why.
-CRASHED = ["npm-crashed-turn.jsonl", "npm-crashed-turn.jsonl.zstd", "npm-crashed-turn.db", "npm-exit-mid-turn.jsonl",
-           "npm-exit-mid-turn.jsonl.zstd", "npm-exit-mid-turn.db", "published-crashed.jsonl.zstd", "published-sqlite14.db"]
-RESUMED = ["npm-resumed-pinned.jsonl", "npm-resumed-pinned.jsonl.zstd", "npm-resumed-pinned.db"]
 KNOWN_OUT: dict[tuple[str, str], str] = {
-    **{(log, check): "derive/fold leave out the crash-repair closers the package's load adds (an interrupted call's result)"
-       for log in CRASHED for check in ("derive", "fold")},
-    **{(log, check): "a pinned log resumed by the package is read at the pinned revision (detection), so the appended records fail"
-       for log in RESUMED for check in ("validate-load", "validate-schema", "validate-strict", "derive", "repair")},
     ("published-settings.jsonl", "validate-strict"):
         "settings before the first turn, no revision-specific content: read at the default revision, INV_NO_OPEN_TURN",
 }
