@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -392,14 +394,99 @@ def _known_layout(revision: RevisionLike, user_version: int | None, path: str) -
                      "SQLITE_VERSION", "SQLITE-1", path) from None
 
 
-def _sqlite_failure(error: sqlite3.Error, path: str) -> SqliteStoreError:
-    """A sqlite3 exception as a located, coded error."""
+def _sqlite_failure(error: sqlite3.Error | UnicodeDecodeError, path: str) -> SqliteStoreError:
+    """A sqlite3 exception (or bytes SQLite gave that are not UTF-8) as a located, coded error."""
+    if isinstance(error, UnicodeDecodeError):
+        return _error(f"database holds text that is not UTF-8: {error}", "SQLITE_NOT_DATABASE", "SQLITE-1", path, error)
     text = str(error)
+    if "interrupted" in text:
+        return _error("reading the store passed its work budget of "
+                      f"{WORK_FLOOR} + {WORK_PER_BYTE} x its size SQLite steps (a crafted schema or layout?)",
+                      "SQLITE_NOT_DATABASE", "SQLITE-1", path, error)
     if "locked" in text or "busy" in text:
         return _error(f"database is locked by another connection: {text}", "SQLITE_LOCKED", "SQLITE-1", path, error)
     if "not a database" in text or "malformed" in text or "encrypted" in text:
         return _error(f"not a readable SQLite database: {text}", "SQLITE_NOT_DATABASE", "SQLITE-1", path, error)
     return _error(f"SQLite error: {text}", "SQLITE_NOT_DATABASE", "SQLITE-1", path, error)
+
+
+#: SQLite virtual-machine steps one read-only store may take: this floor plus this many per byte of the file
+#: (a real layout reads in far fewer; a crafted one stops with a finding instead of running for ever).
+WORK_FLOOR = 200_000_000
+WORK_PER_BYTE = 400
+_PROGRESS_STEP = 10_000
+
+
+def _untrusted(db: sqlite3.Connection, size: int) -> None:
+    """Settings that keep a read of an untrusted database to reading data: no function reachable from the schema,
+    no writes, no value longer than the file, and a work budget (docs/security.md)."""
+    db.execute("PRAGMA trusted_schema = OFF")
+    db.execute("PRAGMA query_only = ON")
+    setconfig = getattr(db, "setconfig", None)  # Python 3.12+
+    if setconfig is not None:
+        setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)  # type: ignore[attr-defined]
+    db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1 << 20, size))
+    budget = [(WORK_FLOOR + WORK_PER_BYTE * size) // _PROGRESS_STEP]
+
+    def spend() -> int:
+        budget[0] -= 1
+        return 1 if budget[0] < 0 else 0
+
+    db.set_progress_handler(spend, _PROGRESS_STEP)
+
+
+def _primary_key(table: Mapping[str, Any]) -> list[str]:
+    """The primary key a layout table declares (spec data: ``primaryKey``, or one column's constraint)."""
+    if "primaryKey" in table:
+        return list(table["primaryKey"])
+    return [c["name"] for c in table["columns"] if c["constraint"].upper().startswith("PRIMARY KEY")]
+
+
+_JOURNALS = ("-journal", "-wal")
+
+
+def _private_copy(where: str) -> tuple[str, str] | None:
+    """A hot journal (a rollback journal, or a write-ahead log without its shared-memory index, both left by a
+    writer that died) is recovered by SQLite on open, which writes the store: a read makes a private copy of
+    the database and its journal and reads that instead. None when there is nothing to recover."""
+    for suffix in _JOURNALS:
+        journal = where + suffix
+        try:
+            hot = os.path.getsize(journal) > 0 and (suffix == "-journal" or not os.path.exists(where + "-shm"))
+        except OSError:
+            continue
+        if hot:
+            folder = tempfile.mkdtemp(prefix="sessionspec-recover-")
+            copy = os.path.join(folder, "store.db")
+            shutil.copyfile(where, copy)
+            shutil.copyfile(journal, copy + suffix)
+            return copy, suffix.lstrip("-").replace("wal", "write-ahead log")
+    return None
+
+
+def _read_uri(where: str, private: tuple[str, str] | None, writable: bool) -> str:
+    """The URI a store opens by: its private copy when it had a hot journal; read-only otherwise, and a
+    write-ahead-log store without a log as immutable (else SQLite would create ``-wal``/``-shm`` beside it)."""
+    if private is not None:
+        return f"file:{quote(private[0])}?mode=rw"
+    if writable:
+        return f"file:{quote(os.path.abspath(where))}?mode=rw"
+    immutable = _wal_mode(where) and not os.path.exists(where + "-wal")
+    return f"file:{quote(os.path.abspath(where))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def _wal_mode(where: str) -> bool:
+    """Whether the database header says write-ahead logging (file format versions 2 at offsets 18 and 19)."""
+    try:
+        with open(where, "rb") as handle:
+            return handle.read(20)[18:20] == b"\x02\x02"
+    except OSError:
+        return False
+
+
+def _discard(private: tuple[str, str] | None) -> None:
+    if private is not None:
+        shutil.rmtree(os.path.dirname(private[0]), ignore_errors=True)
 
 
 class SqliteStore:
@@ -414,6 +501,9 @@ class SqliteStore:
         self._layouts = tuple(layouts or layouts_for(None))
         self.layout = self._layouts[0]
         """The layout the store has (after opening: the one its ``user_version`` names)."""
+        self.notes: list[str] = []
+        """What opening did that a reader should know (a hot journal recovered on a private copy)."""
+        self._private: tuple[str, str] | None = None
 
     # ------------------------------------------------------------ opening
 
@@ -429,18 +519,24 @@ class SqliteStore:
         where = os.fspath(path)
         if not os.path.isfile(where):
             raise _error(f"no such database file: {where}", "SQLITE_NOT_DATABASE", "SQLITE-1", where)
-        mode = "rw" if writable else "ro"
+        private = None if writable else _private_copy(where)
         try:
-            db = sqlite3.connect(f"file:{quote(os.path.abspath(where))}?mode={mode}", uri=True,
-                                 timeout=timeout, isolation_level=None)
+            db = sqlite3.connect(_read_uri(where, private, writable), uri=True, timeout=timeout, isolation_level=None)
+            if not writable:
+                _untrusted(db, os.path.getsize(where))
         except sqlite3.Error as error:
+            _discard(private)
             raise _sqlite_failure(error, where) from error
         layouts = layouts_for(revision) if user_version is None else (_known_layout(revision, user_version, where),)
         store = cls(db, where, writable, layouts)
+        store._private = private
+        if private is not None:
+            store.notes.append(f"the store has a hot {private[1]} left by a writer that did not finish; "
+                               "it was recovered on a private copy for reading, the store itself is unchanged")
         try:
             store._check_identity()
         except BaseException:
-            db.close()
+            store.close()
             raise
         return store
 
@@ -493,7 +589,7 @@ class SqliteStore:
             app = self._db.execute("PRAGMA application_id").fetchone()[0]
             objects = self._db.execute(
                 "SELECT COUNT(*) FROM sqlite_schema WHERE name NOT GLOB 'sqlite_*'").fetchone()[0]
-        except sqlite3.Error as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
             raise _sqlite_failure(error, self.path) from error
         if version == 0 and app == 0 and objects == 0:
             if allow_fresh:
@@ -516,16 +612,48 @@ class SqliteStore:
         return False
 
     def _check_layout(self) -> None:
+        """Prove from ``sqlite_schema`` that each table of the layout is a real table with the layout's columns
+        and keys, and that nothing in the schema can run when read: no views, triggers, virtual tables or
+        generated columns (SQLITE-2); an index is inert and allowed."""
+        objects = self._schema_rows()
+        for kind, name, sql in objects:
+            if kind in ("view", "trigger") or (kind == "table" and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL")):
+                what = "virtual table" if kind == "table" else kind
+                raise _error(f"database schema holds a {what} {json_text.display(name)}; a session store has only "
+                             "tables and indexes, and nothing in a store is run", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+        tables = {name: sql for kind, name, sql in objects if kind == "table"}
         for table in self.layout.tables:
-            try:
-                have = {row[1] for row in self._db.execute(f"PRAGMA table_info({table['name']})")}
-            except sqlite3.Error as error:
-                raise _sqlite_failure(error, self.path) from error
+            if table["name"] not in tables:
+                raise _error(f"table {table['name']!r} is missing", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+            info = self._query(f"PRAGMA table_xinfo({table['name']})", ())  # name from spec data
+            have = {row[1]: row for row in info}
             missing = [c["name"] for c in table["columns"] if c["name"] not in have]
             if missing:
-                raise _error(f"table {table['name']!r} lacks column(s) {', '.join(missing)}"
-                             if have else f"table {table['name']!r} is missing",
+                raise _error(f"table {table['name']!r} lacks column(s) {', '.join(missing)}",
                              "SQLITE_LAYOUT", "SQLITE-2", self.path)
+            generated = [row[1] for row in info if row[6] != 0]
+            if generated:
+                raise _error(f"table {table['name']!r} has generated column(s) "
+                             f"{', '.join(json_text.display(str(c)) for c in generated)}; a store's columns hold data",
+                             "SQLITE_LAYOUT", "SQLITE-2", self.path)
+            want = _primary_key(table)
+            keys = [row[1] for row in sorted((row for row in info if row[5]), key=lambda row: row[5])]
+            if keys != want:
+                raise _error(f"table {table['name']!r} has primary key ({', '.join(map(str, keys))}), the layout's is "
+                             f"({', '.join(want)})", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+
+    def _schema_rows(self) -> list[tuple[str, str, str]]:
+        """The schema's objects as (type, name, sql); text that is not UTF-8 is a located finding, not a crash."""
+        rows = self._query("SELECT CAST(type AS BLOB), CAST(name AS BLOB), CAST(sql AS BLOB) FROM sqlite_schema", ())
+        objects = []
+        for row in rows:
+            try:
+                kind, name, sql = (bytes(v or b"").decode("utf-8") for v in row)
+            except UnicodeDecodeError:
+                raise _error(f"database schema holds text that is not UTF-8 (object {bytes(row[1] or b'')!r})",
+                             "SQLITE_NOT_DATABASE", "SQLITE-1", self.path) from None
+            objects.append((kind, name, sql))
+        return objects
 
     def _read_store_id(self) -> None:
         row = self._query("SELECT store_id FROM persistence_state WHERE singleton = 1", ())
@@ -535,6 +663,8 @@ class SqliteStore:
 
     def close(self) -> None:
         self._db.close()
+        _discard(self._private)
+        self._private = None
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -545,7 +675,7 @@ class SqliteStore:
     def _query(self, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
         try:
             return self._db.execute(sql, args).fetchall()
-        except sqlite3.Error as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
             raise _sqlite_failure(error, self.path) from error
 
     # ------------------------------------------------------------ reading

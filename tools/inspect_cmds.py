@@ -420,9 +420,8 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise _Failure("a SQLite store cannot be written to standard output; name a file with -o", 2)
     source = _guard(lambda: open_database(args.file))
     with source:
-        note = source.layout.refusal_note()
-        if note is not None:
-            err.write(f"sessionspec {args._name}: note: {json_text.display(args.file)}: {note}\n")
+        notes = filter(None, [source.layout.refusal_note(), *source.notes])
+        err.writelines(f"sessionspec {args._name}: note: {json_text.display(args.file)}: {note}\n" for note in notes)
         ids = [h["id"] for h in _guard(source.list_sessions)]
         if args.session is not None:
             if args.session not in ids:

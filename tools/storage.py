@@ -256,7 +256,7 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
                 if session not in ids:
                     return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
                 ids = [session]
-            notes = tuple(filter(None, [store.layout.refusal_note()]))
+            notes = tuple(filter(None, [store.layout.refusal_note(), *store.notes]))
             owner = layout_owner(store.layout.user_version)
             for session_id in ids:
                 unit = _session_unit(store, path, session_id)

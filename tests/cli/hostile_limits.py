@@ -1,0 +1,55 @@
+"""Run sessionspec commands on a hostile input in a child process under CPU and memory limits (issue 25).
+
+A regression that hangs or balloons then fails one test within the limit instead of stalling CI; the
+child reports each command's exit code and output, or the exception that escaped (a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+#: what every command on a hostile input must stay within (issue 25: 20 s CPU, 1 GB resident)
+CPU_SECONDS = 20
+MEMORY_BYTES = 1 << 30
+
+_DRIVER = r"""
+import io, json, sys, traceback
+from sessionspec.cli import run
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = run(argv, out, err)
+        crash = None
+    except BaseException as error:  # SystemExit included: run() must return, not exit
+        code, crash = None, "".join(traceback.format_exception(error))
+    results.append({"argv": argv, "code": code, "out": out.getvalue(), "err": err.getvalue(), "crash": crash})
+print(json.dumps(results))
+"""
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+    resource.setrlimit(resource.RLIMIT_AS, (2 * MEMORY_BYTES, 2 * MEMORY_BYTES))  # address space > resident
+
+
+def run_limited(commands: Sequence[Sequence[str]], cwd: str | None = None) -> list[dict[str, Any]]:
+    """Each command's result, run in one child under the limits; fails when the child dies or overspends."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps([list(c) for c in commands])], cwd=cwd,
+                          capture_output=True, text=True, preexec_fn=_limits, timeout=4 * CPU_SECONDS, check=False)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, f"child died ({proc.returncode}): {proc.stderr[-2000:]}"
+    cpu = (usage.ru_utime + usage.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert cpu < CPU_SECONDS, f"{cpu:.1f} s CPU"
+    assert usage.ru_maxrss * 1024 < MEMORY_BYTES, f"{usage.ru_maxrss} KiB resident"
+    results: list[dict[str, Any]] = json.loads(proc.stdout)
+    for result in results:
+        assert result["crash"] is None, f"{result['argv']}: {result['crash']}"
+        assert "Traceback" not in result["out"] + result["err"], result
+    return results
