@@ -85,6 +85,7 @@ def corpus(run: list[str]) -> None:
     fresh = Path(tempfile.mkdtemp(dir=HERE, prefix=".corpus-"))
     try:
         subprocess.run([*run, str(WRITER / "corpus.mjs"), str(fresh), str(LOGS / "pinned-toolchain-child.jsonl"),
+                        str(LOGS / "pinned-steering.jsonl"),
                         *(str(LOGS / name) for name in [*PUBLISHED, SQLITE])], check=True)
         for path in fresh.iterdir():
             os.chmod(path, 0o644)

@@ -152,10 +152,13 @@ async function twoWriters(out) {
   return target
 }
 
-/** A pinned-revision log (upstream's own fixture) resumed by the package for two turns, in a form. */
-async function resumedPinned(out, pinned, form) {
+/**
+ * A pinned-revision log (upstream's own fixture) resumed by the package for two turns, in a form. The
+ * placeholder upstream's snapshot tool left for a request header's tool list becomes an empty list.
+ */
+async function resumedPinned(out, pinned, form, name) {
   const root = mkdtempSync(join(tmpdir(), 'sessionspec-corpus-resume-'))
-  const data = readFileSync(pinned)
+  const data = Buffer.from(readFileSync(pinned, 'utf8').replaceAll('"tools":"{{tools}}"', '"tools":[]'))
   const header = JSON.parse(data.subarray(0, data.indexOf(10)).toString('utf8'))
   let { ctx, fiber, backend } = await open(form, root)
   if (form === 'sqlite') {
@@ -180,7 +183,7 @@ async function resumedPinned(out, pinned, form) {
   chatTurn(s, last + 1)
   chatTurn(s, last + 2)
   await ctx.sessions.flush(s)
-  const target = join(out, `npm-resumed-pinned${FORMS[form]}`)
+  const target = join(out, `npm-resumed-${name}${FORMS[form]}`)
   copyOut(form, artifactOf(form, root), target)
   await fiber.dispose()
   rmSync(root, { recursive: true, force: true })
@@ -301,15 +304,15 @@ async function oracle(out, file) {
 if (process.argv[2] === '--child') {
   await child(process.argv[3], process.argv[4], process.argv[5])
 } else {
-  const [out, pinned, ...others] = process.argv.slice(2)
-  if (!out || !pinned) throw new Error('usage: node corpus.mjs <out-dir> <pinned-log.jsonl> [log ...]')
+  const [out, pinnedChild, pinnedSteering, ...others] = process.argv.slice(2)
+  if (!out || !pinnedSteering) throw new Error('usage: node corpus.mjs <out-dir> <pinned-child.jsonl> <pinned-steering.jsonl> [log ...]')
   const written = []
   for (const [name, scenario] of Object.entries(SCENARIOS)) {
     for (const form of Object.keys(FORMS)) written.push(await writeScenario(out, name, scenario, form))
   }
   for (const form of Object.keys(FORMS)) {
     written.push(crashed(out, form, 'mid-turn'), crashed(out, form, 'mid-flush'))
-    written.push(await resumedPinned(out, pinned, form))
+    written.push(await resumedPinned(out, pinnedChild, form, 'pinned'), await resumedPinned(out, pinnedSteering, form, 'steering'))
   }
   written.push(await copiedMidWrite(out, 'jsonl'), await copiedMidWrite(out, 'zstd'), await twoWriters(out))
   for (const file of [...written, ...others]) await oracle(out, file)
