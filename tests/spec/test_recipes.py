@@ -11,6 +11,7 @@ tests and checks pass.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import os
 import shutil
@@ -42,15 +43,14 @@ def _copy(into: Path) -> Path:
 
 
 def _import_tree(source: Path, into: Path) -> Path:
-    """An import root where ``sessionspec`` is the copy's ``tools/`` with spec/reference/conformance inside."""
-    package = into / "sessionspec"
-    package.mkdir(parents=True)
-    for entry in (source / "tools").iterdir():
-        if entry.name != "__pycache__":
-            (package / entry.name).symlink_to(entry)
-    for sub in ("spec", "reference", "conformance"):
-        (package / sub).symlink_to(source / sub)
-    return into
+    """An import root where ``sessionspec`` is the copy's ``tools/`` with spec/reference/conformance inside
+    (the benchmark's `_tree`: the mapping pyproject.toml states, for a tree that is not installed)."""
+    spec = importlib.util.spec_from_file_location("sessionspec_bench_versus", ROOT / "bench" / "bench_versus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tree: Path = module._tree(source, into)
+    return tree
 
 
 _CLI = "import sys; from sessionspec.cli import main; main()"
