@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["OutputError", "atomic_writer", "check_target", "fsync_dir", "write_atomic"]
+__all__ = ["OutputError", "atomic_writer", "check_new_output", "check_target", "fsync_dir", "write_atomic"]
 
 
 class OutputError(OSError):
@@ -64,6 +64,34 @@ def check_target(path: str | os.PathLike[str]) -> Path:
             "replaces the target (use '-' for standard output where the command offers it)"
         )
     return Path(os.path.realpath(name))
+
+
+def check_new_output(path: str, *, force: bool = False) -> None:
+    """The one target check of every command that writes a file the user names (``-o OUT``): a new path in an
+    existing writable folder, or, with ``force``, a regular file to replace. A symbolic link, a device, a FIFO,
+    a socket or a folder is refused (replacing it would destroy it or write elsewhere), and so is an existing
+    file without ``force``; nothing is created here, not even a missing folder. Raises :class:`OutputError`."""
+    if not path:
+        raise OutputError("the output path is empty")
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:  # a file used as a folder, no permission to look
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if info is not None:
+        if stat.S_ISLNK(info.st_mode):
+            raise OutputError(f"refusing to write {path}: it is a symbolic link; name the file itself")
+        if not stat.S_ISREG(info.st_mode):
+            raise OutputError(f"refusing to write {path}: it is {_kind(info.st_mode)}, not a regular file, and "
+                              "writing replaces the target (use '-' for standard output where the command offers it)")
+        if not force:
+            raise OutputError(f"refusing to write {path}: the file exists (pass --force to replace it)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OutputError(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

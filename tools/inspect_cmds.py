@@ -12,6 +12,7 @@ writes to standard output instead (the summary line then goes to stderr).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -19,7 +20,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from sessionspec.reference import json_text
-from sessionspec.reference.atomic import OutputError, atomic_writer, write_atomic
+from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import (
     encode_records,
@@ -33,7 +34,7 @@ from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_arti
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
-from sessionspec.spec.errors import SessionSpecError
+from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, layout_owner, open_database, open_units
 from sessionspec.validate import format_text
@@ -249,7 +250,19 @@ def _file_arg(parser: argparse.ArgumentParser, name: str) -> None:
 
 def _out_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="OUT",
-                        help="where to write: a regular file, never the input ('-' = stdout)")
+                        help="where to write: a new file in an existing folder, never the input ('-' = stdout)")
+    _force_arg(parser)
+
+
+def _force_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true", help="replace OUT when it is an existing regular file")
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    """Every writing command's one target check, before any work (`check_new_output`): '-' is stdout."""
+    _refuse_same(args.file, args.output)
+    if args.output != "-":
+        check_new_output(args.output, force=args.force)
 
 
 def _write_output(path: str, content: bytes, out: TextIO, err: TextIO, summary: str, revision: str | None = None,
@@ -365,16 +378,18 @@ class Repair:
         _revision_arg(parser)
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("-o", "--output", metavar="OUT",
-                            help="where to write: a regular file, never the input ('-' = stdout, not for stores)")
+                            help="where to write: a new file in an existing folder, never the input "
+                                 "('-' = stdout, not for stores)")
         target.add_argument("--in-place", action="store_true",
                             help="repair FILE itself (atomic replacement; one transaction for a store)")
+        _force_arg(parser)
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.in_place and args.file == "-":
             raise _Failure("--in-place needs a file, not standard input", 2)
         if args.output is not None:
-            _refuse_same(args.file, args.output)
+            _check_output(args)
         if detect_form(args.file) == "sqlite":
             return _repair_store(args, out, err)
         unit = _unit(args.file, args.session)
@@ -414,6 +429,17 @@ def _guard(read: Any) -> Any:
         raise _Failure(f"cannot load the log: {error}") from error
 
 
+def _to_output(output: str, write: Any) -> Any:
+    """Run one step that writes OUT (or its temp copy): a SQLite failure there (a full or read-only disk) is an
+    output error naming OUT (exit 2), not the input's."""
+    try:
+        return write()
+    except SqliteStoreError as error:
+        if error.code in ("SQLITE_CORRUPT", "SQLITE_NO_SESSION", "SQLITE_LAYOUT"):
+            raise _Failure(f"cannot load the log: {error}") from error
+        raise OutputError(f"cannot write {output}: {error.message}") from error
+
+
 def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Repair sessions of a SQLite store in one transaction: in place, or in a consistent copy renamed to OUT."""
     if args.output == "-":
@@ -440,24 +466,33 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _Failure(f"cannot load the log: {error}") from error
             _, log = _load(args.file, sid)
             raise _refusal(log, revisions[sid], error) from error
-        if args.in_place:
-            target, temp = args.file, None
-        else:
+        temp = None
+        if not args.in_place:
             directory = os.path.dirname(os.path.abspath(args.output))
-            fd, temp = tempfile.mkstemp(prefix=".sessionspec-repair-", suffix=".db", dir=directory)
-            os.close(fd)
-            os.unlink(temp)
-            _guard(lambda: source.backup_to(temp))
-            target = temp
-    try:
-        with _guard(lambda: open_database(target, writable=True)) as store:
-            loaded = _guard(lambda: store.repair(ids, revisions=revisions))
-        if temp is not None:
-            os.replace(temp, args.output)
-            temp = None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)
+            try:
+                fd, temp = tempfile.mkstemp(prefix=".sessionspec-repair-", suffix=".db", dir=directory)
+                os.close(fd)
+            except OSError as error:
+                raise OutputError(f"cannot write {args.output}: {error.strerror or error}") from None
+        output = args.file if temp is None else args.output
+        try:
+            if temp is not None:
+                _to_output(output, lambda: source.backup_to(temp))
+            with _to_output(output, lambda: open_database(temp or args.file, writable=True)) as store:
+                loaded = _to_output(output, lambda: store.repair(ids, revisions=revisions))
+            if temp is not None:
+                check_new_output(args.output, force=args.force)  # still what was checked (nothing raced in)
+                os.replace(temp, args.output)
+                temp = None
+        except OutputError:
+            raise
+        except OSError as error:
+            raise OutputError(f"cannot write {output}: {error.strerror or error}") from None
+        finally:
+            leftovers: tuple[str, ...] = (temp, f"{temp}-journal", f"{temp}-wal", f"{temp}-shm") if temp else ()
+            for leftover in leftovers:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
     closers = sum(len(item.closers) for item in loaded)
     torn = sum(item.truncated_bytes for item in loaded)
     out.write(f"wrote {args.file if args.in_place else args.output}: {len(loaded)} session(s) repaired in one "
@@ -466,7 +501,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
-    _refuse_same(args.file, args.output)
+    _check_output(args)
     if not pack and _unpack_streamed(args, out, err):
         return 0
     unit, log = _load(args.file, args.session)

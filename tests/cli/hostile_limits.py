@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -53,3 +54,14 @@ def run_limited(commands: Sequence[Sequence[str]], cwd: str | None = None) -> li
         assert result["crash"] is None, f"{result['argv']}: {result['crash']}"
         assert "Traceback" not in result["out"] + result["err"], result
     return results
+
+
+def run_full_disk(argv: Sequence[str], file_bytes: int) -> subprocess.CompletedProcess[str]:
+    """``sessionspec ARGV`` in a child that can write no file past ``file_bytes`` (a full disk: EFBIG)."""
+    def limits() -> None:
+        _limits()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+
+    return subprocess.run([sys.executable, "-c", "from sessionspec.cli import main; main()", *argv], capture_output=True, text=True,
+                          preexec_fn=limits, timeout=4 * CPU_SECONDS, check=False)

@@ -55,13 +55,14 @@ def test_dash_writes_the_log_to_stdout_and_the_summary_to_stderr(log):
     assert result.err.startswith("wrote <stdout>: 12 events")
 
 
-def test_a_symlinked_output_replaces_the_file_it_names_and_keeps_the_link(tmp_path, log):
+def test_a_symlinked_output_is_refused_even_with_force(tmp_path, log):
     real = tmp_path / "real.jsonl"
     real.write_bytes(b"old\n")
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
-    assert cli("unpack", str(log), "-o", str(link)).code == 0
-    assert link.is_symlink() and real.read_bytes() == log.read_bytes()
+    result = cli("unpack", str(log), "-o", str(link), "--force")
+    assert result.code == 2 and "symbolic link" in result.err
+    assert link.is_symlink() and real.read_bytes() == b"old\n"
 
 
 @pytest.mark.parametrize("target", ["", "/proc/self/status", "/proc/sessionspec-nope/x.jsonl", "{log}/below-a-file.jsonl"])
@@ -78,7 +79,7 @@ def test_a_full_disk_leaves_the_target_and_no_temp_file(tmp_path, monkeypatch, l
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(atomic.os, "fsync", full)
-    result = cli("pack", str(log), "-o", str(target))
+    result = cli("pack", str(log), "-o", str(target), "--force")
     assert result.code == 2 and "No space left on device" in result.err
     assert target.read_bytes() == b"previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
