@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = 'b1dcde8868d4331b8f60cba107f7c2c3126811343fc0b4f3c795328046b88452'
+REVISIONS_FINGERPRINT = '8a7ff2370abae00d635a71feae5419033ff896fd35a1efa758f6eeeb6e800d0f'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
@@ -5249,6 +5249,84 @@ def _v98fe44099d(x):
     x0 = x.get('source', _M)
     if x0 is not _M:
         if not (isinstance(x0, str) and x0 == 'delegation'): return False
+    return True
+
+def _v67f91280e0(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ca22485929f): return False
+    if not (x.keys() <= _ca22485929f): return False
+    x9 = x['title']
+    if not (isinstance(x9, str)): return False
+    if len(x9) < 1: return False
+    x8 = x['messageSeqs']
+    if not (isinstance(x8, list)): return False
+    if not (set(map(type, x8)) <= _NUM):
+        for x7 in x8:
+            if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x3 = x['source']
+    if not (isinstance(x3, dict)): return False
+    if not (x3.keys() >= _cec0a1a2087): return False
+    x6 = x3['kind']
+    if not (isinstance(x6, str) and x6 in _c9e2a6e9b25): return False
+    x5 = x3.get('kind', _M) if isinstance(x3, dict) else _M
+    if x5 == 'fallback':
+        if not (x3.keys() >= _cec0a1a2087): return False
+        if not (x3.keys() <= _cec0a1a2087): return False
+    elif x5 == 'provider':
+        if not (x3.keys() >= _c4b95174e64): return False
+        if not (x3.keys() <= _cea4ac5c0eb): return False
+        x4 = x3['provider']
+        if not (isinstance(x4, str)): return False
+        x1 = x3.get('model', _M)
+        if x1 is not _M:
+            if not (isinstance(x1, dict)): return False
+            if not (x1.keys() >= _cda588bace4): return False
+            if not (x1.keys() <= _cda588bace4): return False
+            x2 = x1['provider']
+            if not (isinstance(x2, str)): return False
+            x0 = x1['model']
+            if not (isinstance(x0, str)): return False
+    return True
+
+_c85af3d426b = frozenset(('fallback', 'provider', 'user', ))
+def _vff18d3d657(x):
+    if not (isinstance(x, dict)): return False
+    if not (x.keys() >= _ca22485929f): return False
+    if not (x.keys() <= _ca22485929f): return False
+    x9 = x['title']
+    if not (isinstance(x9, str)): return False
+    if len(x9) < 1: return False
+    x8 = x['messageSeqs']
+    if not (isinstance(x8, list)): return False
+    if not (set(map(type, x8)) <= _NUM):
+        for x7 in x8:
+            if not ((type(x7) is int or type(x7) is float or _is_number(x7))): return False
+    x0 = x['source']
+    if not (isinstance(x0, dict)): return False
+    if not (x0.keys() >= _cec0a1a2087): return False
+    x6 = x0['kind']
+    if not (isinstance(x6, str) and x6 in _c85af3d426b): return False
+    x1 = x0.get('kind', _M) if isinstance(x0, dict) else _M
+    if x1 == 'fallback':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
+    elif x1 == 'provider':
+        if not (x0.keys() >= _c4b95174e64): return False
+        if not (x0.keys() <= _cea4ac5c0eb): return False
+        x5 = x0['provider']
+        if not (isinstance(x5, str)): return False
+        x3 = x0.get('model', _M)
+        if x3 is not _M:
+            if not (isinstance(x3, dict)): return False
+            if not (x3.keys() >= _cda588bace4): return False
+            if not (x3.keys() <= _cda588bace4): return False
+            x4 = x3['provider']
+            if not (isinstance(x4, str)): return False
+            x2 = x3['model']
+            if not (isinstance(x2, str)): return False
+    elif x1 == 'user':
+        if not (x0.keys() >= _cec0a1a2087): return False
+        if not (x0.keys() <= _cec0a1a2087): return False
     return True
 
 def _v7815bb5ef1(x):
@@ -6543,7 +6621,7 @@ def _v65f68f6db9(x):
         if not ((type(x0) is int or _is_integer(x0))): return False
     return True
 
-PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'session/title-llm-request': {'2f74ac98ba': _v7815bb5ef1, 'b150a551b8': _v0e2627d255}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
+PAYLOADS = {'approval/policy': {'2f74ac98ba': _va5ebb5541c, 'b150a551b8': _vfc775512fe}, 'assistant/message': {'2f74ac98ba': _vc63d2b461e, 'b150a551b8': _v390d0b305c}, 'hook/invoked': {'2f74ac98ba': _v9b0538571c_204eea, 'b150a551b8': _v9b0538571c_6e799c}, 'llm/retry': {'2f74ac98ba': _vf52c655f4b, 'b150a551b8': _v2804e78fad}, 'request/header': {'2f74ac98ba': _va552d1a02e, 'b150a551b8': _v587bbab4e8}, 'sandbox/mode': {'2f74ac98ba': _vb22f8fe535, 'b150a551b8': _v98fe44099d}, 'session/title': {'2f74ac98ba': _v67f91280e0, 'b150a551b8': _vff18d3d657}, 'session/title-llm-request': {'2f74ac98ba': _v7815bb5ef1, 'b150a551b8': _v0e2627d255}, 'tool/code-dispatch': {'2f74ac98ba': _v2a2e402698, 'b150a551b8': _v97bf233f1a}, 'tool/code-dispatch-start': {'2f74ac98ba': _v48a7807722, 'b150a551b8': _vd646c1c4fa}, 'tool/result': {'2f74ac98ba': _v5f1897f430, 'b150a551b8': _v01de0959e0}, 'turn/end': {'2f74ac98ba': _v3e744f4e2f, 'b150a551b8': _vb729033180}, 'turn/start': {'2f74ac98ba': _v101790c9d0, 'b150a551b8': _v128071df70}, 'user/message': {'2f74ac98ba': _v9b1021b957, 'b150a551b8': _v65f68f6db9}}
 
 class events_approval_asked_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
     id: str

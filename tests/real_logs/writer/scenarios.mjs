@@ -69,6 +69,7 @@ function everyTypeTurn(s, llm, turn) {
 
 /** The title plugin (dsh-session-title-llm): the exact request, then the title it produced. */
 function title(s, llm, userSeq) {
+  s.append('session/title', { title: 'Refactor the parser and report', messageSeqs: [userSeq], source: { kind: 'fallback' } })
   const messages = [llm.createUserMessage({
     content: text(`Generate the session title from this JSON array of human messages:\n[{"seq":${userSeq},"text":"Refactor the parser and report"}]`),
     source: { kind: 'plugin', plugin: 'dsh-session-title-llm' },
@@ -123,6 +124,7 @@ export const SCENARIOS = {
       sessionLevel(s, llm)
       chatTurn(s, 2)
       abortedAndErrored(s, 3)
+      s.append('session/title', { title: 'Parser refactor', messageSeqs: [], source: { kind: 'user' } })
     },
   },
   'settings-first': {
