@@ -4,8 +4,9 @@ Expected outputs come from the reference but are *reviewed*: ``draft_case``
 runs the in-process reference adapter once and returns a complete case dict
 (id included) for a human to read before it goes into a vector file; nothing
 here rewrites existing vectors. ``format_case_file`` gives every vector file
-the same layout (pretty near the top, compact deep inside, so 10,000-level
-payloads stay one line) so diffs in review stay small.
+the same layout (pretty near the top, compact deep inside, deep chains as the
+nest forms of :mod:`.nesting`, so every file loads with any default JSON parser) so diffs
+in review stay small.
 
 Typical use, from a scratch script or a REPL::
 
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import protocol, wire
+from . import nesting, protocol, wire
 from .cases import case_id, load_case_file
 from .compare import normalise_reply
 
@@ -111,7 +112,8 @@ def format_case_file(area: str, description: str, cases: Sequence[Mapping[str, A
         "$schema": protocol.SCHEMA_BASE + "case-file.json",
         "area": area,
         "description": description,
-        "cases": [{"id": case_id(c), **{k: v for k, v in c.items() if k != "id"}} for c in cases],
+        "cases": [nesting.describe({"id": case_id(c), **{k: v for k, v in c.items() if k != "id"}})
+                  for c in (nesting.expand(c) for c in cases)],
     }
     text = _format(data, 0, 6) + "\n"
     load_case_file(text, f"{area}.json")  # refuse to produce a file the loader would reject

@@ -23,7 +23,7 @@ from typing import Any
 
 from sessionspec.spec.inputs import read_text
 
-from . import protocol, wire
+from . import nesting, protocol, wire
 
 __all__ = [
     "Case",
@@ -116,19 +116,7 @@ def _canonical(value: Any) -> str:
 _CANONICAL_MAX_DEPTH = 500
 
 
-def nesting_depth(value: Any) -> int:
-    """The container nesting depth of a JSON value, computed without recursion."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
+nesting_depth = nesting.nesting_depth
 
 
 def case_id(case: Mapping[str, Any]) -> str:
@@ -178,6 +166,11 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
         data = wire.loads(text)
     except wire.WireError as exc:
         raise CaseFileError(source, "", str(exc)) from None
+    if nesting.expand_text_needed(text) and isinstance(data, dict) and isinstance(data.get("cases"), list):
+        try:
+            data = {**data, "cases": nesting.expand(data["cases"], "/cases")}
+        except nesting.NestFormError as exc:
+            raise CaseFileError(source, exc.pointer, exc.message) from None
     try:
         protocol.validate(data, "case-file.json")
     except protocol.ProtocolViolation as exc:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from conformance_fakes import case, json_case
-from sessionspec.conformance import wire
+from sessionspec.conformance import nesting, wire
 from sessionspec.conformance.authoring import format_case_file
 from sessionspec.conformance.cases import (
     CaseFileError,
@@ -92,3 +93,49 @@ def test_selection_by_area_requirement_family_and_case_id():
     assert [c.id for c in select(corpus, [corpus[3].id])] == [corpus[3].id]
     with pytest.raises(ValueError, match="no case matches"):
         select(corpus, ["nowhere"])
+
+
+def test_every_packaged_file_loads_with_the_stdlib_parser_and_nests_at_most_100_levels():
+    from importlib import resources
+
+    root = resources.files("sessionspec.conformance").joinpath("vectors")
+    files = [f for f in root.iterdir() if f.name.endswith(".json")]
+    assert len(files) >= 15
+    for file in files:
+        data = json.loads(file.read_text(encoding="utf-8"))  # RecursionError here before nest forms
+        assert nesting.nesting_depth(data) <= nesting.MAX_FILE_DEPTH, file.name
+
+
+DEEP_VALUES = [
+    "[" * 10_000 + "0" + "]" * 10_000,
+    '{"a":' * 5000 + "-0.0" + "}" * 5000,
+    '{"a": [' * 200 + "1" + ', -1.5], "f": 0.25}' * 200,  # a shape of two levels (survivors.json)
+    '{"$nest":' * 40 + "1" + "}" * 40,  # data that looks like forms is escaped
+    '[{"$hole": true}, {"$literal": {"$nest": 1}}, {"x": [[1.0]]}]',
+    "[" * 31 + "2" + "]" * 31,
+]
+
+
+@pytest.mark.parametrize("text", DEEP_VALUES, ids=range(len(DEEP_VALUES)))
+def test_nest_forms_round_trip_and_stay_shallow(text: str) -> None:
+    value = wire.loads(text)
+    described = nesting.describe(value)
+    assert nesting.nesting_depth(described) <= nesting.MAX_FILE_DEPTH
+    assert wire.dumps(nesting.expand(described)) == wire.dumps(value)
+
+
+@pytest.mark.parametrize(("form", "message"), [
+    ({"$nest": {"depth": 3, "leaf": 1}}, "a $nest form is"),
+    ({"$nest": {"depth": 0, "wrap": [{"$hole": True}], "leaf": 1}}, "depth is an integer"),
+    ({"$nest": {"depth": 2, "wrap": [1], "leaf": 1}}, "exactly one"),
+    ({"$nest": {"depth": 2, "wrap": [{"$hole": True}, {"$hole": True}], "leaf": 1}}, "exactly one"),
+    ({"$literal": [1]}, "holds an object"),
+])
+def test_a_malformed_nest_form_is_a_located_case_file_error(form: dict[str, Any], message: str) -> None:
+    case = {"id": "0" * 16, "description": "d", "requirements": ["JSON-2"], "level": "MUST", "capability": "json-value",
+            "input": {"op": "json-value", "args": {"value": form}}, "expect": {"result": {"isJsonValue": True}}}
+    text = wire.dumps({"area": "json", "description": "d", "cases": [case]})
+    with pytest.raises(CaseFileError) as caught:
+        load_case_file(text, "json.json")
+    assert caught.value.pointer.startswith("/cases/0/input/args/value/$")
+    assert message in caught.value.message

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from sessionspec import cli
-from sessionspec.conformance import protocol, wire
+from sessionspec.conformance import nesting, protocol, wire
 from sessionspec.conformance.cases import Case, case_id, for_revision, for_sqlite_layout, load_corpus, sqlite_layouts
 from sessionspec.conformance.coverage import load_requirements
 from sessionspec.conformance.fuzz import property_coverage
@@ -85,7 +85,8 @@ _DESCRIPTION_FORBIDDEN = re.compile(r"\bshould\b|\b(tests?|checks?|verif(y|ies))
 @cache
 def _files() -> dict[str, Any]:
     root = resources.files("sessionspec.conformance").joinpath("vectors")
-    return {f.name: wire.loads(f.read_text(encoding="utf-8")) for f in root.iterdir() if f.name.endswith(".json")}
+    # what each file stands for: nest forms expanded, as the loader reads it
+    return {f.name: nesting.expand(wire.loads(f.read_text(encoding="utf-8"))) for f in root.iterdir() if f.name.endswith(".json")}
 
 
 REVISIONS = known_revisions()
