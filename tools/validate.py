@@ -514,13 +514,37 @@ def _in_processes(paths: list[str], args: argparse.Namespace, jobs: int,
     task = functools.partial(check_stored, level=args.level, registry=tuple(args.registry), exact=args.exact,
                              session=args.session, revision=args.given_revision, keep=args.max_findings)
     # fork (where there is one) shares the compiled schemas the parent already built
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        progress.start(f"checking {len(paths)} files in {jobs} processes", len(paths))
-        for done, reports in enumerate(pool.map(task, paths, chunksize=max(1, min(64, len(paths) // (jobs * 8)))), 1):
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    size = max(1, min(64, len(paths) // (jobs * 8)))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    done = 0
+    progress.start(f"checking {len(paths)} files in {jobs} processes", len(paths))
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = [pool.submit(_check_chunk, task, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                reports = future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                break
+            done += len(chunk)
             progress.update(done)
             yield from reports
-        progress.clear()
+    # a worker died (the out-of-memory killer, a signal): each file not yet reported runs alone, so only the
+    # file that kills its worker loses its result, as a per-file error
+    for path in paths[done:]:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as alone:
+            try:
+                yield from alone.submit(task, path).result()
+            except concurrent.futures.process.BrokenProcessPool:
+                yield {"file": path, "inputError": f"{path}: the worker process checking it died (killed by a "
+                                                   "signal or the out-of-memory killer); no verdict for this file"}
+        done += 1
+        progress.update(done)
+    progress.clear()
+
+
+def _check_chunk(task: Callable[[str], list[dict[str, Any]]], chunk: list[str]) -> list[dict[str, Any]]:
+    return [report for path in chunk for report in task(path)]
 
 
 def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, Any]]:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import pickle
+import signal
 
 import pytest
 from cli_helpers import cli, jsonl, turn_events
-from sessionspec.validate import check_file
+from sessionspec.validate import check_file, check_stored
 
 
 @pytest.fixture
@@ -64,3 +67,28 @@ def test_a_dask_cluster_gives_the_same_report(fleet):
             local = cli("validate", "--format", fmt, "--level", "strict", *fleet)
             remote = cli("validate", "--format", fmt, "--level", "strict", "--dask", cluster.scheduler_address, *fleet)
             assert (remote.code, remote.out) == (local.code, local.out), fmt
+
+
+def test_a_worker_death_in_jobs_is_one_files_error_and_keeps_the_others(tmp_path, monkeypatch):
+    """A worker killed while checking one file (the OOM killer, a signal) used to lose every result
+    (BrokenProcessPool, empty stdout): that file is an input error and every other file keeps its verdict."""
+    import sessionspec.validate as validate_module
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the patched check reaches the workers only through fork")
+    for name in ("a", "b", "kill", "c", "d"):
+        (tmp_path / f"{name}.jsonl").write_bytes(jsonl(turn_events()))
+
+    monkeypatch.setattr(validate_module, "check_stored", _dies_on_kill)
+    result = cli("validate", "-j", "2", "--format", "json", str(tmp_path))
+    assert result.code == 2, result.err
+    report = result.json
+    assert sorted(os.path.basename(f["file"]) for f in report["files"]) == [f"{n}.jsonl" for n in "abcd"]
+    assert any("kill.jsonl" in problem and "worker process" in problem for problem in report["inputErrors"]), report
+
+
+def _dies_on_kill(path, *args, **kwargs):
+    """check_stored, except that the worker checking kill.jsonl is killed (a module function: it is pickled)."""
+    if path.endswith("kill.jsonl"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return check_stored(path, *args, **kwargs)
