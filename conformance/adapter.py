@@ -443,7 +443,7 @@ def _jsonl_path(args: Mapping[str, Any]) -> Any:
 def _zstd_read(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.jsonl_zstd import read_compressed_artifact
 
-    artifact = read_compressed_artifact(_bytes(args["data"]), budget=args.get("budget"))
+    artifact = read_compressed_artifact(_bytes(args["data"]), budget=args.get("budget"), revision=current_revision())
     return {"header": artifact.header, "events": artifact.events, "frames": len(artifact.decoded.frames),
             "torn": artifact.torn, "recovered": len(artifact.recovered)}
 

@@ -188,8 +188,9 @@ def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> 
     return header
 
 
-def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
-    """The header of one first line, or ``None`` when it is not a well-formed header line.
+def parse_header_line(line: str | bytes, revision: Any = None) -> dict[str, Any] | None:
+    """The header of one first line (the header keys of ``revision``), or ``None`` when it is not a
+    well-formed header line.
 
     Cheap: lets a session listing read headers without parsing whole logs.
     """
@@ -197,7 +198,7 @@ def parse_header_line(line: str | bytes) -> dict[str, Any] | None:
         value = json_text.loads(line)
     except (SessionSpecError, ValueError):
         return None
-    return header_from_line(value) if _is_header_line(value) else None
+    return header_from_line(value, revision) if _is_header_line(value) else None
 
 
 # ---------------------------------------------------------------- records
@@ -223,9 +224,10 @@ def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> by
     return bytes(out)
 
 
-def header_bytes(header: Mapping[str, Any]) -> bytes:
-    """The JSONL header line of ``header`` as stored: its record in key order, then a newline (JSONL-2)."""
-    return json_text.dumps_bytes(header_line(header)) + b"\n"
+def header_bytes(header: Mapping[str, Any], revision: Any = None) -> bytes:
+    """The JSONL header line of ``header`` as stored at ``revision``: its record in key order, then a
+    newline (JSONL-2)."""
+    return json_text.dumps_bytes(header_line(header, revision)) + b"\n"
 
 
 # ---------------------------------------------------------------- reading
@@ -524,12 +526,15 @@ def write_artifact(
     header: Mapping[str, Any],
     events: Iterable[Mapping[str, Any]] = (),
     pack: bool = True,
+    *,
+    revision: Any = None,
 ) -> None:
-    """Write a whole artifact atomically: a synced temp file, then ``os.replace``.
+    """Write a whole artifact atomically: a synced temp file, then ``os.replace``; the header line
+    has the keys of ``revision``.
 
     Parent directories are created. A reader never sees a half-written file.
     """
-    write_atomic(path, header_bytes(header) + encode_records(events, pack))
+    write_atomic(path, header_bytes(header, revision) + encode_records(events, pack))
 
 
 def append_batch(
@@ -565,11 +570,14 @@ class LoadedArtifact:
     truncated_bytes: int
 
 
-def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path: str | None) -> None:
-    """JSONL-12: the load path refuses legacy records (delta, mode/set, fallback reason), in that order.
+def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str | None, path: str | None,
+                      requirement: str = "JSONL-12") -> None:
+    """The retired shapes (delta, mode/set, fallback reason), refused in that order by the load path
+    (JSONL-12) and, with ``session_id`` None, at the append boundary (PERSIST-9).
 
     One pass notes the first event of each legacy type and the first legacy request/header reason.
     """
+    where = "append batch" if session_id is None else f"session {session_id!r}"
     order = list(TABLE.load_rejected_types)
     legacy = frozenset(order)
     first: dict[str, Mapping[str, Any]] = {}
@@ -590,14 +598,14 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str, path
         if name in first:
             seq = first[name].get("seq")
             raise JsonlError(
-                f"session {session_id!r} contains unsupported legacy {name} event at seq {seq}",
-                "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=seq, path=path,
+                f"{where} contains unsupported legacy {name} event at seq {seq}",
+                "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path,
             )
     if reason is not None:
         raise JsonlError(
-            f"session {session_id!r} contains unsupported legacy request/header reason "
+            f"{where} contains unsupported legacy request/header reason "
             f"{reason['data'].get('reason')!r} at seq {reason.get('seq')}",
-            "JSONL_LEGACY_EVENT", requirement="JSONL-12", seq=reason.get("seq"), path=path,
+            "JSONL_LEGACY_EVENT", requirement=requirement, seq=reason.get("seq"), path=path,
         )
 
 

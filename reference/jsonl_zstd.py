@@ -144,15 +144,16 @@ def _check_header_frame(first: bytes, path: str | None) -> None:
         )
 
 
-def read_compressed_artifact(source: Source, *, budget: int | None = None) -> CompressedArtifact:
-    """Parse a compressed artifact into its header and preserved events (ZSTD-2 … ZSTD-6)."""
+def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: Any = None) -> CompressedArtifact:
+    """Parse a compressed artifact into its header (the header keys of ``revision``) and preserved
+    events, as the reader of ``revision`` reads its plaintext (ZSTD-2 … ZSTD-6)."""
     data, path = _read_bytes(source)
     decoded = decode_frames(data, budget=budget, path=path)
     if not decoded.plaintexts:
         raise JsonlError("empty or header-less zstd session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
     _check_header_frame(decoded.plaintexts[0], path)
     complete = b"".join(decoded.plaintexts)
-    logical = read_artifact(complete)
+    logical = read_artifact(complete, revision)
     if logical.truncate_offset != len(complete):
         line = logical.stopped_at_line or complete.count(b"\n") + 1
         raise CompressedArtifactError(
@@ -162,11 +163,11 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None) -> Co
         )
     recovered: list[dict[str, Any]] = []
     if decoded.torn_plaintext and TABLE.keep_torn_frame_records:
-        recovered = read_artifact(complete + decoded.torn_plaintext).events[len(logical.events) :]
+        recovered = read_artifact(complete + decoded.torn_plaintext, revision).events[len(logical.events) :]
     return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
 
 
-def read_compressed_header(source: Source) -> dict[str, Any] | None:
+def read_compressed_header(source: Source, revision: Any = None) -> dict[str, Any] | None:
     """The header of the first frame only, or ``None`` when it is missing or malformed (listing)."""
     data, _ = _read_bytes(source)
     try:
@@ -179,7 +180,7 @@ def read_compressed_header(source: Source) -> dict[str, Any] | None:
         return None
     if not first or first.find(b"\n") != len(first) - 1:
         return None
-    return parse_header_line(first[:-1])
+    return parse_header_line(first[:-1], revision)
 
 
 def _frame(events: Iterable[Mapping[str, Any]], pack: bool) -> bytes:
@@ -192,9 +193,12 @@ def write_compressed_artifact(
     header: Mapping[str, Any],
     events: Iterable[Mapping[str, Any]] = (),
     pack: bool = True,
+    *,
+    revision: Any = None,
 ) -> None:
-    """Write a whole artifact atomically: the header frame, then one frame for ``events`` (ZSTD-1)."""
-    head = compress_frame(header_bytes(header))
+    """Write a whole artifact atomically: the header frame (the header keys of ``revision``), then one
+    frame for ``events`` (ZSTD-1)."""
+    head = compress_frame(header_bytes(header, revision))
     write_atomic(path, head + _frame(events, pack))
 
 
@@ -239,7 +243,7 @@ def load_compressed_artifact(
     pinned one); then, when ``durable`` and the seed passed, the torn frame is
     cut off and its recovered records are written back with the closers as one frame.
     """
-    artifact = read_compressed_artifact(path, budget=budget)
+    artifact = read_compressed_artifact(path, budget=budget, revision=revision)
     where = os.fspath(path)
     events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
     session, closers = seed_repaired(session_id, artifact.header, events, revision)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sessionspec.spec import constants
+from sessionspec.spec.errors import HeaderError, PersistenceError, StoreError
 
 from . import json_text
 from .jsonl import (
@@ -44,8 +45,8 @@ from .jsonl_zstd import (
     read_compressed_header,
     write_compressed_artifact,
 )
-from .session import validate_header
-from .sqlite_store import SqliteStore, check_appendable
+from .json_value import is_json_value, is_nonneg_safe_int
+from .sqlite_store import SqliteStore, check_appendable, check_batch_values
 from .zstd_frames import compress_frame
 
 if TYPE_CHECKING:
@@ -71,11 +72,24 @@ class Backend(Protocol):
 
 
 def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
-    """A creation header validated like a session's (HDR-*), as a plain dict."""
-    session_id = header.get("id") if isinstance(header, Mapping) else None
-    frozen = validate_header(session_id if isinstance(session_id, str) else "", header)
-    plain: dict[str, Any] = json_text.loads(json_text.dumps(frozen))
+    """A creation header as the seam's ``create`` checks it (PERSIST-10): a lossless JSON value with a
+    non-negative safe integer ``createdAt``, as a plain dict. The other header rules (HDR-*) are the
+    load path's: a header that breaks them is stored and refused when the session is loaded."""
+    if not is_json_value(header):
+        raise HeaderError("session metadata must be losslessly JSON-serializable", "HEADER_NOT_JSON",
+                          requirement="PERSIST-10")
+    created_at = header.get("createdAt") if isinstance(header, Mapping) else None
+    if not isinstance(header, Mapping) or not is_nonneg_safe_int(created_at):
+        raise HeaderError("session metadata createdAt must be a non-negative safe integer", "HEADER_CREATED_AT",
+                          requirement="PERSIST-10")
+    plain: dict[str, Any] = json_text.loads(json_text.dumps(header))
     return plain
+
+
+def _no_session(session_id: Any, where: str) -> PersistenceError:
+    """What every step on a session with nothing stored raises (PERSIST-11): located, never a KeyError."""
+    return PersistenceError(f"session {session_id!r} not found (nothing is stored for it)", "PERSIST_NO_SESSION",
+                            requirement="PERSIST-11", path=where)
 
 
 class JsonlBackend:
@@ -98,42 +112,52 @@ class JsonlBackend:
         hits = [p for p in self.root.glob(f"*/{segment}/{self.artifact_name}") if p.is_file()]
         return hits[0] if len(hits) == 1 else None
 
-    def _read(self, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int | None]:
-        """Header, preserved events and the offset a torn tail starts at (None when clean)."""
+    def _read(self, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int | None, list[dict[str, Any]]]:
+        """Header, preserved events, the offset a torn tail starts at (None when clean) and the complete
+        records that tail still holds (a torn zstd frame's; they are re-written when it is cut, ZSTD-7)."""
         if self.compression == "zstd":
-            compressed = read_compressed_artifact(path)
-            return compressed.header, compressed.events, compressed.decoded.torn_start
-        raw = read_artifact(path)
-        return raw.header, raw.events, raw.truncate_offset if raw.torn else None
+            compressed = read_compressed_artifact(path, revision=self.format_revision)
+            return compressed.header, compressed.events, compressed.decoded.torn_start, compressed.recovered
+        raw = read_artifact(path, self.format_revision)
+        return raw.header, raw.events, raw.truncate_offset if raw.torn else None, []
 
     def create(self, header: Mapping[str, Any]) -> None:
         checked = _checked_header(header)
-        self._created[checked["id"]] = checked
+        session_id = checked.get("id")
+        if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
+            return
+        if session_id in self._created or self._find(session_id) is not None:
+            raise StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
+                             requirement="PERSIST-10")
+        self._created[session_id] = checked
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        check_batch_values(events)
         if not events:
             return
         path = self._find(session_id)
         if path is None:
+            header = self._created.get(session_id)
+            if header is None:
+                raise _no_session(session_id, os.fspath(self.root))
             check_appendable(events, 0)
-            header = self._created[session_id]
             target = session_log_path(self.root, header.get("cwd"), session_id, self.compression)
             if self.compression == "zstd":
-                write_compressed_artifact(target, header, events)
+                write_compressed_artifact(target, header, events, revision=self.format_revision)
             else:
-                write_artifact(target, header, events)
+                write_artifact(target, header, events, revision=self.format_revision)
             return
-        _, stored, torn = self._read(path)
+        _, stored, torn, recovered = self._read(path)
         check_appendable(events, len(stored))
-        if self.compression == "zstd":
-            append_compressed_batch(path, events, truncate_to=torn)
+        if self.compression == "zstd":  # the torn frame is cut: its complete records go back first (ZSTD-7)
+            append_compressed_batch(path, [*recovered, *events], truncate_to=torn)
         else:
             append_batch(path, events, truncate_to=torn)
 
     def _existing(self, session_id: str) -> Path:
         path = self._find(session_id)
         if path is None:
-            raise KeyError(f"no stored session {session_id!r}")
+            raise _no_session(session_id, os.fspath(self.root))
         return path
 
     def load(self, session_id: str) -> LoadedArtifact:
@@ -144,17 +168,17 @@ class JsonlBackend:
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         path = self._existing(session_id)
-        header, events, _ = self._read(path)
+        header, events, _, _ = self._read(path)
         return header, read_stored(events, session_id, os.fspath(path), self.format_revision)
 
     def list(self) -> list[str]:
         ids = []
         for path in sorted(self.root.glob(f"*/*/{self.artifact_name}")) if self.root.is_dir() else []:
             if self.compression == "zstd":
-                header = read_compressed_header(path)
+                header = read_compressed_header(path, self.format_revision)
             else:
                 with open(path, "rb") as handle:
-                    header = parse_header_line(handle.readline().rstrip(b"\n"))
+                    header = parse_header_line(handle.readline().rstrip(b"\n"), self.format_revision)
             if header is not None:
                 ids.append(header["id"])
         return sorted(ids)
@@ -188,18 +212,37 @@ class SqliteBackend:
 
     def create(self, header: Mapping[str, Any]) -> None:
         checked = _checked_header(header)
-        self._created[checked["id"]] = checked
+        session_id = checked.get("id")
+        if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
+            return
+        if session_id in self._created or session_id in self.list():
+            raise StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
+                             requirement="PERSIST-10")
+        self._created[session_id] = checked
 
     def _header(self, session_id: str) -> dict[str, Any]:
-        return self._created.get(session_id) or self.store.header(session_id)
+        created = self._created.get(session_id)
+        if created is not None:
+            return created
+        self._stored(session_id)
+        return self.store.header(session_id)
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        check_batch_values(events)
+        if not events:
+            return
         self.store.append(self._header(session_id), events)
 
+    def _stored(self, session_id: str) -> None:
+        if not isinstance(session_id, str) or session_id not in self.list():
+            raise _no_session(session_id, f"{self.store.path}#{session_id}")
+
     def load(self, session_id: str) -> LoadedArtifact:
+        self._stored(session_id)
         return self.store.repair([session_id], revisions={session_id: self.format_revision})[0]
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self._stored(session_id)
         stored = self.store.read_session(session_id)
         return stored.header, read_stored(stored.events, session_id, f"{self.store.path}#{session_id}",
                                           self.format_revision)
@@ -208,6 +251,7 @@ class SqliteBackend:
         return sorted(h["id"] for h in self.store.list_sessions())
 
     def revision(self, session_id: str) -> str:
+        self._stored(session_id)
         return self.store.revision(session_id)
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:

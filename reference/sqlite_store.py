@@ -38,7 +38,7 @@ from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, Pers
 
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
-from .jsonl import LoadedArtifact, check_loadable
+from .jsonl import LoadedArtifact, _legacy_rejection, check_loadable
 from .repair import interrupted_turn_closers
 from .rule_table import TABLE, define
 from .session import Session
@@ -886,11 +886,25 @@ def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:
 
 
 def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
-    """The backend contract's batch checks: contiguous seqs from ``next_seq``, JSON data (PERSIST-2 … PERSIST-5)."""
+    """The backend contract's batch checks, in the upstream order (PERSIST-3 … PERSIST-5, PERSIST-9):
+    the whole batch is lossless JSON, then holds no retired shape, then continues from ``next_seq``."""
     TABLE.check_appendable(events, next_seq)
 
 
+def check_batch_values(events: Sequence[Mapping[str, Any]]) -> None:
+    """The checks of a batch that need no stored state: lossless JSON (PERSIST-5), then no retired
+    shape (PERSIST-9); both come before the session is looked up, as upstream's append runs them."""
+    for offset, event in enumerate(events):
+        if not is_json_value(event.get("data")) or not is_json_value(event):
+            raise PersistenceError(
+                f"data of {event.get('type')} event at index {offset} is not losslessly JSON-serializable",
+                "PERSIST_DATA_NOT_JSON", requirement="PERSIST-5", index=offset, seq=event.get("seq"),
+            )
+    _legacy_rejection(events, None, None, requirement="PERSIST-9")
+
+
 def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
+    check_batch_values(events)
     for offset, event in enumerate(events):
         expected = next_seq + offset
         if event.get("seq") != expected or type(event.get("seq")) is not int:
@@ -900,11 +914,6 @@ def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> Non
                 f"append batch {'does not continue the stored log' if offset == 0 else 'has a seq gap'}: "
                 f"expected seq {expected}, got {event.get('seq')!r}",
                 code, requirement=req, index=offset,
-            )
-        if not is_json_value(event.get("data")):
-            raise PersistenceError(
-                f"data of {event.get('type')} event at seq {expected} is not losslessly JSON-serializable",
-                "PERSIST_DATA_NOT_JSON", requirement="PERSIST-5", index=offset, seq=expected,
             )
 
 

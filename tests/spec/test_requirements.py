@@ -34,7 +34,7 @@ EXPECTED_COUNTS: dict[str, int] = {
     "INV": 13,
     "ZSTD": 7,
     "SQLITE": 8,
-    "PERSIST": 8,
+    "PERSIST": 11,
 }
 EXPECTED_DECISIONS = 23
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
