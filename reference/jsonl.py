@@ -188,7 +188,7 @@ def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> 
     return header
 
 
-def parse_header_line(line: str | bytes, revision: Any = None) -> dict[str, Any] | None:
+def parse_header_line(line: str | bytes, revision: RevisionLike = None) -> dict[str, Any] | None:
     """The header of one first line (the header keys of ``revision``), or ``None`` when it is not a
     well-formed header line.
 
@@ -224,7 +224,7 @@ def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> by
     return bytes(out)
 
 
-def header_bytes(header: Mapping[str, Any], revision: Any = None) -> bytes:
+def header_bytes(header: Mapping[str, Any], revision: RevisionLike = None) -> bytes:
     """The JSONL header line of ``header`` as stored at ``revision``: its record in key order, then a
     newline (JSONL-2)."""
     return json_text.dumps_bytes(header_line(header, revision)) + b"\n"
@@ -527,7 +527,7 @@ def write_artifact(
     events: Iterable[Mapping[str, Any]] = (),
     pack: bool = True,
     *,
-    revision: Any = None,
+    revision: RevisionLike = None,
 ) -> None:
     """Write a whole artifact atomically: a synced temp file, then ``os.replace``; the header line
     has the keys of ``revision``.

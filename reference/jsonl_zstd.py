@@ -144,7 +144,7 @@ def _check_header_frame(first: bytes, path: str | None) -> None:
         )
 
 
-def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: Any = None) -> CompressedArtifact:
+def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: RevisionLike = None) -> CompressedArtifact:
     """Parse a compressed artifact into its header (the header keys of ``revision``) and preserved
     events, as the reader of ``revision`` reads its plaintext (ZSTD-2 … ZSTD-6)."""
     data, path = _read_bytes(source)
@@ -167,7 +167,7 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None, revis
     return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
 
 
-def read_compressed_header(source: Source, revision: Any = None) -> dict[str, Any] | None:
+def read_compressed_header(source: Source, revision: RevisionLike = None) -> dict[str, Any] | None:
     """The header of the first frame only, or ``None`` when it is missing or malformed (listing)."""
     data, _ = _read_bytes(source)
     try:
@@ -194,7 +194,7 @@ def write_compressed_artifact(
     events: Iterable[Mapping[str, Any]] = (),
     pack: bool = True,
     *,
-    revision: Any = None,
+    revision: RevisionLike = None,
 ) -> None:
     """Write a whole artifact atomically: the header frame (the header keys of ``revision``), then one
     frame for ``events`` (ZSTD-1)."""

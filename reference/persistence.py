@@ -25,6 +25,7 @@ from sessionspec.spec import constants
 from sessionspec.spec.errors import HeaderError, PersistenceError, StoreError
 
 from . import json_text
+from .json_value import is_json_value, is_nonneg_safe_int
 from .jsonl import (
     Compression,
     LoadedArtifact,
@@ -45,7 +46,6 @@ from .jsonl_zstd import (
     read_compressed_header,
     write_compressed_artifact,
 )
-from .json_value import is_json_value, is_nonneg_safe_int
 from .sqlite_store import SqliteStore, check_appendable, check_batch_values
 from .zstd_frames import compress_frame
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from sessionspec.reference.jsonl import encode_records
 from sessionspec.reference.jsonl_zstd import read_compressed_artifact, write_compressed_artifact
 from sessionspec.reference.persistence import Backend, open_backend
