@@ -77,7 +77,7 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
     load path's: a header that breaks them is stored and refused when the session is loaded."""
     if not is_json_value(header):
         raise HeaderError("session metadata must be losslessly JSON-serializable", "HEADER_NOT_JSON",
-                          requirement="PERSIST-10")
+                          requirement="HDR-2")
     created_at = header.get("createdAt") if isinstance(header, Mapping) else None
     if not isinstance(header, Mapping) or not is_nonneg_safe_int(created_at):
         raise HeaderError("session metadata createdAt must be a non-negative safe integer", "HEADER_CREATED_AT",
