@@ -114,6 +114,36 @@ function abortedAndErrored(s, turn) {
   s.append('turn/end', { turn: turn + 1, reason: { kind: 'error', error: { message: 'model returned a completed response with no content', code: 'EMPTY_RESPONSE' } } })
 }
 
+/** The other shapes the release's writers give the same types: every turn-end reason and cancel cause, a
+ *  cancelled tool call's result with its error, a tool result with plugin meta, a cancelled splice, every
+ *  approval outcome, a blocking hook. */
+function variants(s) {
+  const ends = [{ kind: 'aborted', reason: { kind: 'parent' } }, { kind: 'aborted', reason: { kind: 'hook', reason: 'Stop hook asked to stop' } },
+    { kind: 'aborted', reason: { kind: 'disposed' } }, { kind: 'blocked' }, { kind: 'max-tokens' }]
+  for (const [index, reason] of ends.entries()) {
+    const turn = index + 1
+    s.append('turn/start', { turn })
+    s.append('user/message', { id: `u${turn}`, role: 'user', source: { kind: 'user' }, content: text(`task ${turn}`) }, { surfaceOp: 'append' })
+    s.append('step/start', { turn, step: 1 })
+    const call = { type: 'tool-call', id: `call_${turn}`, name: 'bash', arguments: '{"cmd":"sleep 9"}' }
+    s.append('assistant/message', { turn, step: 1, message: { id: `a${turn}`, role: 'assistant', source: model, content: [call] } }, { surfaceOp: 'append' })
+    const callSeq = s.append('tool/call', { turn, step: 1, callId: call.id, name: 'bash', arguments: call.arguments }).seq
+    s.append('approval/asked', { id: `appr-${turn}`, toolName: 'bash', callId: call.id, reason: 'bash requires manual approval in this session' })
+    s.append('approval/decided', { id: `appr-${turn}`, outcome: ['allowed-once', 'rejected', 'cancelled', 'unavailable', 'allowed-once'][index] })
+    s.append('hook/invoked', { turn, point: 'PostToolUse', dialect: 'claude-code', handlerId: `claude-code:PostToolUse:${turn}`, matcher: 'bash' })
+    s.append('hook/result', { turn, point: 'PostToolUse', handlerId: `claude-code:PostToolUse:${turn}`, decision: 'block', exitCode: 2, stderrSummary: 'not allowed here', durationMs: 7.5 })
+    const result = index % 2 === 0
+      ? { error: { name: 'AbortError', code: 'ABORTED' }, content: text('Error: tool call aborted'), isError: true }
+      : { meta: { pluginId: 'snap-1', packageId: 'pkg-1', pluginRunId: `run-${turn}` }, content: text('done'), isError: false }
+    const { content, isError, ...extra } = result
+    s.append('tool/result', { turn, step: 1, message: { id: `r${turn}`, role: 'user', source: { kind: 'tool', callId: call.id }, content: [{ type: 'tool-result', toolCallId: call.id, content, isError }] }, ...extra },
+      { surfaceOp: 'append', sourceEventSeqs: [callSeq] })
+    s.append('agent/inbox/spliced', { target: 'next-step', start: 0, removedCount: 1, inserted: [], outcome: 'canceled' })
+    s.append('step/end', { turn, step: 1 })
+    s.append('turn/end', { turn, reason })
+  }
+}
+
 /** name -> { meta, write(s, llm) }: every session is written once per storage form. */
 export const SCENARIOS = {
   'all-types': {
@@ -125,6 +155,12 @@ export const SCENARIOS = {
       chatTurn(s, 2)
       abortedAndErrored(s, 3)
       s.append('session/title', { title: 'Parser refactor', messageSeqs: [], source: { kind: 'user' } })
+    },
+  },
+  variants: {
+    meta: { cwd: CWD },
+    write(s) {
+      variants(s)
     },
   },
   'settings-first': {
