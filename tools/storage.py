@@ -302,6 +302,9 @@ def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]]
     form = detect_form(path)
     if form == SQLITE:
         return _database_units(path, session)
+    if session is not None:
+        return [], (f"{path}: --session picks a session of a SQLite store; this input holds one session "
+                    "(a JSONL artifact or a JSON array), so drop --session")
     data, problem = read(path)
     if problem is not None:
         return [], problem

@@ -109,17 +109,51 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "the workers must see the same paths)")
 
 
-def _scan(directory: str, problems: list[str]) -> list[str]:
-    """*.jsonl files under ``directory``, sorted; symlinked folders are not entered (no loops, no repeats)."""
+#: the names a folder scan reads: session logs, and SQLite stores (those holding the SQLite magic)
+_LOG_SUFFIXES = (".jsonl", ".jsonl.zstd")
+_STORE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def _scan(directory: str, problems: list[str], skipped: list[str] | None = None) -> list[str]:
+    """Session logs and SQLite stores under ``directory``, sorted; symlinked folders are not entered (no loops,
+    no repeats) and a symlinked file that leads out of the folder is not read. What is passed over is said in
+    ``skipped`` (one line per reason)."""
     found: list[Any] = []
+    outside: list[str] = []
+    other = 0
+    top = os.path.realpath(directory)
     for root, dirs, files in os.walk(directory, onerror=lambda exc: problems.append(
             f"{exc.filename}: cannot read the directory: {exc.strerror or exc}")):
         dirs.sort()
-        found.extend(os.path.join(root, name) for name in files if name.endswith((".jsonl", ".jsonl.zstd")))
+        for name in files:
+            path = os.path.join(root, name)
+            if not name.endswith(_LOG_SUFFIXES + _STORE_SUFFIXES):
+                other += 1
+            elif os.path.islink(path) and os.path.commonpath([top, os.path.realpath(path)]) != top:
+                outside.append(path)
+            elif name.endswith(_LOG_SUFFIXES) or _is_store(path):
+                found.append(path)
+            else:
+                other += 1
+    if skipped is not None:
+        if outside:
+            skipped.append(f"{directory}: skipped {len(outside)} symlink(s) leading out of the folder: "
+                           + ", ".join(sorted(outside)[:5]) + (" …" if len(outside) > 5 else ""))
+        if other:
+            skipped.append(f"{directory}: skipped {other} file(s) that are neither *.jsonl, *.jsonl.zstd nor a "
+                           "SQLite store (*.db, *.sqlite, *.sqlite3 holding the SQLite magic)")
     return _unique(sorted(p for p in found if os.path.isfile(p)))
 
 
-def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
+def _is_store(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def expand_inputs(patterns: list[str], skipped: list[str] | None = None) -> tuple[list[str], list[str]]:
     """FILE arguments -> (paths, problems): '-' kept, globs expanded, directories searched for *.jsonl.
 
     A directory search does not enter symlinked folders and lists a file reached twice (a
@@ -141,9 +175,10 @@ def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
                 continue
             is_dir = None
         if is_dir:
-            found = _scan(pattern, problems)
+            found = _scan(pattern, problems, skipped)
             if not found:
-                problems.append(f"{pattern}: a directory with no *.jsonl or *.jsonl.zstd file (searched recursively)")
+                problems.append(f"{pattern}: a directory with no *.jsonl, *.jsonl.zstd or SQLite store "
+                                "(searched recursively)")
             paths.extend(found)
             continue
         if is_dir is not None or os.path.lexists(pattern):
@@ -154,7 +189,7 @@ def expand_inputs(patterns: list[str]) -> tuple[list[str], list[str]]:
             if not matches:
                 problems.append(f"{pattern}: no file matches")
             for match in matches:
-                paths.extend(_scan(match, problems) if os.path.isdir(match) else [match])
+                paths.extend(_scan(match, problems, skipped) if os.path.isdir(match) else [match])
             continue
         problems.append(f"{pattern}: no such file or directory")
     return paths, problems
@@ -568,7 +603,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.dask and "-" in args.files:
         err.write("sessionspec validate: error: --dask cannot read standard input ('-')\n")
         return 2
-    paths, problems = expand_inputs(args.files)
+    skipped: list[str] = []
+    paths, problems = expand_inputs(args.files, skipped)
+    err.writelines(f"sessionspec validate: note: {display(note)}\n" for note in skipped)
     report = Report(args.format, args.max_findings, args.fail_on, args.level, args.verbose)
     report.input_errors.extend(problems)
     from sessionspec.spec.revisions import DEFAULT_REVISION, UnknownRevision, resolve_revision
@@ -618,7 +655,7 @@ def check_stored(path: str, level: str = "schema", registry: tuple[str, ...] = (
     session, or ``session``) and standard input are opened by content through `sessionspec.storage`.
     Each session is checked at ``revision`` when given, else at the revision its own content shows.
     """
-    if path != "-" and detect_form(path) == "jsonl" and not path.endswith(".zstd"):
+    if session is None and path != "-" and detect_form(path) == "jsonl" and not path.endswith(".zstd"):
         return [check_file(path, level, registry, exact, progress, revision, keep)]
     progress = progress or Progress.for_stream(sys.stderr, True)
     units, problem = open_units(path, read_input, session=session, keep=keep)

@@ -88,3 +88,30 @@ def test_store_repair_on_a_full_disk_names_the_output_and_leaves_nothing(tmp_pat
     assert result.returncode == 2, result.stderr
     assert f"cannot write {target}" in result.stderr and "Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
+
+
+def test_a_folder_scan_reads_stores_and_says_what_it_skipped(tmp_path: Path) -> None:
+    """issue 23 operators, issue 25 side inputs: `validate DIR` includes SQLite stores, never reads a symlink
+    leading out of the folder, and says what it passed over."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    write_db(root / "store.db", [one_turn()])
+    write_raw(root / "a.jsonl", [one_turn()])
+    (root / "fake.db").write_bytes(b"not a database")
+    (root / "notes.txt").write_bytes(b"x")
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"TOPSECRET\n")
+    (root / "evil.jsonl").symlink_to(secret)
+    result = cli("validate", "--format", "json", str(root))
+    assert result.code == 0, result.out + result.err
+    assert [f["file"] for f in result.json["files"]] == [str(root / "a.jsonl"), f"{root / 'store.db'}#s1"]
+    assert "TOPSECRET" not in result.out + result.err
+    assert f"skipped 1 symlink(s) leading out of the folder: {root / 'evil.jsonl'}" in result.err
+    assert "skipped 2 file(s)" in result.err
+
+
+@pytest.mark.parametrize("command", ["header", "stats", "derive", "validate"])
+def test_session_on_a_single_session_form_is_an_error(command: str, tmp_path: Path) -> None:
+    source = write_raw(tmp_path / "in.jsonl", [one_turn()])
+    result = cli(command, "--session", "s1", str(source))
+    assert result.code == 2 and "drop --session" in result.out + result.err, result.out + result.err
