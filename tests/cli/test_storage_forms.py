@@ -83,10 +83,10 @@ def test_the_same_defect_is_found_in_every_form_and_located_in_its_terms(tmp_pat
     assert all("line" not in f and f["file"] == f"{db}#s1" for f in results[2])
 
 
-def test_directories_are_searched_for_compressed_artifacts_too(tmp_path: Path) -> None:
+def test_directories_are_searched_for_compressed_artifacts_and_stores_too(tmp_path: Path) -> None:
     twins(tmp_path)
     files = check(tmp_path, expect=0).json["files"]
-    assert sorted(Path(f["file"]).name for f in files) == ["session.jsonl", "session.jsonl.zstd"]
+    assert sorted(Path(f["file"]).name for f in files) == ["session.jsonl", "session.jsonl.zstd", "sessions.db#s1"]
 
 
 @pytest.mark.req("ZSTD-7")
