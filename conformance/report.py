@@ -197,20 +197,20 @@ def junit_xml(lines: Sequence[Mapping[str, Any]]) -> str:
     suites: dict[str, list[Mapping[str, Any]]] = {}
     for case in cases:
         suites.setdefault(case["area"], []).append(case)
-    root = ET.Element("testsuites", name=f"sessionspec conformance: {name}")
+    root = ET.Element("testsuites", name=_xml_safe(f"sessionspec conformance: {name}"))
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for area, members in suites.items():
-        suite = ET.SubElement(root, "testsuite", name=area)
+        suite = ET.SubElement(root, "testsuite", name=_xml_safe(str(area)))
         counts = {"tests": len(members), "failures": 0, "errors": 0, "skipped": 0}
         seconds = 0.0
         for case in members:
             seconds += case.get("durationMs", 0) / 1000
             tc = ET.SubElement(
-                suite, "testcase", classname=f"sessionspec.conformance.{area}",
+                suite, "testcase", classname=_xml_safe(f"sessionspec.conformance.{area}"),
                 name=_xml_safe(f"{case['description']} [{case['id']}]"), time=f"{case.get('durationMs', 0) / 1000:.4f}",
             )
             ET.SubElement(tc, "properties").extend(
-                [ET.Element("property", name="requirement", value=r) for r in case["requirements"]]
+                [ET.Element("property", name="requirement", value=_xml_safe(str(r))) for r in case["requirements"]]
             )
             outcome = case["outcome"]
             if outcome == "failed":

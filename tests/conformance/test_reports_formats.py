@@ -94,3 +94,15 @@ def test_report_lines_of_deep_cases_read_with_the_standard_library():
     while isinstance(node, list):
         node, level = node[0], level + 1
     assert "elided" in node and level == REPORT_MAX_DEPTH - 2  # the request object and args are two levels
+
+
+@pytest.mark.parametrize("name", ["acme\ud800impl", "acme\x1b[31m\x07impl"])
+def test_junit_escapes_what_xml_cannot_carry_in_the_adapter_name(mixed_run, name):
+    """issue 25: a lone surrogate (UnicodeEncodeError, no file) or ESC/BEL (unparseable XML) in the adapter's
+    name: the JUnit file is written, parses, and shows the characters escaped."""
+    lines = report_lines(mixed_run, command=None, selection=None, expectations=None)
+    lines[0] = {**lines[0], "implementation": {**(lines[0].get("implementation") or {}),
+                                               "implementation": {"name": name}}}
+    text = junit_xml(lines)
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.get("name").startswith("sessionspec conformance: acme\\u")
