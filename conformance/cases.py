@@ -35,6 +35,7 @@ __all__ = [
     "load_corpus",
     "select",
     "sqlite_layouts",
+    "validator_only_requirements",
     "with_id",
 ]
 
@@ -85,7 +86,9 @@ class Case:
         """Every capability the case needs: its own plus its op's."""
         base = protocol.OPS[self.op].capability
         big = "big-integers" if protocol.needs_big_integers(self.args) else None
-        return frozenset(c for c in (self.capability, base, big) if c)
+        policy = "validator-policy" if self.requirements and all(
+            r in validator_only_requirements() for r in self.requirements) else None
+        return frozenset(c for c in (self.capability, base, big, policy) if c)
 
     def to_json(self) -> dict[str, Any]:
         """The case as it appears in a vector file."""
@@ -107,6 +110,17 @@ class Case:
         if self.sqlite_layouts is not None:
             out["sqliteLayouts"] = list(self.sqlite_layouts)
         return out
+
+
+@functools.cache
+def validator_only_requirements() -> frozenset[str]:
+    """Requirements that bind only the project's validator at some described revision (spec data: ``binds``):
+    a case of nothing else needs ``validator-policy``, since no store, backend or session core is bound by it."""
+    from sessionspec.spec import load_spec
+    from sessionspec.spec.revisions import known_revisions
+
+    return frozenset(r["id"] for revision in known_revisions() for r in load_spec(revision=revision).requirements.values()
+                     if list(r["binds"]) == ["validator"])
 
 
 def _canonical(value: Any) -> str:

@@ -396,6 +396,15 @@ def _repair6(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., l
     return interrupted_turn_closers
 
 
+@mutant("repair7-closer-time-late", "REPAIR-7", "stamps every crash-repair closer one millisecond after the last event",
+        "interrupted_turn_closers", storage=("repair", "grow"))
+def _repair7(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., list[dict[str, Any]]]:
+    def interrupted_turn_closers(events: Any, *rest: Any) -> list[dict[str, Any]]:
+        return [{**c, "time": c["time"] + 1} for c in closers_of(events, *rest)]
+
+    return interrupted_turn_closers
+
+
 @mutant("repair9-swapped-texts", "REPAIR-9", "uses the not-started text for a started call and vice versa",
         "repair_texts", storage=("repair", "grow"))
 def _repair9(texts: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -70,6 +70,7 @@ CAPABILITIES: tuple[str, ...] = (
     "persistence-jsonl",
     "persistence-jsonl-zstd",
     "persistence-sqlite",
+    "validator-policy",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
@@ -80,7 +81,12 @@ that model owner scopes): ``scope`` on store-script ``on``/``enter`` steps.
 ``big-integers`` reads and writes integers a binary64 double cannot hold
 exactly (§9); a request holding one needs it (:func:`needs_big_integers`).
 ``persistence-<backend>`` is one storage backend of the ``persistence`` op
-(a case names its backend; the op itself needs no other capability)."""
+(a case names its backend; the op itself needs no other capability).
+``validator-policy`` is the project's own read-only validator: a case whose
+requirements all bind only the validator (``binds: ["validator"]`` in
+``spec/requirements.json``, e.g. a read-only refusal a store would heal, or
+a budget that is a project decision) needs it (:attr:`Case.needs`); stores,
+backends and session cores do not claim it."""
 
 _MAX_SAFE = 2**53 - 1
 

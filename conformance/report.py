@@ -22,6 +22,7 @@ from sessionspec.reference.atomic import write_atomic
 from sessionspec.spec.inputs import read_text
 
 from . import protocol, wire
+from .grouping import failure_groups
 from .results import OUTCOMES
 
 __all__ = [
@@ -86,6 +87,9 @@ def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence
         footer["fuzz"] = list(run.fuzz_failures)
     if getattr(run, "fuzz_known", None):
         footer["fuzzKnown"] = list(run.fuzz_known)
+    groups = failure_groups(run.results)
+    if groups:
+        footer["groups"] = [g.to_json() for g in groups]
     return [header, *(r.to_json() for r in run.results), footer]
 
 

@@ -8,9 +8,10 @@ from typing import Any, TextIO
 
 from sessionspec.reference.json_text import display
 
+from .grouping import failure_groups
 from .results import FAILING_OUTCOMES, PROBLEM_OUTCOMES, CaseResult, Tally, skip_reasons
 
-__all__ = ["broken_adapter_hint", "render_summary"]
+__all__ = ["broken_adapter_hint", "render_summary", "requirement_scope"]
 
 _COLUMNS = ("passed", "failed", "crashed", "errored", "skipped", "xfail", "xpass")
 """Table columns: ``failed`` counts every failing case, crashes included; ``crashed`` says how many of them crashed."""
@@ -41,6 +42,32 @@ def _table(rows: Sequence[tuple[str, Tally]], label: str) -> list[str]:
     return out
 
 
+_SOURCE_WORDS = {"ref": "upstream 2f74ac98ba", "project": "a project decision"}
+
+
+def _source_text(source: str) -> str:
+    """A ``source`` entry of a requirement in words: ``S003 §5`` is a seed, ``ref F`` upstream's file F."""
+    head, _, rest = source.partition(" ")
+    if head in _SOURCE_WORDS:
+        return f"{_SOURCE_WORDS[head]} {rest}".rstrip()
+    return f"seed {source}" if head.startswith("S0") else source
+
+
+def requirement_scope(req_id: str, revision: str | None = None) -> str:
+    """``REQ-1 (MUST) binds store; source: S003 §4, upstream 2f74ac98ba schema.ts; decisions DEC-20``: who the
+    rule binds and where it comes from (spec data), so a failure line says whether it is a seed, upstream or a
+    project decision; empty for an unknown id."""
+    from sessionspec.spec import load_spec
+
+    entry = load_spec(revision=revision).requirements.get(req_id)
+    if entry is None:
+        return ""
+    sources = [_source_text(str(src)) for src in entry["source"]]
+    decisions = entry.get("decisions") or ()
+    return (f"{req_id} ({entry['level']}) binds {', '.join(entry['binds'])}; source: {', '.join(sources)}"
+            + (f"; decisions {', '.join(decisions)}" if decisions else ""))
+
+
 def broken_adapter_hint(results: Sequence[CaseResult]) -> str | None:
     """A short diagnosis when every attempted case failed, crashed or errored."""
     attempted = [r for r in results if r.outcome not in ("skipped",)]  # noqa: FURB171 - the set of kinds may grow; kept as a membership test
@@ -63,6 +90,7 @@ def _render_case(r: CaseResult, indent: str = "    ") -> list[str]:
     c = r.case
     lines = [f"{indent}{r.outcome.upper()}: {display(c.description)} [{c.id}]",
              f"{indent}  {c.source}  requirements: {', '.join(c.requirements)}  op: {c.op}"]
+    lines.extend(f"{indent}  {display(scope)}" for scope in map(requirement_scope, c.requirements) if scope)
     if r.reason:
         lines.append(f"{indent}  known failure: {display(r.reason)}")
     if r.message:  # an adapter's message (with its stderr tail) may span lines: each continues behind "| "
@@ -133,6 +161,7 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
         if len(reasons) > 5:
             out.write(f"  ({len(reasons) - 5} more reasons in the JSONL report, --report)\n")
 
+    _render_groups(results, out, every=failures_only)
     problems = [r for r in results if r.problem]
     if problems:
         if failures_only:
@@ -158,6 +187,25 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
     counts = ", ".join(parts)
     verdict = "FAILED" if run.exit_code else "OK"
     out.write(f"\n{verdict}: {len(results)} cases in {run.duration:.1f} s ({counts or 'nothing ran'})\n")
+
+
+_GROUP_CASES_SHOWN = 10
+
+
+def _render_groups(results: Sequence[CaseResult], out: TextIO, *, every: bool) -> None:
+    """Failures by cause, largest first: one planted bug reads as one finding with its cases."""
+    groups = failure_groups(results)
+    if not groups:
+        return
+    count = sum(len(g.results) for g in groups)
+    out.write(f"\nfailures by cause ({len(groups)} cause(s), {count} case(s))\n")
+    for n, g in enumerate(groups, 1):
+        out.write(display(f"  {n}. {g.cause}: {len(g.results)} case(s); requirements {', '.join(g.requirements)}; "
+                          f"op(s) {', '.join(g.ops)}") + "\n")
+        shown = g.results if every else g.results[:_GROUP_CASES_SHOWN]
+        out.writelines(display(f"     - {r.case.id} {r.outcome}: {r.case.description}") + "\n" for r in shown)
+        if len(shown) < len(g.results):
+            out.write(f"     ... and {len(g.results) - len(shown)} more (all of them with --failures-only)\n")
 
 
 def _requirement_split(by_req: Mapping[str, Tally]) -> str:

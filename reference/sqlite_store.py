@@ -595,7 +595,7 @@ class SqliteStore:
             if allow_fresh:
                 return True
             raise _error("database holds no session store (empty, no application id)",
-                         "SQLITE_FOREIGN", "SQLITE-1", self.path)
+                         "SQLITE_FOREIGN", "SQLITE-9", self.path)
         if not TABLE.application_id_ok(app):
             raise _error(f"database belongs to another application (application_id {app:#x}, "
                          f"expected {APPLICATION_ID:#x})", "SQLITE_FOREIGN", "SQLITE-1", self.path)
@@ -614,33 +614,33 @@ class SqliteStore:
     def _check_layout(self) -> None:
         """Prove from ``sqlite_schema`` that each table of the layout is a real table with the layout's columns
         and keys, and that nothing in the schema can run when read: no views, triggers, virtual tables or
-        generated columns (SQLITE-2); an index is inert and allowed."""
+        generated columns (SQLITE-9); an index is inert and allowed."""
         objects = self._schema_rows()
         for kind, name, sql in objects:
             if kind in ("view", "trigger") or (kind == "table" and sql.lstrip()[:20].upper().startswith("CREATE VIRTUAL")):
                 what = "virtual table" if kind == "table" else kind
                 raise _error(f"database schema holds a {what} {json_text.display(name)}; a session store has only "
-                             "tables and indexes, and nothing in a store is run", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+                             "tables and indexes, and nothing in a store is run", "SQLITE_LAYOUT", "SQLITE-9", self.path)
         tables = {name: sql for kind, name, sql in objects if kind == "table"}
         for table in self.layout.tables:
             if table["name"] not in tables:
-                raise _error(f"table {table['name']!r} is missing", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+                raise _error(f"table {table['name']!r} is missing", "SQLITE_LAYOUT", "SQLITE-9", self.path)
             info = self._query(f"PRAGMA table_xinfo({table['name']})", ())  # name from spec data
             have = {row[1]: row for row in info}
             missing = [c["name"] for c in table["columns"] if c["name"] not in have]
             if missing:
                 raise _error(f"table {table['name']!r} lacks column(s) {', '.join(missing)}",
-                             "SQLITE_LAYOUT", "SQLITE-2", self.path)
+                             "SQLITE_LAYOUT", "SQLITE-9", self.path)
             generated = [row[1] for row in info if row[6] != 0]
             if generated:
                 raise _error(f"table {table['name']!r} has generated column(s) "
                              f"{', '.join(json_text.display(str(c)) for c in generated)}; a store's columns hold data",
-                             "SQLITE_LAYOUT", "SQLITE-2", self.path)
+                             "SQLITE_LAYOUT", "SQLITE-9", self.path)
             want = _primary_key(table)
             keys = [row[1] for row in sorted((row for row in info if row[5]), key=lambda row: row[5])]
             if keys != want:
                 raise _error(f"table {table['name']!r} has primary key ({', '.join(map(str, keys))}), the layout's is "
-                             f"({', '.join(want)})", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+                             f"({', '.join(want)})", "SQLITE_LAYOUT", "SQLITE-9", self.path)
 
     def _schema_rows(self) -> list[tuple[str, str, str]]:
         """The schema's objects as (type, name, sql); text that is not UTF-8 is a located finding, not a crash."""
@@ -658,7 +658,7 @@ class SqliteStore:
     def _read_store_id(self) -> None:
         row = self._query("SELECT store_id FROM persistence_state WHERE singleton = 1", ())
         if not row or type(row[0][0]) is not str or not row[0][0]:
-            raise _error("database has no store identity row", "SQLITE_LAYOUT", "SQLITE-2", self.path)
+            raise _error("database has no store identity row", "SQLITE_LAYOUT", "SQLITE-9", self.path)
         self.store_id = row[0][0]
 
     def close(self) -> None:

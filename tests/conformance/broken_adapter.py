@@ -52,6 +52,8 @@ def main() -> int:
                 reply["result"]["protocolVersion"] = 99
             if "--no-caps" in flags:
                 reply["result"]["capabilities"] = []
+            if "--no-validator" in flags:  # a store or backend: the validator's policies do not bind it
+                reply["result"]["capabilities"].remove("validator-policy")
         value = args.get("value") if op == "json-value" else None
         mode = value.get("misbehave") if isinstance(value, dict) else None
         if "--wrong" in flags and op == "json-value":

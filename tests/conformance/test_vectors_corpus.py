@@ -194,8 +194,8 @@ def _needed_capability(case: Case) -> str:
     """The one capability a case must declare besides its op's (PROTOCOL.md §3)."""
     if case.op in ("load", "append") and case.args.get("invariants"):
         return "invariants"
-    if case.op == "oob" and "admit" in case.args:
-        return "oob-admission"
+    if case.op == "oob" and "admit" in case.args and "rejected" in case.expect:
+        return "oob-admission"  # a refusal of the run-time registry; a positive case's admit is a no-op for TypeScript
     if case.op == "store":
         step_capability = {"fork": "fork", "oob": "out-of-band", "install-invariants": "invariants"}
         steps = list(_script_steps(case.args["script"]))
