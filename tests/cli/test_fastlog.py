@@ -353,6 +353,8 @@ def test_a_plugin_registry_gets_its_own_types_and_stays_exact(write):
     assert check_clean(Path(bad).read_bytes(), bad, "schema", plugin) is None
     result = cli("validate", "--format", "json", "--registry", str(PLUGIN), bad)
     assert result.code == 1 and [f["pointer"] for f in result.json["files"][0]["findings"]] == ["/data/target/port"]
+    # labelled with the plugin schema's own $id (was "schema:load/acme/ping.json": 31 characters cut blindly)
+    assert result.json["files"][0]["findings"][0]["requirement"] == "schema:https://acme.example/sessionspec/payload/acme/ping.json"
 
 
 def test_progress_on_a_terminal(logs, write, monkeypatch):

@@ -398,7 +398,8 @@ class Checker:
         """The schema findings of an event the compiled schema rejected, labelled with its payload schema."""
         is_dict = type(event) is dict
         ref = self.schemas.payload_ref(event.get("type") if is_dict else None) if self.schemas else None
-        label = ref[len(_SCHEMA_BASE):] if ref else "envelope/session-event.json"
+        # the suite's own schemas by their path under the base; a plugin's by its own full $id
+        label = (ref.removeprefix(_SCHEMA_BASE) if ref else None) or "envelope/session-event.json"
         self._schema_findings(compiled, event, line, seq, base, label, event if is_dict else None)
 
     def check_crash_tail(self, log: LoadedLog) -> None:
