@@ -301,11 +301,21 @@ class Difference:
 
     def render(self) -> str:
         where = self.pointer or "(root)"
+        plain = _PLAIN.get((where.rsplit("/", 1)[-1], self.expected, self.actual)) if self.kind == "value" else None
+        if plain:  # a field the harness computes from the reply: say what it means, not only the pointer
+            return f"{where}: {plain} (expected {render_value(self.expected)}, got {render_value(self.actual)})"
         if self.kind == "missing":
             return f"{where}: missing, expected {render_value(self.expected)}"
         if self.kind == "unexpected":
             return f"{where}: unexpected {render_value(self.actual)}"
         return f"{where}: expected {render_value(self.expected)}, got {render_value(self.actual)}"
+
+
+_PLAIN: dict[tuple[str, Any, Any], str] = {
+    ("namesType", True, False): "the rejection's message does not name the event type (PERSIST-5: it must)",
+    ("namesType", False, True): "the rejection's message names an event type where none was expected",
+}
+"""Plain words for the fields the harness computes from a reply (PROTOCOL.md §6a), keyed by field and values."""
 
 
 def render_value(value: Any, limit: int = 100) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -103,10 +104,11 @@ def _render_case(r: CaseResult, indent: str = "    ") -> list[str]:
 
 
 def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbose: bool = False,
-                   revision: str | None = None) -> None:
+                   revision: str | None = None, command: str | None = None) -> None:
     """Write the summary of a :class:`~sessionspec.conformance.runner.RunResult` to ``out``.
 
-    ``revision`` is the format revision whose vectors ran (default: the pinned one).
+    ``revision`` is the format revision whose vectors ran (default: the pinned one); ``command`` the adapter
+    command line (``--impl``; None: the in-process reference), which replay hints repeat.
     """
     results: list[CaseResult] = run.results
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
@@ -176,7 +178,7 @@ def render_summary(run: Any, out: TextIO, *, failures_only: bool = False, verbos
         out.write("\nexpectation entries naming no case of the corpus (remove them):\n")
         out.writelines(f"  {case_id}\n" for case_id in run.stale_expectations)
     out.writelines(f"\nproblem: {display(problem)}\n" for problem in getattr(run, "problems", ()))
-    _render_fuzz(run, out)
+    _render_fuzz(run, out, command)
     hint = broken_adapter_hint(results)
     if hint:
         out.write("\n" + hint + "\n")
@@ -225,7 +227,7 @@ def _requirement_split(by_req: Mapping[str, Tally]) -> str:
             f"only, {split['skipped']} skipped (never tried: every case skipped)")
 
 
-def _render_fuzz(run: Any, out: TextIO) -> None:
+def _render_fuzz(run: Any, out: TextIO, command: str | None = None) -> None:
     """Distinct fuzz failures grouped by requirement, then each with its trace; known differences."""
     failures = list(getattr(run, "fuzz_failures", ()))
     if failures:
@@ -245,7 +247,8 @@ def _render_fuzz(run: Any, out: TextIO) -> None:
             if first:
                 out.write(f"    {display(first[0][:300])}\n")
             if f.get("trace"):
-                out.write(f"    replay with: sessionspec replay {f['trace']} --impl ...\n")
+                impl = f" --impl {shlex.quote(command)}" if command else ""
+                out.write(display(f"    replay with: sessionspec replay {shlex.quote(str(f['trace']))}{impl}") + "\n")
     out.writelines(f"\nfuzz known difference, matched {known['matches']} time(s): {display(known['entry'])}\n" for known in getattr(run, "fuzz_known", ()))
     unmatched = getattr(run, "fuzz_unmatched", ())
     if unmatched:

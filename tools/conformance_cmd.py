@@ -193,7 +193,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result.fuzz_known = fuzzed.known
         result.fuzz_unmatched = fuzzed.unmatched
         result.problems.extend(fuzzed.problems)
-    render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose, revision=revision.id)
+    render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose, revision=revision.id,
+                   command=args.impl)
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
                          selection=args.only, expectations=args.expect, revision=revision.id)
     try:

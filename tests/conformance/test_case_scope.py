@@ -133,3 +133,29 @@ def test_a_planted_single_bug_yields_one_group_in_the_console_and_the_report(tmp
     footer = load_report(report).footer  # the report validates against report.json
     assert [g["cause"] for g in footer["groups"]] == ["differs at time: value +1"]
     assert len(footer["groups"][0]["cases"]) >= 3 and len(footer["groups"][0]["requirements"]) >= 2
+
+
+def test_the_replay_hint_repeats_the_real_adapter_command():
+    import io
+
+    from sessionspec.conformance.runner import RunResult
+    from sessionspec.conformance.summary import render_summary
+
+    run = RunResult({"implementation": {"name": "x"}}, [], 0.1,
+                    fuzz_failures=[{"machine": "session", "rule": "session.seed_invalid", "op": "load",
+                                    "trace": ".sessionspec/traces/session-1.jsonl"}])
+    out = io.StringIO()
+    render_summary(run, out, command="node conformance/adapters/node-dsh-session/adapter.mjs")
+    assert ("replay with: sessionspec replay .sessionspec/traces/session-1.jsonl "
+            "--impl 'node conformance/adapters/node-dsh-session/adapter.mjs'") in out.getvalue()
+    assert "--impl ..." not in out.getvalue() and "--impl COMMAND" not in out.getvalue()
+    out = io.StringIO()
+    render_summary(run, out)  # the in-process reference: replay needs no --impl
+    assert "replay with: sessionspec replay .sessionspec/traces/session-1.jsonl\n" in out.getvalue()
+
+
+def test_a_computed_field_difference_reads_in_plain_words():
+    from sessionspec.conformance.compare import Difference
+
+    text = Difference("/trace/1/rejected/namesType", "value", True, False).render()
+    assert text.startswith("/trace/1/rejected/namesType: the rejection's message does not name the event type")
