@@ -650,19 +650,23 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
 
 
 def _find_trace(path_text: str, base: Path | None) -> Path | None:
-    """A trace path as recorded: absolute, or relative to the current folder, the report's folder or one of its parents."""
+    """A trace path as recorded (absolute, or relative to the current folder, the report's folder or one of its
+    parents), read only when it lies inside the report's own folder: a report is untrusted input, and a path it
+    names elsewhere (``/etc/shadow``, ``../../x``, a symlink out) is never opened."""
+    if base is None:
+        return None
     path = Path(path_text)
-    if path.is_absolute():
-        candidates = [path]
-    else:
-        candidates = [Path.cwd() / path]
-        if base is not None:
-            candidates += [folder / path for folder in (base, *base.parents)]
+    candidates = [path] if path.is_absolute() else [Path.cwd() / path, *(folder / path for folder in (base, *base.parents))]
+    try:
+        home = base.resolve()
+    except OSError:
+        return None
     for candidate in candidates:
         try:
-            if candidate.is_file():
-                return candidate
-        except OSError:
+            real = candidate.resolve()
+            if real.is_relative_to(home) and real.is_file():
+                return real
+        except (OSError, ValueError):
             continue
     return None
 

@@ -329,3 +329,19 @@ def test_a_case_names_where_its_full_input_is_stored_and_known_fuzz_differences_
     text = " ".join(outline(page).text)
     assert "conformance/vectors/json.json#/cases/3" in text
     assert "Known fuzz differences" in text and "<b>changed upstream</b>" in text and "(2 matches)" in text
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot", "symlink"])
+def test_a_report_opens_traces_only_inside_its_own_folder(tmp_path: Path, where: str) -> None:
+    """issue 25: a report naming any path as a fuzz trace (`/etc/shadow`) showed its first characters."""
+    secret = tmp_path / "secret.json"
+    secret.write_text("SECRETX not a trace\n")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    if where == "symlink":
+        (folder / "t.json").symlink_to(secret)
+    trace = {"absolute": str(secret), "dotdot": "../secret.json", "symlink": "t.json"}[where]
+    c = case(1, "passed")
+    lines = [header(), c, footer([c], fuzz=[{"machine": "storage", "message": "m", "trace": trace}])]
+    page = render_html([run_from_lines(lines, str(folder / "run.jsonl"), folder)])
+    assert "SECRETX" not in page and "not available here" in page
