@@ -124,6 +124,8 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     "store.script": ("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6", "STORE-7", "STORE-8",
                      "STORE-9", "STORE-10", "STORE-11", "STORE-12", "STORE-13", "APPEND-11", "APPEND-14"),
     "store.oob": ("OOB-1", "OOB-4", "OOB-5", "OOB-6", "OOB-7", "OOB-8", "OOB-11"),
+    "persistence.script": ("PERSIST-1", "PERSIST-2", "PERSIST-3", "PERSIST-4", "PERSIST-5", "PERSIST-6",
+                           "PERSIST-7", "PERSIST-8", "PERSIST-9", "PERSIST-10", "PERSIST-11", "ZSTD-7"),
 }
 """Rule label -> requirement ids it checks (property coverage for ``sessionspec requirements``)."""
 
@@ -897,12 +899,117 @@ class StoreMachine(Differential):
         self.send("store.oob", "oob", args, needs=needs)
 
 
+# -- persistence -----------------------------------------------------------------------------
+
+_BACKENDS = ("jsonl", "jsonl-zstd", "sqlite")
+_BACKEND_CAPABILITY = {"jsonl": "persistence-jsonl", "jsonl-zstd": "persistence-jsonl-zstd",
+                       "sqlite": "persistence-sqlite"}
+_RETIRED = ({"type": "mode/set", "data": {"mode": "plan"}}, {"type": "request/header-delta", "data": {}},
+            {"type": "request/header", "data": {"reason": "fallback"}})
+
+
+class PersistenceMachine(Differential):
+    """Session histories written through one backend form (PROTOCOL.md §6a), the scenario grown one
+    step at a time and re-sent whole: creates (valid, refused, repeated), append batches (valid, off by
+    a seq, with a gap, a retired shape or non-JSON data, to a session never created), crashes that leave
+    a torn tail, loads with repair, appends after repair, inspection, listing and revision tokens.
+    Every step's result (events, header, closers, codes) is compared with the reference."""
+
+    name = "persistence"
+
+    @initialize(data=st.data())
+    def begin(self, data: st.DataObject) -> None:
+        draw = data.draw
+        self.backend: str = draw(st.sampled_from(_BACKENDS))
+        self.steps: list[dict[str, Any]] = []
+        self.log = gen.build_log(draw, max_events=24)  # the history the appends write, in order
+        self.stored: dict[str, int] = {}  # session id -> events stored (as the reference's load reports)
+        self.created: list[str] = []
+        self._run([{"do": "create", "header": {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/work"}}])
+
+    def _run(self, steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send the scenario with ``steps`` added; returns the reference's trace entries of those steps."""
+        scenario = [*self.steps, *steps]
+        reply = self.send("persistence.script", "persistence", {"backend": self.backend, "steps": scenario},
+                          needs=[_BACKEND_CAPABILITY[self.backend]])
+        if not _ok(reply):
+            raise ReferenceBroke(f"the reference refused a persistence scenario: {reply}")
+        self.steps = scenario
+        entries: list[dict[str, Any]] = reply["result"]["trace"][len(scenario) - len(steps):]
+        for step, entry in zip(steps, entries, strict=True):
+            if "ok" not in entry:
+                continue
+            if step["do"] == "create":
+                self.created.append(step["header"]["id"])
+            elif step["do"] in ("append", "crash"):
+                self.stored[step["id"]] = self.stored.get(step["id"], 0) + len(step["events"])
+            elif step["do"] == "load":
+                self.stored[step["id"]] = len(entry["ok"]["events"])
+        return entries
+
+    def _id(self, draw: gen.Draw) -> str:
+        return cast("str", draw(st.sampled_from([*self.created, "s1", "ghost"])))
+
+    def _batch(self, draw: gen.Draw, session_id: str) -> list[dict[str, Any]]:
+        """The next events of the history from the stored length (an empty batch when it is used up)."""
+        start = self.stored.get(session_id, 0)
+        size = draw(st.integers(1, 6))
+        batch = copy.deepcopy(self.log[start:start + size])
+        for offset, event in enumerate(batch):
+            event["seq"] = start + offset
+        return batch
+
+    @rule(data=st.data())
+    def create(self, data: st.DataObject) -> None:
+        draw = data.draw
+        how = draw(st.sampled_from(["new", "again", "bad-created-at", "relative-cwd"]))
+        session_id = f"s{len(self.created) + 2}" if how != "again" else self._id(draw)
+        header: dict[str, Any] = {"version": 0, "id": session_id, "createdAt": 1000, "cwd": "/work"}
+        if how == "bad-created-at":
+            header["createdAt"] = draw(st.sampled_from([-1, 1.5, "1000", gen.MAX_SAFE + 1]))
+        elif how == "relative-cwd":
+            header["cwd"] = "relative/dir"
+        self._run([{"do": "create", "header": header}])
+
+    @rule(data=st.data())
+    def append(self, data: st.DataObject) -> None:
+        draw = data.draw
+        session_id = self._id(draw)
+        batch = self._batch(draw, session_id)
+        how = draw(st.sampled_from(["valid", "valid", "valid", "crash", "seq-continue", "seq-gap", "retired",
+                                    "non-json"]))
+        if how == "crash":
+            self._run([{"do": "crash", "id": session_id, "events": batch}])
+            return
+        if batch and how == "seq-continue":
+            batch[0]["seq"] += draw(st.sampled_from([-1, 1, 2]))
+        elif len(batch) > 1 and how == "seq-gap":
+            batch[-1]["seq"] += 1
+        elif how == "retired":
+            extra = {**copy.deepcopy(draw(st.sampled_from(_RETIRED))), "time": 0}
+            at = draw(st.integers(0, len(batch)))
+            batch.insert(at, {**extra, "seq": self.stored.get(session_id, 0) + at})
+            for offset, event in enumerate(batch):
+                event["seq"] = self.stored.get(session_id, 0) + offset
+        elif batch and how == "non-json":
+            batch[-1]["data"] = {**batch[-1]["data"], "x": {"$nonJson": draw(st.sampled_from(["nan", "infinity"]))}}
+        self._run([{"do": "append", "id": session_id, "events": batch}])
+
+    @rule(data=st.data())
+    def read(self, data: st.DataObject) -> None:
+        """A load (durable repair: later appends continue after its closers), an inspection, the list or
+        a revision token, of a stored, created-only or unknown session."""
+        draw = data.draw
+        do = draw(st.sampled_from(["load", "load", "inspect", "list", "revision"]))
+        self._run([{"do": do} if do == "list" else {"do": do, "id": self._id(draw)}])
+
+
 def _trigger(draw: gen.Draw) -> Any:
     return copy.deepcopy(draw(st.sampled_from(gen.VALID[gen.TURN_START]))["data"]["trigger"])
 
 
 MACHINES: dict[str, type[Differential]] = {
-    m.name: m for m in (SessionMachine, ForkMachine, StorageMachine, StoreMachine)
+    m.name: m for m in (SessionMachine, ForkMachine, StorageMachine, StoreMachine, PersistenceMachine)
 }
 
 
@@ -1142,6 +1249,7 @@ QUICK: tuple[QuickRun, ...] = (
     QuickRun("storage", 0, 6, 10),
     QuickRun("storage", 3, 6, 10),
     QuickRun("store", None, 6, 10),
+    QuickRun("persistence", None, 6, 10),
 )
 """The CI-quick profile (the project's test profile): the old profile's four derandomised runs plus
 fixed-seed runs, broad and focused, chosen by ``bench/quick_profile.py`` (a greedy cover of the
