@@ -53,6 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE.html",
                         help="write a self-contained HTML page of the run here (`sessionspec report` renders saved runs)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="write the failing cases as a replayable trace")
+    parser.add_argument("--write-expect", metavar="FILE.json",
+                        help="write an expectation file listing every current failure (its message as the reason, to edit)")
     parser.add_argument("--fuzz", metavar="N|quick", type=_fuzz_budget, default=0,
                         help="also run the differential state machines with N examples each, or their CI-quick "
                              "profile (fixed seeds, the same requests every run)")
@@ -104,6 +106,19 @@ def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_
         err.write(f"sessionspec conformance: no case to run: {where} holds no case of revision {revision.id}\n")
         return None
     return revision, selected
+
+
+def _expectation_file(result: Any) -> str:
+    """An expectation file (``expectations.json``) naming every case that failed, crashed, errored or is a known
+    failure of this run, each with the harness's message as its reason, for a human to edit into the cause."""
+    import json
+
+    failures = [{"case": r.case.id, "reason": (r.reason if r.outcome == "xfail" and r.reason else
+                                               f"{r.outcome}: {r.message}" if r.message else r.outcome)}
+                for r in result.results if r.outcome in ("failed", "crashed", "errored", "xfail")]
+    name = result.implementation.get("name") if isinstance(result.implementation, dict) else None
+    document = {"implementation": name if isinstance(name, str) and name else "unnamed", "failures": failures}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _fuzz_budget(value: str) -> int | str:
@@ -198,23 +213,30 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
                          selection=args.only, expectations=args.expect, revision=revision.id)
     try:
-        if args.report:
-            write_report(args.report, lines)
-        if args.junit:
-            atomic_write_text(args.junit, junit_xml(lines))
-        if args.html:
-            from sessionspec.conformance.html_report import render_html, run_from_lines
-
-            atomic_write_text(args.html, render_html([run_from_lines(lines, "this run", Path.cwd())]))
-        if args.trace:
-            from sessionspec.conformance.trace import TraceStep, write_trace
-
-            steps = [TraceStep(r.case.op, r.case.args, r.case.expect, r.reply, r.case.ignore,
-                               f"{r.case.id}: {r.case.description}")
-                     for r in result.results if r.outcome in ("failed", "crashed", "errored", "xfail")]
-            write_trace(args.trace, steps, description="failing conformance cases",
-                        origin="sessionspec conformance", implementation=result.implementation)
+        _write_outputs(args, result, lines)
     except OSError as exc:
         err.write(f"sessionspec conformance: cannot write a report: {exc}\n")
         return 2
     return result.exit_code
+
+
+def _write_outputs(args: argparse.Namespace, result: Any, lines: Any) -> None:
+    """The files a run was asked for (--report, --junit, --html, --write-expect, --trace); raises OSError."""
+    if args.report:
+        write_report(args.report, lines)
+    if args.junit:
+        atomic_write_text(args.junit, junit_xml(lines))
+    if args.html:
+        from sessionspec.conformance.html_report import render_html, run_from_lines
+
+        atomic_write_text(args.html, render_html([run_from_lines(lines, "this run", Path.cwd())]))
+    if args.write_expect:
+        atomic_write_text(args.write_expect, _expectation_file(result))
+    if args.trace:
+        from sessionspec.conformance.trace import TraceStep, write_trace
+
+        steps = [TraceStep(r.case.op, r.case.args, r.case.expect, r.reply, r.case.ignore,
+                           f"{r.case.id}: {r.case.description}")
+                 for r in result.results if r.outcome in ("failed", "crashed", "errored", "xfail")]
+        write_trace(args.trace, steps, description="failing conformance cases",
+                    origin="sessionspec conformance", implementation=result.implementation)

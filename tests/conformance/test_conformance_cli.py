@@ -175,3 +175,18 @@ def test_the_summary_counts_requirements_whose_cases_were_all_skipped_as_never_t
     _, out, _ = run("conformance", "--impl", broken_cmd("--no-caps"), "--vectors", str(vectors))
     assert "requirements: 0 passed, 0 failed, 0 known failures only, 1 skipped (never tried" in out
     assert "top skip reasons (1 skipped)\n      1  implementation does not claim capability json-value" in out
+
+
+def test_write_expect_lists_every_current_failure_and_the_rerun_with_it_passes(tmp_path):
+    from sessionspec.conformance import mutants
+
+    known = tmp_path / "known.json"
+    impl = mutants.command("surf5-compares-seq-values")
+    code, out, err = run("conformance", "--impl", impl, "--only", "surf", "--write-expect", str(known))
+    assert code == 1, out + err
+    written = json.loads(known.read_text())
+    assert written["failures"] and all(f["reason"].startswith(("failed: ", "crashed: ", "errored: ")) for f in written["failures"])
+    code, out, err = run("conformance", "--impl", impl, "--only", "surf", "--expect", str(known), "--write-expect", str(known))
+    assert code == 0, out + err  # every failure is now a known failure (xfail)
+    assert [f["case"] for f in json.loads(known.read_text())["failures"]] == [f["case"] for f in written["failures"]]
+    assert json.loads(known.read_text())["failures"][0]["reason"] == written["failures"][0]["reason"]  # reasons are kept
