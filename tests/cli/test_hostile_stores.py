@@ -98,3 +98,19 @@ def test_reading_a_wal_store_creates_nothing_beside_it(base: Path, tmp_path: Pat
     (result,) = run_limited([["validate", str(store)]])
     assert result["code"] == 0, result
     assert sorted(os.listdir(tmp_path)) == ["wal.db"]
+
+
+def test_a_read_past_the_work_budget_stops_with_a_finding(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress handler's budget (WORK_FLOOR + WORK_PER_BYTE x size steps) ends a read that runs too long;
+    shrunk to nothing here, every read of the store stops at once with a finding naming the budget."""
+    from cli_helpers import cli
+
+    from sessionspec.reference import sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "WORK_FLOOR", 0)
+    monkeypatch.setattr(sqlite_store, "WORK_PER_BYTE", 0)
+    monkeypatch.setattr(sqlite_store, "_PROGRESS_STEP", 1)
+    result = cli("validate", str(base))
+    assert result.code == 1 and "work budget" in result.out and "SQLITE_NOT_DATABASE" in result.out, result.out
+    monkeypatch.undo()
+    assert cli("validate", str(base)).code == 0
