@@ -104,7 +104,6 @@ def test_a_read_past_the_work_budget_stops_with_a_finding(base: Path, monkeypatc
     """The progress handler's budget (WORK_FLOOR + WORK_PER_BYTE x size steps) ends a read that runs too long;
     shrunk to nothing here, every read of the store stops at once with a finding naming the budget."""
     from cli_helpers import cli
-
     from sessionspec.reference import sqlite_store
 
     monkeypatch.setattr(sqlite_store, "WORK_FLOOR", 0)
