@@ -409,6 +409,11 @@ class Implementation:
         return frozenset(self.info.get("capabilities", ()))
 
     @property
+    def limits(self) -> Mapping[str, Any]:
+        """The JSON limits the adapter declares (``limits`` of ``start``)."""
+        return self.info.get("limits") or {}
+
+    @property
     def code_map(self) -> Mapping[str, str]:
         return self.info.get("codeMap") or {}
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -31,6 +32,7 @@ __all__ = [
     "SCHEMA_BASE",
     "Op",
     "ProtocolViolation",
+    "beyond_limits",
     "crashed",
     "errored",
     "is_valid",
@@ -88,7 +90,36 @@ requirements all bind only the validator (``binds: ["validator"]`` in
 a budget that is a project decision) needs it (:attr:`Case.needs`); stores,
 backends and session cores do not claim it."""
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE = 2**53 - 1
+
+
+def beyond_limits(request: Any, limits: Any) -> str | None:
+    """Why ``request`` exceeds the JSON limits an adapter declares in ``start`` (``limits``), or None.
+
+    A language's JSON library may refuse what the format allows (serde_json: 128 levels, no lone
+    surrogate); such a request is skipped with this reason, not errored. Iterative: 10,000 levels deep."""
+    if not isinstance(limits, dict) or not limits:
+        return None
+    max_depth = limits.get("maxDepth")
+    surrogates = limits.get("loneSurrogates", True) is not False
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(request, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, depth)
+            stack.extend((x, depth + 1) for x in v.values())
+            if not surrogates:
+                stack.extend((k, depth) for k in v)
+        elif isinstance(v, list):
+            deepest = max(deepest, depth)
+            stack.extend((x, depth + 1) for x in v)
+        elif not surrogates and isinstance(v, str) and _LONE_SURROGATE.search(v):
+            return "the adapter declares limits.loneSurrogates false; the request holds a lone surrogate"
+    if isinstance(max_depth, int) and deepest > max_depth:
+        return f"the adapter declares limits.maxDepth {max_depth}; the request nests {deepest} levels"
+    return None
 
 
 def needs_big_integers(value: Any) -> bool:

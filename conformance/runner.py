@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import protocol
 from .cases import Case
 from .compare import judge, render_value
 from .expectations import Expectations
@@ -61,8 +62,11 @@ def start_implementation(connect: Callable[[], Connection], timeout: float) -> I
 def run_case(impl: Implementation, case: Case, expectations: Expectations | None = None) -> CaseResult:
     """Send one case to a started adapter and judge the reply."""
     missing = sorted(case.needs - impl.capabilities)
+    beyond = protocol.beyond_limits({"seq": 0, "op": case.op, "args": case.args}, impl.limits) if not missing else None
     if missing:
         result = CaseResult(case, "skipped", f"implementation does not claim capability {', '.join(missing)}")
+    elif beyond:
+        result = CaseResult(case, "skipped", beyond)
     else:
         started = time.perf_counter()
         reply = impl.request(case.op, case.args)

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from sessionspec.conformance import wire
+from sessionspec.conformance import protocol, wire
 from sessionspec.conformance.adapter import ReferenceAdapter
 
 
@@ -45,6 +45,9 @@ def main() -> int:
     out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
         message = wire.loads(raw)
+        if ("--serde-limits" in flags or "--serde-undeclared" in flags) and message.get("op") != "start" \
+                and protocol.beyond_limits(message, {"maxDepth": 128, "loneSurrogates": False}):
+            return 4  # serde_json refuses the line: the adapter dies, as a real one would without declaring it
         reply = adapter.handle(message)
         op, args = message.get("op"), message.get("args", {})
         if op == "start":
@@ -52,6 +55,8 @@ def main() -> int:
                 reply["result"]["protocolVersion"] = 99
             if "--no-caps" in flags:
                 reply["result"]["capabilities"] = []
+            if "--serde-limits" in flags:  # serde_json: 128 levels, no lone surrogate; declared
+                reply["result"]["limits"] = {"maxDepth": 128, "loneSurrogates": False}
             if "--no-validator" in flags:  # a store or backend: the validator's policies do not bind it
                 reply["result"]["capabilities"].remove("validator-policy")
         value = args.get("value") if op == "json-value" else None

@@ -159,3 +159,25 @@ def test_a_computed_field_difference_reads_in_plain_words():
 
     text = Difference("/trace/1/rejected/namesType", "value", True, False).render()
     assert text.startswith("/trace/1/rejected/namesType: the rejection's message does not name the event type")
+
+
+def test_a_serde_json_style_adapter_that_declares_its_limits_has_no_errored_case(tmp_path):
+    """serde_json reads 128 levels and no lone surrogate: undeclared, those cases break the adapter (errored);
+    declared in ``start`` (``limits``), they are skipped with that reason."""
+    import io
+
+    from sessionspec.conformance.report import load_report
+
+    argv = ["conformance", "--only", "json", "--only", "jsonl", "--only", "survivors", "-j", "2"]
+    counts = {}
+    for flag in ("--serde-undeclared", "--serde-limits"):
+        report = tmp_path / f"{flag}.jsonl"
+        out = io.StringIO()
+        cli.run([*argv, "--impl", broken_cmd(flag), "--report", str(report)], out, io.StringIO())
+        counts[flag] = load_report(report).counts
+        if flag == "--serde-limits":
+            assert "the adapter declares limits.maxDepth 128; the request nests" in out.getvalue()
+            assert "the adapter declares limits.loneSurrogates false" in out.getvalue()
+    assert counts["--serde-undeclared"]["errored"] >= 5
+    assert counts["--serde-limits"]["errored"] == 0 and counts["--serde-limits"]["failed"] == 0
+    assert counts["--serde-limits"]["skipped"] == counts["--serde-undeclared"]["errored"]
