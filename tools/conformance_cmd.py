@@ -40,6 +40,7 @@ from sessionspec.conformance.report import (
 from sessionspec.conformance.runner import apply_stale, run_cases, start_implementation
 from sessionspec.conformance.summary import render_summary
 from sessionspec.progress import Progress
+from sessionspec.reference.json_text import display
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", metavar="AREA|REQ-ID", action="append", default=[],
                         help="run only an area (e.g. surf), a requirement (SURF-5), a family (SURF) or a case id; repeatable")
     parser.add_argument("--expect", metavar="FILE", help="expectation file listing known failures (strict)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the selected cases of the adapter's revision (id, area, requirements, description) and exit")
     parser.add_argument("--report", metavar="FILE.jsonl", help="write the JSONL report here")
     parser.add_argument("--junit", metavar="FILE.xml", help="write a JUnit XML report here")
     parser.add_argument("--html", metavar="FILE.html",
@@ -184,6 +187,12 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         first.close()
         return 2
     revision, selected = chosen
+    if args.list:
+        first.close()
+        out.writelines(display(f"{c.id}  {c.area:<20} {','.join(c.requirements):<24} {c.description}") + "\n"
+                       for c in selected)
+        err.write(f"{len(selected)} case(s) of revision {revision.id}\n")
+        return 0
     bar = Progress.for_stream(err)
     bar.start("conformance", len(selected))
     try:

@@ -190,3 +190,13 @@ def test_write_expect_lists_every_current_failure_and_the_rerun_with_it_passes(t
     assert code == 0, out + err  # every failure is now a known failure (xfail)
     assert [f["case"] for f in json.loads(known.read_text())["failures"]] == [f["case"] for f in written["failures"]]
     assert json.loads(known.read_text())["failures"][0]["reason"] == written["failures"][0]["reason"]  # reasons are kept
+
+
+def test_list_prints_the_selected_cases_without_running_them(tmp_path):
+    report = tmp_path / "r.jsonl"
+    code, out, err = run("conformance", "--only", "SURF-5", "--list", "--report", str(report))
+    assert code == 0, err
+    rows = out.splitlines()
+    assert rows and all("SURF-5" in row.split()[2] for row in rows)
+    assert f"{len(rows)} case(s) of revision" in err
+    assert not report.exists()  # nothing ran
