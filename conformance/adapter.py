@@ -475,6 +475,12 @@ def _persistence(args: Mapping[str, Any]) -> Any:
     return run_persistence(args)
 
 
+def _live(args: Mapping[str, Any]) -> Any:
+    from .live_script import run_live
+
+    return run_live(args)
+
+
 HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
     "start": op_start,
     "stop": op_stop,
@@ -499,6 +505,7 @@ HANDLERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
     "jsonl-path": _events_op(_jsonl_path),
     "invariants": _events_op(_invariants),
     "persistence": _persistence,
+    "live": _live,
     "zstd-read": _events_op(_zstd_read),
     "sqlite-read": _events_op(_sqlite_read),
 }

@@ -246,6 +246,28 @@ def _norm_persistence(args: Mapping[str, Any], value: Any) -> Any:
     return {**value, "trace": trace}
 
 
+def _norm_live(args: Mapping[str, Any], value: Any) -> Any:
+    """In ``stored`` entries the store-made ``createdAt`` and every event ``time`` become ``"<now>"``
+    and a missing ``delegationDepth`` reads as 0 (HDR-12), as in store and persistence traces."""
+    if not isinstance(value, dict) or not isinstance(value.get("trace"), list):
+        return value
+    trace = []
+    for entry in value["trace"]:
+        ok = entry.get("ok") if isinstance(entry, dict) else None
+        if isinstance(ok, dict) and isinstance(ok.get("sessions"), dict):
+            sessions = {}
+            for key, stored in ok["sessions"].items():
+                if isinstance(stored, dict):
+                    header = _header_with_now(stored.get("header"))
+                    if isinstance(header, dict) and "delegationDepth" not in header:
+                        header = {**header, "delegationDepth": 0}
+                    stored = {**stored, "header": header, "events": _events_from(stored.get("events"), 0)}
+                sessions[key] = stored
+            entry = {**entry, "ok": {**ok, "sessions": sessions}}
+        trace.append(entry)
+    return {**value, "trace": trace}
+
+
 Normaliser = Callable[[Mapping[str, Any], Any], Any]
 
 NORMALISERS: Mapping[str, Normaliser] = {
@@ -257,6 +279,7 @@ NORMALISERS: Mapping[str, Normaliser] = {
     "jsonl-write": _norm_jsonl_data,
     "jsonl-load": _norm_jsonl_load,
     "persistence": _norm_persistence,
+    "live": _norm_live,
 }
 """Op -> normaliser, applied to results and to rejection ``state`` alike."""
 
@@ -474,7 +497,7 @@ def _describe_rejection(expected: Mapping[str, Any]) -> str:
     return "a rejection" + (f" ({', '.join(parts)})" if parts else "")
 
 
-_TRACE_OPS = frozenset({"store", "oob", "persistence"})
+_TRACE_OPS = frozenset({"store", "oob", "persistence", "live"})
 
 
 def _map_trace_codes(op: str, result: Any, code_map: Mapping[str, str] | None) -> Any:

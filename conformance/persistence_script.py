@@ -39,14 +39,27 @@ NON_JSON_KINDS: Mapping[str, Callable[[], Any]] = {
 
 
 def host_value(value: Any) -> Any:
-    """``value`` with every ``{"$nonJson": kind}`` replaced by the host value of that kind."""
-    if isinstance(value, dict):
-        if set(value) == {"$nonJson"} and value["$nonJson"] in NON_JSON_KINDS:
-            return NON_JSON_KINDS[value["$nonJson"]]()
-        return {k: host_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [host_value(v) for v in value]
-    return value
+    """``value`` with every ``{"$nonJson": kind}`` replaced by the host value of that kind.
+
+    Iterative: payloads may nest 10,000 levels deep (DEC-16)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, dict):
+            if set(item) == {"$nonJson"} and item["$nonJson"] in NON_JSON_KINDS:
+                parent[key] = NON_JSON_KINDS[item["$nonJson"]]()
+                continue
+            copy: Any = dict.fromkeys(item)  # keys keep their order
+            parent[key] = copy
+            stack.extend((v, copy, k) for k, v in item.items())
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]
 
 
 def _run_step(backend: Any, step: Mapping[str, Any]) -> Any:

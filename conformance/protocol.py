@@ -73,6 +73,7 @@ CAPABILITIES: tuple[str, ...] = (
     "persistence-jsonl-zstd",
     "persistence-sqlite",
     "validator-policy",
+    "live-persistence",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
@@ -88,7 +89,10 @@ exactly (§9); a request holding one needs it (:func:`needs_big_integers`).
 requirements all bind only the validator (``binds: ["validator"]`` in
 ``spec/requirements.json``, e.g. a read-only refusal a store would heal, or
 a budget that is a project decision) needs it (:attr:`Case.needs`); stores,
-backends and session cores do not claim it."""
+backends and session cores do not claim it.
+``live-persistence`` is the op ``live``: a backend attached to a live store
+the way the persistence seam attaches it (write-behind, flush, disposal); an
+adapter that lacks the case's backend replies ``skipped``."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE = 2**53 - 1
@@ -180,6 +184,7 @@ OPS: Mapping[str, Op] = {
         Op("jsonl-path", "jsonl", "path encoding: session id segment, project key, log path"),
         Op("invariants", "invariants", "relational invariant check of an event list (first violation)"),
         Op("persistence", None, "run a persistence scenario on one fresh storage backend; report a trace"),
+        Op("live", "live-persistence", "run a live-persistence scenario: a store whose sessions a fresh backend writes behind"),
         Op("zstd-read", "persistence-jsonl-zstd", "read a zstd-framed artifact: header, events, frames, torn frame"),
         Op("sqlite-read", "persistence-sqlite", "build a database from SQL, open it as a session store, read it"),
     )

@@ -15,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from spec_data import load_spec_json as _load
 
-# Rules per family in specification order (216 in total): behaviours.md, then the storage backends (storage.md).
+# Rules per family in specification order (221 in total): behaviours.md, then the storage backends (storage.md), then live persistence.
 EXPECTED_COUNTS: dict[str, int] = {
     "JSON": 14,
     "APPEND": 15,
@@ -35,6 +35,7 @@ EXPECTED_COUNTS: dict[str, int] = {
     "ZSTD": 7,
     "SQLITE": 9,
     "PERSIST": 11,
+    "LIVE": 5,
 }
 EXPECTED_DECISIONS = 23
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
@@ -115,7 +116,7 @@ def test_exact_count_per_family(reqs: list[dict[str, Any]]) -> None:
     for r in reqs:
         counts[r["family"]] = counts.get(r["family"], 0) + 1
     assert counts == EXPECTED_COUNTS
-    assert len(reqs) == sum(EXPECTED_COUNTS.values()) == 216
+    assert len(reqs) == sum(EXPECTED_COUNTS.values()) == 221
 
 
 def test_ids_contiguous_and_in_spec_order(doc: dict[str, Any], reqs: list[dict[str, Any]]) -> None:

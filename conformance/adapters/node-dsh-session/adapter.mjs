@@ -205,7 +205,7 @@ if (api) {
     }
   }
 }
-if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl')
+if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl', 'live-persistence')
 if (storage && HAS_ZSTD) CAPABILITIES.push('persistence-jsonl-zstd')
 if (sqlite) CAPABILITIES.push('persistence-sqlite')
 
@@ -221,7 +221,7 @@ const UNSUPPORTED = {
 if (!HAS_ZSTD) UNSUPPORTED['zstd-read'] = NO_ZSTD
 if (!sqlite) UNSUPPORTED['sqlite-read'] = NO_SQLITE
 if (!storage) {
-  for (const op of ['persistence', 'jsonl-read', 'jsonl-load', 'jsonl-write', 'jsonl-path', 'zstd-read', 'sqlite-read']) UNSUPPORTED[op] = storageFailure ?? loadFailure
+  for (const op of ['persistence', 'live', 'jsonl-read', 'jsonl-load', 'jsonl-write', 'jsonl-path', 'zstd-read', 'sqlite-read']) UNSUPPORTED[op] = storageFailure ?? loadFailure
 }
 
 // -- implementation codes and the declared code map ------------------------------
@@ -822,13 +822,31 @@ const NON_JSON = {
   },
 }
 
-/** `value` with every `{"$nonJson": kind}` replaced by the JavaScript value of that kind (§6a). */
+/** `value` with every `{"$nonJson": kind}` replaced by the JavaScript value of that kind (§6a); iterative (DEC-16 depth). */
 function hostValue(value) {
-  if (Array.isArray(value)) return value.map(hostValue)
-  if (value === null || typeof value !== 'object') return value
-  const keys = Object.keys(value)
-  if (keys.length === 1 && keys[0] === '$nonJson' && Object.hasOwn(NON_JSON, value.$nonJson)) return NON_JSON[value.$nonJson]()
-  return Object.fromEntries(keys.map((key) => [key, hostValue(value[key])]))
+  const root = [undefined]
+  const stack = [[value, root, 0]]
+  while (stack.length > 0) {
+    const [item, parent, key] = stack.pop()
+    if (Array.isArray(item)) {
+      const copy = new Array(item.length)
+      parent[key] = copy
+      for (let i = 0; i < item.length; i++) stack.push([item[i], copy, i])
+    } else if (item !== null && typeof item === 'object') {
+      const keys = Object.keys(item)
+      if (keys.length === 1 && keys[0] === '$nonJson' && Object.hasOwn(NON_JSON, item.$nonJson)) {
+        parent[key] = NON_JSON[item.$nonJson]()
+        continue
+      }
+      const copy = {}
+      for (const k of keys) copy[k] = undefined // keys keep their order
+      parent[key] = copy
+      for (const k of keys) stack.push([item[k], copy, k])
+    } else {
+      parent[key] = item
+    }
+  }
+  return root[0]
 }
 
 /** One persistence-scenario step on the published backend's seam (create/append/load/inspect/list). */
@@ -862,6 +880,118 @@ async function persistenceStep(kind, backend, root, headers, step) {
     default:
       throw new ScriptError(`unknown persistence step ${JSON.stringify(step.do)}`)
   }
+}
+
+/** A published backend of `kind` on an existing location `root`, plugged into its own store context. */
+async function openBackend(kind, root, config = {}) {
+  const ctx = new api.Context()
+  await ctx.plugin(api.SessionStore)
+  const [Backend, options] = kind === 'sqlite'
+    ? [sqlite.SessionPersistenceSqlite, { path: join(root, SQLITE_FILE), ...config }]
+    : [storage.JsonlSessionPersistence, { root, compression: kind === 'jsonl-zstd' ? 'zstd' : 'none', ...config }]
+  const fiber = ctx.plugin(Backend, options)
+  await fiber
+  return { ctx, fiber, backend: ctx.sessionPersistence }
+}
+
+/**
+ * A live-persistence scenario (PROTOCOL.md §6b): sessions of the backend's own store (`ctx.sessions`)
+ * are written by the seam's write path (write-behind on session/event, drained by session/flush and
+ * by disposing the backend); `stored` reads the location through a second, fresh backend.
+ */
+async function liveScenario(kind, root, steps) {
+  const { ctx, fiber, backend } = await openBackend(kind, root)
+  let failing = 0
+  const appendBatch = backend.appendBatch.bind(backend)
+  backend.appendBatch = (...args) => (failing > 0 ? (failing--, Promise.reject(new ScriptedFailure('scripted durable-write failure'))) : appendBatch(...args))
+  const sessions = new Map()
+  const tasks = new Map()
+  const session = (name) => {
+    if (!sessions.has(name)) throw new ScriptError(`unknown session ${JSON.stringify(name)}`)
+    return sessions.get(name)
+  }
+  const listener = (outcome) => () => {
+    if (outcome === 'raise') throw new ScriptedFailure('scripted listener failure')
+    if (outcome === 'reject') return Promise.reject(new ScriptedFailure('scripted listener rejection'))
+  }
+  const run = async (step) => {
+    switch (step.do) {
+      case 'create': {
+        const created = impl(() => ctx.sessions.create(step.id, { meta: step.meta ?? { cwd: '/work' } }))
+        sessions.set(step.id, created)
+        return { id: created.id }
+      }
+      case 'append': {
+        const intent = {}
+        for (const key of ['surfaceOp', 'sourceEventSeqs']) if (key in step) intent[key] = step[key]
+        const target = session(step.id)
+        const event = impl(() => (Object.keys(intent).length > 0 ? target.append(step.type, hostValue(step.data), intent) : target.append(step.type, hostValue(step.data))))
+        return { seq: event.seq }
+      }
+      case 'fail-writes':
+        failing = step.count
+        return null
+      case 'on':
+        ctx.on(step.event, listener(step.outcome ?? 'return'))
+        return null
+      case 'flush':
+        await implAsync(() => ctx.sessions.flush(session(step.id)))
+        return null
+      case 'dispose':
+        await implAsync(() => fiber.dispose())
+        return null
+      case 'stored': {
+        const reader = await openBackend(kind, root)
+        try {
+          const out = {}
+          const headers = await implAsync(() => reader.backend.list())
+          for (const id of headers.map((header) => header.id).sort()) {
+            const seen = await implAsync(() => reader.backend.readFrom(id, 0))
+            out[id] = { header: seen.meta, events: [...seen.events] }
+          }
+          return { sessions: out }
+        } finally {
+          await reader.fiber.dispose()
+        }
+      }
+      default:
+        throw new ScriptError(`unknown live step ${JSON.stringify(step.do)}`)
+    }
+  }
+  const outcomeOf = (entry, error) => {
+    const cause = error instanceof ImplementationFailure ? error.cause : error
+    if (cause instanceof ScriptedFailure) entry.rejected = { code: 'SCRIPTED' }
+    else if (error instanceof ImplementationFailure) entry.rejected = { code: implementationCode(cause) }
+    else throw error
+  }
+  const trace = []
+  try {
+    for (const [index, step] of steps.entries()) {
+      const entry = { at: String(index), do: step.do }
+      if (step.do === 'await') {
+        const task = tasks.get(step.promise)
+        if (task === undefined) throw new ScriptError(`unknown promise ${JSON.stringify(step.promise)}`)
+        tasks.delete(step.promise)
+        const settled = await task
+        if ('error' in settled) outcomeOf(entry, settled.error)
+        else entry.ok = settled.value
+      } else if ('async' in step) {
+        entry.started = true
+        tasks.set(step.async, run(step).then((value) => ({ value }), (error) => ({ error })))
+      } else {
+        try {
+          entry.ok = await run(step)
+        } catch (error) {
+          outcomeOf(entry, error)
+        }
+      }
+      trace.push(entry)
+      await drain()
+    }
+  } finally {
+    await fiber.dispose()
+  }
+  return { trace }
 }
 
 // -- op handlers -----------------------------------------------------------------
@@ -1074,6 +1204,20 @@ const handlers = {
       }
       return { trace }
     })
+  },
+
+  /** A live-persistence scenario (§6b): the seam's write path on a fresh published backend. */
+  async live(args) {
+    const kind = args.backend
+    const missing = { jsonl: !storage && (storageFailure ?? loadFailure), 'jsonl-zstd': !HAS_ZSTD && NO_ZSTD, sqlite: !sqlite && NO_SQLITE }
+    if (!Object.hasOwn(missing, kind)) throw new ScriptError(`unknown persistence backend ${JSON.stringify(kind)}`)
+    if (missing[kind]) return { skipped: `backend ${JSON.stringify(kind)}: ${missing[kind]}` }
+    const root = await mkdtemp(join(tmpdir(), `sessionspec-dsh-live-${kind}-`))
+    try {
+      return await liveScenario(kind, root, args.steps)
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
   },
 
   /**

@@ -1,0 +1,143 @@
+"""A storage backend attached to a live ``SessionStore`` the way the persistence seam wires it.
+
+Upstream's coordinator (``session-persistence`` ``coordinator.ts`` at ``2f74ac98ba``;
+``coordinator.ts`` + ``write-behind.ts`` at ``b150a551b8``) installs four store
+listeners: ``session/created`` registers the header (lazy materialisation) and
+persists the seed once; ``session/event`` copies each committed event into a
+per-session write-behind queue; ``session/flush`` drains the queue durably and
+fails when the durable write fails; ``session/disposed`` drains a retiring
+session. Disposing the backend drains every live session, then closes it.
+The promises the suite checks are the LIVE-* requirements; when the batching
+deadline fires is a scheduling choice, so this model writes only at a barrier
+(flush, retirement, disposal) — which is all a caller can observe.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .persistence import Backend
+from .session import Session
+from .store import SessionStore
+
+__all__ = ["LivePersistence", "LivePersistenceError"]
+
+logger = logging.getLogger("sessionspec.reference.live_persistence")
+
+
+class LivePersistenceError(Exception):
+    """Disposal could not make every live session durable (upstream: an ``AggregateError``)."""
+
+    def __init__(self, failures: list[BaseException]) -> None:
+        super().__init__(f"{len(failures)} live session(s) could not be drained at disposal")
+        self.failures = failures
+
+
+class _Live:
+    """One live session's write state: events not yet durable, in seq order (LIVE-1, LIVE-3)."""
+
+    __slots__ = ("created", "pending")
+
+    def __init__(self) -> None:
+        self.pending: list[dict[str, Any]] = []
+        self.created = False
+
+
+def _plain(value: Any) -> Any:
+    """A persistence-owned deep copy of a committed (frozen) value, iteratively: payloads nest 10,000 deep."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if isinstance(item, Mapping):
+            copy: Any = {}
+            parent[key] = copy
+            stack.extend((v, copy, k) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            copy = [None] * len(item)
+            parent[key] = copy
+            stack.extend((v, copy, i) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]
+
+
+class LivePersistence:
+    """Write-behind persistence of every session of ``store`` into ``backend`` (LIVE-1..LIVE-4).
+
+    ``write`` is the one durable write (default ``backend.append``); a scenario
+    wraps it to make writes fail on purpose.
+    """
+
+    def __init__(self, store: SessionStore, backend: Backend,
+                 write: Callable[[str, list[dict[str, Any]]], None] | None = None) -> None:
+        self.store = store
+        self.backend = backend
+        self.write = write or backend.append
+        self._live: dict[int, tuple[Session, _Live]] = {}
+        self._closed = False
+        self._off = [
+            store.on("session/created", self._on_created),
+            store.on("session/event", self._on_event),
+            store.on("session/flush", self._on_flush),
+            store.on("session/disposed", self._on_disposed),
+        ]
+
+    def _state(self, session: Session) -> _Live:
+        found = self._live.get(id(session))
+        if found is None:
+            found = (session, _Live())
+            self._live[id(session)] = found
+        return found[1]
+
+    def _on_created(self, session: Session) -> None:
+        state = self._state(session)
+        self.backend.create(dict(session.header))  # lazy: nothing is stored until the first batch
+        state.created = True
+        state.pending.extend(_plain(event) for event in session.events)  # the seed, persisted once
+
+    def _on_event(self, session: Session, event: Mapping[str, Any]) -> None:
+        self._state(session).pending.append(_plain(event))
+
+    def _drain(self, session: Session) -> None:
+        """Write the whole pending prefix as one batch; on failure keep it, in order, for the next barrier (LIVE-3)."""
+        state = self._state(session)
+        if not state.pending:
+            return
+        batch = list(state.pending)
+        self.write(session.id, batch)
+        del state.pending[: len(batch)]
+
+    async def _on_flush(self, session: Session) -> None:
+        self._drain(session)
+
+    def _on_disposed(self, session: Session) -> None:
+        try:
+            self._drain(session)
+        except Exception as error:  # noqa: BLE001 - disposal is observe-only (STORE-8): the failure is logged
+            logger.warning("session %r: retirement drain failed: %r", session.id, error)
+        self._live.pop(id(session), None)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the backend was disposed."""
+        return self._closed
+
+    def close(self) -> None:
+        """Drain every live session, then close the backend; raise if any drain failed (LIVE-4)."""
+        if self._closed:
+            return
+        self._closed = True
+        for off in self._off:
+            off()
+        failures: list[BaseException] = []
+        for session, _ in list(self._live.values()):
+            try:
+                self._drain(session)
+            except Exception as error:  # noqa: BLE001 - collected, then raised together
+                failures.append(error)
+        self.backend.close()
+        if failures:
+            raise LivePersistenceError(failures)
