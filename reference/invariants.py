@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "INV_CODES",
+    "TURN_BOUNDS",
     "InvariantChecker",
     "InvariantFold",
     "InvariantTrace",
@@ -419,6 +420,10 @@ _KIND_STEPS: dict[str, _KindStep] = {
     "tool/result": _tool_result,
     "user/message": _user_message,
 }
+
+TURN_BOUNDS: tuple[str, str] = (next(t for t, f in _KIND_STEPS.items() if f is _turn_start),
+                                next(t for t, f in _KIND_STEPS.items() if f is _turn_end))
+"""The types that open and close a turn (INV-2, INV-3): what a reader tracking "inside a turn" follows."""
 
 
 def check_invariants(events: Iterable[Mapping[str, Any]], revision: RevisionLike = None) -> list[InvariantError]:

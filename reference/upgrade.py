@@ -57,6 +57,9 @@ class LoadUpgrade:
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.message_id_format: str = data["messageIdFormat"]
+        # An earlier-format record no upgrade rewrites (a hook record of the pinned dialect names) is read as
+        # stored: valid when it is valid at the earlier revision (`validator.lint`, DEC-24).
+        self.keeps_other_records: bool = data["otherEarlierRecords"] == "kept-as-stored"
         reasons = data["turnEndReasons"]
         self.kind_only_reasons: frozenset[str] = frozenset(reasons["kindOnly"])
         self.current_reason_keys: Mapping[str, str] = reasons["currentWhenKeyed"]

@@ -452,7 +452,7 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
     warnings = len(findings) - errors
     if isinstance(findings, FindingList):
         errors, warnings = errors + findings.cut_errors, warnings + findings.cut_warnings
-    report = {
+    report: dict[str, Any] = {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
         "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
         "findings": [f.to_json() for f in (findings[:keep] if keep else findings)], "revision": revision,
@@ -461,6 +461,13 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
     if isinstance(log, LoadedLog) and log.upgraded:
         upgraded = dict(sorted(log.upgraded.items()))
         report["upgraded"], report["notes"] = upgraded, [upgrade_note(upgraded)]
+    if isinstance(log, LoadedLog) and log.kept_as_stored:
+        kept = dict(sorted(log.kept_as_stored.items()))
+        kinds = ", ".join(f"{count} {display(kind)}" for kind, count in kept.items())
+        report["keptAsStored"] = kept
+        notes: list[str] = report.get("notes", [])
+        report["notes"] = [*notes, f"{sum(kept.values())} earlier-format record(s) kept as stored, "
+                           f"valid at the earlier revision (DEC-24: {kinds})"]
     return report
 
 

@@ -152,3 +152,49 @@ def test_the_default_ok_line_is_short_and_the_evidence_is_in_verbose_and_json(tm
     del broken[0]["data"]["turn"]
     invalid = cli("validate", str(_write(tmp_path, broken, "bad.jsonl"))).out.splitlines()
     assert invalid[1] == f"{tmp_path / 'bad.jsonl'}: INVALID: 28 events, 1 error(s), 0 warning(s), revision {PUB}"
+
+
+def _with_hook(dialect: str) -> list[dict[str, Any]]:
+    """A pinned turn holding a hook record of ``dialect``, then a published turn (a resumed log)."""
+    events = turn_events(1, 0)
+    hook = {"type": "hook/invoked", "seq": 11, "time": events[-1]["time"],
+            "data": {"turn": 1, "point": "Stop", "dialect": dialect, "handlerId": f"{dialect}:Stop:1"}}
+    events = [*events[:11], hook, {**events[11], "seq": 12}]
+    return events + published_turn(2, len(events))
+
+
+@pytest.mark.parametrize("level", ["schema", "strict"])
+def test_earlier_format_records_the_release_keeps_as_stored_are_not_flagged(tmp_path, level):
+    """A pinned hook record (dialect 'claude', a name the published revision dropped) in a resumed log: the
+    release's load path keeps it as stored (`jsonl.loadUpgrade.otherEarlierRecords`), so it is no finding;
+    a dialect no revision has is still one."""
+    report = cli("validate", "--format", "json", "--level", level, str(_write(tmp_path, _with_hook("claude")))).json
+    [entry] = report["files"]
+    assert (entry["revision"], entry["errors"], entry["keptAsStored"]) == (PUB, 0, {"hook/invoked": 1}), entry
+    bad = cli("validate", "--format", "json", "--level", level,
+              str(_write(tmp_path, _with_hook("bogus"), "bad.jsonl"))).json["files"][0]
+    assert [(f["code"], f["seq"]) for f in bad["findings"]] == [("SCHEMA_VIOLATION", 11)]
+
+
+SETTINGS = ["permission/preset", "sandbox/mode", "approval/policy", "plan/mode"]
+
+
+def _settings(seq: int = 0) -> list[dict[str, Any]]:
+    """One of each settings event, with a valid example payload from the published registry."""
+    from sessionspec.spec import load_spec
+
+    spec = load_spec(revision=PUB)
+    return [{"type": t, "seq": seq + k, "time": 1767225600000,
+             "data": spec.events[t]["examples"]["valid"][0]["event"]["data"]} for k, t in enumerate(SETTINGS)]
+
+
+@pytest.mark.parametrize("turns", [0, 1])
+def test_settings_before_the_first_turn_are_allowed_at_the_published_revision(tmp_path, turns):
+    """The release writes settings between turns, the first included (its invariant companion constrains only
+    core execution events): no INV_NO_OPEN_TURN without flags, with or without a turn after them."""
+    events = _settings() + (published_turn(1, len(SETTINGS)) if turns else [])
+    [report] = cli("validate", "--format", "json", "--level", "strict", str(_write(tmp_path, events))).json["files"]
+    assert (report["revision"], report["errors"], report["warnings"]) == (PUB, 0, 0), report
+    pinned = cli("validate", "--format", "json", "--level", "strict", "--revision", PINNED,
+                 str(_write(tmp_path, _settings(), "p.jsonl"))).json["files"][0]
+    assert {f["code"] for f in pinned["findings"]} == {"INV_NO_OPEN_TURN"}  # the pinned rule (INV-10)

@@ -30,9 +30,11 @@ DETECTED = {
     "published-chat.jsonl": (PUB, "tool/result"),
     "published-resumed.jsonl": (PUB, "session/end-seed"),
     "published-crashed.jsonl.zstd": (PUB, "turn/start"),
+    # settings written outside any turn: allowed at the published revision only (INV-10)
+    "published-settings.jsonl": (PUB, "approval/policy"),
 }
 # Logs without revision-specific content: read at the default revision, with a note.
-AMBIGUOUS = ["pinned-handshake.jsonl", "published-settings.jsonl"]
+AMBIGUOUS = ["pinned-handshake.jsonl"]
 # What validation at the detected revision may still report: upstream's snapshot tool replaced
 # the tool list of the request header with a placeholder string.
 PLACEHOLDER_FINDINGS = {"pinned-steering.jsonl": [("SCHEMA_VIOLATION", "/data/header/tools")]}
@@ -75,7 +77,7 @@ def test_published_logs_are_wrong_at_the_pinned_revision() -> None:
     """Detection matters: the pinned revision rejects each published real log."""
     for name, (revision, _) in DETECTED.items():
         if revision == PUB:
-            result = cli("validate", "--format", "json", "--revision", PINNED, str(LOGS / name))
+            result = cli("validate", "--format", "json", "--level", "strict", "--revision", PINNED, str(LOGS / name))
             assert result.json["files"][0]["errors"] > 0, name
 
 
@@ -101,11 +103,15 @@ def test_a_log_without_revision_specific_content_is_read_at_the_default_with_a_n
     assert report["errors"] == 0  # schema level: the payloads are the same in both revisions
 
 
-def test_the_ambiguous_published_log_is_clean_when_its_revision_is_named() -> None:
-    """Its log-only settings events sit outside a turn: INV-10 at the pinned revision, allowed at the published."""
+def test_settings_outside_a_turn_read_the_settings_log_at_the_published_revision() -> None:
+    """Its log-only settings events sit outside a turn: INV-10 at the pinned revision, allowed at the published
+    one, so that is evidence, and the log is clean at every level without flags (DEC-24)."""
     path = str(LOGS / "published-settings.jsonl")
-    assert {f["code"] for f in findings(cli("validate", "--format", "json", "--level", "strict", path))} == {"INV_NO_OPEN_TURN"}
-    assert cli("validate", "--format", "json", "--level", "strict", "--revision", PUB, path).json["files"][0]["errors"] == 0
+    [report] = cli("validate", "--format", "json", "--level", "strict", path).json["files"]
+    assert (report["revision"], report["errors"]) == (PUB, 0), report
+    assert report["revisionReason"] == "detected: approval/policy outside a turn at line 2 and 1 more"
+    named = cli("validate", "--format", "json", "--level", "strict", "--revision", PINNED, path)
+    assert {f["code"] for f in findings(named)} == {"INV_NO_OPEN_TURN"}
 
 
 def test_loading_a_crashed_published_zstd_artifact_closes_it_in_the_published_shape(tmp_path: Path) -> None:

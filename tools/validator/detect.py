@@ -8,7 +8,9 @@ Two kinds of evidence, both derived from the revisions' resolved registries
   at the published one, ...);
 * an event of a type registered everywhere whose payload is valid against the
   payload schema of some revisions only (a ``user/message`` holding an
-  identified message, an ``assistant/message`` with top-level ``provenance``).
+  identified message, an ``assistant/message`` with top-level ``provenance``);
+* an event outside any turn of a type some revisions allow there and others do
+  not (INV-10: settings written before the first turn at the published one).
 
 A log's revision is the one whose load path reads all of its content (DEC-24):
 
@@ -132,6 +134,20 @@ class _Tally:
         return self._where()
 
 
+@functools.cache
+def _outside_turns() -> tuple[tuple[str, str], dict[str, frozenset[str]]]:
+    """The types opening and closing a turn; type -> the revisions that allow it outside any turn, for the
+    registered types where revisions differ (INV-10: `Rules.needs_open_turn`)."""
+    from sessionspec.reference.invariants import TURN_BOUNDS
+    from sessionspec.reference.revision import rules_for
+
+    revisions = known_revisions()
+    rules = [rules_for(r) for r in revisions]
+    types = sorted({t for r in rules for t in r.known_types} - set(TURN_BOUNDS))
+    allowed = {t: frozenset(r.id for r in rules if t in r.known_types and not r.needs_open_turn(t)) for t in types}
+    return TURN_BOUNDS, {t: a for t, a in allowed.items() if 0 < len(a) < len(revisions)}
+
+
 class _Detector:
     """One streaming pass of detection: feed events with `add`, then ask `result`."""
 
@@ -139,11 +155,18 @@ class _Detector:
         self.registered, self.payloads = _tables()
         self.all_revisions = frozenset(known_revisions())
         self.tallies = {r: _Tally() for r in known_revisions()}
+        (self.opens, self.closes), self.outside = _outside_turns()
+        self.in_turn = False
 
     def add(self, index: int, event: Any, where: Callable[[], str]) -> None:
         if type(event) is not dict or type(event.get("type")) is not str:
             return
         etype = event["type"]
+        if etype == self.opens or etype == self.closes:
+            self.in_turn = etype == self.opens
+        elif not self.in_turn:  # where a revision allows the type outside a turn and another does not (INV-10)
+            for rid in self.outside.get(etype, ()):
+                self.tallies[rid].add(index, f"{etype} outside a turn", where)
         revs = self.registered.get(etype)
         if revs is not None and revs != self.all_revisions:
             for rid in revs:
@@ -220,17 +243,19 @@ _PREFIX = b'{"type":"'
 
 
 @functools.cache
-def _candidates() -> tuple[re.Pattern[bytes], frozenset[bytes]]:
-    """The lines detection must parse, as a pattern over newline-led lines and the same set of types: those
-    whose leading envelope type can be evidence (registered in some revisions only, or with payloads that
-    differ), or is escaped. Any other line that starts with `_PREFIX` (chunks, boundaries, the header: most
-    of a log) is never parsed."""
+def _candidates() -> re.Pattern[bytes]:
+    """The newline before each line detection must parse: one whose leading envelope type can be evidence
+    (registered in some revisions only, with payloads that differ, a turn bound, or allowed outside a turn by
+    some revisions only), is escaped, or is not where the writers put it. Any other line (chunks, step bounds,
+    the header: most of a log) is never parsed."""
     registered, payloads = _tables()
     everywhere = frozenset(known_revisions())
-    wanted = sorted({t for t, revs in registered.items() if revs != everywhere} | set(payloads))
+    bounds, outside = _outside_turns()
+    wanted = sorted({t for t, revs in registered.items() if revs != everywhere} | set(payloads) | set(bounds)
+                    | set(outside))
     types = b"|".join(re.escape(t.encode()) for t in wanted)
-    pattern = re.compile(b"\n" + re.escape(_PREFIX) + rb'(?:(?:' + types + rb')"|[^"\n]*\\)')
-    return pattern, frozenset(t.encode() for t in wanted)
+    prefix = re.escape(_PREFIX)
+    return re.compile(b"\\n(?:" + prefix + b"(?:(?:" + types + rb')"|[^"\n]*\\)|(?!' + prefix + b"))")
 
 
 def detect_in_blocks(blocks: Iterable[bytes], *, by_seq: bool = False) -> Detection:
@@ -248,11 +273,11 @@ def detect_in_blocks(blocks: Iterable[bytes], *, by_seq: bool = False) -> Detect
     return detector.result()
 
 
-def _line_label(number: int | _LazyLine) -> Callable[[], str]:
+def _line_label(number: _LazyLine) -> Callable[[], str]:
     return lambda: f"line {int(number)}"
 
 
-def _candidate_lines(blocks: Iterable[bytes]) -> Iterator[tuple[int | _LazyLine, bytes]]:
+def _candidate_lines(blocks: Iterable[bytes]) -> Iterator[tuple[_LazyLine, bytes]]:
     """(line number, line) of each line of a byte stream cut into blocks that `_candidates` picks; a line
     cut by a block boundary is joined once."""
     pattern = _candidates()
@@ -272,26 +297,14 @@ def _candidate_lines(blocks: Iterable[bytes]) -> Iterator[tuple[int | _LazyLine,
         yield from _picked(pattern, tail + b"\n", before)
 
 
-def _picked(pattern: tuple[re.Pattern[bytes], frozenset[bytes]], chunk: bytes, before: int
-            ) -> Iterator[tuple[int | _LazyLine, bytes]]:
-    """The picked lines of ``chunk`` (whole lines, each ending in a newline), numbered after ``before``: found
-    by the pattern when every line starts with `_PREFIX` (the writers' lines), else looked at one by one."""
+def _picked(pattern: re.Pattern[bytes], chunk: bytes, before: int) -> Iterator[tuple[_LazyLine, bytes]]:
+    """The picked lines of ``chunk`` (whole lines, each ending in a newline), numbered after ``before``."""
     led = b"\n" + chunk
-    lines = chunk.count(b"\n")
-    if led.count(b"\n" + _PREFIX) != lines:
-        _, wanted = pattern
-        start = len(_PREFIX)
-        for number, raw in enumerate(chunk.split(b"\n")[:-1], start=before + 1):
-            if raw.startswith(_PREFIX):
-                end = raw.find(b'"', start)
-                if end > 0 and raw[start:end] not in wanted and b"\\" not in raw[start:end]:
-                    continue
-            if raw:
-                yield number, raw
-        return
-    for match in pattern[0].finditer(led):
-        start = match.start()
-        yield _LazyLine(led, start, before), led[start + 1: led.find(b"\n", start + 1)]
+    for match in pattern.finditer(led):
+        start = match.start() + 1
+        end = led.find(b"\n", start)
+        if end > start:
+            yield _LazyLine(led, start - 1, before), led[start:end]
 
 
 class _LazyLine:

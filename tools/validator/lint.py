@@ -304,6 +304,10 @@ class Checker:
         # JSONL-13..15: a stored log is read as the revision's load path reads it (`jsonl.StoredReader`): each
         # record upgraded before every later check, a refused one reported and skipped like a rejected event.
         stored = self._stored_reader(log) if jsonl else None
+        # An earlier-format record no upgrade rewrites is kept as stored where the revision says so: checked
+        # against the earlier revision's schemas, not flagged for the current ones (DEC-24).
+        earlier = self._earlier_schemas() if stored is not None and compiled is not None else None
+        kept: dict[str, int] = {}
         for i, event in enumerate(events):
             if progress is not None and i % tick == 0:
                 progress(i)
@@ -320,12 +324,14 @@ class Checker:
             base = pointers[i]
             is_dict = type(event) is dict
             refusal: JsonlError | SeedError | None = None
+            as_stored = event
             if stored is not None and is_dict:
                 event, refusal = _read_record(stored, events, i)
             seq = event.get("seq") if is_dict else None
             seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
-                self._event_schema_findings(compiled, event, line, seq_int, base)
+                self._invalid_event(compiled, earlier if event is as_stored else None, kept, event, line,
+                                    seq_int, base)
             # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per
             # defect; its finding explains a schema finding on this seq. The fold follows the numbering.
             if seq_int is not None and seq_int != expected:
@@ -376,8 +382,26 @@ class Checker:
         self._settle(log, reader)
         if stored is not None:
             log.upgraded = dict(stored.upgraded)
+            log.kept_as_stored = kept
         if jsonl and events:
             self.check_crash_tail(log)
+
+    def _invalid_event(self, compiled: Any, earlier: Any, kept: dict[str, int], event: Any, line: int | None,
+                       seq: int | None, base: str) -> None:
+        """An event the revision's schemas reject: its findings, unless ``earlier`` (the parent revision's
+        schema, for a record read as stored) accepts it as an earlier-format record kept as stored."""
+        if earlier is not None and earlier.is_valid(event):
+            kept[event["type"]] = kept.get(event["type"], 0) + 1
+        else:
+            self._event_schema_findings(compiled, event, line, seq, base)
+
+    def _earlier_schemas(self) -> Any:
+        """The event schema of the parent revision, when this revision's load path keeps the earlier-format
+        records it does not upgrade as stored (``jsonl.loadUpgrade.otherEarlierRecords``); else None."""
+        upgrade, parent = self.rules.load_upgrade, self.rules.revision.parent
+        if upgrade is None or not upgrade.keeps_other_records or parent is None:
+            return None
+        return schema_set((), parent).event
 
     def _stored_reader(self, log: LoadedLog) -> StoredReader | None:
         """The revision's reading of stored records, or None where it reads them as stored."""

@@ -184,6 +184,8 @@ class LoadedLog:
     data: bytes = b""
     #: records the revision's load path read upgraded (JSONL-13), by stored type (set by the checker)
     upgraded: dict[str, int] = field(default_factory=dict)
+    #: earlier-format records no upgrade rewrites, read as stored and valid at the earlier revision, by type
+    kept_as_stored: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.findings, FindingList):
