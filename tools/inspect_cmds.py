@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import tempfile
@@ -92,11 +93,12 @@ def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *
         raise _refusal(log, revision, error) from error
 
 
-def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> list[Any]:
+def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tuple[list[Any], list[Any]]:
     """What a load of the log at ``revision`` gives (DEC-24): the stored events as its load path reads them,
     seeded (a log it cannot seed is refused with the located findings of `validate --level load`), and for a
     stored log that ends inside a turn the crash-repair closers every load appends (REPAIR-6), with a note on
-    ``err`` that they were added. A JSON array of events is a seed: checked, never closed."""
+    ``err`` that they were added. A JSON array of events is a seed: checked, never closed. Returns the events
+    as read and the closers."""
     from sessionspec.reference.session import NO_HEADER, Session
 
     events = _as_loaded(log, revision)
@@ -113,7 +115,7 @@ def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> list
         err.write(f"sessionspec {command}: note: the log ends inside turn {json_text.display(str(turn))} "
                   f"(a crash): shown as a load gives it, with the {len(closers)} closer(s) its crash repair adds "
                   "(REPAIR-6; `sessionspec repair` writes them)\n")
-    return [*events, *closers]
+    return events, closers
 
 
 def _refusal(log: LoadedLog, revision: str, error: SessionSpecError | None) -> _Failure:
@@ -315,7 +317,7 @@ class Derive:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err, unit)
-        events = _load_view(log, revision, err, args._name)
+        events = [*itertools.chain(*_load_view(log, revision, err, args._name))]
         _fold(events, revision)
         _dump(derive_messages(events, revision), out, not args.compact)
         return 0
@@ -340,7 +342,7 @@ class Fold:
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit, log = _load(args.file, args.session, err, args._name)
         revision = _revision(args, log, err, unit)
-        result = _fold(_load_view(log, revision, err, args._name), revision)
+        result = _fold([*itertools.chain(*_load_view(log, revision, err, args._name))], revision)
         if args.format == "json":
             _dump(result, out)
         else:
@@ -624,16 +626,19 @@ class Stats:
         unit = _unit(args.file, args.session, err, args._name)
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
         revision = _revision(args, log, err, unit)
-        types = Counter(map(_type_label, log.events))
-        # The counts are what is stored; the surface is what a load gives (closers included), or unknown and
-        # the load's refusal said, with exit status 1 (DEC-24).
+        # The counts are the stored events as the load path reads them (an upgraded steering/message is a
+        # user/message), the surface what a load gives (closers included); when the load refuses the log, the
+        # stored events are counted, the surface is unknown and the refusal said, with exit status 1 (DEC-24).
         refused: _Failure | None = None
+        read, closers = log.events, list[Any]()
         try:
-            fold: dict[str, Any] | None = fold_surface(_load_view(log, revision, err, args._name), revision)
+            read, closers = _load_view(log, revision, err, args._name)
+            fold: dict[str, Any] | None = fold_surface([*read, *closers], revision)
         except _Failure as failure:
             fold, refused = None, failure
         except (SessionSpecError, AttributeError, TypeError) as error:
             fold, refused = None, _Failure(f"the surface fold fails: {error}")
+        types = Counter(map(_type_label, read))
         records = log.lines - (1 if log.kind == "jsonl" else 0)
         stats: dict[str, Any] = {
             "file": log.name, "revision": revision, "form": unit.form, "kind": log.kind, "sqliteLayout": unit.layout,
@@ -642,7 +647,7 @@ class Stats:
             "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "turns": types.get("turn/start", 0), "steps": types.get("step/start", 0),
             "surfaceSize": len(fold["nodes"]) if fold else None,
-            "replaces": len(fold["replacements"]) if fold else None,
+            "replaces": len(fold["replacements"]) if fold else None, "repairClosers": len(closers),
             "packedRows": log.rows, "packedEvents": log.row_members,
             "packedRatio": round(log.row_members / len(log.events), 4) if log.events else 0.0,
             "recordsPerEvent": round(records / len(log.events), 4) if log.events else None,

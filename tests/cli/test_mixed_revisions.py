@@ -198,3 +198,26 @@ def test_settings_before_the_first_turn_are_allowed_at_the_published_revision(tm
     pinned = cli("validate", "--format", "json", "--level", "strict", "--revision", PINNED,
                  str(_write(tmp_path, _settings(), "p.jsonl"))).json["files"][0]
     assert {f["code"] for f in pinned["findings"]} == {"INV_NO_OPEN_TURN"}  # the pinned rule (INV-10)
+
+
+def test_a_torn_tail_in_a_log_without_turn_end_is_not_said_to_follow_one(tmp_path):
+    events = turn_events(1, 0, close=False)
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(jsonl(events) + b'{"type":"step/st\n')
+    [torn] = [f for f in cli("validate", "--format", "json", str(path)).json["files"][0]["findings"]
+              if f["code"] == "JSONL_TORN_TAIL"]
+    assert "after the last turn/end" not in torn["message"] and "no turn/end" in torn["message"], torn
+
+
+def test_two_writers_reusing_seqs_are_described_as_what_is_there(tmp_path):
+    """Two writers appended other records under the same seqs: not 'records repeated', and a run is in a row."""
+    first = turn_events(1, 0) + published_turn(2, 12)
+    other = [{**e, "time": e["time"] + 1, "data": {**e["data"], "turn": 2}} for e in turn_events(2, 12)[:6]]
+    path = _write(tmp_path, first + other + published_turn(3, 20))  # in the committed region
+    [corrupt] = [f for f in cli("validate", "--format", "json", str(path)).json["files"][0]["findings"]
+                 if f["code"] == "JSONL_CORRUPT"]
+    assert "repeated" not in corrupt["message"] and "reuse seqs 12-17 with other content" in corrupt["message"]
+    again = _write(tmp_path, first + first[12:18] + published_turn(3, 20), "again.jsonl")  # the same again
+    [repeat] = [f for f in cli("validate", "--format", "json", str(again)).json["files"][0]["findings"]
+                if f["code"] == "JSONL_CORRUPT"]
+    assert "6 records repeated in a row (seqs 12-17)" in repeat["message"], repeat

@@ -253,19 +253,20 @@ def test_a_layout_no_revision_has_is_refused_naming_the_known_layouts(tmp_path: 
 @pytest.mark.parametrize(("layout", "revision"), [(14, PUB), (17, PUB), (None, "2f74ac98ba")])
 def test_a_store_without_revision_specific_content_is_read_at_its_layouts_revision(tmp_path: Path, layout: int | None,
                                                                                     revision: str) -> None:
-    """Settings events only (payloads equal in both revisions): the layout names the revision, and says so."""
+    """A todo/write only (its payload and its need of a turn are the same in both revisions; settings outside
+    a turn would be evidence for the published revision, DEC-24): the layout names the revision, and says so."""
     path = tmp_path / "s.db"
     header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
-    events = [{"type": "approval/policy", "seq": 0, "time": 1, "data": {"policy": "never"}}]
+    events = [{"type": "todo/write", "seq": 0, "time": 1, "data": {"todos": [{"content": "Reproduce the bug", "status": "completed"}, {"content": "Write the fix", "status": "in_progress"}]}}]
     store_revision = None if layout is None else PUB
     with SqliteStore.create(path, revision=store_revision, user_version=layout) as store:
         store.append(header, events)
-    [entry] = cli("validate", str(path), "--format", "json", "--level", "strict").json["files"]
+    [entry] = cli("validate", str(path), "--format", "json").json["files"]
     assert entry["revision"] == revision
     if revision == PUB:
         assert entry["revisionReason"] == (f"no revision-specific content; SQLite layout {layout} is a layout of "
                                            f"revision {PUB} only")
-        assert entry["errors"] == 0  # log-only settings events outside a turn are allowed at this revision
+        assert entry["errors"] == 0
     else:
         assert "no revision-specific content" in entry["revisionReason"] and "SQLite" not in entry["revisionReason"]
 
@@ -276,7 +277,7 @@ def test_every_command_reads_a_store_without_revision_specific_content_at_its_la
     """stats, derive, fold and repair choose the revision as validate does (one rule: `Detection.in_store`)."""
     path = tmp_path / "s.db"
     header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
-    events = [{"type": "approval/policy", "seq": 0, "time": 1, "data": {"policy": "never"}}]
+    events = [{"type": "todo/write", "seq": 0, "time": 1, "data": {"todos": [{"content": "Reproduce the bug", "status": "completed"}, {"content": "Write the fix", "status": "in_progress"}]}}]
     with SqliteStore.create(path, revision=None if layout is None else PUB, user_version=layout) as store:
         store.append(header, events)
     assert cli("stats", str(path), "--format", "json").json["revision"] == revision

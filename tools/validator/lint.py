@@ -390,18 +390,21 @@ class Checker:
                        seq: int | None, base: str) -> None:
         """An event the revision's schemas reject: its findings, unless ``earlier`` (the parent revision's
         schema, for a record read as stored) accepts it as an earlier-format record kept as stored."""
-        if earlier is not None and earlier.is_valid(event):
+        if earlier is not None and event.get("type") in earlier[1] and earlier[0].is_valid(event):
             kept[event["type"]] = kept.get(event["type"], 0) + 1
         else:
             self._event_schema_findings(compiled, event, line, seq, base)
 
     def _earlier_schemas(self) -> Any:
-        """The event schema of the parent revision, when this revision's load path keeps the earlier-format
-        records it does not upgrade as stored (``jsonl.loadUpgrade.otherEarlierRecords``); else None."""
+        """The event schema of the parent revision and the types it registers, when this revision's load path
+        keeps the earlier-format records it does not upgrade as stored (``jsonl.loadUpgrade.otherEarlierRecords``);
+        else None. A type the parent does not register (a plugin's) is never an earlier-format record."""
         upgrade, parent = self.rules.load_upgrade, self.rules.revision.parent
         if upgrade is None or not upgrade.keeps_other_records or parent is None:
             return None
-        return schema_set((), parent).event
+        from sessionspec.spec.loader import load_spec
+
+        return schema_set((), parent).event, frozenset(load_spec(revision=parent).events)
 
     def _stored_reader(self, log: LoadedLog) -> StoredReader | None:
         """The revision's reading of stored records, or None where it reads them as stored."""

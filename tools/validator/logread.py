@@ -542,6 +542,14 @@ def _seq(event: Any) -> Any:
     return event.get("seq") if isinstance(event, dict) else None
 
 
+def _past_commit(committed_line: int | None) -> str:
+    """Where a torn tail is, said as it is: after the turn/end ending the committed region, or anywhere in a
+    log that has no turn/end (nothing is committed)."""
+    if committed_line is None:
+        return "in a log with no turn/end, where nothing is committed"
+    return f"after the last turn/end at line {committed_line}"
+
+
 def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False) -> None:
     """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering; keep going where a
     loader would stop, except at a torn tail (`_Numbering` resynchronises after a misnumbered record)."""
@@ -555,6 +563,7 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
             break
     committed_line = last_turn_end + start + 1 if last_turn_end >= 0 else None
     numbering = _Numbering(log, decoded, start, array)
+    numbering.past_commit = _past_commit(committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
     for i, entry in enumerate(decoded):
         number = i + start + 1
@@ -586,7 +595,7 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
                 Finding(
                     "JSONL_TORN_TAIL",
                     "JSONL-7",
-                    f"unreadable line after the last turn/end ({entry.reason}): a crash tail; a loader stops "
+                    f"unreadable line {numbering.past_commit} ({entry.reason}): a crash tail; a loader stops "
                     f"here and drops it" + (f" and the {dropped} line(s) after it" if dropped else ""),
                     line=number,
                     column=entry.column,
@@ -636,6 +645,7 @@ class _Numbering:
 
     def __init__(self, log: LoadedLog, decoded: list[Any], start: int, array: bool) -> None:
         self.log, self.decoded, self.start, self.array = log, decoded, start, array
+        self.past_commit = _past_commit(None)  # where the uncommitted tail is, for its findings
         self.expected = 0
         self.placed: set[tuple[int, int]] = set()  # records of a reordered block placed ahead of their turn
         # [first missing, last missing, finding, how many found later, event index, seqs put in place]
@@ -664,7 +674,7 @@ class _Numbering:
                               f"{shown} where seq {self.expected} was expected, " + (
                                   "inside the committed region: a loader rejects the whole file"
                                   if severity == ERROR else
-                                  "after the last turn/end: a loader stops here and drops the rest of the file"
+                                  f"{self.past_commit}: a loader stops here and drops the rest of the file"
                               ) + message, line=i + self.start + 1, seq=seq if type(seq) is int else None,
                               pointer="/seq", severity=severity)
         self.log.add(finding)
@@ -680,10 +690,11 @@ class _Numbering:
             if type(seq) is int and seq == self.expected:
                 self._place(event, i)
                 self.expected += 1
+                self.repeated = None  # a run of repeated seqs is in a row: a record in place ends it
                 continue
             if self.repeated is not None:
                 if seq == self.repeated[0] and seq < self.expected:  # the repeated run goes on: same defect
-                    self._repeat(seq)
+                    self._repeat(seq, event)
                     continue
                 self.repeated = None
             if not committed:
@@ -703,6 +714,7 @@ class _Numbering:
             expected += 1
         count = expected - first
         self.expected = expected
+        self.repeated = None  # records in place end a run of repeated seqs
         log = self.log
         where = None if self.array else i + self.start + 1
         pointer = f"/{i}" if self.array else ""
@@ -790,8 +802,10 @@ class _Numbering:
             log = self.log
             first = (f" (the first is at {'index ' + log.event_pointers[seq][1:] if self.array else 'line ' + str(log.event_lines[seq])})"
                      if 0 <= seq < len(log.events) and _seq(log.events[seq]) == seq else "")
-            finding = self._finding(i, seq, f"; a second record of seq {seq}{first}, skipped")
-            self.repeated = [seq + 1, 1, finding, finding.message]
+            same = self._same_as_placed(seq, event)
+            finding = self._finding(i, seq, f"; a second record of seq {seq}{first}"
+                                    f"{'' if same else ' with other content'}, skipped")
+            self.repeated = [seq + 1, 1, finding, finding.message, same]
         elif following == expected:  # an extra record (an insertion, a record moved early)
             finding = self._finding(i, seq, "; an extra record (or one moved early), skipped (the next record "
                                     "continues the numbering)")
@@ -850,12 +864,21 @@ class _Numbering:
                            + f"; it is swapped with seq {seq} ({self._where(i)}); they are checked in seq order")
         return True
 
-    def _repeat(self, seq: int) -> None:
-        """One more record of a repeated run (seqs already placed, in order): told in the run's finding."""
+    def _same_as_placed(self, seq: int, event: Any) -> bool:
+        """Whether ``event`` equals the record already placed for ``seq`` (a repeat, not another record)."""
+        events = self.log.events
+        return 0 <= seq < len(events) and _seq(events[seq]) == seq and events[seq] == event
+
+    def _repeat(self, seq: int, event: Any) -> None:
+        """One more record of a run of seqs already placed, in order: told in the run's finding, as what it is:
+        the same records again, or other records reusing those seqs (two writers appending to one file)."""
         run = self.repeated
         assert run is not None
-        run[0], run[1] = seq + 1, run[1] + 1
-        run[2].message = f"{run[3]}; {run[1]} records repeated in a row (seqs {seq - run[1] + 1}-{seq}), all skipped"
+        run[0], run[1], run[4] = seq + 1, run[1] + 1, run[4] and self._same_as_placed(seq, event)
+        seqs = f"seqs {seq - run[1] + 1}-{seq}"
+        run[2].message = (f"{run[3]}; {run[1]} records repeated in a row ({seqs}), all skipped" if run[4] else
+                          f"{run[3]}; {run[1]} records in a row reuse {seqs} with other content (two writers "
+                          "appending to one file?), all skipped")
 
     def _place_early(self, i: int) -> None:
         """Place the records skipped earlier for the seqs due now (each moved early): no new finding."""
