@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .json_value import thaw_json_value
 from .persistence import Backend
 from .session import Session
 from .store import SessionStore
@@ -43,25 +44,6 @@ class _Live:
     def __init__(self) -> None:
         self.pending: list[dict[str, Any]] = []
         self.created = False
-
-
-def _plain(value: Any) -> Any:
-    """A persistence-owned deep copy of a committed (frozen) value, iteratively: payloads nest 10,000 deep."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
-    while stack:
-        item, parent, key = stack.pop()
-        if isinstance(item, Mapping):
-            copy: Any = {}
-            parent[key] = copy
-            stack.extend((v, copy, k) for k, v in item.items())
-        elif isinstance(item, (list, tuple)):
-            copy = [None] * len(item)
-            parent[key] = copy
-            stack.extend((v, copy, i) for i, v in enumerate(item))
-        else:
-            parent[key] = item
-    return root[0]
 
 
 class LivePersistence:
@@ -96,10 +78,10 @@ class LivePersistence:
         state = self._state(session)
         self.backend.create(dict(session.header))  # lazy: nothing is stored until the first batch
         state.created = True
-        state.pending.extend(_plain(event) for event in session.events)  # the seed, persisted once
+        state.pending.extend(thaw_json_value(event) for event in session.events)  # the seed, persisted once
 
     def _on_event(self, session: Session, event: Mapping[str, Any]) -> None:
-        self._state(session).pending.append(_plain(event))
+        self._state(session).pending.append(thaw_json_value(event))
 
     def _drain(self, session: Session) -> None:
         """Write the whole pending prefix as one batch; on failure keep it, in order, for the next barrier (LIVE-3)."""
