@@ -55,7 +55,9 @@ __all__ = [
     "fast_loads",
     "loads",
     "loads_with_duplicates",
+    "markdown_text",
     "parse",
+    "workflow_value",
 ]
 
 # The fast reader: msgspec reads integers of any length up to CPython's conversion limit
@@ -531,3 +533,27 @@ def display(text: str) -> str:
 def escape_surrogates(text: str) -> str:
     """JSON text with its lone surrogates written as ``\\uXXXX`` escapes (writable as UTF-8)."""
     return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if _SURROGATE.search(text) else text
+
+
+def workflow_value(text: str, *, prop: bool = False) -> str:
+    """``text`` as the value of a GitHub Actions workflow command (``::error title=PROP::MESSAGE``).
+
+    ``%``, CR and LF are percent-encoded (the runner decodes them, so no text can end the annotation
+    and start a command of its own); in a property (``prop``) also ``:`` and ``,``, which would end
+    the property list; other control characters and lone surrogates are escaped as :func:`display` does.
+    """
+    text = display(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[!-/:-@\[-`{-~]")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as literal inline Markdown (CommonMark, GitHub): every ASCII punctuation character is
+    backslash-escaped (so no emphasis, link, HTML tag, entity, table cell end or code span can start),
+    line ends become spaces and other control characters are escaped as :func:`display` does."""
+    one_line = display(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), one_line)

@@ -18,6 +18,7 @@ from sessionspec import SPEC_REVISION, __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("catalog", "write (or --check) the Markdown catalogs generated from spec/"),
     "conformance": ("conformance_cmd", "check an implementation against the conformance vectors"),
+    "summary": ("summary_cmd", "summarise saved conformance runs for a terminal, a GitHub job summary or annotations"),
     "report": ("report_cmd", "render JSONL conformance reports as one self-contained HTML page"),
     "replay": ("replay_cmd", "re-run a saved conformance trace against an implementation"),
     "requirements": ("requirements_cmd", "list requirements with the vectors and properties covering them"),

@@ -19,6 +19,7 @@ the expectation file or the adapter cannot be used, or the revision is unknown.
 example:
   sessionspec conformance --impl "node adapter.js" --expect known.json --report run.jsonl --junit run.xml -j 4
   sessionspec conformance --impl "node adapter.js" --html run.html
+  sessionspec conformance --impl "node adapter.js" --format github   # annotations in GitHub Actions
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", metavar="N", type=int, default=1, help="parallel adapters (default: 1)")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=30.0,
                         help="per-request timeout for --impl adapters (default: %(default)s)")
+    parser.add_argument("--format", choices=("text", "github"), default="text",
+                        help="github: after the summary, one GitHub Actions annotation (::error) per problem case")
     parser.add_argument("--failures-only", action="store_true", help="summarise only what failed, with every failing case")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every requirement in the summary")
     parser.add_argument("--vectors", metavar="DIR", type=Path, help="read vectors from DIR instead of the packaged corpus")
@@ -221,6 +224,10 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                    command=args.impl)
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
                          selection=args.only, expectations=args.expect, revision=revision.id)
+    if args.format == "github":
+        from sessionspec.conformance.run_summary import SavedRun, render_github
+
+        out.write(render_github([SavedRun(args.report or "this run", lines[0], lines[1:-1], lines[-1])]))
     try:
         _write_outputs(args, result, lines)
     except OSError as exc:

@@ -72,7 +72,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from sessionspec.progress import Progress
-from sessionspec.reference.json_text import display, escape_surrogates
+from sessionspec.reference.json_text import display, escape_surrogates, workflow_value
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, open_units
@@ -350,12 +350,8 @@ def format_text(f: Finding) -> str:
 
 
 def _gh_escape(text: str, prop: bool) -> str:
-    """A workflow-command value: ``%``, CR and LF percent-encoded (so no text can start an annotation of
-    its own), other control characters and lone surrogates escaped."""
-    text = display(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
-    if prop:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
+    """A workflow-command value (:func:`~sessionspec.reference.json_text.workflow_value`)."""
+    return workflow_value(text, prop=prop)
 
 
 def _fraction(progress: Progress) -> Callable[[int, int], None]:
