@@ -18,6 +18,7 @@ from sessionspec import SPEC_REVISION, __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("catalog", "write (or --check) the Markdown catalogs generated from spec/"),
     "conformance": ("conformance_cmd", "check an implementation against the conformance vectors"),
+    "smoke": ("smoke_cmd", "a ten-second check that an adapter is wired right (handshake, one case per claimed op)"),
     "summary": ("summary_cmd", "summarise saved conformance runs for a terminal, a GitHub job summary or annotations"),
     "report": ("report_cmd", "render JSONL conformance reports as one self-contained HTML page"),
     "replay": ("replay_cmd", "re-run a saved conformance trace against an implementation"),

@@ -11,6 +11,9 @@ stdout open), big-int (a 5,000-digit integer in the reply), hostile-text (a lone
 newlines and a forged annotation in the message).
 --wrong-find (every find-last-message-turn-end finds nothing), --wrong-paths (every
 jsonl-path is "x"): two independent faults of one state machine (storage).
+Wiring faults (for `sessionspec smoke`): --banner (prints a log line on stdout before the first
+reply), --errored-op OP (claims OP's capability but answers every OP request errored), --exit-on-op OP
+(exits when asked OP), --crash-op OP (the implementation throws on every OP request).
 --crash-null-seed (the implementation crashes with a TypeError on a `null` seed entry, as
 upstream 0.1.1-rc.2 did, instead of rejecting it with SEED_ENVELOPE).
 """
@@ -43,6 +46,11 @@ def main() -> int:
         return 3
     adapter = ReferenceAdapter()
     out = sys.stdout.buffer
+    named = {flag: sys.argv[sys.argv.index(flag) + 1] for flag in ("--errored-op", "--exit-on-op", "--crash-op")
+             if flag in sys.argv}
+    if "--banner" in flags:
+        out.write(b"adapter listening on stdin\n")
+        out.flush()
     for raw in sys.stdin.buffer:
         message = wire.loads(raw)
         if ("--serde-limits" in flags or "--serde-undeclared" in flags) and message.get("op") != "start" \
@@ -95,6 +103,14 @@ def main() -> int:
         if "--crash-null-seed" in flags and op == "load" and None in (args.get("seed") or ()):
             reply = {"seq": message["seq"], "kind": "crashed", "class": "TypeError",
                      "message": "Cannot read properties of null (reading 'type')", "detail": "at validateSeed"}
+        if op == named.get("--errored-op"):
+            reply = {"seq": message["seq"], "kind": "errored", "message": f"unknown op {op}"}
+        if op == named.get("--crash-op"):
+            reply = {"seq": message["seq"], "kind": "crashed", "class": "TypeError",
+                     "message": "args.events is not iterable", "detail": "at adapter.js:12"}
+        if op == named.get("--exit-on-op"):
+            sys.stderr.write(f"adapter: cannot handle {op}\n")
+            return 5
         if mode == "crash":
             sys.stderr.write("adapter: simulated crash\n")
             return 7
