@@ -146,9 +146,9 @@ def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> di
     return line
 
 
-def header_line_problem(value: Any) -> tuple[str, str] | None:
-    """The reader's shape check of line 0 (JSONL-2): why the parsed first line is not a header line,
-    with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
+def header_line_problem(value: Any, revision: RevisionLike = None) -> tuple[str, str] | None:
+    """The reader's shape check of line 0 (JSONL-2) at ``revision``: why the parsed first line is not a
+    header line, with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
 
     Validators report the reason and drop a schema finding about the same member (one defect, one finding).
     """
@@ -169,11 +169,34 @@ def header_line_problem(value: Any) -> tuple[str, str] | None:
         return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
     if not _is_nonneg_safe_int(value.get("delegationDepth")):
         return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
+    for key, form in _optional_line_fields(revision).items():
+        if key in value and not _line_field_fits(value[key], form):
+            return f"header line: {key} must be {_line_field_words(form)} when present", f"/{key}"
     return None
 
 
-def _is_header_line(value: Any) -> bool:
-    return header_line_problem(value) is None
+def _optional_line_fields(revision: RevisionLike) -> Mapping[str, Mapping[str, Any]]:
+    """The optional header-line members the reader of ``revision`` checks when present
+    (``jsonl.headerLineOptionalFields``: a ``const`` or a JSON ``type`` per member)."""
+    if revision is None:
+        return {}
+    from sessionspec.spec import load_spec
+
+    return load_spec(revision=revision_of(revision)).constants["jsonl"].get("headerLineOptionalFields", {})  # type: ignore[no-any-return]
+
+
+def _line_field_fits(value: Any, form: Mapping[str, Any]) -> bool:
+    if "const" in form:
+        return type(value) is type(form["const"]) and value == form["const"]
+    return form.get("type") != "string" or type(value) is str
+
+
+def _line_field_words(form: Mapping[str, Any]) -> str:
+    return json_text.dumps(form["const"]) if "const" in form else f"a {form.get('type')}"
+
+
+def _is_header_line(value: Any, revision: RevisionLike = None) -> bool:
+    return header_line_problem(value, revision) is None
 
 
 def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
@@ -198,7 +221,7 @@ def parse_header_line(line: str | bytes, revision: RevisionLike = None) -> dict[
         value = json_text.loads(line)
     except (SessionSpecError, ValueError):
         return None
-    return header_from_line(value, revision) if _is_header_line(value) else None
+    return header_from_line(value, revision) if _is_header_line(value, revision) else None
 
 
 # ---------------------------------------------------------------- records
@@ -320,7 +343,7 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
     if revision is not None and _refuses_version_on_read(revision, parsed_header):
         raise JsonlError(f"unsupported session format version {parsed_header['version']!r} (only "
                          f"{_FORMAT_VERSION} is read)", "JSONL_VERSION", requirement="JSONL-12", path=path)
-    if not _is_header_line(parsed_header):
+    if not _is_header_line(parsed_header, revision):
         raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path)
 

@@ -66,7 +66,7 @@ class Backend(Protocol):
     def load(self, session_id: str) -> LoadedArtifact: ...
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
     def list(self) -> list[str]: ...
-    def revision(self, session_id: str) -> str: ...
+    def revision(self, session_id: str) -> str | None: ...
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
     def close(self) -> None: ...
 
@@ -183,8 +183,12 @@ class JsonlBackend:
                 ids.append(header["id"])
         return sorted(ids)
 
-    def revision(self, session_id: str) -> str:
-        info = os.stat(self._existing(session_id))
+    def revision(self, session_id: str) -> str | None:
+        """The change-detection token; None when nothing is stored (PERSIST-11: absence, not an error)."""
+        path = self._find(session_id)
+        if path is None:
+            return None
+        info = os.stat(path)
         return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
@@ -250,8 +254,10 @@ class SqliteBackend:
     def list(self) -> list[str]:
         return sorted(h["id"] for h in self.store.list_sessions())
 
-    def revision(self, session_id: str) -> str:
-        self._stored(session_id)
+    def revision(self, session_id: str) -> str | None:
+        """The change-detection token; None when nothing is stored (PERSIST-11: absence, not an error)."""
+        if not isinstance(session_id, str) or session_id not in self.list():
+            return None
         return self.store.revision(session_id)
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:

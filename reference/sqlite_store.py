@@ -894,13 +894,17 @@ def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None
 def check_batch_values(events: Sequence[Mapping[str, Any]]) -> None:
     """The checks of a batch that need no stored state: lossless JSON (PERSIST-5), then no retired
     shape (PERSIST-9); both come before the session is looked up, as upstream's append runs them."""
+    TABLE.batch_lossless(events)
+    _legacy_rejection(events, None, None, requirement="PERSIST-9")
+
+
+def _batch_lossless(events: Sequence[Mapping[str, Any]]) -> None:
     for offset, event in enumerate(events):
         if not is_json_value(event.get("data")) or not is_json_value(event):
             raise PersistenceError(
                 f"data of {event.get('type')} event at index {offset} is not losslessly JSON-serializable",
                 "PERSIST_DATA_NOT_JSON", requirement="PERSIST-5", index=offset, seq=event.get("seq"),
             )
-    _legacy_rejection(events, None, None, requirement="PERSIST-9")
 
 
 def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
@@ -917,6 +921,7 @@ def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> Non
             )
 
 
-define("check_appendable", _check_appendable)  # PERSIST-3 … PERSIST-5
+define("check_appendable", _check_appendable)  # PERSIST-3, PERSIST-4 (after check_batch_values)
+define("batch_lossless", _batch_lossless)  # PERSIST-5
 define("application_id_ok", lambda app: app == APPLICATION_ID)  # SQLITE-1: only this format's databases open
 define("in_committed_region", lambda index, last_turn_end: index <= last_turn_end)  # SQLITE-5: a hole there is corrupt

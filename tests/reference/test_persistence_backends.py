@@ -102,13 +102,18 @@ def test_create_checks_only_json_and_created_at(backend: Backend) -> None:
 
 
 def test_a_session_with_nothing_stored_is_a_located_rejection(backend: Backend) -> None:
-    """PERSIST-11: never a KeyError, whatever the step."""
-    for step in (backend.load, backend.inspect, backend.revision):
+    """PERSIST-11: never a KeyError, whatever the step; the revision of nothing stored is absent (the
+    published backends resolve undefined), not an error."""
+    for step in (backend.load, backend.inspect):
         assert _code(step, "ghost") == "PERSIST_NO_SESSION"
+    assert backend.revision("ghost") is None
     assert _code(backend.append, "ghost", _turn(0, 1)) == "PERSIST_NO_SESSION"
     backend.create({"version": 0, "id": "s1", "createdAt": 5, "cwd": "/w"})
-    for step in (backend.load, backend.inspect, backend.revision):
+    for step in (backend.load, backend.inspect):
         assert _code(step, "s1") == "PERSIST_NO_SESSION"
+    assert backend.revision("s1") is None
+    backend.append("s1", _turn(0, 1))
+    assert isinstance(backend.revision("s1"), str)
     assert _code(backend.create, {"version": 0, "id": "s2", "createdAt": -5}) == "HEADER_CREATED_AT"
     assert _code(backend.append, "s2", _turn(0, 1)) == "PERSIST_NO_SESSION"
 

@@ -31,7 +31,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { createRequire, register } from 'node:module'
-import { readFileSync, realpathSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve as resolvePath } from 'node:path'
@@ -323,6 +323,10 @@ function buildCodeMap() {
     'session header agentPreset must be a string': 'HEADER_AGENT_PRESET',
     // store (STORE-*)
     'session "<s>" already exists': 'SESSION_ALREADY_EXISTS',
+    'session "<s>" already exists in this backend': 'SESSION_ALREADY_EXISTS',
+    // a backend asked for a session it holds nothing of (PERSIST-11)
+    'session "<s>" not found': 'PERSIST_NO_SESSION',
+    'crash: session "<s>" has no stored artifact to tear': 'PERSIST_NO_SESSION',  // the adapter's words (tearTail)
     'session "<s>" is already attached to a store': 'SESSION_ALREADY_ATTACHED',
     'session "<s>" was already announced': 'SESSION_ALREADY_ANNOUNCED',
     'session "<s>" is not live in this store': 'SESSION_NOT_LIVE',
@@ -409,9 +413,12 @@ function buildCodeMap() {
   for (const [template, code] of Object.entries(map)) {
     if (template.startsWith('seed ') || template.startsWith('invalid seed ') || template.startsWith('session header ')) map[LOAD_WRAP + template] = code
   }
-  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy request/header-delta event at seq <n>`] = 'JSONL_LEGACY_EVENT'
-  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy mode/set event at seq <n>`] = 'JSONL_LEGACY_EVENT'
-  map[`${LOAD_WRAP}session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>`] = 'JSONL_LEGACY_EVENT'
+  // retired shapes: refused on load (wrapped) and at the append boundary (bare, PERSIST-9)
+  for (const wrap of ['', LOAD_WRAP]) {
+    map[`${wrap}session "<s>" contains unsupported legacy request/header-delta event at seq <n>`] = 'JSONL_LEGACY_EVENT'
+    map[`${wrap}session "<s>" contains unsupported legacy mode/set event at seq <n>`] = 'JSONL_LEGACY_EVENT'
+    map[`${wrap}session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>`] = 'JSONL_LEGACY_EVENT'
+  }
   // the published load path's reading of earlier-format records and its vocabulary guard (JSONL-13..15)
   for (const type of ['turn/start', 'turn/end', 'steering/message']) {
     for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session "<s>" contains malformed pre-react-loop ${type} at seq <n>`] = 'JSONL_LEGACY_MALFORMED'
@@ -799,6 +806,9 @@ async function tearTail(kind, backend, root, headers, id) {
     return
   }
   const path = storedPath(backend, headers, id)
+  if (!existsSync(path)) {  // nothing stored (an empty or refused batch): there is no tail to tear (PERSIST-11)
+    throw new ImplementationFailure(new Error(`crash: session ${JSON.stringify(id)} has no stored artifact to tear`))
+  }
   if (kind === 'jsonl') {
     await appendFile(path, TORN_RECORD)
     return
@@ -875,8 +885,11 @@ async function persistenceStep(kind, backend, root, headers, step) {
     }
     case 'list':
       return { ids: (await implAsync(() => backend.list())).map((header) => header.id).sort() }
-    case 'revision':
-      return { revision: String(await implAsync(() => backend.readStoredRevision(step.id))) }
+    case 'revision': {
+      // the seam's readStoredRevision resolves undefined when nothing is stored (PERSIST-11): `null` on the wire
+      const revision = await implAsync(() => backend.readStoredRevision(step.id))
+      return { revision: revision === undefined ? null : String(revision) }
+    }
     default:
       throw new ScriptError(`unknown persistence step ${JSON.stringify(step.do)}`)
   }
