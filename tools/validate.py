@@ -48,8 +48,12 @@ of which kinds), or refused with a located load finding; the types of a
 --registry are known for the run.
 
 Exit status: 0 valid, 1 findings, 2 usage error or unreadable input.
-Warnings (crash tails, duplicate keys, CRLF, ...) count as findings unless
-`--fail-on error`.
+Warnings (duplicate keys, CRLF, ...) count as findings unless `--fail-on
+error`. A crash tail that every load repairs (a torn last record, a turn
+left open: the loader cuts the one and closes the other) is a warning that
+does not fail: such a log is `ok, needs repair` (exit 0) and `sessionspec
+repair` writes what a load makes of it; `--fail-on repair` fails it too
+(DEC-25).
 
 example:
   sessionspec validate ~/.dsh/sessions --level strict -j 4
@@ -62,6 +66,7 @@ example:
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import itertools
 import json
@@ -75,11 +80,21 @@ from sessionspec.progress import Progress
 from sessionspec.reference.json_text import display, escape_surrogates, workflow_value
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.spec.inputs import read_input
+from sessionspec.spec.loader import load_spec
 from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.detect import Detection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
+
+# `--fail-on repair`: also fail on the crash tails every load repairs (DEC-25), which the default lets pass.
+REPAIR = "repair"
+
+
+@functools.cache
+def load_repairs() -> frozenset[str]:
+    """The warnings that report such a tail (`loadRepairs` in spec/errors.json): the log is read, not refused."""
+    return frozenset(code for code, entry in load_spec().error_codes.items() if entry.get("loadRepairs"))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -94,8 +109,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "evidence), and its SQLite layout (--format json always has them)")
     parser.add_argument("--max-findings", type=int, default=100, metavar="N",
                         help="findings kept and shown per file (default 100; 0 = all); the rest are counted")
-    parser.add_argument("--fail-on", choices=(ERROR, WARNING), default=WARNING,
-                        help="lowest severity that makes the exit status 1 (default: warning)")
+    parser.add_argument("--fail-on", choices=(ERROR, WARNING, REPAIR), default=WARNING,
+                        help="lowest severity that makes the exit status 1 (default: warning; a crash tail every "
+                             "load repairs needs `repair`, DEC-25)")
     parser.add_argument("--revision", metavar="R", default=None,
                         help="format revision to check against (id or npm release); default: detected per file")
     parser.add_argument("--session", metavar="ID",
@@ -228,8 +244,11 @@ class Report:
             self.input_errors.append(report["inputError"])
             return
         findings = [_finding(f) for f in report["findings"]]
-        failing = report["errors"] > 0 or (report["warnings"] > 0 and self.fail_on == WARNING)
-        self.files.append({**report, "valid": not failing, "findings": findings})
+        repairs = sum(f.severity == WARNING and f.code in load_repairs() for f in findings)
+        needs_repair = report["errors"] == 0 and repairs > 0 and repairs == report["warnings"]
+        failing = report["errors"] > 0 or (report["warnings"] > 0 and self.fail_on != ERROR
+                                           and (self.fail_on == REPAIR or not needs_repair))
+        self.files.append({**report, "valid": not failing, "needsRepair": needs_repair, "findings": findings})
 
     def shown(self, findings: list[Finding]) -> list[Finding]:
         return findings if self.max_findings <= 0 else findings[: self.max_findings]
@@ -250,6 +269,7 @@ class Report:
     def _summary(self) -> dict[str, Any]:
         return {
             "files": len(self.files), "invalid": sum(not f["valid"] for f in self.files),
+            "needsRepair": sum(f["valid"] and f["needsRepair"] for f in self.files),
             "errors": sum(f["errors"] for f in self.files), "warnings": sum(f["warnings"] for f in self.files),
             "events": sum(f["events"] for f in self.files), "unreadable": len(self.input_errors), "level": self.level,
         }
@@ -267,14 +287,17 @@ class Report:
             out.writelines(f"{name}: note: {display(note)}\n" for note in entry.get("notes", ()))
         out.writelines(f"error: {display(problem)}\n" for problem in self.input_errors)
         s = self._summary()
-        out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, {s['errors']} error(s), "
-                  f"{s['warnings']} warning(s)" + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
+        out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, "
+                  + (f"{s['needsRepair']} need repair, " if s["needsRepair"] else "")
+                  + f"{s['errors']} error(s), {s['warnings']} warning(s)"
+                  + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
 
     def _status(self, entry: dict[str, Any]) -> str:
         """A file's verdict in one line: short when it is ok (`ok: N events`); the counts and the revision read
         at when it is not; with ``verbose``, also why that revision and the SQLite layout."""
         valid, verbose = entry["valid"], self.verbose
-        line = f"{'ok' if valid else 'INVALID'}: {entry['events']} events"
+        state = ("ok, needs repair" if entry["needsRepair"] else "ok") if valid else "INVALID"
+        line = f"{state}: {entry['events']} events"
         if verbose or not valid:
             line += f", {entry['errors']} error(s), {entry['warnings']} warning(s)"
         elif entry["warnings"]:

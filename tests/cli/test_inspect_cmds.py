@@ -98,6 +98,6 @@ def test_through_a_subprocess(write):
     path = write("p.jsonl", jsonl(turn_events()) + b"{")
     proc = subprocess.run([sys.executable, "-m", "sessionspec.validate", "--format", "json", path],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr  # a torn tail: ok, needs repair (DEC-25)
     assert json.loads(proc.stdout)["files"][0]["findings"][0]["code"] == "JSONL_TORN_TAIL"
     assert "\r" not in proc.stderr  # no progress bar in a pipe

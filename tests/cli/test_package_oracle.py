@@ -114,8 +114,31 @@ def test_validate_refuses_exactly_what_the_package_refuses(log: str, session_id:
         repaired = bool(result["closers"]) or bool((result.get("stored") or {}).get("torn"))
         warned = {f["code"] for f in findings if f["severity"] == "warning"}
         assert warned <= (REPAIR_WARNINGS if repaired else set())
+        # a log the package loads is never INVALID by default: a crash tail its load repairs is `ok, needs repair`
+        assert report.code == 0 and all(entry["valid"] for entry in report.json["files"])  # DEC-25
+        assert [entry["needsRepair"] for entry in report.json["files"]] == [bool(warned)]
     elif result.get("load") != "ok" or level == "strict":
         assert errors, f"the package refuses {log}: {result.get('load') if result.get('load') != 'ok' else result['invariants']}"
+
+
+CRASHES = [(log, sid) for log, sid, result in CASES if _accepted(result) and result["closers"]]
+
+
+@pytest.mark.parametrize(("log", "session_id"), CRASHES)
+def test_a_crashed_log_the_package_loads_is_ok_and_needs_repair(log: str, session_id: str, args: Any) -> None:
+    """DEC-25: the default verdict on a crash the load repairs is `ok, needs repair` (exit 0), the warning says
+    what loading writes; `--fail-on repair` fails it. Every crash scenario, in every storage form."""
+    text = cli("validate", *args(log, session_id))
+    assert text.code == 0, text.out
+    assert "REPAIR_NEEDED" in text.out and ": ok, needs repair: " in text.out and "INVALID" not in text.out
+    assert "0 invalid, 1 need repair" in text.out
+    assert cli("validate", "--fail-on", "repair", *args(log, session_id)).code == 1
+
+
+def test_the_crash_scenarios_are_there_in_every_form() -> None:
+    assert {log.rsplit(".", 1)[0].removesuffix(".jsonl") for log, _ in CRASHES} >= {"npm-crashed-turn", "npm-exit-mid-turn"}
+    assert {json.loads((CORPUS / f"{log}.expect.json").read_text())["form"] for log, _ in CRASHES
+            if (CORPUS / log).exists()} == {"jsonl", "zstd", "sqlite"}
 
 
 @pytest.mark.parametrize(("log", "session_id", "result"), _cases("derive", _accepted))

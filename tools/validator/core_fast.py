@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = 'ea32ecb1c8b05bf5ac9bb436c0955af72dd99dd57cf859ed7b3ec3beb11e6372'
+FINGERPRINT = 'caab5f7abe1667668b6e4b8147df7676c5d11fd806a0c00d20b99154a9bade2f'
 
 _cda786bd4c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _c22318b4eb9 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '2b398fd3fdf3c2be5b3b8e775c1e65684e4c1cc9dc161fa3c5af614497727716'
+REVISIONS_FINGERPRINT = '5c62c5f6e3fd7cb12a73201ede1525e529402d3d7476d54a3ab5c67c6f436257'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
