@@ -106,8 +106,11 @@ def run_cases(
     expectations: Expectations | None = None,
     progress: Progress | None = None,
     first: Implementation | None = None,
+    maxfail: int | None = None,
 ) -> RunResult:
-    """Run ``cases`` on ``jobs`` adapters; ``first`` is an already started adapter to reuse."""
+    """Run ``cases`` on ``jobs`` adapters; ``first`` is an already started adapter to reuse. With ``maxfail``
+    no further case starts once that many cases had a problem (failed, crashed, errored, xpass); the cases not
+    run are left out and a problem says how many."""
     started = time.perf_counter()
     impl0 = first or start_implementation(connect, timeout)
     workers: list[Implementation] = [impl0]
@@ -123,13 +126,16 @@ def run_cases(
     for i in range(len(cases)):
         todo.put(i)
     done = 0
+    problems = 0
     lock = threading.Lock()
     errors: list[BaseException] = []
 
     def work(impl: Implementation) -> None:
-        nonlocal done
+        nonlocal done, problems
         try:
             while True:
+                if maxfail is not None and problems >= maxfail:
+                    return
                 try:
                     i = todo.get_nowait()
                 except queue.Empty:
@@ -138,6 +144,7 @@ def run_cases(
                 results[i] = result
                 with lock:
                     done += 1
+                    problems += result.problem
                     if progress is not None:
                         progress(done, len(cases), result)
         except BaseException as exc:  # pragma: no cover - surfaced below  # noqa: BLE001 - an implementation's crash of any kind is a verdict, never a suite crash
@@ -159,6 +166,9 @@ def run_cases(
         raise errors[0]
     final = [r for r in results if r is not None]
     run = RunResult(dict(impl0.info), final, time.perf_counter() - started)
+    if len(final) < len(cases):
+        run.problems.append(f"stopped after {problems} failing case(s) (--maxfail {maxfail}): "
+                            f"{len(cases) - len(final)} of {len(cases)} selected case(s) not run")
     if final and all(r.outcome == "skipped" for r in final):
         # Zero coverage must never read as a pass (pytest exits 5 on an empty run): an adapter that claims
         # no capability the selection needs proves nothing, nor does one that skips every case it claims.

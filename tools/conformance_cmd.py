@@ -16,10 +16,21 @@ case passed (or is a listed known failure), 1 otherwise (and when no case was at
 selected case skipped), 2 when the corpus,
 the expectation file or the adapter cannot be used, or the revision is unknown.
 
+Selection as pytest users know it: --only names areas, requirements, families or case ids;
+-k EXPR is a pytest-style expression (and/or/not/parentheses over names that are part of a
+case's id, area, op or description, or are one of its requirement ids or families); --deselect
+leaves cases out; --list prints the selection without running it. --last-failed reruns the
+cases that had a problem (failed, crashed, errored, xpass) in a previous run's JSONL report: the
+one named, else the --report file, which this run then replaces atomically. No other file is
+read or written for it (there is no hidden cache). --maxfail N (-x: 1) stops starting cases after
+N problems; the report then holds the cases run and a problem saying how many were not.
+
 example:
   sessionspec conformance --impl "node adapter.js" --expect known.json --report run.jsonl --junit run.xml -j 4
   sessionspec conformance --impl "node adapter.js" --html run.html
   sessionspec conformance --impl "node adapter.js" --format github   # annotations in GitHub Actions
+  sessionspec conformance --impl "node adapter.js" -k "SURF and not empty" --maxfail 5
+  sessionspec conformance --impl "node adapter.js" --report run.jsonl --last-failed
 """
 
 from __future__ import annotations
@@ -49,6 +60,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="adapter command line (default: the reference implementation, in-process)")
     parser.add_argument("--only", metavar="AREA|REQ-ID", action="append", default=[],
                         help="run only an area (e.g. surf), a requirement (SURF-5), a family (SURF) or a case id; repeatable")
+    parser.add_argument("-k", metavar="EXPR", dest="keywords", action="append", default=[],
+                        help="run only cases a pytest-style expression selects: names (part of a case's id, area, op or "
+                             "description, or a requirement id or family) with and/or/not/(); repeatable (all must hold)")
+    parser.add_argument("--deselect", metavar="AREA|REQ-ID|ID", action="append", default=[],
+                        help="leave out an area, requirement, family or case id (as --only names them); repeatable")
+    parser.add_argument("--last-failed", metavar="REPORT.jsonl", nargs="?", const="", default=None,
+                        help="run only the cases that failed, crashed, errored or passed unexpectedly in a previous "
+                             "run's JSONL report (default: the --report file, before this run replaces it)")
+    parser.add_argument("--maxfail", metavar="N", type=int, default=None,
+                        help="stop after N failing cases (cases not yet run are left out of the report)")
+    parser.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failing case (--maxfail 1)")
     parser.add_argument("--expect", metavar="FILE", help="expectation file listing known failures (strict)")
     parser.add_argument("--list", action="store_true",
                         help="list the selected cases of the adapter's revision (id, area, requirements, description) and exit")
@@ -111,7 +133,68 @@ def _revision_cases(args: argparse.Namespace, declared: Any, corpus: list[cases_
         where = args.vectors or "the packaged corpus"
         err.write(f"sessionspec conformance: no case to run: {where} holds no case of revision {revision.id}\n")
         return None
-    return revision, selected
+    narrowed = _narrow(args, selected, err)
+    if narrowed is None:
+        return None
+    if not narrowed:
+        err.write("sessionspec conformance: no case to run: no case of the selection is left after "
+                  + ", ".join(_selection_words(args)) + "\n")
+        return None
+    return revision, narrowed
+
+
+def _selection_words(args: argparse.Namespace) -> list[str]:
+    """The narrowing options as the report header records them (after the --only selectors)."""
+    words = [f"-k {e}" for e in args.keywords] + [f"--deselect {d}" for d in args.deselect]
+    if args.last_failed is not None:
+        words.append(f"--last-failed {args.last_failed or args.report}")
+    return words
+
+
+def _narrow(args: argparse.Namespace, selected: list[cases_mod.Case], err: TextIO) -> list[cases_mod.Case] | None:
+    """Apply -k, --deselect and --last-failed to the --only selection; None after reporting a usage error."""
+    from sessionspec.conformance.selection import SelectionError, by_keywords
+
+    try:
+        selected = by_keywords(selected, args.keywords)
+    except SelectionError as exc:
+        err.write(f"sessionspec conformance: {exc}\n")
+        return None
+    for selector in args.deselect:
+        try:
+            dropped = {c.id for c in cases_mod.select(selected, [selector])}
+        except ValueError:
+            err.write(f"sessionspec conformance: --deselect {display(selector)}: no selected case matches "
+                      "(an area, a requirement id, a family or a case id)\n")
+            return None
+        selected = [c for c in selected if c.id not in dropped]
+    if args.last_failed is not None:
+        failed = _last_failed(args.last_failed or args.report, err)
+        if failed is None:
+            return None
+        if not failed:
+            err.write("sessionspec conformance: --last-failed: the previous run had no failing case; running the "
+                      "whole selection\n")
+        else:
+            selected = [c for c in selected if c.id in failed]
+    return selected
+
+
+def _last_failed(path: str | None, err: TextIO) -> set[str] | None:
+    """The ids of the problem cases (failed, crashed, errored, xpass) of a saved report; None after an error."""
+    from sessionspec.conformance.report import InvalidReport, load_report
+    from sessionspec.conformance.results import PROBLEM_OUTCOMES
+
+    if not path:
+        err.write("sessionspec conformance: --last-failed needs the previous run's report: name it "
+                  "(--last-failed REPORT.jsonl) or give --report\n")
+        return None
+    try:
+        report = load_report(path)
+    except InvalidReport as exc:
+        err.write(f"sessionspec conformance: --last-failed: {display(str(exc)[:1000])}\n")
+        return None
+    return {c["id"] for c in report.cases if c["outcome"] in PROBLEM_OUTCOMES}
 
 
 def _expectation_file(result: Any) -> str:
@@ -143,9 +226,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.jobs < 1 or (args.fuzz != "quick" and args.fuzz < 0) or args.timeout <= 0:
-        err.write("sessionspec conformance: -j must be >= 1, --fuzz >= 0 and --timeout > 0\n")
+    if args.jobs < 1 or (args.fuzz != "quick" and args.fuzz < 0) or args.timeout <= 0 \
+            or (args.maxfail is not None and args.maxfail < 1):
+        err.write("sessionspec conformance: -j and --maxfail must be >= 1, --fuzz >= 0 and --timeout > 0\n")
         return 2
+    if args.exitfirst:
+        args.maxfail = 1
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
     try:
@@ -200,7 +286,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     bar.start("conformance", len(selected))
     try:
         result = run_cases(selected, connect, jobs=args.jobs, timeout=args.timeout, expectations=expectations,
-                           progress=lambda done, _total, _result: bar.update(done), first=first)
+                           progress=lambda done, _total, _result: bar.update(done), first=first,
+                           maxfail=args.maxfail)
     except StartupFailed as exc:
         bar.clear()
         err.write(f"sessionspec conformance: an extra adapter (-j) could not start: {exc}\n")
@@ -223,7 +310,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose, revision=revision.id,
                    command=args.impl)
     lines = report_lines(result, command=shlex.split(args.impl) if args.impl else None,
-                         selection=args.only, expectations=args.expect, revision=revision.id)
+                         selection=[*args.only, *_selection_words(args)], expectations=args.expect,
+                         revision=revision.id)
     if args.format == "github":
         from sessionspec.conformance.run_summary import SavedRun, render_github
 
