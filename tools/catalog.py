@@ -13,7 +13,10 @@ same spec always gives the same bytes.
 The output folder is --out, else the catalogs/ folder of the sessionspec
 checkout containing the current directory, else that of the checkout the
 package runs from (editable install). --check writes nothing: it prints a
-unified diff for each stale file and exits 1.
+unified diff for each stale file and exits 1. A --registry folder must pass
+`sessionspec registry check` first: one that fails it (an example not as labelled,
+an unresolvable $ref, a core namespace or $id) is refused with its located errors,
+exit 2, and nothing is written.
 
 Example:
   sessionspec catalog --check
@@ -85,6 +88,17 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from sessionspec.spec.errors import SessionSpecError
     from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions, resolve_revision
 
+    if args.registry:
+        from sessionspec.reference.json_text import display
+        from sessionspec.registry_check import check_registries
+
+        _spec, problems = check_registries(args.registry)
+        errors = [p for p in problems if p.severity == "error"]
+        if errors:
+            err.writelines(f"sessionspec catalog: {display(p.render())}\n" for p in errors)
+            err.write(f"sessionspec catalog: the registry fails `sessionspec registry check` ({len(errors)} error(s)); "
+                      "no catalog written\n")
+            return 2
     try:
         wanted = [resolve_revision(args.revision).id] if args.revision is not None else list(known_revisions())
         rendered: dict[str, str] = {}

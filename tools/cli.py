@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "conformance": ("conformance_cmd", "check an implementation against the conformance vectors"),
     "smoke": ("smoke_cmd", "a ten-second check that an adapter is wired right (handshake, one case per claimed op)"),
     "summary": ("summary_cmd", "summarise saved conformance runs for a terminal, a GitHub job summary or annotations"),
+    "registry": ("registry_cmd", "check a plugin registry (examples as labelled, schemas, ids) before publishing it"),
     "report": ("report_cmd", "render JSONL conformance reports as one self-contained HTML page"),
     "replay": ("replay_cmd", "re-run a saved conformance trace against an implementation"),
     "requirements": ("requirements_cmd", "list requirements with the vectors and properties covering them"),

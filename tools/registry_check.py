@@ -1,0 +1,158 @@
+"""What a plugin registry must hold before anything publishes it: the checks behind `registry check`.
+
+Loading a registry (`load_spec`) already refuses what cannot be merged at all (a file that is not
+JSON or not in the registry format, a schema that is not Draft 2020-12, a duplicate type or `$id`, a
+surface type, a type in the wrong file) and stops at the first such error. A registry that loads can
+still be wrong in ways only its author can fix: an example labelled valid that its schema rejects, one
+labelled invalid that validates (or fails elsewhere than its stated path), a `$ref` no loaded schema
+resolves, a `$id` or namespace that claims the core's, a requirement id the spec does not have. Each
+is a :class:`Problem` located by file and JSON pointer.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Problem", "check_registries"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of the check: ``error`` (the registry must not be published) or ``warning``."""
+
+    where: str
+    severity: str
+    message: str
+
+    def render(self) -> str:
+        return f"{self.where}: {self.severity}: {self.message}"
+
+
+def _refs(schema: Any, base: str) -> Iterator[tuple[str, str, str]]:
+    """``(pointer, $ref, absolute target)`` of every ``$ref`` in ``schema`` (iterative; ``$id`` changes the base)."""
+    from sessionspec.spec.loader import json_pointer
+
+    stack: list[tuple[Any, tuple[Any, ...], str]] = [(schema, (), base)]
+    while stack:
+        node, path, here = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$id"), str):
+                here = urllib.parse.urljoin(here, node["$id"])
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield json_pointer((*path, "$ref")), ref, urllib.parse.urljoin(here, ref)
+            stack.extend((v, (*path, k), here) for k, v in node.items() if k not in ("const", "enum", "examples", "default"))
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i), here) for i, v in enumerate(node))
+
+
+def _error_summary(errors: Sequence[Any]) -> str:
+    from sessionspec.spec.loader import json_pointer
+
+    shown = [f"{json_pointer(e.absolute_path) or '/'}: {e.message[:200]}" for e in errors[:3]]
+    return "; ".join(shown) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+
+
+def _errors(validator: Any, event: Any) -> list[Any] | str:
+    """The schema errors of an example, path-sorted, or why it cannot be validated (an unresolvable ``$ref``)."""
+    try:
+        return sorted(validator.iter_errors(event), key=lambda e: list(map(str, e.absolute_path)))
+    except Exception as exc:  # noqa: BLE001 - referencing and jsonschema raise several kinds for a broken schema
+        return f"cannot be validated: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def check_registries(directories: Sequence[str], revision: str | None = None) -> tuple[Any, list[Problem]]:
+    """Check plugin registry folders merged onto the core spec; returns the loaded spec (None when it does
+    not load) and the problems, errors first."""
+    from sessionspec.spec.errors import SessionSpecError
+    from sessionspec.spec.loader import load_spec
+
+    for directory in directories:
+        if not os.path.isdir(directory):
+            return None, [Problem(directory, "error", "not a folder (a registry is a folder with events/ and schemas/)")]
+        if not os.path.isdir(os.path.join(directory, "events")) and not os.path.isdir(os.path.join(directory, "schemas")):
+            return None, [Problem(directory, "error", "holds neither events/ nor schemas/: not a registry folder")]
+    try:
+        spec = load_spec(list(directories), revision=revision)
+    except SessionSpecError as exc:
+        where, _, message = exc.message.partition(": ")
+        return None, [Problem(where if message else "registry", "error", f"{message or exc.message} [{exc.code}]")]
+    plugin = set(spec.plugin_labels)
+    problems = [*_schema_problems(spec, plugin), *_entry_problems(spec, plugin, load_spec(revision=revision))]
+    problems.sort(key=lambda p: (p.severity != "error", p.where))
+    return spec, problems
+
+
+def _schema_problems(spec: Any, plugin: set[str]) -> Iterator[Problem]:
+    """A plugin schema's ``$id`` (absolute, outside the core's space) and its ``$ref``s (each resolves offline);
+    a schema nothing uses is a warning."""
+    from sessionspec.spec.loader import SCHEMA_BASE
+
+    resolver = spec.registry.resolver()
+    for schema_id, doc in spec.schemas.items():
+        if spec.schema_sources.get(schema_id) not in plugin:
+            continue
+        where = spec.schema_files[schema_id]
+        parsed = urllib.parse.urlsplit(schema_id)
+        if not parsed.scheme or not parsed.netloc:
+            yield Problem(f"{where}#/$id", "error", f"$id {schema_id!r} is not an absolute URI")
+        if schema_id.startswith(SCHEMA_BASE):
+            yield Problem(f"{where}#/$id", "error", f"$id {schema_id!r} is in the core's space ({SCHEMA_BASE}); "
+                                                    "a plugin's schemas need an $id of its own domain")
+        for pointer, ref, target in _refs(doc, schema_id):
+            try:
+                resolver.lookup(target)
+            except Exception as exc:  # noqa: BLE001 - referencing raises several unresolvable kinds
+                yield Problem(f"{where}#{pointer}", "error", f"$ref {ref!r} resolves to nothing loaded ({type(exc).__name__})")
+    used = {entry["payloadSchema"] for entry in spec.events.values()}
+    used |= {target.split("#")[0] for other_id, other in spec.schemas.items() for _, _, target in _refs(other, other_id)}
+    for schema_id in spec.schemas:
+        if spec.schema_sources.get(schema_id) in plugin and schema_id not in used:
+            yield Problem(spec.schema_files[schema_id], "warning",
+                          f"schema {schema_id!r} is neither a payload schema nor referenced by one")
+
+
+def _entry_problems(spec: Any, plugin: set[str], core: Any) -> Iterator[Problem]:
+    """A plugin entry's namespace (not the core's), requirements (known) and examples (as labelled)."""
+    core_namespaces = {t.split("/", 1)[0] for t in core.events}
+    validator = spec.event_validator()
+    for event_type, entry in spec.events.items():
+        source = spec.event_sources.get(event_type)
+        if source not in plugin:
+            continue
+        namespace = event_type.split("/", 1)[0]
+        where = f"{source}/events/{namespace}.json[{event_type}]"
+        if namespace in core_namespaces:
+            yield Problem(where, "error", f"namespace {namespace!r} is the core's: a plugin's types need a namespace "
+                                          "of their own")
+        for req in entry.get("requirements", ()):
+            if req not in spec.requirements:
+                yield Problem(f"{where}#/requirements", "error", f"requirement {req!r} is not in this revision")
+        for label in ("valid", "invalid"):
+            for index, example in enumerate(entry["examples"][label]):
+                problem = _example_problem(validator, event_type, label, example)
+                if problem:
+                    yield Problem(f"{where}#/examples/{label}/{index}", "error", problem)
+
+
+def _example_problem(validator: Any, event_type: str, label: str, example: Any) -> str | None:
+    """Why an example is not what its label says, or None."""
+    from sessionspec.spec.loader import json_pointer
+
+    event = example["event"]
+    if event.get("type") != event_type:
+        return f"the example's type {event.get('type')!r} is not {event_type!r}"
+    errors = _errors(validator, event)
+    if isinstance(errors, str):
+        return errors
+    if label == "valid":
+        return f"labelled valid, but it fails: {_error_summary(errors)}" if errors else None
+    if not errors:
+        return f"labelled invalid ({example['reason']}), but it validates"
+    if example["path"] not in {json_pointer(e.absolute_path) for e in errors}:
+        return f"labelled invalid at {example['path'] or '/'}, but it fails elsewhere: {_error_summary(errors)}"
+    return None
