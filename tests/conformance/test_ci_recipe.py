@@ -16,7 +16,7 @@ RECIPE = ROOT / "docs" / "ci.md"
 
 def workflow() -> str:
     text = RECIPE.read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)
     assert len(blocks) == 1, "docs/ci.md holds one workflow"
     return blocks[0]
 
