@@ -60,8 +60,7 @@ def _unit(path: str, session: str | None, err: TextIO | None = None, command: st
     if problem is not None:
         raise _Failure(problem, 2)
     if len(units) != 1:
-        ids = ", ".join(u.name.rpartition("#")[2] for u in units[:10]) or "none"
-        raise _Failure(f"{path}: the store holds {len(units)} sessions ({ids}); pick one with --session", 2)
+        raise _Failure(_session_list(path, units), 2)
     unit = units[0]
     if err is not None:
         err.writelines(f"sessionspec {command}: note: {json_text.display(unit.name)}: {note}\n" for note in unit.notes)
@@ -69,6 +68,21 @@ def _unit(path: str, session: str | None, err: TextIO | None = None, command: st
     if unit.unreadable or errors:
         raise _Failure("cannot read the stored session:\n  " + (errors or "no readable content"))
     return unit
+
+
+_LISTED_SESSIONS = 50
+
+
+def _session_list(path: str, units: list[Unit]) -> str:
+    """A store of several sessions and no --session: its session ids (JSON-quoted, so any id reads
+    unambiguously and can be pasted into --session), and how to pick one."""
+    if not units:
+        return f"{path}: the store holds no session"
+    ids = [u.name[len(path) + 1:] if u.name.startswith(path + "#") else u.name.rpartition("#")[2] for u in units]
+    shown = "\n".join(f"  {json.dumps(i, ensure_ascii=False)}" for i in ids[:_LISTED_SESSIONS])
+    more = f"\n  ... and {len(ids) - _LISTED_SESSIONS} more" if len(ids) > _LISTED_SESSIONS else ""
+    return (f"{path}: the store holds {len(ids)} sessions; pick one with --session ID "
+            f"(e.g. --session {json.dumps(ids[0], ensure_ascii=False)}):\n{shown}{more}")
 
 
 def _load(path: str, session: str | None = None, err: TextIO | None = None, command: str = ""
@@ -246,7 +260,9 @@ def _command(fn: Any) -> Any:
 def _file_arg(parser: argparse.ArgumentParser, name: str) -> None:
     parser.add_argument("file", metavar="FILE", help="a JSONL artifact (raw or zstd-framed), a SQLite session "
                         "store, or a JSON array of events ('-' = stdin); the form is read from the content")
-    parser.add_argument("--session", metavar="ID", help="the session to read from a SQLite store of several")
+    parser.add_argument("--session", metavar="ID",
+                        help="the session to read from a SQLite store of several; without it such a store's session "
+                             "ids are listed and the command exits 2")
     parser.set_defaults(_name=name)
 
 

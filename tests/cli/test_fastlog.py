@@ -349,7 +349,12 @@ def test_a_plugin_registry_gets_its_own_types_and_stays_exact(write):
     good = write("ping.jsonl", jsonl(events))
     assert check_clean(Path(good).read_bytes(), good, "schema", plugin) is not None
     assert cli("validate", "--registry", str(PLUGIN), good).code == 0
-    assert cli("validate", good).code == 0  # unknown to the core: envelope only
+    # Unknown to the core: envelope only, and a warning naming the type (once), which fails by default
+    unknown = cli("validate", "--format", "json", good)
+    assert unknown.code == 1 and [(f["code"], f["severity"], f["seq"]) for f in unknown.json["files"][0]["findings"]] \
+        == [("EVENT_TYPE_UNREGISTERED", "warning", 11)]
+    assert "'acme/ping'" in unknown.json["files"][0]["findings"][0]["message"]
+    assert cli("validate", "--fail-on", "error", good).code == 0
     ping["data"]["target"]["port"] = 70000
     bad = write("ping-bad.jsonl", jsonl(events))
     assert check_clean(Path(bad).read_bytes(), bad, "schema", plugin) is None

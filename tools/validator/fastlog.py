@@ -823,6 +823,8 @@ class _Pass:
             payload = value["data"]
             self.open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
             self.turn_line = index
+        if self.generic is not None and tag not in self.by_tag:
+            raise _GiveUp  # a type in no registry: the exact path warns (EVENT_TYPE_UNREGISTERED)
         if not checked and self.generic is not None and not self.by_tag.get(tag, self.generic)(value):  # type: ignore[arg-type]
             raise _GiveUp  # schema
         if tag in _SURFACE or "surfaceOp" in value or "sourceEventSeqs" in value:
