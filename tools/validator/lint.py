@@ -309,7 +309,7 @@ class Checker:
         earlier = self._earlier_schemas() if stored is not None and compiled is not None else None
         kept: dict[str, int] = {}
         # A type in no registry passes the schema with its envelope only: said once per type (a warning).
-        registered = (frozenset(self.schemas.spec.events) | self.extra_types) if compiled is not None else None
+        registered = (frozenset(self.schemas.spec.events) | self.extra_types) if self.schemas is not None else None
         unregistered: set[str] = set()
         for i, event in enumerate(events):
             if progress is not None and i % tick == 0:
@@ -347,13 +347,7 @@ class Checker:
             # JSONL-12: the load path refuses legacy vocabulary before seeding; then what it refuses as it
             # reads the records (JSONL-14, JSONL-15).
             etype = event.get("type") if is_dict else None
-            if registered is not None and type(etype) is str and etype not in registered and refusal is None \
-                    and etype not in _LEGACY_TYPES and etype not in unregistered:
-                unregistered.add(etype)
-                log.add(Finding("EVENT_TYPE_UNREGISTERED", None, f"event type {etype!r} is in no registry loaded "
-                                "(the core's or a --registry folder): only its envelope is checked, its payload is "
-                                "not; give the plugin's registry with --registry DIR", line=line, seq=seq_int,
-                                pointer=base + "/type", severity=WARNING))
+            self._unregistered(log, registered if refusal is None else None, unregistered, etype, line, seq_int, base)
             if jsonl and is_dict and (refusal is not None or etype in _LEGACY_TYPES
                                       or (etype == "request/header" and _is_legacy(event))):
                 self._reject(_legacy_finding(etype, line, seq_int, base) if _is_legacy(event)
@@ -395,6 +389,18 @@ class Checker:
             log.kept_as_stored = kept
         if jsonl and events:
             self.check_crash_tail(log)
+
+    @staticmethod
+    def _unregistered(log: LoadedLog, registered: frozenset[str] | None, warned: set[str], etype: Any,
+                      line: int | None, seq: int | None, base: str) -> None:
+        """EVENT_TYPE_UNREGISTERED, once per type: a type no loaded registry declares passes with its envelope only
+        (``registered`` None: no registry at this level, or the load path refused the record already)."""
+        if registered is None or type(etype) is not str or etype in registered or etype in _LEGACY_TYPES or etype in warned:
+            return
+        warned.add(etype)
+        log.add(Finding("EVENT_TYPE_UNREGISTERED", None, f"event type {etype!r} is in no registry loaded (the core's "
+                        "or a --registry folder): only its envelope is checked, its payload is not; give the plugin's "
+                        "registry with --registry DIR", line=line, seq=seq, pointer=base + "/type", severity=WARNING))
 
     def _invalid_event(self, compiled: Any, earlier: Any, kept: dict[str, int], event: Any, line: int | None,
                        seq: int | None, base: str) -> None:
