@@ -63,6 +63,20 @@ def _camel(column: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+class PlaintextBudget:
+    """What the zstd ``data`` of one store may still inflate to, shared by all its rows (ZSTD-4 per store, not per
+    row: the larger of 256 MiB and 1024 x the file's size, `zstd_frames.plaintext_budget`)."""
+
+    __slots__ = ("left", "total")
+
+    def __init__(self, total: int) -> None:
+        self.total = self.left = total
+
+
+class _PastBudget(Exception):
+    """A row's zstd ``data`` would pass what is left of its store's budget (not a row defect: the read stops)."""
+
+
 class JsonTextRows:
     """The pinned row codec: one row per event, ``data`` and the surface fields as JSON text."""
 
@@ -78,7 +92,7 @@ class JsonTextRows:
                  json_text.dumps(e["surfaceOp"]) if "surfaceOp" in e else None)
                 for e in events]
 
-    def decode(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+    def decode(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]] | None:
         event = row_to_event(row)
         return None if event is None else [event]
 
@@ -164,16 +178,29 @@ class PhysicalRows(JsonTextRows):
         first seq past the prefix (overlapping a packed row's members), and the deletion must include it."""
         return int(row[0])
 
-    def _text(self, value: Any, bound: int | None) -> str:
+    def _text(self, value: Any, bound: int | None, budget: PlaintextBudget | None) -> str:
         if type(value) is str:
             return value
         if type(value) is not bytes:
             raise ValueError("data is neither text nor a blob")
         from .zstd_frames import decompress, plaintext_budget
 
-        return decompress(value, bound if bound is not None else plaintext_budget(len(value))).decode("utf-8")
+        limit = bound if bound is not None else plaintext_budget(len(value))
+        if budget is not None and budget.left < limit:
+            try:
+                text = decompress(value, budget.left)
+            except CompressedArtifactError as error:
+                if error.code == "ZSTD_TOO_LARGE":
+                    raise _PastBudget from None
+                raise
+            budget.left -= len(text)
+            return text.decode("utf-8")
+        text = decompress(value, limit)
+        if budget is not None:
+            budget.left -= len(text)
+        return text.decode("utf-8")
 
-    def decode(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+    def decode(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]] | None:
         seq, etype, time, data, sources, surface_op, ignorable = row
         if (type(seq) is not int or seq < 0 or type(etype) is not str or type(time) is not int
                 or (ignorable is not None and ignorable not in (0, 1))):
@@ -183,13 +210,13 @@ class PhysicalRows(JsonTextRows):
                 spec = chunk_rows.row_spec({"type": etype})
                 if spec is None or sources is not None or surface_op is not None:
                     return None
-                text = self._text(data, self.max_bytes)
+                text = self._text(data, self.max_bytes, budget)
                 if len(text.encode("utf-8")) > self.max_bytes:
                     return None
                 value = {"type": etype, "seq0": seq, "time0": time, "data": json_text.loads(text)}
                 return chunk_rows.expand_row(value, spec)
             event: dict[str, Any] = {"type": etype, "seq": seq, "time": time,
-                                     "data": json_text.loads(self._text(data, None))}
+                                     "data": json_text.loads(self._text(data, None, budget))}
             if sources is not None:
                 if type(sources) is not bytes:
                     return None
@@ -504,6 +531,14 @@ class SqliteStore:
         self.notes: list[str] = []
         """What opening did that a reader should know (a hot journal recovered on a private copy)."""
         self._private: tuple[str, str] | None = None
+        from .zstd_frames import plaintext_budget
+
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        self.budget = PlaintextBudget(plaintext_budget(size))
+        """What the zstd ``data`` of all the rows read through this handle may inflate to, together (ZSTD-4)."""
 
     # ------------------------------------------------------------ opening
 
@@ -706,6 +741,18 @@ class SqliteStore:
         """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
         return self._query(self.layout.select_events, (session_id,))
 
+    def decode_row(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+        """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget;
+        ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
+        try:
+            return self.layout.rows.decode(row, self.budget)
+        except _PastBudget:
+            rule = constants()["zstd"]["plaintextBudget"]
+            raise _error(f"the zstd data of the store's rows inflates past its plaintext budget of {self.budget.total} "
+                         f"bytes (the larger of {rule['floorBytes']} and {rule['ratio']} x the file's size, for all rows "
+                         f"together) at the row of seq {row[0]!r}: a decompression bomb?", "ZSTD_TOO_LARGE", "ZSTD-4",
+                         self.path) from None
+
     def revision(self, session_id: str) -> str:
         """A token that changes with every mutating transaction on the session (SQLITE-6)."""
         rows = self._query("SELECT incarnation, revision FROM sessions WHERE id = ?", (session_id,))
@@ -723,7 +770,7 @@ class SqliteStore:
         """
         header = self.header(session_id)
         rows = self.rows(session_id)
-        decoded = [self.layout.rows.decode(row) for row in rows]
+        decoded = [self.decode_row(row) for row in rows]
         last_end = max((i for i, evs in enumerate(decoded) if evs is not None and any(e["type"] == "turn/end"
                                                                                       for e in evs)), default=-1)
         preserved: list[dict[str, Any]] = []

@@ -192,6 +192,8 @@ def _row_lines(row: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], list[di
 
     try:
         events = decode(row)
+    except SqliteStoreError:  # the store's budget spent: the read stops (not one row's defect)
+        raise
     except (SessionSpecError, ValueError):
         events = None
     if events is not None:
@@ -277,7 +279,7 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
 
     name = f"{path}#{session_id}"
     header = store.header(session_id)
-    lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.layout.rows.decode)]
+    lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.decode_row)]
     data = header_bytes(header) + b"".join(text + b"\n" for _, text in lines)
     seqs = [seq for seq, _ in lines]
 

@@ -255,7 +255,10 @@ def _candidates() -> re.Pattern[bytes]:
                     | set(outside))
     types = b"|".join(re.escape(t.encode()) for t in wanted)
     prefix = re.escape(_PREFIX)
-    return re.compile(b"\\n(?:" + prefix + b"(?:(?:" + types + rb')"|[^"\n]*\\)|(?!' + prefix + b"))")
+    # a run of lines of white space only holds nothing to parse: it is one match (group `blank`, consumed whole,
+    # possessively), so a million blank lines are one C-speed step, not a failed match attempt per line
+    return re.compile(b"\\n(?:(?P<blank>(?:[ \t\r]*+\n)++)|" + prefix + b"(?:(?:" + types + rb')"|[^"\n]*\\)|(?!'
+                      + prefix + b"))")
 
 
 def detect_in_blocks(blocks: Iterable[bytes], *, by_seq: bool = False) -> Detection:
@@ -300,9 +303,15 @@ def _candidate_lines(blocks: Iterable[bytes]) -> Iterator[tuple[_LazyLine, bytes
 def _picked(pattern: re.Pattern[bytes], chunk: bytes, before: int) -> Iterator[tuple[_LazyLine, bytes]]:
     """The picked lines of ``chunk`` (whole lines, each ending in a newline), numbered after ``before``."""
     led = b"\n" + chunk
-    for match in pattern.finditer(led):
+    search = pattern.search
+    pos = 0
+    while (match := search(led, pos)) is not None:
+        if match.start("blank") >= 0:
+            pos = match.end() - 1  # the newline before the line after the run
+            continue
         start = match.start() + 1
         end = led.find(b"\n", start)
+        pos = match.end() if match.end() > match.start() + 1 else start
         if end > start:
             yield _LazyLine(led, start - 1, before), led[start:end]
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -220,6 +221,43 @@ class _Hole:
 
 
 _EMPTY = _Hole("empty line")  # shared: a file of blank lines holds one object, not one per line
+
+
+class _Blanks(_Hole):
+    """A run of ``count`` (> 1) blank lines, held as one entry: an artifact that inflates to millions of
+    blank lines costs one entry and one C-speed scan, not a list slot and a Python step per line."""
+
+    __slots__ = ("count",)
+
+    def __init__(self, count: int) -> None:
+        super().__init__(_EMPTY.reason)
+        self.count = count
+
+
+#: whole lines of white space from a blank line on (one character class: matched at C speed, no stack per line)
+_BLANK_RUN = re.compile(rb"[ \t\r\n]*\n")
+_SPACE = frozenset(b" \t\r")
+
+
+class _LineMap:
+    """Entry index -> file line, where a `_Blanks` entry stands for several lines (none: line = i + start + 1)."""
+
+    __slots__ = ("at", "extra", "start")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.at: array[int] = array("q")  # entry indices of the runs, ascending
+        self.extra: array[int] = array("q")  # lines the runs up to and including this one add
+
+    def add_run(self, index: int, count: int) -> None:
+        self.at.append(index)
+        self.extra.append((self.extra[-1] if self.extra else 0) + count - 1)
+
+    def line(self, i: int) -> int:
+        if not self.at:
+            return i + self.start + 1
+        k = bisect.bisect_left(self.at, i)
+        return i + self.start + 1 + (self.extra[k - 1] if k else 0)
 
 
 def _excerpt(raw: bytes) -> str:
@@ -462,20 +500,36 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
         return
     first_end = data.find(b"\n")
     start = 0 if _read_header(data[:first_end], log) else 1
-    decoded: list[Any] = [None] * (count - start)
+    decoded: list[Any] = []  # one entry a line, a run of blank lines one (not preallocated per line)
+    append = decoded.append
+    lines = _LineMap(start)
     tick = max(1, count // 200)
     found: list[Finding] = []
     pos = 0 if start == 0 else first_end + 1
-    for i in range(start, count):
+    i = start  # the line index; entry i - start - (lines the runs before it add)
+    entry = 0
+    next_tick = 0
+    while i < count:
         at = pos
         pos = data.find(b"\n", at) + 1
         raw = data[at : pos - 1]
         number = i + 1
-        if progress is not None and i % tick == 0:
+        if progress is not None and i >= next_tick:
             progress(i)
-        if not raw or raw == b"\r":
-            decoded[i - start] = _EMPTY
-            continue
+            next_tick = i + tick
+        if not raw or raw[0] in _SPACE:
+            end = _BLANK_RUN.match(data, at)  # None when the line holds more than white space
+            if end is not None:  # lines of white space only (a loader's empty line): one entry for the run
+                blank = data.count(b"\n", at, end.end())
+                if blank > 1:
+                    lines.add_run(entry, blank)
+                    append(_Blanks(blank))
+                    pos = end.end()
+                else:
+                    append(_EMPTY)
+                i += blank
+                entry += 1
+                continue
         value = parse_line(raw, number, found)
         if found:
             if any(f.code == "JSON_NOT_LOSSLESS" and not is_negative_zero(f) for f in found):
@@ -491,11 +545,13 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
             found.clear()
         if type(value) is dict:  # the common record: kept as it is unless it is a row or a header
             tag = value.get("type")
-            decoded[i - start] = value if type(tag) is not str or (tag not in _ROW_TYPES and tag != _HEADER_TYPE) \
-                else _decoded(value, number, log)
+            append(value if type(tag) is not str or (tag not in _ROW_TYPES and tag != _HEADER_TYPE)
+                   else _decoded(value, number, log))
         else:
-            decoded[i - start] = _decoded(value, number, log)
-    _emulate_loader(log, decoded, start, fragment)
+            append(_decoded(value, number, log))
+        i += 1
+        entry += 1
+    _emulate_loader(log, decoded, start, fragment, lines=lines)
 
 
 def _decoded(value: Any, number: int, log: LoadedLog) -> Any:
@@ -550,7 +606,8 @@ def _past_commit(committed_line: int | None) -> str:
     return f"after the last turn/end at line {committed_line}"
 
 
-def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False) -> None:
+def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False,
+                    lines: _LineMap | None = None) -> None:
     """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering; keep going where a
     loader would stop, except at a torn tail (`_Numbering` resynchronises after a misnumbered record)."""
     last_turn_end = len(decoded) - 1 if array else -1  # a JSON array has no torn tail
@@ -561,19 +618,23 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
         ):
             last_turn_end = i
             break
-    committed_line = last_turn_end + start + 1 if last_turn_end >= 0 else None
-    numbering = _Numbering(log, decoded, start, array)
+    lines = lines or _LineMap(start)
+    line_of = lines.line
+    committed_line = line_of(last_turn_end) if last_turn_end >= 0 else None
+    last_line = line_of(len(decoded)) - 1  # the last complete line
+    numbering = _Numbering(log, decoded, lines, array)
     numbering.past_commit = _past_commit(committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
     for i, entry in enumerate(decoded):
-        number = i + start + 1
+        number = line_of(i)
         if isinstance(entry, _Hole):
             if number in log.bad_event_lines and i <= last_turn_end:
                 continue  # already reported with its own finding
             if i <= last_turn_end:
+                last = number + entry.count - 1 if type(entry) is _Blanks else number
                 if run and run[2] == number - 1 and run[3] == entry.reason:
-                    run[2] = number  # one finding per run (a megabyte of blank lines is one defect)
-                    run[0].message = (f"{number - run[1] + 1} unreadable lines (lines {run[1]}-{number}) inside the "
+                    run[2] = last  # one finding per run (a megabyte of blank lines is one defect)
+                    run[0].message = (f"{last - run[1] + 1} unreadable lines (lines {run[1]}-{last}) inside the "
                                       f"committed region (which ends at the turn/end on line {committed_line}): "
                                       f"{entry.reason}; a loader rejects the whole file")
                     continue
@@ -585,10 +646,14 @@ def _emulate_loader(log: LoadedLog, decoded: list[Any], start: int, fragment: by
                     line=number,
                     column=entry.column,
                 )
+                if last > number:
+                    finding.message = (f"{last - number + 1} unreadable lines (lines {number}-{last}) inside the "
+                                       f"committed region (which ends at the turn/end on line {committed_line}): "
+                                       f"{entry.reason}; a loader rejects the whole file")
                 log.add(finding)
-                run = [finding, number, number, entry.reason]
+                run = [finding, number, last, entry.reason]
                 continue
-            dropped = len(decoded) - i - 1
+            dropped = last_line - number
             if number in log.bad_event_lines:  # a loader drops the line unread: the torn tail is the one finding
                 log.findings[:] = [f for f in log.findings if f.line != number or f.code not in _HOLE_CODES]
             log.add(
@@ -643,8 +708,9 @@ class _Numbering:
     the invariants see the log in seq order. The state kept is bounded (`_GAPS` entries each).
     """
 
-    def __init__(self, log: LoadedLog, decoded: list[Any], start: int, array: bool) -> None:
-        self.log, self.decoded, self.start, self.array = log, decoded, start, array
+    def __init__(self, log: LoadedLog, decoded: list[Any], lines: _LineMap, array: bool) -> None:
+        self.log, self.decoded, self.array = log, decoded, array
+        self.line_of = lines.line
         self.past_commit = _past_commit(None)  # where the uncommitted tail is, for its findings
         self.expected = 0
         self.placed: set[tuple[int, int]] = set()  # records of a reordered block placed ahead of their turn
@@ -655,12 +721,12 @@ class _Numbering:
         self.repeated: list[Any] | None = None  # [next seq of a repeated run, its length, finding, message]
 
     def _where(self, i: int) -> str:
-        return f"index {i}" if self.array else f"line {i + self.start + 1}"
+        return f"index {i}" if self.array else f"line {self.line_of(i)}"
 
     def _place(self, event: Any, i: int) -> None:
         log = self.log
         log.events.append(event)
-        log.event_lines.append(None if self.array else i + self.start + 1)
+        log.event_lines.append(None if self.array else self.line_of(i))
         log.event_pointers.append(f"/{i}" if self.array else "")
 
     def _finding(self, i: int, seq: Any, message: str, severity: str = ERROR) -> Finding:
@@ -675,7 +741,7 @@ class _Numbering:
                                   "inside the committed region: a loader rejects the whole file"
                                   if severity == ERROR else
                                   f"{self.past_commit}: a loader stops here and drops the rest of the file"
-                              ) + message, line=i + self.start + 1, seq=seq if type(seq) is int else None,
+                              ) + message, line=self.line_of(i), seq=seq if type(seq) is int else None,
                               pointer="/seq", severity=severity)
         self.log.add(finding)
         return finding
@@ -716,7 +782,7 @@ class _Numbering:
         self.expected = expected
         self.repeated = None  # records in place end a run of repeated seqs
         log = self.log
-        where = None if self.array else i + self.start + 1
+        where = None if self.array else self.line_of(i)
         pointer = f"/{i}" if self.array else ""
         if count == 1:
             log.events.append(records[0])
@@ -856,7 +922,7 @@ class _Numbering:
         index, other, j, finding = taken
         log = self.log
         log.events[index] = event
-        log.event_lines[index] = None if self.array else i + self.start + 1
+        log.event_lines[index] = None if self.array else self.line_of(i)
         log.event_pointers[index] = f"/{i}" if self.array else ""
         self._place(other, j)
         self.expected += 1
@@ -907,7 +973,7 @@ class _Numbering:
             at = gap[4] + placed
             if len(log.events) - at <= _MOVED:
                 log.events.insert(at, event)
-                log.event_lines.insert(at, None if self.array else i + self.start + 1)
+                log.event_lines.insert(at, None if self.array else self.line_of(i))
                 log.event_pointers.insert(at, f"/{i}" if self.array else "")
                 gap[5].insert(placed, seq)
                 for later in self.gaps[n + 1 :]:
