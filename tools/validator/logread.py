@@ -518,13 +518,13 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
             progress(i)
             next_tick = i + tick
         if not raw or raw[0] in _SPACE:
-            end = _BLANK_RUN.match(data, at)  # None when the line holds more than white space
-            if end is not None:  # lines of white space only (a loader's empty line): one entry for the run
-                blank = data.count(b"\n", at, end.end())
+            run = _BLANK_RUN.match(data, at)  # None when the line holds more than white space
+            if run is not None:  # lines of white space only (a loader's empty line): one entry for the run
+                blank = data.count(b"\n", at, run.end())
                 if blank > 1:
                     lines.add_run(entry, blank)
                     append(_Blanks(blank))
-                    pos = end.end()
+                    pos = run.end()
                 else:
                     append(_EMPTY)
                 i += blank
