@@ -109,8 +109,38 @@ process.on('unhandledRejection', (reason) => {
 
 // -- the package under test ------------------------------------------------------
 
-// The install to load from: a release folder (argument or DSH_SESSION_PREFIX), else the adapter's own.
-const PREFIX = process.argv[2] ?? process.env.DSH_SESSION_PREFIX
+// The install to load from. `--target upstream-2f74ac98ba`: upstream's source at that commit, built by
+// ../upstream-source/build.mjs into ../upstream-source/build/ (its packages, its vendored cordis);
+// otherwise a release folder (argument or DSH_SESSION_PREFIX), else the adapter's own npm install.
+const ARGS = process.argv.slice(2)
+const targetAt = ARGS.indexOf('--target')
+const TARGET_NAME = targetAt === -1 ? 'npm' : ARGS.splice(targetAt, 2)[1]
+const UPSTREAM_BUILD = fileURLToPath(new URL('../upstream-source/build/', import.meta.url))
+const UPSTREAM_HINT = 'npm ci --prefix conformance/adapters/upstream-source && node conformance/adapters/upstream-source/build.mjs --git-dir PATH/TO/deepseek-harness.git'
+/** What is loaded: the packages' folder, cordis's package name, the format revision of a source build. */
+const TARGET = (() => {
+  if (TARGET_NAME === 'npm') return { name: 'npm', prefix: ARGS[0] ?? process.env.DSH_SESSION_PREFIX, cordis: '@deepseek-ai/cordis', hint: INSTALL_HINT }
+  const match = /^upstream-([0-9a-f]{7,40})$/.exec(TARGET_NAME ?? '')
+  if (!match) {
+    console.error(`[adapter] unknown --target ${JSON.stringify(TARGET_NAME)} (npm, or upstream-<commit> built by conformance/adapters/upstream-source/build.mjs)`)
+    process.exit(2)
+  }
+  let build = null
+  try {
+    build = JSON.parse(readFileSync(join(UPSTREAM_BUILD, 'BUILD.json'), 'utf8'))
+  } catch {}
+  const built = build !== null && build.commit.startsWith(match[1])
+  return {
+    name: TARGET_NAME,
+    prefix: UPSTREAM_BUILD,
+    cordis: 'cordis',
+    hint: UPSTREAM_HINT,
+    commit: match[1],
+    source: build,
+    missing: built ? null : `upstream's source at ${match[1]} is not built${build ? ` (the build is of ${build.commit})` : ''}; build it with: ${UPSTREAM_HINT}`,
+  }
+})()
+const PREFIX = TARGET.prefix
 const require = PREFIX === undefined
   ? createRequire(import.meta.url)
   : createRequire(resolvePath(PREFIX, 'package.json'))
@@ -119,17 +149,18 @@ const load = (specifier) => import(pathToFileURL(require.resolve(specifier)).hre
 let api = null
 let loadFailure = null
 try {
+  if (TARGET.missing) throw new Error(TARGET.missing)
   const [cordis, session, invariants, sessionInvariant, scope] = await Promise.all([
-    load('@deepseek-ai/cordis'),
+    load(TARGET.cordis),
     load(PACKAGE),
     load('@deepseek-ai/dsh-invariants'),
     load(`${PACKAGE}/invariant`),
     load('@deepseek-ai/dsh-scope'),
   ])
   const pkg = JSON.parse(readFileSync(require.resolve(`${PACKAGE}/package.json`), 'utf8'))
-  api = { Context: cordis.Context, ...session, InvariantRegistry: invariants.InvariantRegistry, InvariantError: invariants.InvariantError, sessionInvariant, createScope: scope.createScope, version: pkg.version }
+  api = { Context: cordis.Context, ...session, InvariantRegistry: invariants.InvariantRegistry ?? invariants.InvariantService, InvariantError: invariants.InvariantError, sessionInvariant, createScope: scope.createScope, version: pkg.version }
 } catch (error) {
-  loadFailure = `cannot load ${PACKAGE} and its peers (${error?.message ?? error}); install them with: ${INSTALL_HINT}`
+  loadFailure = TARGET.missing ?? `cannot load ${PACKAGE} and its peers (${error?.message ?? error}); install them with: ${TARGET.hint}`
 }
 
 /** Capabilities the package really has (see README.md for the ones it lacks). */
@@ -188,12 +219,13 @@ if (api) {
     }
     const [backend, seam] = await Promise.all([load(JSONL_PACKAGE), load('@deepseek-ai/dsh-session-persistence')])
     storage = {
-      JsonlSessionPersistence: backend.JsonlSessionPersistence,
+      // the class is SessionPersistenceJsonl in upstream's source at 2f74ac98ba
+      JsonlSessionPersistence: backend.JsonlSessionPersistence ?? backend.SessionPersistenceJsonl,
       errors: [seam.SessionFormatUnsupportedError, seam.SessionPersistenceCorruptionError].filter(Boolean),
       version: versionOf(JSONL_PACKAGE),
     }
   } catch (error) {
-    storageFailure = `cannot load ${JSONL_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
+    storageFailure = `cannot load ${JSONL_PACKAGE} (${error?.message ?? error}); install it with: ${TARGET.hint}`
   }
   if (storage && nodeSqlite) {
     try {
@@ -201,7 +233,7 @@ if (api) {
       // SCHEMA_VERSION: the one SQLite layout (`user_version`) the package writes and reads (14 in 0.0.1-rc.1)
       sqlite = { SessionPersistenceSqlite: module.SessionPersistenceSqlite, layout: module.SCHEMA_VERSION, version: versionOf(SQLITE_PACKAGE) }
     } catch (error) {
-      sqliteFailure = `cannot load ${SQLITE_PACKAGE} (${error?.message ?? error}); install it with: ${INSTALL_HINT}`
+      sqliteFailure = `cannot load ${SQLITE_PACKAGE} (${error?.message ?? error}); install it with: ${TARGET.hint}`
     }
   }
 }
@@ -218,6 +250,12 @@ const UNSUPPORTED = {
   oob: `${PACKAGE} 0.1.1-rc.2 does not export appendOutOfBand (removed upstream after the spec revision)`,
   'find-last-message-turn-end': `${PACKAGE} 0.1.1-rc.2 does not export findLastMessageTurnEnd (removed upstream after the spec revision)`,
 }
+// upstream's source at 2f74ac98ba still exports it
+if (api && typeof api.findLastMessageTurnEnd === 'function') {
+  delete UNSUPPORTED['find-last-message-turn-end']
+  CAPABILITIES.push('find-last-message-turn-end')
+}
+if (TARGET.source) UNSUPPORTED.oob = `the adapter does not drive SessionStore.appendOutOfBand of ${PACKAGE} at ${TARGET.source.commit.slice(0, 10)} yet`
 if (!HAS_ZSTD) UNSUPPORTED['zstd-read'] = NO_ZSTD
 if (!sqlite) UNSUPPORTED['sqlite-read'] = NO_SQLITE
 if (!storage) {
@@ -241,11 +279,16 @@ function messageTemplate(message) {
     .replace('<first>', '0')
 }
 
+/** The source's invariant message for an event outside a turn, of any type (see sourceCodeMap). */
+const EVERY_EVENT_ENCLOSED = 'appended outside any open turn (every event must be turn-enclosed)'
+
 /** The implementation's own code for an error it threw. */
 function implementationCode(error) {
   if (error instanceof Error && api && error instanceof api.SessionForkError) return error.code
   const name = error instanceof Error ? error.name : typeof error
-  const template = messageTemplate(error instanceof Error ? error.message : String(error))
+  let message = error instanceof Error ? error.message : String(error)
+  if (TARGET.source) message = message.replace(/^(invariant violated by "(?:[^"\\]|\\.)*": )\S+( appended outside any open turn \(every event must be turn-enclosed\))$/, '$1<type>$2')
+  const template = messageTemplate(message)
   return name === 'Error' ? template : `${name}: ${template}`
 }
 
@@ -432,6 +475,27 @@ function buildCodeMap() {
     'message has mismatched tool call ids']) {
     for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session event at seq <n> ${reason}`] = 'SEED_MESSAGE'
   }
+  if (TARGET.source) Object.assign(map, sourceCodeMap())
+  return map
+}
+
+/**
+ * The same conditions in the words of upstream's source at 2f74ac98ba (`--target upstream-2f74ac98ba`): its
+ * seam throws plain Errors (no SessionFormatUnsupportedError/SessionPersistenceCorruptionError yet), and its
+ * invariant companion says "every event" where the releases say "core execution events".
+ */
+function sourceCodeMap() {
+  const map = {
+    'seed assistant/message at index <n> lacks provider/model provenance': 'SEED_PROVENANCE',
+    'seed turn/end at index <n> uses unsupported reason-bearing aborted format': 'SEED_ABORTED_REASON',
+    'unsupported session format version <n> for "<s>" (only v<n> is supported)': 'JSONL_VERSION',
+    'session "<s>" already exists in this backend': 'SESSION_ALREADY_EXISTS',
+    'session "<s>" not found': 'PERSIST_NO_SESSION',
+  }
+  for (const type of ['request/header-delta', 'mode/set']) map[`session "<s>" contains unsupported legacy ${type} event at seq <n>`] = 'JSONL_LEGACY_EVENT'
+  map['session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>'] = 'JSONL_LEGACY_EVENT'
+  // the type is a variable part there: the rule holds for every type (implementationCode writes it <type>)
+  map[`${INVARIANT_PREFIX}<type> ${EVERY_EVENT_ENCLOSED}`] = 'INV_NO_OPEN_TURN'
   return map
 }
 
@@ -617,6 +681,8 @@ function sessionState(session) {
 
 /** `Session.create(id, seed, header)` from a sessionInput (without its appends). */
 function newSession(input) {
+  // upstream's source at 2f74ac98ba has the constructor only (Session.create came with the 0.1.x releases)
+  if (typeof api.Session.create !== 'function') return impl(() => new api.Session(input.id ?? 's', input.seed, input.header))
   return impl(() => api.Session.create(input.id ?? 's', input.seed, input.header))
 }
 
@@ -880,19 +946,32 @@ async function persistenceStep(kind, backend, root, headers, step) {
     case 'inspect': {
       // §6a's inspect is the stored prefix without repair: the seam's `readFrom(id, 0)` ("detached and
       // non-mutating"). Its `inspect` is another view: the load path's in-memory repair, uncommitted.
-      const seen = await implAsync(() => backend.readFrom(step.id, 0))
+      // At 2f74ac98ba the seam has no readFrom and its `inspect` is that stored prefix ("without repairing").
+      const seen = await implAsync(() => storedPrefix(backend, step.id))
       return { header: seen.meta, events: [...seen.events] }
     }
     case 'list':
       return { ids: (await implAsync(() => backend.list())).map((header) => header.id).sort() }
     case 'revision': {
       // the seam's readStoredRevision resolves undefined when nothing is stored (PERSIST-11): `null` on the wire
-      const revision = await implAsync(() => backend.readStoredRevision(step.id))
+      const revision = await implAsync(() => storedRevision(backend, step.id))
       return { revision: revision === undefined ? null : String(revision) }
     }
     default:
       throw new ScriptError(`unknown persistence step ${JSON.stringify(step.do)}`)
   }
+}
+
+/** The stored prefix without repair: `readFrom(id, 0)` of the 0.1.x seam, `inspect(id)` of the seam at 2f74ac98ba. */
+function storedPrefix(backend, id) {
+  return typeof backend.readFrom === 'function' ? backend.readFrom(id, 0) : backend.inspect(id)
+}
+
+/** The change token: `readStoredRevision(id)` of the 0.1.x seam, the session's `listSnapshots()` entry at 2f74ac98ba. */
+async function storedRevision(backend, id) {
+  if (typeof backend.readStoredRevision === 'function') return backend.readStoredRevision(id)
+  // a session with nothing stored has no snapshot: undefined, as readStoredRevision returns for it
+  return (await backend.listSnapshots()).find((entry) => entry.header.id === id)?.revision
 }
 
 /** A published backend of `kind` on an existing location `root`, plugged into its own store context. */
@@ -959,7 +1038,7 @@ async function liveScenario(kind, root, steps) {
           const out = {}
           const headers = await implAsync(() => reader.backend.list())
           for (const id of headers.map((header) => header.id).sort()) {
-            const seen = await implAsync(() => reader.backend.readFrom(id, 0))
+            const seen = await implAsync(() => storedPrefix(reader.backend, id))
             out[id] = { header: seen.meta, events: [...seen.events] }
           }
           return { sessions: out }
@@ -1014,13 +1093,21 @@ const handlers = {
     if (loadFailure) throw new Error(loadFailure)
     return {
       protocolVersion: PROTOCOL_VERSION,
-      implementation: {
-        name: PACKAGE,
-        version: api.version,
-        language: `typescript (compiled; ${RUNTIME})`,
-        homepage: 'https://www.npmjs.com/package/@deepseek-ai/dsh-session',
-      },
-      specRevision: api.version,
+      implementation: TARGET.source
+        ? {
+            name: `${PACKAGE} (source)`,
+            version: `${api.version}+${TARGET.source.commit.slice(0, 10)}`,
+            language: `typescript (built from source by esbuild ${TARGET.source.esbuild}; ${RUNTIME})`,
+            homepage: `https://github.com/deepseek-ai/deepseek-harness/tree/${TARGET.source.commit}/packages/core/session`,
+          }
+        : {
+            name: PACKAGE,
+            version: api.version,
+            language: `typescript (compiled; ${RUNTIME})`,
+            homepage: 'https://www.npmjs.com/package/@deepseek-ai/dsh-session',
+          },
+      // a source build follows the format of its commit; a release declares its version (spec/revisions.json maps it)
+      specRevision: TARGET.source ? TARGET.source.commit.slice(0, 10) : api.version,
       ...(sqlite && Number.isInteger(sqlite.layout) ? { sqliteLayout: sqlite.layout } : {}),
       capabilities: CAPABILITIES,
       codeMap: codeMap(),
@@ -1129,6 +1216,13 @@ const handlers = {
 
   'header-equals'(args) {
     return { equal: Boolean(impl(() => api.headerEquals(args.a, args.b))) }
+  },
+
+  /** The found event's index in the request's own list (the function returns the event). */
+  'find-last-message-turn-end'(args) {
+    const found = impl(() => api.findLastMessageTurnEnd(args.events))
+    const index = found === undefined ? -1 : args.events.indexOf(found)
+    return { index: index === -1 ? null : index }
   },
 
   'json-value'(args) {
