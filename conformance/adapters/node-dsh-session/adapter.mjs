@@ -489,11 +489,7 @@ function sourceCodeMap() {
     'seed assistant/message at index <n> lacks provider/model provenance': 'SEED_PROVENANCE',
     'seed turn/end at index <n> uses unsupported reason-bearing aborted format': 'SEED_ABORTED_REASON',
     'unsupported session format version <n> for "<s>" (only v<n> is supported)': 'JSONL_VERSION',
-    'session "<s>" already exists in this backend': 'SESSION_ALREADY_EXISTS',
-    'session "<s>" not found': 'PERSIST_NO_SESSION',
   }
-  for (const type of ['request/header-delta', 'mode/set']) map[`session "<s>" contains unsupported legacy ${type} event at seq <n>`] = 'JSONL_LEGACY_EVENT'
-  map['session "<s>" contains unsupported legacy request/header reason "<s>" at seq <n>'] = 'JSONL_LEGACY_EVENT'
   // the type is a variable part there: the rule holds for every type (implementationCode writes it <type>)
   map[`${INVARIANT_PREFIX}<type> ${EVERY_EVENT_ENCLOSED}`] = 'INV_NO_OPEN_TURN'
   return map
