@@ -456,7 +456,8 @@ def _matrix(runs: Sequence[RunView], tags: Sequence[str], requirements: Mapping[
         reqs_by_family.setdefault(_family_of(r, requirements), []).append(r)
 
     head = "".join(f'<th scope="col"><a href="#run-{i}">{i}. {esc(run.name)}</a> <span class="ver">{esc(run.version)}'
-                   + (f" ({esc(tag)})" if tag else "") + "</span></th>"
+                   + (f" ({esc(tag)})" if tag else "") + "</span>"
+                   + f' <span class="rev">revision {esc(_cap(_scalar_text(_run_revision(run)), 80))}</span></th>'
                    for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
     body = []
     for fam in order:
@@ -599,6 +600,9 @@ def _replay(parts: Sequence[str]) -> str:
     return f'<h5>Replay</h5><pre class="cmd"><code>{esc(shlex.join(parts))}</code></pre>'
 
 
+_GENERIC_DIFF = re.compile(r"result differs in [0-9]+ place\(s\)")
+
+
 def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_index: Mapping[str, int],
                requirements: Mapping[str, Mapping[str, Any]]) -> str:
     outcome = str(case.get("outcome"))
@@ -612,8 +616,13 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
                        _cap(message, 500), label]).lower()
     css, _ = _status({outcome: 1})
     body = []
-    if message:
-        body.append(f'<h5>Adapter\'s message</h5><pre class="msg">{esc(_cap(message, _MAX_TEXT))}</pre>')
+    reply = case.get("reply")
+    own = _scalar_text(reply.get("message")) if isinstance(reply, dict) and reply.get("message") is not None else ""
+    if own:  # what the adapter itself said (a rejection's or an error's message)
+        body.append(f'<h5>Adapter\'s message</h5><pre class="msg">{esc(_cap(own, _MAX_TEXT))}</pre>')
+    if message and message != own and not (_GENERIC_DIFF.fullmatch(message) and case.get("diff")):
+        # the harness's verdict; "result differs in N place(s)" adds nothing to the differences table below
+        body.append(f'<h5>Harness\'s verdict</h5><pre class="msg">{esc(_cap(message, _MAX_TEXT))}</pre>')
     crash = case.get("crash")
     if isinstance(crash, dict):
         body.append(f'<h5>Implementation crash</h5><p class="crash"><code>{esc(_cap(_scalar_text(crash.get("class")), 200))}</code>: '
@@ -746,6 +755,13 @@ def _tags(runs: Sequence[RunView]) -> list[str]:
 
 def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _run_revision(run: RunView) -> Any:
+    """The format revision a run checked (its header's ``revision``, else ``specRevision``), or "not recorded"."""
+    h = run.header
+    value = h.get("revision") if h.get("revision") is not None else h.get("specRevision")
+    return value if value is not None else "not recorded"
 
 
 def _revision_requirements(revision: Any) -> Mapping[str, Mapping[str, Any]] | None:

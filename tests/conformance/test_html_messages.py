@@ -1,0 +1,20 @@
+"""The HTML page: the revision in each run's column header; the adapter's own message, not the harness's generic one."""
+
+from __future__ import annotations
+
+import io
+
+from conformance_fakes import broken_cmd, json_case, misbehave, write_corpus
+from sessionspec import cli
+
+
+def test_column_headers_name_the_revision_and_messages_are_the_adapters(tmp_path):
+    vectors = write_corpus(tmp_path / "v", "t", [json_case(1, False, "wrong on purpose"), misbehave("errored")])
+    page = tmp_path / "run.html"
+    code = cli.run(["conformance", "--impl", broken_cmd(), "--vectors", str(vectors), "--html", str(page)],
+                   io.StringIO(), io.StringIO())
+    assert code == 1
+    html = page.read_text(encoding="utf-8")
+    assert '<span class="rev">revision 2f74ac98ba</span></th>' in html
+    assert "result differs in 1 place(s)</pre>" not in html  # the differences table says where; no generic line labelled the adapter's
+    assert "<h5>Adapter's message</h5><pre class=\"msg\">adapter bug</pre>" in html
