@@ -25,8 +25,9 @@ Machines and what they drive:
 The protocol is stateless, so every request carries its whole situation: the
 machine keeps the log on this side and re-sends it (an append request holds
 every append so far). A mismatch raises :class:`Mismatch`; Hypothesis
-shrinks the run, and the failing request of the smallest failing run, with
-the expected and the actual reply, is written as a trace (``trace.json``
+shrinks the run, then :func:`shrink_failure` shrinks the failing request's payload
+(events, entries, keys, scalars) while the same difference holds, and that
+request, with the expected and the actual reply, is written as a trace (``trace.json``
 format) that ``sessionspec replay TRACE --impl CMD`` re-runs. :data:`COVERAGE` maps each rule label to the requirement ids it
 checks (``sessionspec requirements``).
 """
@@ -66,7 +67,8 @@ from . import wire
 from .compare import judge, normalise_reply, normalise_result
 from .expectations import FuzzExpectation
 from .harness import Implementation, InProcessConnection
-from .protocol import OPS, needs_big_integers
+from .protocol import OPS, ProtocolViolation, needs_big_integers, validate_request
+from .shrink import ShrinkBudget, shrink_args
 from .trace import TraceStep, write_trace
 
 __all__ = ["COVERAGE", "MACHINES", "QUICK", "Mismatch", "QuickRun", "ReferenceBroke", "run", "run_quick"]
@@ -1026,6 +1028,8 @@ class Profile:
     shrink: bool = True
     derandomize: bool = False
     seed: int | None = None
+    content: bool = True
+    """Whether a failure's payload is shrunk too (:func:`shrink_failure`), after Hypothesis' own shrinking."""
 
 
 def _settings(profile: Profile) -> settings:
@@ -1058,6 +1062,51 @@ def rule_names(machine: type[Differential]) -> list[str]:
 
 MAX_DISTINCT = 8
 """Distinct failures a machine looks for before it stops (one Hypothesis run, shrunk, per failure)."""
+
+
+SHRINK_TRIES = 400
+"""Candidates the content pass (:func:`shrink_failure`) may try per failure (two requests each)."""
+SHRINK_SECONDS = 20.0
+"""And the seconds it may spend: a slow implementation cannot make it run away."""
+
+
+def shrink_failure(failure: _Failure, shared: _Run, *, tries: int = SHRINK_TRIES,
+                   seconds: float = SHRINK_SECONDS) -> _Failure:
+    """The failure with its failing request's payload shrunk (:mod:`.shrink`) while the difference holds:
+    the reference still answers (a result or a rejection), and the implementation still differs with
+    the same :func:`failure_key` (same rule, op, expected and actual code, differing place). The trace
+    step, message and signature are those of the smallest request reached."""
+    last = failure.steps[-1]
+    key = failure_key(failure.signature)
+    smallest: dict[str, Any] = {}
+
+    def holds(args: dict[str, Any]) -> bool:
+        try:
+            validate_request({"seq": 1, "op": last.op, "args": args})
+        except ProtocolViolation:
+            return False  # not a request the protocol allows: never a trace
+        reference = shared.reference.request(last.op, args)
+        if reference["kind"] not in ("result", "rejected"):
+            return False
+        expected = _expectation(reference, last.op, args)
+        actual = shared.impl.request(last.op, args)
+        verdict = judge(last.op, args, expected, actual, code_map=shared.impl.code_map)
+        if verdict.outcome not in ("failed", "crashed", "errored"):
+            return False
+        signature = _signature(failure.machine, failure.label, last.op, expected, actual, verdict,
+                               shared.impl.code_map)
+        if failure_key(signature) != key:
+            return False
+        details = "".join(f"\n    {d.render()}" for d in verdict.differences[:8])
+        smallest.update(step=TraceStep(last.op, args, expected, actual, note=last.note),
+                        message=f"{verdict.outcome}: {verdict.message}{details}", signature=signature)
+        return True
+
+    shrink_args(dict(last.args), holds, budget=ShrinkBudget(tries, seconds))
+    if not smallest:
+        return failure
+    return _Failure(failure.machine, failure.label, smallest["message"], [*failure.steps[:-1], smallest["step"]],
+                    smallest["signature"])
 
 
 def _save(failure: _Failure, impl: Implementation, trace_dir: Path) -> Path:
@@ -1126,6 +1175,8 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
             if key in shared.found:  # pragma: no cover - a found key never raises again
                 break
             shared.found.add(key)
+            if profile.content:
+                failure = shrink_failure(failure, shared)
             path = _save(failure, impl, trace_dir)
             out.write(f"fuzz: {name}: FAILED {failure.label}: {failure.message}\n"
                       f"fuzz: {name}: minimal trace saved to {path} (the failing request of a "
@@ -1180,7 +1231,7 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
         machines: Sequence[str] | Mapping[str, Sequence[str] | None] | None = None, steps: int | None = None,
         shrink: bool = True, derandomize: bool = False, stop_at_first: bool = False,
         known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None,
-        revision: str | None = None) -> list[dict[str, Any]]:
+        revision: str | None = None, content: bool = True) -> list[dict[str, Any]]:
     """Run the machines against ``connect()`` (a started implementation); returns the failures.
 
     The ``fuzz.py`` contract: ``examples`` is Hypothesis' ``max_examples`` per
@@ -1199,7 +1250,8 @@ def run(*, connect: Callable[[], Implementation], examples: int, trace_dir: Path
     unknown = [m for m in selected if m not in MACHINES]
     if unknown:
         raise ValueError(f"unknown machine(s) {', '.join(unknown)}; known: {', '.join(MACHINES)}")
-    profile = Profile(examples=examples, steps=steps or Profile.steps, shrink=shrink, derandomize=derandomize)
+    profile = Profile(examples=examples, steps=steps or Profile.steps, shrink=shrink, derandomize=derandomize,
+                      content=content)
     failures: list[dict[str, Any]] = []
     with _paired(connect, revision) as (impl, reference):
         for name in selected:

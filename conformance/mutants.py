@@ -594,7 +594,7 @@ def check(name: str, *, examples: int = 30, steps: int = 12, vectors: bool = Tru
                 failures = machines_mod.run(
                     connect=lambda: impl, examples=examples, steps=steps, trace_dir=trace_dir or Path(tmp),
                     out=io.StringIO(), machines=dict(mutant_.probe), shrink=False, derandomize=True,
-                    stop_at_first=True,
+                    stop_at_first=True, content=trace_dir is not None,  # a catch needs no small trace
                 )
             for failure in failures:
                 catch.catchers.append((f"machine {failure['rule']}", tuple(failure["requirements"])))

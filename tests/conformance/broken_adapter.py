@@ -16,6 +16,8 @@ reply), --errored-op OP (claims OP's capability but answers every OP request err
 (exits when asked OP), --crash-op OP (the implementation throws on every OP request).
 --crash-null-seed (the implementation crashes with a TypeError on a `null` seed entry, as
 upstream 0.1.1-rc.2 did, instead of rejecting it with SEED_ENVELOPE).
+--crash-rewrite-shape (a tool/result rewrite whose `message` is not an object holding a content list
+crashes with a TypeError instead of SURFACE_TOOL_RESULT_REWRITE, as upstream 0.1.1-rc.2 does).
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ from sessionspec.conformance.adapter import ReferenceAdapter
 def _grandchild() -> int:
     """A process that inherits stdout and outlives the adapter."""
     return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+
+
+def _bad_shape(args: dict, reply: dict) -> bool:
+    """Whether the refused append step's message is not an object holding a content list."""
+    appends, index = args.get("appends") or [], reply.get("index")
+    step = appends[index] if isinstance(index, int) and 0 <= index < len(appends) else None
+    message = (step.get("data") or {}).get("message") if isinstance(step, dict) and isinstance(step.get("data"), dict) else None
+    return not (isinstance(message, dict) and isinstance(message.get("content"), list))
 
 
 def main() -> int:
@@ -111,6 +121,10 @@ def main() -> int:
         if op == named.get("--exit-on-op"):
             sys.stderr.write(f"adapter: cannot handle {op}\n")
             return 5
+        if "--crash-rewrite-shape" in flags and op == "append" and reply.get("kind") == "rejected" \
+                and reply.get("code") == "SURFACE_TOOL_RESULT_REWRITE" and _bad_shape(args, reply):
+            reply = {"seq": message["seq"], "kind": "crashed", "class": "TypeError",
+                     "message": "Cannot read properties of undefined (reading '0')", "detail": "at assertToolResultRewrite"}
         if mode == "crash":
             sys.stderr.write("adapter: simulated crash\n")
             return 7
