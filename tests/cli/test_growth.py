@@ -186,3 +186,46 @@ def test_unpacking_a_huge_row_is_bounded_by_its_input_not_by_its_events(tmp_path
     assert target.stat().st_size > 15 * big.stat().st_size  # 200,000 events, one per line
     assert (peak - floor) / 1e3 < UNPACK_FIXED_MB + UNPACK_MB_PER_INPUT_MB * input_mb, (peak, floor, input_mb)
     assert elapsed < 120, elapsed  # a generous bound for a shared machine (about 2 s when idle)
+
+
+def _store(path, sessions: int):
+    """A SQLite store of ``sessions`` copies of one closed turn (ids s1, c1, c2, ...), written with SQL."""
+    import sqlite3
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    from storage_fixtures import one_turn, write_db
+
+    write_db(path, [one_turn()])
+    db = sqlite3.connect(path)
+    db.execute("CREATE TEMP TABLE n(k INTEGER PRIMARY KEY)")
+    db.executemany("INSERT INTO n VALUES (?)", [(k,) for k in range(1, sessions)])
+    columns = [row[1] for row in db.execute("PRAGMA table_info(sessions)")]
+    rest = ", ".join(columns[1:])
+    db.execute(f"INSERT INTO sessions SELECT 'c' || n.k, {rest} FROM sessions, n WHERE sessions.id = 's1'")  # noqa: S608  # (columns from the layout)
+    events = ", ".join(row[1] for row in db.execute("PRAGMA table_info(events)") if row[1] != "session_id")
+    db.execute(f"INSERT INTO events SELECT 'c' || n.k, {events} FROM events, n WHERE events.session_id = 's1'")  # noqa: S608
+    db.commit()
+    db.close()
+    return path
+
+
+def _cpu(argv: list[str], sessions: int) -> float:
+    """The CPU seconds of ``sessionspec ARGV`` in a child, which must find the store's sessions all valid."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", "from sessionspec.cli import main; main()", *argv],
+                          capture_output=True, text=True, check=False, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert done.returncode == 0 and f"{sessions} file(s) checked at level schema: 0 invalid" in done.stdout, done
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def test_a_store_of_many_sessions_is_read_in_linear_time(tmp_path) -> None:
+    """Issue 25: reads per session go through the layout's primary-key index (a store without it is refused by
+    the layout check), so 4x the sessions cost about 4x, not 16x (138 s for 16k sessions without the keys)."""
+    base = _cpu(["validate", str(_store(tmp_path / "one.db", 1))], 1)
+    small = _cpu(["validate", str(_store(tmp_path / "small.db", 1000))], 1000) - base
+    large = _cpu(["validate", str(_store(tmp_path / "large.db", 4000))], 4000) - base
+    assert large <= 2.5 * 4 * max(small, 0.2), (base, small, large)
