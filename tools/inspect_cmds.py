@@ -640,7 +640,7 @@ class Stats:
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         unit = _unit(args.file, args.session, err, args._name)
-        log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS)
+        log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
         revision = _revision(args, log, err, unit)
         # The counts are the stored events as the load path reads them (an upgraded steering/message is a
         # user/message), the surface what a load gives (closers included); when the load refuses the log, the

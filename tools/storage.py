@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -185,25 +186,64 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
 
 
 def _row_lines(row: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], list[dict[str, Any]] | None],
-               ) -> list[tuple[Any, bytes]]:
+               ) -> list[tuple[Any, bytes, str | None]]:
     """One stored row as logical JSONL lines with their seqs, by the store layout's row codec (a packed
-    row of the published layout is several events); a row that is not an event becomes one unparsable line."""
+    row of the published layout is several events); a row that is not an event becomes one unparsable line,
+    with why the codec refused it (the JSON reader's reason would be about that stand-in line)."""
     from sessionspec.reference import json_text
 
+    why = "its data is not an event of this layout's row codec"
     try:
         events = decode(row)
     except SqliteStoreError:  # the store's budget spent: the read stops (not one row's defect)
         raise
-    except (SessionSpecError, ValueError):
-        events = None
+    except (SessionSpecError, ValueError) as error:
+        events, why = None, f"its data does not decode: {_reason(error)}"
     if events is not None:
         try:
-            return [(e["seq"], json_text.dumps_bytes(e)) for e in events]
-        except SessionSpecError:
-            pass
+            return [(e["seq"], json_text.dumps_bytes(e), None) for e in events]
+        except SessionSpecError as error:
+            why = f"its data does not decode: {_reason(error)}"
+    if isinstance(row[3], str) and why.startswith("its data is not an event"):  # only a refused row is parsed again
+        try:
+            json_text.loads(row[3])
+        except (SessionSpecError, ValueError) as error:
+            why = f"its data is not JSON: {_reason(error).replace('at line 1 column', 'at column')}"
     text = row[3] if isinstance(row[3], str) else repr(row[3])
     return [(row[0], ("<row " + repr(row[0]) + ": " + text.replace("\n", " ").replace("\r", " ")[:200] + ">").encode(
-        "utf-8", "replace"))]
+        "utf-8", "replace"), why)]
+
+
+def _reason(error: Exception) -> str:
+    from sessionspec.reference.json_text import display
+
+    return display(str(getattr(error, "message", None) or error))[:200]
+
+
+_LINE_WORD = re.compile(r"\bline(?:s\b|\(s\)|\b)")
+_LINE_REF = re.compile(r"\b(?:(on|at) )?(lines?) (\d+)(?:-(\d+))?")
+
+
+def _in_rows(message: str, seqs: list[Any]) -> str:
+    """A message of the JSONL reader said of a session in a database: a logical line number becomes the seq
+    of its row (line 1 is the sessions row), lines become rows: a database has no lines (#22)."""
+    def seq(number: int) -> str:
+        if number == 1:
+            return "the session's header row"
+        if 2 <= number < len(seqs) + 2 and type(seqs[number - 2]) is int:
+            return f"seq {seqs[number - 2]}"
+        return f"row {number - 1}"
+
+    def swap(m: re.Match[str]) -> str:
+        first, last = int(m.group(3)), m.group(4)
+        prefix = "at " if m.group(1) else ""
+        if last is None:
+            return prefix + seq(first)
+        a, b = seq(first), seq(int(last))
+        return prefix + (f"seqs {a[4:]}-{b[4:]}" if a.startswith("seq ") and b.startswith("seq ") else f"{a} to {b}")
+
+    message = _LINE_REF.sub(swap, message)
+    return _LINE_WORD.sub(lambda m: "row" + m.group(0)[4:], message)
 
 
 def open_database(path: str, *, writable: bool = False) -> SqliteStore:
@@ -280,15 +320,20 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
     name = f"{path}#{session_id}"
     header = store.header(session_id)
     lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.decode_row)]
-    data = header_bytes(header) + b"".join(text + b"\n" for _, text in lines)
-    seqs = [seq for seq, _ in lines]
+    data = header_bytes(header) + b"".join(text + b"\n" for _, text, _ in lines)
+    seqs = [seq for seq, _, _ in lines]
+    undecoded = {number: why for number, (_, _, why) in enumerate(lines, 2) if why is not None}
 
     def locate(finding: Finding) -> None:
         if (finding.line is not None and 2 <= finding.line < len(seqs) + 2 and finding.seq is None
                 and type(seqs[finding.line - 2]) is int):
             finding.seq = seqs[finding.line - 2]
-        finding.line = None  # database rows have no lines
-        finding.message = finding.message.replace("unreadable line", "unreadable row")
+        finding.message = _in_rows(finding.message, seqs)  # database rows have no lines: a place is a seq
+        if finding.line in undecoded and finding.column is not None:  # the reason is the row codec's, not JSON's
+            finding.message = re.sub(r"\([^()]*at column \d+\)|: [^:;()]*at column \d+", lambda m: (
+                f"({undecoded[finding.line]})" if m.group(0).startswith("(") else f": {undecoded[finding.line]}"),
+                finding.message, count=1)
+        finding.line = None
         finding.column = None
 
     return Unit(name, SQLITE, data, locate=locate)
