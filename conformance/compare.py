@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -324,7 +325,7 @@ class Difference:
 
     def render(self) -> str:
         where = self.pointer or "(root)"
-        plain = _PLAIN.get((where.rsplit("/", 1)[-1], self.expected, self.actual)) if self.kind == "value" else None
+        plain = _plain(where.rsplit("/", 1)[-1], self.expected, self.actual) if self.kind == "value" else None
         if plain:  # a field the harness computes from the reply: say what it means, not only the pointer
             return f"{where}: {plain} (expected {render_value(self.expected)}, got {render_value(self.actual)})"
         if self.kind == "missing":
@@ -339,6 +340,24 @@ _PLAIN: dict[tuple[str, Any, Any], str] = {
     ("namesType", False, True): "the rejection's message names an event type where none was expected",
 }
 """Plain words for the fields the harness computes from a reply (PROTOCOL.md §6a), keyed by field and values."""
+
+_TOKEN = re.compile(r"^r[0-9]+$")
+
+
+def _plain(field: str, expected: Any, actual: Any) -> str | None:
+    """Plain words for a difference in a value the harness rewrote before comparing: the computed
+    ``namesType``, and the revision tokens renamed ``r0``, ``r1``… by first appearance (PERSIST-8:
+    only their equality is specified, so the number says which earlier token a token equals)."""
+    words = _PLAIN.get((field, expected, actual))
+    if words is None and field == "revision" and all(isinstance(v, str) and _TOKEN.match(v) for v in (expected, actual)):
+        words = (f"the store's revision token should be {_token_words(expected)}, but it is {_token_words(actual)} "
+                 "(tokens are renamed r0, r1, ... by first appearance: only their equality is compared, PERSIST-8)")
+    return words
+
+
+def _token_words(token: str) -> str:
+    n = int(token[1:])
+    return f"equal to distinct token number {n + 1} of the trace" if n else "equal to the trace's first token"
 
 
 def render_value(value: Any, limit: int = 100) -> str:

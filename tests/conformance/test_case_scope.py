@@ -159,6 +159,12 @@ def test_a_computed_field_difference_reads_in_plain_words():
 
     text = Difference("/trace/1/rejected/namesType", "value", True, False).render()
     assert text.startswith("/trace/1/rejected/namesType: the rejection's message does not name the event type")
+    token = Difference("/trace/3/ok/revision", "value", "r0", "r2").render()  # tokens renamed by first appearance
+    assert token.startswith("/trace/3/ok/revision: the store's revision token should be equal to the trace's first "
+                            "token, but it is equal to distinct token number 3 of the trace")
+    assert "PERSIST-8" in token and "(expected \"r0\", got \"r2\")" in token
+    assert Difference("/trace/3/ok/revision", "value", "abc", "r2").render() == \
+        '/trace/3/ok/revision: expected "abc", got "r2"'  # not a renamed token: the plain comparison
 
 
 def test_a_serde_json_style_adapter_that_declares_its_limits_has_no_errored_case(tmp_path):
