@@ -7,7 +7,11 @@ listed in the expectation file is a strict ``xfail`` (passing fails the run, as 
 ``sessionspec conformance``); a case needing a capability the adapter does not claim is skipped
 with that reason. Verdicts are the harness's own (``runner.run_case``), so ``-k``, ``-x``,
 ``--lf``, ``-n`` (each xdist worker starts its own adapter) and ``--junitxml`` work as usual.
-``--sessionspec-impl reference`` runs the embedded reference in-process.
+``--sessionspec-impl reference`` runs the embedded reference in-process. ``--sessionspec-fuzz N``
+(or ``quick``, the CI profile of ``conformance --fuzz quick``) adds one item per differential state
+machine, node id ``fuzz/MACHINE``, marker ``fuzz``; it fails with each distinct difference and the
+replayable trace saved under ``--sessionspec-trace-dir`` (the expectation file's ``fuzz`` entries
+are set aside, as in ``sessionspec conformance``).
 
 Without ``--sessionspec-impl`` the plugin does nothing: it imports no suite module and adds no item.
 """
@@ -35,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="expectation file: its known failures are strict xfails")
     group.addoption("--sessionspec-revision", dest="sessionspec_revision", metavar="R", default=None,
                     help="format revision to check (default: the one the adapter declares)")
+    group.addoption("--sessionspec-fuzz", dest="sessionspec_fuzz", metavar="N|quick", default=None,
+                    help="also add one item per state machine, run with N examples or the CI-quick profile")
+    group.addoption("--sessionspec-trace-dir", dest="sessionspec_trace_dir", metavar="DIR", default=".sessionspec/traces",
+                    help="where fuzz items save failure traces (default: .sessionspec/traces)")
     group.addoption("--sessionspec-timeout", dest="sessionspec_timeout", metavar="SECONDS", type=float, default=30.0,
                     help="per-request timeout (default: 30)")
 
@@ -111,6 +119,69 @@ class CaseItem(pytest.Item):
         return self.case.source.split("#")[0], None, f"{self.case.area}/{self.case.id}: {self.case.description}"
 
 
+class FuzzFailed(Exception):
+    """A state machine found differences; the message lists them with their traces."""
+
+
+class FuzzItem(pytest.Item):
+    """One differential state machine, run against the adapter (``machines.run`` / ``run_quick``)."""
+
+    def __init__(self, *, machine: str, budget: int | str, suite: _Suite, trace_dir: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.machine, self.budget, self.suite, self.trace_dir = machine, budget, suite, trace_dir
+        self.add_marker("sessionspec")
+        self.add_marker("fuzz")
+
+    def runtest(self) -> None:
+        import io
+        from pathlib import Path
+
+        from . import machines
+        from .runner import start_implementation
+
+        suite = self.suite
+
+        def connect() -> Implementation:
+            return start_implementation(suite.connect, suite.timeout)
+
+        known = tuple(suite.expectations.fuzz) if suite.expectations else ()
+        log = io.StringIO()
+        if self.budget == "quick":
+            runs = [r for r in machines.QUICK if r.machine == self.machine]
+            found = machines.run_quick(connect=connect, trace_dir=Path(self.trace_dir), out=log, runs=runs,
+                                       known=known, revision=suite.revision)
+        else:
+            found = machines.run(connect=connect, examples=int(self.budget), trace_dir=Path(self.trace_dir), out=log,
+                                 machines=[self.machine], known=known, revision=suite.revision)
+        if found:
+            from sessionspec.reference.json_text import display
+
+            lines = [display(f"{f.get('rule') or '?'} ({f.get('op') or '?'}): "
+                             f"{str(f.get('message') or '').partition(chr(10))[0][:300]}; trace {f.get('trace')}")
+                     for f in found]
+            raise FuzzFailed(f"{len(found)} distinct difference(s):\n  " + "\n  ".join(lines))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, FuzzFailed):
+            return f"machine {self.machine}: {excinfo.value}\n  replay with: sessionspec replay TRACE --impl CMD"
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "sessionspec/conformance/machines.py", None, f"fuzz/{self.machine}"
+
+
+def _fuzz_budget(value: str) -> int | str:
+    if value == "quick":
+        return value
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise pytest.UsageError(f"--sessionspec-fuzz: expected a number of examples (>= 1) or 'quick', got {value!r}")
+    return number
+
+
 @functools.cache
 def _markers() -> tuple[str, ...]:
     from .cases import load_corpus
@@ -127,6 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption(_IMPL, None) is None:
         return
     config.addinivalue_line("markers", "sessionspec: a dsh-session conformance vector")
+    config.addinivalue_line("markers", "fuzz: a sessionspec differential state machine (--sessionspec-fuzz)")
     for name in _markers():
         config.addinivalue_line("markers", f"{name}: sessionspec vectors of {name}")
 
@@ -135,8 +207,18 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption(_IMPL, None) is None:
         return
+    fuzz = config.getoption("sessionspec_fuzz")
+    budget = _fuzz_budget(fuzz) if fuzz is not None else None
     suite = _Suite(config)
     config.add_cleanup(suite.impl.close)
     for case in suite.cases:
         name = f"{case.area}/{case.id}"
         items.append(CaseItem.from_parent(session, name=name, nodeid=name, case=case, suite=suite))
+    if budget is not None:
+        from .machines import MACHINES, QUICK
+
+        names = [m for m in MACHINES if budget != "quick" or any(r.machine == m for r in QUICK)]
+        for machine in names:
+            name = f"fuzz/{machine}"
+            items.append(FuzzItem.from_parent(session, name=name, nodeid=name, machine=machine, budget=budget,
+                                              suite=suite, trace_dir=config.getoption("sessionspec_trace_dir")))
