@@ -88,7 +88,8 @@ class Case:
         big = "big-integers" if protocol.needs_big_integers(self.args) else None
         policy = "validator-policy" if self.requirements and all(
             r in validator_only_requirements() for r in self.requirements) else None
-        return frozenset(c for c in (self.capability, base, big, policy) if c)
+        faults = "persistence-faults" if protocol.needs_persistence_faults(self.op, self.args) else None
+        return frozenset(c for c in (self.capability, base, big, policy, faults) if c)
 
     def to_json(self) -> dict[str, Any]:
         """The case as it appears in a vector file."""

@@ -29,7 +29,10 @@ class ScriptedFailure(Exception):
 
 
 def _rejection(error: BaseException) -> dict[str, Any] | None:
-    if isinstance(error, ScriptedFailure):
+    from sessionspec.reference.live_persistence import LivePersistenceError
+
+    if isinstance(error, ScriptedFailure) or (  # a disposal whose drains failed only as the scenario asked
+            isinstance(error, LivePersistenceError) and all(isinstance(f, ScriptedFailure) for f in error.failures)):
         return {"code": "SCRIPTED"}
     if isinstance(error, SessionSpecError):
         return {"code": error.code}

@@ -34,6 +34,7 @@ checks (``sessionspec requirements``).
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import inspect
@@ -57,9 +58,12 @@ from hypothesis.stateful import (
     get_state_machine_test,
     initialize,
     invariant,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
+from sessionspec.reference import json_text
+from sessionspec.reference.jsonl import encode_records
 from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
 from . import generators as gen
@@ -67,7 +71,8 @@ from . import wire
 from .compare import judge, normalise_reply, normalise_result
 from .expectations import FuzzExpectation
 from .harness import Implementation, InProcessConnection
-from .protocol import OPS, ProtocolViolation, needs_big_integers, validate_request
+from .nesting import expand as expand_nest
+from .protocol import OPS, ProtocolViolation, needs_big_integers, needs_persistence_faults, validate_request
 from .shrink import ShrinkBudget, shrink_args
 from .trace import TraceStep, write_trace
 
@@ -126,6 +131,7 @@ COVERAGE: dict[str, tuple[str, ...]] = {
     "store.script": ("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6", "STORE-7", "STORE-8",
                      "STORE-9", "STORE-10", "STORE-11", "STORE-12", "STORE-13", "APPEND-11", "APPEND-14"),
     "store.oob": ("OOB-1", "OOB-4", "OOB-5", "OOB-6", "OOB-7", "OOB-8", "OOB-11"),
+    "persistence.live": ("LIVE-1", "LIVE-2", "LIVE-3", "LIVE-4", "LIVE-5"),
     "persistence.script": ("PERSIST-1", "PERSIST-2", "PERSIST-3", "PERSIST-4", "PERSIST-5", "PERSIST-6",
                            "PERSIST-7", "PERSIST-8", "PERSIST-9", "PERSIST-10", "PERSIST-11", "ZSTD-7"),
 }
@@ -914,43 +920,73 @@ class PersistenceMachine(Differential):
     """Session histories written through one backend form (PROTOCOL.md §6a), the scenario grown one
     step at a time and re-sent whole: creates (valid, refused, repeated), append batches (valid, off by
     a seq, with a gap, a retired shape or non-JSON data, to a session never created), crashes that leave
-    a torn tail, loads with repair, appends after repair, inspection, listing and revision tokens.
-    Every step's result (events, header, closers, codes) is compared with the reference."""
+    a torn tail, loads with repair, appends after repair, inspection, listing and revision tokens. With
+    ``persistence-faults``: the damage a crash leaves at a random byte offset (a record cut anywhere, a
+    multi-block zstd frame cut anywhere or whole, stray bytes, the file cut short, SQLite rows of a
+    writer that crashed between its transactions), restarts, a second writer on the same location, and
+    the raw JSONL bytes. A ``live`` rule grows a live-persistence scenario (§6b) on the same backend
+    form: listener failures, failed writes and the flush after them, dispose during a flush, values at
+    the serialiser's limits. Every step's result (events, header, closers, codes, bytes) is compared
+    with the reference."""
 
     name = "persistence"
+    kinds = {"fault": ("cut-record", "whole-record", "torn-frame", "whole-frame", "stray-bytes", "truncate",  # noqa: RUF012 - Hypothesis rule tables are class-level by design
+                       "rows"),
+             "live": ("append", "fail-writes", "listener", "flush", "flush-during-dispose", "deep", "stored")}
 
     @initialize(data=st.data())
     def begin(self, data: st.DataObject) -> None:
         draw = data.draw
         self.backend: str = draw(st.sampled_from(_BACKENDS))
+        self.faults = "persistence-faults" in self.run_state.capabilities
         self.steps: list[dict[str, Any]] = []
         self.log = gen.build_log(draw, max_events=24)  # the history the appends write, in order
         self.stored: dict[str, int] = {}  # session id -> events stored (as the reference's load reports)
         self.created: list[str] = []
+        self.live_steps: list[dict[str, Any]] = []
+        self.live_log = gen.build_log(draw, max_events=12)
+        self.live_sent = 0  # events of ``live_log`` appended live so far
+        self.live_open = False  # whether the live scenario's backend is still attached
         self._run([{"do": "create", "header": {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/work"}}])
 
     def _run(self, steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send the scenario with ``steps`` added; returns the reference's trace entries of those steps."""
         scenario = [*self.steps, *steps]
-        reply = self.send("persistence.script", "persistence", {"backend": self.backend, "steps": scenario},
-                          needs=[_BACKEND_CAPABILITY[self.backend]])
+        args = {"backend": self.backend, "steps": scenario}
+        needs = [_BACKEND_CAPABILITY[self.backend]]
+        if needs_persistence_faults("persistence", args):
+            needs.append("persistence-faults")
+        reply = self.send("persistence.script", "persistence", args, needs=needs)
         if not _ok(reply):
             raise ReferenceBroke(f"the reference refused a persistence scenario: {reply}")
         self.steps = scenario
         entries: list[dict[str, Any]] = reply["result"]["trace"][len(scenario) - len(steps):]
         for step, entry in zip(steps, entries, strict=True):
+            self._behaviour("persistence.script", step, entry)
             if "ok" not in entry:
                 continue
             if step["do"] == "create":
                 self.created.append(step["header"]["id"])
             elif step["do"] in ("append", "crash"):
                 self.stored[step["id"]] = self.stored.get(step["id"], 0) + len(step["events"])
-            elif step["do"] == "load":
+            elif step["do"] in ("load", "inspect"):
                 self.stored[step["id"]] = len(entry["ok"]["events"])
+            elif step["do"] == "reopen":  # created-only sessions do not survive a restart
+                self.created = [i for i in self.created if self.stored.get(i)]
         return entries
+
+    def _behaviour(self, label: str, step: Mapping[str, Any], entry: Mapping[str, Any]) -> None:
+        """A scenario reply is always ``result``: its breadth is each step's kind with its outcome."""
+        outcome = entry["rejected"].get("code") if "rejected" in entry else "ok"
+        writer = "/second" if step.get("writer") == "second" else ""
+        self.run_state.behaviours.add((label, f"{step['do']}{writer}:{outcome}"))
 
     def _id(self, draw: gen.Draw) -> str:
         return cast("str", draw(st.sampled_from([*self.created, "s1", "ghost"])))
+
+    def _writer(self, draw: gen.Draw) -> dict[str, Any]:
+        """``{"writer": "second"}`` now and then (a second backend on the same location), when claimed."""
+        return {"writer": "second"} if self.faults and draw(st.integers(0, 4)) == 0 else {}
 
     def _batch(self, draw: gen.Draw, session_id: str) -> list[dict[str, Any]]:
         """The next events of the history from the stored length (an empty batch when it is used up)."""
@@ -971,7 +1007,7 @@ class PersistenceMachine(Differential):
             header["createdAt"] = draw(st.sampled_from([-1, 1.5, "1000", gen.MAX_SAFE + 1]))
         elif how == "relative-cwd":
             header["cwd"] = "relative/dir"
-        self._run([{"do": "create", "header": header}])
+        self._run([{"do": "create", "header": header, **self._writer(draw)}])
 
     @rule(data=st.data())
     def append(self, data: st.DataObject) -> None:
@@ -995,7 +1031,7 @@ class PersistenceMachine(Differential):
                 event["seq"] = self.stored.get(session_id, 0) + offset
         elif batch and how == "non-json":
             batch[-1]["data"] = {**batch[-1]["data"], "x": {"$nonJson": draw(st.sampled_from(["nan", "infinity"]))}}
-        self._run([{"do": "append", "id": session_id, "events": batch}])
+        self._run([{"do": "append", "id": session_id, "events": batch, **self._writer(draw)}])
 
     @rule(data=st.data())
     def read(self, data: st.DataObject) -> None:
@@ -1003,7 +1039,114 @@ class PersistenceMachine(Differential):
         a revision token, of a stored, created-only or unknown session."""
         draw = data.draw
         do = draw(st.sampled_from(["load", "load", "inspect", "list", "revision"]))
-        self._run([{"do": do} if do == "list" else {"do": do, "id": self._id(draw)}])
+        step = {"do": do} if do == "list" else {"do": do, "id": self._id(draw)}
+        self._run([{**step, **self._writer(draw)}])
+
+    @precondition(lambda self: self.faults)
+    @rule(data=st.data())
+    def fault(self, data: st.DataObject) -> None:
+        """A crash at a random byte offset of the next batch (or between its records, frames or
+        transactions), or the file cut short; then an inspection (the stored length the next batch
+        continues from) and, for raw JSONL, the artifact's bytes (fixed by the format)."""
+        draw = data.draw
+        session_id = self._id(draw)
+        kinds = {"jsonl": ("cut-record", "whole-record", "truncate"),
+                 "jsonl-zstd": ("torn-frame", "whole-frame", "stray-bytes", "truncate"),
+                 "sqlite": ("rows",)}[self.backend]
+        kind = draw(st.sampled_from([k for k in kinds if k in (self.focus_kinds.get("fault") or kinds)] or kinds))
+        batch = self._batch(draw, session_id) or [{"type": "turn/end", "seq": self.stored.get(session_id, 0),
+                                                   "time": 0, "data": {}}]
+        step: dict[str, Any] = {"do": "tear", "id": session_id}
+        if kind in ("cut-record", "whole-record"):
+            plain = encode_records(batch)
+            cut = len(plain) if kind == "whole-record" else draw(st.integers(0, len(plain) - 1))
+            step["base64"] = base64.b64encode(plain[:cut]).decode("ascii")
+        elif kind in ("torn-frame", "whole-frame"):
+            frame = _multi_block_frame(draw, encode_records(batch))
+            cut = len(frame) if kind == "whole-frame" else draw(st.integers(1, len(frame) - 1))
+            step["base64"] = base64.b64encode(frame[:cut]).decode("ascii")
+        elif kind == "stray-bytes":
+            step["base64"] = base64.b64encode(bytes(draw(st.lists(st.integers(0, 255), min_size=1, max_size=3))))
+            step["base64"] = step["base64"].decode("ascii")
+        elif kind == "truncate":  # a zstd file is cut only inside its last frame's checksum (frame sizes vary)
+            drop = draw(st.integers(1, 4)) if self.backend == "jsonl-zstd" else draw(st.integers(1, 120))
+            step = {"do": "truncate", "id": session_id, "drop": drop}
+        else:  # committed rows of a crashed writer, the last one maybe cut anywhere
+            rows = [{"type": e["type"], "data": json_text.dumps(e["data"])} for e in batch]
+            if draw(st.booleans()):
+                rows[-1]["data"] = rows[-1]["data"][:draw(st.integers(0, max(0, len(rows[-1]["data"]) - 1)))]
+            step["rows"] = rows
+        after: list[dict[str, Any]] = [{"do": "inspect", "id": session_id}]
+        if self.backend == "jsonl":
+            after.append({"do": "bytes", "id": session_id})
+        self._run([step, *after])
+
+    @precondition(lambda self: self.faults)
+    @rule(data=st.data())
+    def restart(self, data: st.DataObject) -> None:
+        """Close every backend and go on with a fresh one; for raw JSONL, read the bytes."""
+        steps: list[dict[str, Any]] = [{"do": "reopen"}]
+        if self.backend == "jsonl" and self.stored:
+            steps.append({"do": "bytes", "id": data.draw(st.sampled_from(sorted(self.stored)))})
+        self._run(steps)
+
+    @rule(data=st.data())
+    def live(self, data: st.DataObject) -> None:
+        """Grow the live-persistence scenario (§6b) on this backend form and send it whole."""
+        draw = data.draw
+        if not self.live_steps:
+            self.live_steps = [{"do": "create", "id": "l"}]
+            self.live_open = True
+        kind = self.kind(draw, "live")
+        steps: list[dict[str, Any]] = []
+        if not self.live_open:
+            kind = "stored"
+        if kind in ("append", "deep"):
+            for event in self.live_log[self.live_sent:self.live_sent + draw(st.integers(1, 3))]:
+                step = {"do": "append", "id": "l", "type": event["type"], "data": copy.deepcopy(event["data"])}
+                step.update({k: event[k] for k in ("surfaceOp", "sourceEventSeqs") if k in event})
+                steps.append(step)
+                self.live_sent += 1
+            carriers = [s for s in steps if isinstance(s["data"], dict) and "arguments" in s["data"]]
+            if kind == "deep" and carriers:  # a value append accepts at the serialiser's limit (DEC-16)
+                carriers[0]["data"]["arguments"] = expand_nest({
+                    "$nest": {"depth": draw(st.sampled_from([1000, 10_000])), "wrap": [{"$hole": True}], "leaf": 1}})
+        elif kind == "fail-writes":
+            steps.append({"do": "fail-writes", "count": draw(st.integers(1, 2))})
+        elif kind == "listener":
+            steps.append({"do": "on", "event": draw(st.sampled_from(["session/event", "session/flush"])),
+                          "outcome": draw(st.sampled_from(["return", "raise", "reject"]))})
+        elif kind == "flush":
+            steps.append({"do": "flush", "id": "l"})
+        elif kind == "flush-during-dispose":
+            steps += [{"do": "flush", "id": "l", "async": "f"}, {"do": "dispose"}, {"do": "await", "promise": "f"}]
+            self.live_open = False
+        steps.append({"do": "stored"})
+        self.live_steps += steps
+        reply = self.send("persistence.live", "live", {"backend": self.backend, "steps": self.live_steps},
+                          needs=[_BACKEND_CAPABILITY[self.backend]])
+        if not _ok(reply):
+            raise ReferenceBroke(f"the reference refused a live scenario: {reply}")
+        for step, entry in zip(steps, reply["result"]["trace"][-len(steps):], strict=True):
+            self._behaviour("persistence.live", step, entry)
+
+
+def _multi_block_frame(draw: gen.Draw, plaintext: bytes) -> bytes:
+    """``plaintext`` as one zstd frame (content checksum on) whose blocks end at drawn offsets: a frame
+    a crash may cut inside any of its blocks, so the complete blocks before the cut still decode."""
+    import zstandard
+
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(plaintext) - 1)), max_size=3))))
+    compressor = zstandard.ZstdCompressor(write_checksum=True, write_content_size=False).compressobj()
+    out = bytearray()
+    start = 0
+    for cut in [*cuts, len(plaintext)]:
+        out += compressor.compress(plaintext[start:cut])
+        if cut < len(plaintext):
+            out += compressor.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+        start = cut
+    out += compressor.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+    return bytes(out)
 
 
 def _trigger(draw: gen.Draw) -> Any:
@@ -1302,6 +1445,8 @@ QUICK: tuple[QuickRun, ...] = (
     QuickRun("storage", 3, 6, 10),
     QuickRun("store", None, 6, 10),
     QuickRun("persistence", None, 6, 10),
+    QuickRun("persistence", 0, 3, 8, ("fault", "append", "read", "restart")),
+    QuickRun("persistence", 1, 2, 6, ("live",)),
 )
 """The CI-quick profile (the project's test profile): the old profile's four derandomised runs plus
 fixed-seed runs, broad and focused, chosen by ``bench/quick_profile.py`` (a greedy cover of the

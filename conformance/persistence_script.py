@@ -7,10 +7,18 @@ step: ``{"at", "do", "ok": value}`` or ``{"at", "do", "rejected": {"code",
 "message"}}``. Values that JSON cannot carry (the non-JSON data of PERSIST-5)
 travel as ``{"$nonJson": kind}`` and are turned into the host language's
 nearest value before the append (:func:`host_value`).
+
+With the capability ``persistence-faults`` a scenario may also leave the damage
+a crash leaves at any point (``tear``: raw bytes or rows; ``truncate``: the
+file cut at a byte offset), read the artifact's bytes where the format fixes
+them (``bytes``, raw JSONL), ``reopen`` the location with a fresh backend, and
+run any step through a second backend on the same location (``"writer":
+"second"``): PROTOCOL.md §6a.
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import tempfile
 from collections.abc import Callable, Mapping
@@ -18,7 +26,10 @@ from typing import Any
 
 from sessionspec.spec.errors import SessionSpecError
 
-__all__ = ["NON_JSON_KINDS", "host_value", "run_persistence"]
+__all__ = ["NON_JSON_KINDS", "WRITERS", "host_value", "run_persistence"]
+
+#: the backends a step may run through: the scenario's own, and a second one on the same location
+WRITERS = ("first", "second")
 
 def _cycle() -> dict[str, Any]:
     value: dict[str, Any] = {"type": "text", "text": "x"}
@@ -83,6 +94,14 @@ def _run_step(backend: Any, step: Mapping[str, Any]) -> Any:
         return {"ids": backend.list()}
     if do == "revision":
         return {"revision": backend.revision(step["id"])}
+    if do == "tear":
+        backend.tear(step["id"], base64.b64decode(step.get("base64", ""), validate=True), step.get("rows", ()))
+        return None
+    if do == "truncate":
+        backend.truncate(step["id"], int(step["drop"]))
+        return None
+    if do == "bytes":
+        return {"base64": base64.b64encode(backend.artifact_bytes(step["id"])).decode("ascii")}
     raise ValueError(f"unknown persistence step {do!r}")
 
 
@@ -99,15 +118,28 @@ def run_persistence(args: Mapping[str, Any], open_backend: Callable[[str, str], 
             return open_reference(kind, directory, revision, sqlite_layout=layout)
     trace: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="sessionspec-persist-") as directory:
-        backend = open_backend(args["backend"], directory)
+        backends: dict[str, Any] = {}  # writer -> its open backend on the one location (opened on first use)
         try:
             for index, step in enumerate(args["steps"]):
                 entry: dict[str, Any] = {"at": str(index), "do": step["do"]}
+                if step["do"] == "reopen":  # a restart: every open backend closed, the next step opens afresh
+                    for backend in backends.values():
+                        backend.close()
+                    backends.clear()
+                    entry["ok"] = None
+                    trace.append(entry)
+                    continue
+                writer = step.get("writer", "first")
+                if writer not in WRITERS:
+                    raise ValueError(f"unknown persistence writer {writer!r}")
                 try:
-                    entry["ok"] = _run_step(backend, step)
+                    if writer not in backends:
+                        backends[writer] = open_backend(args["backend"], directory)
+                    entry["ok"] = _run_step(backends[writer], step)
                 except SessionSpecError as error:
                     entry["rejected"] = {"code": error.code, "message": error.message}
                 trace.append(entry)
         finally:
-            backend.close()
+            for backend in backends.values():
+                backend.close()
     return {"trace": trace}

@@ -36,6 +36,8 @@ __all__ = [
     "crashed",
     "errored",
     "is_valid",
+    "needs_big_integers",
+    "needs_persistence_faults",
     "rejected",
     "request",
     "result",
@@ -74,6 +76,7 @@ CAPABILITIES: tuple[str, ...] = (
     "persistence-sqlite",
     "validator-policy",
     "live-persistence",
+    "persistence-faults",
 )
 """What an adapter may claim in ``start``. A case whose capability is not
 claimed is reported as skipped, never as failed. ``oob-admission`` is the
@@ -92,7 +95,11 @@ a budget that is a project decision) needs it (:attr:`Case.needs`); stores,
 backends and session cores do not claim it.
 ``live-persistence`` is the op ``live``: a backend attached to a live store
 the way the persistence seam attaches it (write-behind, flush, disposal); an
-adapter that lacks the case's backend replies ``skipped``."""
+adapter that lacks the case's backend replies ``skipped``.
+``persistence-faults`` is the fault steps of ``persistence`` scenarios
+(``tear``, ``truncate``, ``bytes``, ``reopen`` and ``"writer": "second"``):
+the damage a crash leaves at any byte offset or between transactions, the
+raw artifact's bytes, a restart, a second writer on the same location."""
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE = 2**53 - 1
@@ -124,6 +131,18 @@ def beyond_limits(request: Any, limits: Any) -> str | None:
     if isinstance(max_depth, int) and deepest > max_depth:
         return f"the adapter declares limits.maxDepth {max_depth}; the request nests {deepest} levels"
     return None
+
+
+_FAULT_STEPS = frozenset({"tear", "truncate", "bytes", "reopen"})
+
+
+def needs_persistence_faults(op: str, args: Any) -> bool:
+    """Whether a ``persistence`` scenario uses a fault step or a second writer (capability
+    ``persistence-faults``, PROTOCOL.md §6a)."""
+    if op != "persistence" or not isinstance(args, dict) or not isinstance(args.get("steps"), list):
+        return False
+    return any(isinstance(step, dict) and (step.get("do") in _FAULT_STEPS or "writer" in step)
+               for step in args["steps"])
 
 
 def needs_big_integers(value: Any) -> bool:

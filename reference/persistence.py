@@ -12,6 +12,9 @@ keeps every session in one database. Both keep the same contract, which the
 ``simulate_torn_write`` exists for that contract too: it stores a batch and
 then leaves the tail a crash would leave in this form (a partial line, a
 truncated frame, an unparsable row), so one scenario can test every backend.
+The fault hooks ``tear`` (raw bytes or rows a crashed writer left),
+``truncate`` (a file cut at a byte offset) and ``artifact_bytes`` serve the
+``persistence-faults`` steps of the same scenarios (PROTOCOL.md §6a).
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ class Backend(Protocol):
     def list(self) -> list[str]: ...
     def revision(self, session_id: str) -> str | None: ...
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
+    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None: ...
+    def truncate(self, session_id: str, drop: int) -> None: ...
+    def artifact_bytes(self, session_id: str) -> bytes: ...
     def close(self) -> None: ...
 
 
@@ -201,6 +207,20 @@ class JsonlBackend:
             else:
                 handle.write(_TORN_RECORD)
 
+    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Append ``data`` to the stored artifact unchecked: the bytes a write cut by a crash left."""
+        with open(self._existing(session_id), "ab") as handle:
+            handle.write(data)
+
+    def truncate(self, session_id: str, drop: int) -> None:
+        """Cut the stored artifact ``drop`` bytes short (at most to nothing): a crash at that byte offset."""
+        path = self._existing(session_id)
+        size = os.stat(path).st_size
+        os.truncate(path, max(0, size - drop))
+
+    def artifact_bytes(self, session_id: str) -> bytes:
+        return self._existing(session_id).read_bytes()
+
     def close(self) -> None:
         pass
 
@@ -262,7 +282,21 @@ class SqliteBackend:
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         self.append(session_id, events)
+        self._stored(session_id)  # an empty batch stores nothing: a created-only session has no row to tear
         self.store.insert_raw_row(session_id, self.store.next_seq(session_id), "turn/end", _TORN_RECORD.decode())
+
+    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert ``rows`` (``type``, ``data`` text) verbatim at the next seqs, time 0: the rows a writer that
+        crashed between its transactions committed, unchecked (a row's text may be cut anywhere)."""
+        self._stored(session_id)
+        for row in rows:
+            self.store.insert_raw_row(session_id, self.store.next_seq(session_id), str(row["type"]), str(row["data"]))
+
+    def truncate(self, session_id: str, drop: int) -> None:
+        raise ValueError("a SQLite database is not cut at a byte offset (use tear rows)")
+
+    def artifact_bytes(self, session_id: str) -> bytes:
+        raise ValueError("a SQLite database's bytes are not fixed by the format")
 
     def close(self) -> None:
         self.store.close()

@@ -854,9 +854,13 @@ class SqliteStore:
         self._require_writable()
         self._transaction()
         width = len(self.layout.columns("events"))
-        self._db.execute(self.layout.insert_event,
-                         (session_id, seq, event_type, 0, data_text, *([None] * (width - 5))))
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute(self.layout.insert_event,
+                             (session_id, seq, event_type, 0, data_text, *([None] * (width - 5))))
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:  # a located refusal, never a raw sqlite3 exception
+            self._db.execute("ROLLBACK")
+            raise _sqlite_failure(error, self.path) from error
 
     def load(self, session_id: str, *, durable: bool = True) -> LoadedArtifact:
         """The load path (JSONL-12, SQLITE-7): checks, then crash repair in one transaction.

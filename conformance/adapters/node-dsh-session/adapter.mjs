@@ -31,8 +31,8 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { createRequire, register } from 'node:module'
-import { existsSync, readFileSync, realpathSync } from 'node:fs'
-import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFileSync, realpathSync } from 'node:fs'
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, resolve as resolvePath } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -237,7 +237,7 @@ if (api) {
     }
   }
 }
-if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl', 'live-persistence')
+if (storage) CAPABILITIES.push('jsonl', 'persistence-jsonl', 'live-persistence', 'persistence-faults')
 if (storage && HAS_ZSTD) CAPABILITIES.push('persistence-jsonl-zstd')
 if (sqlite) CAPABILITIES.push('persistence-sqlite')
 
@@ -841,13 +841,6 @@ async function placeArtifact(backend, data, id) {
   return path
 }
 
-/** The JSONL artifact of a session created in a persistence scenario (for `crash`). */
-function storedPath(backend, headers, id) {
-  const header = headers.get(id)
-  if (header === undefined) throw new ScriptError(`crash names session ${JSON.stringify(id)}, which no create step made`)
-  return backend.locate(header).path
-}
-
 /** What a crash leaves in a raw JSONL artifact: the start of a record, without its newline. */
 const TORN_RECORD = '{"type":"turn/end","seq":'
 
@@ -858,6 +851,9 @@ const TORN_RECORD = '{"type":"turn/end","seq":'
  */
 async function tearTail(kind, backend, root, headers, id) {
   if (kind === 'sqlite') {
+    if (!(await implAsync(() => backend.list())).some((header) => header.id === id)) {
+      throw new FaultRefusal(`session ${JSON.stringify(id)} not found (nothing is stored for it)`)
+    }
     const db = new nodeSqlite.DatabaseSync(join(root, SQLITE_FILE))
     try {
       const { next } = db.prepare('SELECT COUNT(*) AS next FROM events WHERE session_id = ?').get(id)
@@ -867,10 +863,7 @@ async function tearTail(kind, backend, root, headers, id) {
     }
     return
   }
-  const path = storedPath(backend, headers, id)
-  if (!existsSync(path)) {  // nothing stored (an empty or refused batch): there is no tail to tear (PERSIST-11)
-    throw new ImplementationFailure(new Error(`crash: session ${JSON.stringify(id)} has no stored artifact to tear`))
-  }
+  const path = await artifactPath(kind, backend, id, headers)
   if (kind === 'jsonl') {
     await appendFile(path, TORN_RECORD)
     return
@@ -878,6 +871,45 @@ async function tearTail(kind, backend, root, headers, id) {
   const line = '{"type":"turn/end","seq":0,"time":0,"data":{}}\n'
   const frame = zlib.zstdCompressSync(Buffer.from(line), { params: { [zlib.constants.ZSTD_c_checksumFlag]: 1 } })
   await appendFile(path, frame.subarray(0, frame.length - 5))
+}
+
+/** A fault step on a session with nothing stored (PROTOCOL.md §6a: `PERSIST_NO_SESSION`). */
+class FaultRefusal extends Error {
+  constructor(message) {
+    super(message)
+    this.code = 'PERSIST_NO_SESSION'
+  }
+}
+
+/** The artifact of a stored session: where its created header puts it, else where its stored header does. */
+async function artifactPath(kind, backend, id, headers) {
+  if (kind === 'sqlite') throw new ScriptError('a SQLite database is not cut at a byte offset')
+  const created = headers.get(id)
+  const candidates = created === undefined ? [] : [backend.locate(created).path]
+  const listed = (await implAsync(() => backend.list())).find((header) => header.id === id)
+  if (listed !== undefined) candidates.push(backend.locate(listed).path)
+  for (const path of candidates) if (await stat(path).then(() => true, () => false)) return path
+  throw new FaultRefusal(`session ${JSON.stringify(id)} not found (nothing is stored for it)`)
+}
+
+/** `tear` (§6a): raw bytes appended to the artifact, or raw rows at the next seqs through another connection. */
+async function tearRaw(kind, backend, root, headers, step) {
+  if (kind !== 'sqlite') {
+    await appendFile(await artifactPath(kind, backend, step.id, headers), Buffer.from(step.base64 ?? '', 'base64'))
+    return
+  }
+  if (!(await implAsync(() => backend.list())).some((header) => header.id === step.id)) {
+    throw new FaultRefusal(`session ${JSON.stringify(step.id)} not found (nothing is stored for it)`)
+  }
+  const db = new nodeSqlite.DatabaseSync(join(root, SQLITE_FILE))
+  try {
+    for (const row of step.rows ?? []) {
+      const { next } = db.prepare('SELECT COUNT(*) AS next FROM events WHERE session_id = ?').get(step.id)
+      db.prepare('INSERT INTO events (session_id, seq, type, time, data) VALUES (?, ?, ?, 0, ?)').run(step.id, next, row.type, row.data)
+    }
+  } finally {
+    db.close()
+  }
 }
 
 const NON_JSON = {
@@ -952,6 +984,19 @@ async function persistenceStep(kind, backend, root, headers, step) {
       // the seam's readStoredRevision resolves undefined when nothing is stored (PERSIST-11): `null` on the wire
       const revision = await implAsync(() => storedRevision(backend, step.id))
       return { revision: revision === undefined ? null : String(revision) }
+    }
+    case 'tear':
+      await tearRaw(kind, backend, root, headers, step)
+      return null
+    case 'truncate': {
+      const path = await artifactPath(kind, backend, step.id, headers)
+      const size = (await stat(path)).size
+      await truncate(path, Math.max(0, size - step.drop))
+      return null
+    }
+    case 'bytes': {
+      if (kind !== 'jsonl') throw new ScriptError('`bytes` is for the raw JSONL backend only')
+      return { base64: (await readFile(await artifactPath(kind, backend, step.id, headers))).toString('base64') }
     }
     default:
       throw new ScriptError(`unknown persistence step ${JSON.stringify(step.do)}`)
@@ -1048,7 +1093,10 @@ async function liveScenario(kind, root, steps) {
   }
   const outcomeOf = (entry, error) => {
     const cause = error instanceof ImplementationFailure ? error.cause : error
-    if (cause instanceof ScriptedFailure) entry.rejected = { code: 'SCRIPTED' }
+    // a disposal whose drains failed only as the scenario asked (upstream: an AggregateError of them)
+    const scripted = cause instanceof ScriptedFailure ||
+      (cause instanceof AggregateError && cause.errors.length > 0 && cause.errors.every((e) => e instanceof ScriptedFailure))
+    if (scripted) entry.rejected = { code: 'SCRIPTED' }
     else if (error instanceof ImplementationFailure) entry.rejected = { code: implementationCode(cause) }
     else throw error
   }
@@ -1286,24 +1334,44 @@ const handlers = {
     })
   },
 
-  /** A persistence scenario (§6a) on a fresh published backend of the kind it names. */
+  /** A persistence scenario (§6a) on a fresh published backend of the kind it names; with the fault steps,
+   * a restart (`reopen`) and a second backend on the same location (`"writer": "second"`). */
   async persistence(args) {
     const kind = args.backend
     const missing = { jsonl: !storage && (storageFailure ?? loadFailure), 'jsonl-zstd': !HAS_ZSTD && NO_ZSTD, sqlite: !sqlite && NO_SQLITE }
     if (!Object.hasOwn(missing, kind)) throw new ScriptError(`unknown persistence backend ${JSON.stringify(kind)}`)
     if (missing[kind]) return { skipped: `backend ${JSON.stringify(kind)}: ${missing[kind]}` }
-    return withBackend(kind, {}, async (backend, root) => {
+    return withBackend(kind, {}, async (first, root) => {
       const headers = new Map()
       const trace = []
-      for (const [index, step] of args.steps.entries()) {
-        const entry = { at: String(index), do: step.do }
-        try {
-          entry.ok = await persistenceStep(kind, backend, root, headers, step)
-        } catch (error) {
-          if (!(error instanceof ImplementationFailure)) throw error
-          entry.rejected = { code: implementationCode(error.cause), message: error.cause?.message ?? String(error.cause) }
+      const writers = new Map([['first', { backend: first, fiber: null }]])  // the first is withBackend's
+      try {
+        for (const [index, step] of args.steps.entries()) {
+          const entry = { at: String(index), do: step.do }
+          if (step.do === 'reopen') {  // a restart: the next step opens a fresh backend (withBackend's, unused, is disposed last)
+            for (const writer of writers.values()) if (writer.fiber) await writer.fiber.dispose()
+            writers.clear()
+            entry.ok = null
+            trace.push(entry)
+            continue
+          }
+          const name = step.writer ?? 'first'
+          if (name !== 'first' && name !== 'second') throw new ScriptError(`unknown persistence writer ${JSON.stringify(name)}`)
+          try {
+            if (!writers.has(name)) {
+              const opened = await implAsync(() => openBackend(kind, root))
+              writers.set(name, { backend: opened.backend, fiber: opened.fiber })
+            }
+            entry.ok = await persistenceStep(kind, writers.get(name).backend, root, headers, step)
+          } catch (error) {
+            if (error instanceof FaultRefusal) entry.rejected = { code: error.code, message: error.message }
+            else if (!(error instanceof ImplementationFailure)) throw error
+            else entry.rejected = { code: implementationCode(error.cause), message: error.cause?.message ?? String(error.cause) }
+          }
+          trace.push(entry)
         }
-        trace.push(entry)
+      } finally {
+        for (const writer of writers.values()) if (writer.fiber) await writer.fiber.dispose()
       }
       return { trace }
     })
