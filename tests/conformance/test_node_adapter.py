@@ -43,7 +43,7 @@ MIN_PASSED_PINNED = 565
 CLAIMED = {
     "load", "append", "derive", "fold", "fork", "store-lifecycle", "chunk-rows",
     "repair", "request-header", "json-value", "invariants", "scopes",
-    "jsonl", "persistence-jsonl", "live-persistence",
+    "jsonl", "persistence-jsonl", "live-persistence", "persistence-faults",
 }
 """What the package really has on any Node >= 20. The JSONL form is the published backend package
 @deepseek-ai/dsh-session-persistence-jsonl; live-persistence is a session of its store writing through it. Not claimed: out-of-band and find-last-message-turn-end
