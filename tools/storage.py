@@ -329,10 +329,10 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
                 and type(seqs[finding.line - 2]) is int):
             finding.seq = seqs[finding.line - 2]
         finding.message = _in_rows(finding.message, seqs)  # database rows have no lines: a place is a seq
-        if finding.line in undecoded and finding.column is not None:  # the reason is the row codec's, not JSON's
+        why = undecoded.get(finding.line) if finding.line is not None else None
+        if why is not None and finding.column is not None:  # the reason is the row codec's, not JSON's
             finding.message = re.sub(r"\([^()]*at column \d+\)|: [^:;()]*at column \d+", lambda m: (
-                f"({undecoded[finding.line]})" if m.group(0).startswith("(") else f": {undecoded[finding.line]}"),
-                finding.message, count=1)
+                f"({why})" if m.group(0).startswith("(") else f": {why}"), finding.message, count=1)
         finding.line = None
         finding.column = None
 
