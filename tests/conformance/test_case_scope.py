@@ -116,7 +116,7 @@ def test_an_adapter_not_claiming_validator_policy_skips_validator_cases_and_a_fa
     assert "SQLITE-1 (MUST) binds storage; source: upstream 2f74ac98ba schema.ts" in text
 
 
-def test_a_planted_single_bug_yields_one_group_in_the_console_and_the_report(tmp_path):
+def test_a_planted_single_bug_yields_one_group_in_the_console_the_report_and_the_page(tmp_path):
     """The crash-repair closers stamped one millisecond late fail cases of many requirements and ops: one cause."""
     import io
 
@@ -125,7 +125,8 @@ def test_a_planted_single_bug_yields_one_group_in_the_console_and_the_report(tmp
     report = tmp_path / "run.jsonl"
     out, err = io.StringIO(), io.StringIO()
     code = cli.run(["conformance", "--impl", "python -m sessionspec.conformance.mutants repair7-closer-time-late",
-                    "--only", "repair", "--only", "persistence", "--report", str(report)], out, err)
+                    "--only", "repair", "--only", "persistence", "--report", str(report),
+                    "--html", str(tmp_path / "run.html")], out, err)
     text = out.getvalue()
     assert code == 1, err.getvalue()
     assert "failures by cause (1 cause(s)," in text
@@ -133,6 +134,11 @@ def test_a_planted_single_bug_yields_one_group_in_the_console_and_the_report(tmp
     footer = load_report(report).footer  # the report validates against report.json
     assert [g["cause"] for g in footer["groups"]] == ["differs at time: value +1"]
     assert len(footer["groups"][0]["cases"]) >= 3 and len(footer["groups"][0]["requirements"]) >= 2
+    page = (tmp_path / "run.html").read_text(encoding="utf-8")  # the HTML page shows the same one group
+    section = page.split('<section id="groups"', 1)[1].split("</section>", 1)[0]
+    assert "Failures by cause (1)" in section and section.count('<li class="group">') == 1
+    assert "<strong>differs at time: value +1</strong>" in section
+    assert all(f"<code>{case}</code>" in section for case in footer["groups"][0]["cases"])
 
 
 def test_the_replay_hint_repeats_the_real_adapter_command():
