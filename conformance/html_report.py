@@ -585,6 +585,22 @@ def _comparison(op: Any, args: Any, expected: Any, reply: Any, diff: Any) -> str
     return "".join(parts)
 
 
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _inline_code(text: Any) -> str:
+    """A requirement's Markdown text as HTML: each `code` span a <code> element, everything escaped
+    (the spans' content too), nothing else of Markdown interpreted."""
+    raw = _scalar_text(text)
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(raw):
+        out.append(esc(raw[pos:m.start()]))
+        out.append(f"<code>{esc(m.group(1))}</code>")
+        pos = m.end()
+    out.append(esc(raw[pos:]))
+    return "".join(out)
+
+
 def _requirement_text(reqs: Sequence[str], requirements: Mapping[str, Mapping[str, Any]]) -> str:
     if not reqs:
         return ""
@@ -595,8 +611,8 @@ def _requirement_text(reqs: Sequence[str], requirements: Mapping[str, Mapping[st
             items.append(f"<dt>{esc(r)}</dt><dd>not a requirement of this spec</dd>")
             continue
         level = entry.get("level", "")
-        items.append(f'<dt>{esc(r)} <span class="level">{esc(level)}</span> {esc(entry.get("title", ""))}</dt>'
-                     f"<dd>{esc(_cap(_scalar_text(entry.get('text', '')), _MAX_TEXT))}</dd>")
+        items.append(f'<dt>{esc(r)} <span class="level">{esc(level)}</span> {_inline_code(entry.get("title", ""))}</dt>'
+                     f"<dd>{_inline_code(_cap(_scalar_text(entry.get('text', '')), _MAX_TEXT))}</dd>")
     return '<h5>Requirements</h5><dl class="reqs">' + "".join(items) + "</dl>"
 
 

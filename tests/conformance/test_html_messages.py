@@ -18,3 +18,11 @@ def test_column_headers_name_the_revision_and_messages_are_the_adapters(tmp_path
     assert '<span class="rev">revision 2f74ac98ba</span></th>' in html
     assert "result differs in 1 place(s)</pre>" not in html  # the differences table says where; no generic line labelled the adapter's
     assert "<h5>Adapter's message</h5><pre class=\"msg\">adapter bug</pre>" in html
+
+
+def test_requirement_texts_render_code_spans_escaped():
+    from sessionspec.conformance.html_report import _inline_code
+
+    assert _inline_code("use `a<b>` & `c`") == "use <code>a&lt;b&gt;</code> &amp; <code>c</code>"
+    assert _inline_code("no `closing <i>") == "no `closing &lt;i&gt;"
+    assert "<code>" not in _inline_code("<script>`</script>")[:8]
