@@ -26,3 +26,20 @@ def test_requirement_texts_render_code_spans_escaped():
     assert _inline_code("use `a<b>` & `c`") == "use <code>a&lt;b&gt;</code> &amp; <code>c</code>"
     assert _inline_code("no `closing <i>") == "no `closing &lt;i&gt;"
     assert "<code>" not in _inline_code("<script>`</script>")[:8]
+
+
+def test_passed_cases_and_their_durations_are_listed_slowest_first_behind_a_fold():
+    from sessionspec.conformance.html_report import render_html, run_from_lines
+
+    header = {"kind": "header", "implementation": {"name": "impl", "version": "1"}}
+    cases = [{"kind": "case", "id": f"{i:016x}", "area": "surf", "description": f"case <{i}>", "requirements": ["SURF-1"],
+              "outcome": "passed", "durationMs": ms} for i, ms in enumerate([2.0, 40.5, float("nan"), 7.25])]
+    cases.append({"kind": "case", "id": "f" * 16, "area": "surf", "description": "broken", "requirements": ["SURF-1"],
+                  "outcome": "failed", "durationMs": 99.0, "message": "m"})
+    page = render_html([run_from_lines([header, *cases], "run.jsonl")])
+    section = page[page.index('<section id="passed"'):]
+    section = section[:section.index("</section>")]
+    assert '<details class="passed" data-run="1"><summary>Run 1: 4 passed case(s), slowest first</summary>' in section
+    ids = [line.split("</code>")[0] for line in section.split("<tr><td><code>")[1:]]
+    assert ids == [f"{1:016x}", f"{3:016x}", f"{0:016x}", f"{2:016x}"]  # 40.5, 7.25, 2.0, then the one without a number
+    assert "<td class=\"num\">40.5</td>" in section and "case &lt;1&gt;" in section and "f" * 16 not in section
