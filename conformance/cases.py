@@ -29,12 +29,14 @@ __all__ = [
     "Case",
     "CaseFileError",
     "case_id",
+    "checked",
     "for_revision",
     "for_sqlite_layout",
     "load_case_file",
     "load_corpus",
     "select",
     "sqlite_layouts",
+    "unchecked_corpus",
     "validator_only_requirements",
     "with_id",
 ]
@@ -199,39 +201,48 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
     cases = []
     for i, raw in enumerate(data["cases"]):
         pointer = f"/cases/{i}"
-        expected_id = case_id(raw)
-        if raw["id"] != expected_id:
-            raise CaseFileError(
-                source, pointer + "/id",
-                f"id {raw['id']} does not match the content hash {expected_id} (recompute with cases.with_id)",
-            )
+        _check_id(raw, source, pointer)
         if raw["id"] in seen:
             raise CaseFileError(source, pointer, f"duplicate case: same content as /cases/{seen[raw['id']]}")
         seen[raw["id"]] = i
-        if known is not None:
-            unknown = [r for r in raw["requirements"] if r not in known]
-            if unknown:
-                raise CaseFileError(source, pointer + "/requirements", f"unknown requirement id(s): {', '.join(unknown)}")
-        if "revisions" in raw:
-            from sessionspec.spec.revisions import UnknownRevision, resolve_revision
-
-            for index, name in enumerate(raw["revisions"]):
-                try:
-                    resolve_revision(name)
-                except UnknownRevision as exc:
-                    raise CaseFileError(source, f"{pointer}/revisions/{index}", str(exc)) from None
-        for index, layout in enumerate(raw.get("sqliteLayouts", ())):
-            layouts = sqlite_layouts(raw.get("revisions"))
-            if layout not in layouts:
-                raise CaseFileError(source, f"{pointer}/sqliteLayouts/{index}",
-                                    f"SQLite layout {layout} is not a layout of the case's revisions "
-                                    f"(they have {', '.join(map(str, layouts))})")
-        try:
-            protocol.validate(raw["input"]["args"], f"ops/{raw['input']['op']}.json#/$defs/args")
-        except protocol.ProtocolViolation as exc:
-            raise CaseFileError(source, pointer + "/input/args" + exc.pointer, exc.message) from None
-        cases.append(_from_json(raw, area, f"{source}#{pointer}"))
+        cases.append(_checked_case(raw, area, source, pointer, known))
     return cases
+
+
+def _check_id(raw: Any, source: str, pointer: str) -> None:
+    expected_id = case_id(raw)
+    if raw["id"] != expected_id:
+        raise CaseFileError(
+            source, pointer + "/id",
+            f"id {raw['id']} does not match the content hash {expected_id} (recompute with cases.with_id)",
+        )
+
+
+def _checked_case(raw: Any, area: str, source: str, pointer: str, known: set[str] | None) -> Case:
+    """One raw case (fitting ``case-file.json#/$defs/case``, its id checked) checked: requirements, revisions, args."""
+    if known is not None:
+        unknown = [r for r in raw["requirements"] if r not in known]
+        if unknown:
+            raise CaseFileError(source, pointer + "/requirements", f"unknown requirement id(s): {', '.join(unknown)}")
+    if "revisions" in raw:
+        from sessionspec.spec.revisions import UnknownRevision, resolve_revision
+
+        for index, name in enumerate(raw["revisions"]):
+            try:
+                resolve_revision(name)
+            except UnknownRevision as exc:
+                raise CaseFileError(source, f"{pointer}/revisions/{index}", str(exc)) from None
+    for index, layout in enumerate(raw.get("sqliteLayouts", ())):
+        layouts = sqlite_layouts(raw.get("revisions"))
+        if layout not in layouts:
+            raise CaseFileError(source, f"{pointer}/sqliteLayouts/{index}",
+                                f"SQLite layout {layout} is not a layout of the case's revisions "
+                                f"(they have {', '.join(map(str, layouts))})")
+    try:
+        protocol.validate(raw["input"]["args"], f"ops/{raw['input']['op']}.json#/$defs/args")
+    except protocol.ProtocolViolation as exc:
+        raise CaseFileError(source, pointer + "/input/args" + exc.pointer, exc.message) from None
+    return _from_json(raw, area, f"{source}#{pointer}")
 
 
 def _vector_files(directory: Path | None) -> list[tuple[str, str]]:
@@ -277,6 +288,48 @@ def _load_corpus(directory: Path | None, known_requirements: Iterable[str] | Non
             where[case.id] = case.source
             cases.append(case)
     return cases
+
+
+def unchecked_corpus() -> list[Case]:
+    """The packaged corpus read as plain JSON, without its schema checks (a tenth of a second, not seconds).
+
+    For a command that uses a handful of cases (``smoke``): it picks among these, then passes each
+    pick through :func:`checked`. A file that does not even read as cases is loaded the checked
+    way, so its problem is reported with its location.
+    """
+    out: list[Case] = []
+    for source, text in _vector_files(None):
+        try:
+            data = wire.loads(text)
+            if nesting.expand_text_needed(text):
+                data = {**data, "cases": nesting.expand(data["cases"], "/cases")}
+            area = data["area"]
+            if area != Path(source).stem:
+                raise ValueError(area)
+            out += [_from_json(raw, area, f"{source}#/cases/{i}") for i, raw in enumerate(data["cases"])]
+        except (wire.WireError, nesting.NestFormError, KeyError, TypeError, ValueError, AttributeError):
+            out += load_case_file(text, source)
+    return out
+
+
+def checked(case: Case) -> Case:
+    """A case of :func:`unchecked_corpus` with every check :func:`load_case_file` makes of it (but
+    uniqueness across the corpus, which the corpus tests keep); raises :class:`CaseFileError`."""
+    source, _, pointer = case.source.partition("#")
+    name = Path(source).name
+    text = resources.files("sessionspec.conformance").joinpath("vectors").joinpath(name).read_text(encoding="utf-8")
+    raw = wire.loads(text)["cases"][int(pointer.rpartition("/")[2])]  # as read by unchecked_corpus
+    if nesting.expand_text_needed(text):
+        try:
+            raw = nesting.expand(raw, pointer)
+        except nesting.NestFormError as exc:
+            raise CaseFileError(source, exc.pointer, exc.message) from None
+    try:
+        protocol.validate(raw, "case-file.json#/$defs/case")
+    except protocol.ProtocolViolation as exc:
+        raise CaseFileError(source, pointer + exc.pointer, exc.message) from None
+    _check_id(raw, source, pointer)
+    return _checked_case(raw, case.area, source, pointer, None)
 
 
 # A capability exists at a revision only while the rule family it implements does.

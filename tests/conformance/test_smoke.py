@@ -90,3 +90,37 @@ def test_the_budget_stops_further_ops():
         checks = check_ops(impl, chosen, budget=10, clock=lambda: next(ticks), started=0)
     assert [c.outcome for c in checks[:3]] == ["passed", "passed", "not-tried"]
     assert all(c.outcome == "not-tried" and not c.wired for c in checks[2:])
+
+
+def test_smoke_checks_only_the_cases_it_picks_not_the_corpus(monkeypatch):
+    """The ten seconds are the adapter's: smoke reads the corpus as plain JSON and schema-checks only its
+    picks (one per claimed op), never a whole vector file (counted, not timed, so the test cannot flake)."""
+    schemas: list[str] = []
+    real_validate = protocol.validate
+
+    def counting(instance, schema):
+        schemas.append(schema)
+        return real_validate(instance, schema)
+
+    monkeypatch.setattr(protocol, "validate", counting)
+    monkeypatch.setattr(cases_mod, "load_case_file", lambda *a, **k: (_ for _ in ()).throw(AssertionError("file load")))
+    code, out, err = run("smoke", "--impl", REFERENCE_CMD)
+    assert code == 0, out + err
+    claimed = len(_op_lines(out))
+    assert "case-file.json" not in schemas  # no whole file validated
+    assert schemas.count("case-file.json#/$defs/case") == claimed  # each pick once
+    args = [s for s in schemas if s.endswith("#/$defs/args")]  # the picks' (and their requests'): not the corpus's
+    assert len(args) <= 2 * claimed
+    assert len(cases_mod.load_corpus()) > 10 * claimed
+
+
+def test_the_unchecked_picks_are_the_checked_corpus_picks():
+    """Reading the corpus unchecked changes nothing smoke picks (and each pick checks to the same case)."""
+    every = frozenset(protocol.CAPABILITIES)
+    full = cases_mod.for_revision(cases_mod.load_corpus())
+    light = cases_mod.for_revision(cases_mod.unchecked_corpus())
+    for capabilities in (every, every - {"big-integers", "persistence"}, frozenset({"append", "find"})):
+        want = pick_cases(full, capabilities, {})
+        got = pick_cases(light, capabilities, {})
+        assert {op: c and c.id for op, c in got.items()} == {op: c and c.id for op, c in want.items()}
+        assert all(cases_mod.checked(c) == want[op] for op, c in got.items() if c is not None)
