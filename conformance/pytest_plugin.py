@@ -11,7 +11,10 @@ with that reason. Verdicts are the harness's own (``runner.run_case``), so ``-k`
 (or ``quick``, the CI profile of ``conformance --fuzz quick``) adds one item per differential state
 machine, node id ``fuzz/MACHINE``, marker ``fuzz``; it fails with each distinct difference and the
 replayable trace saved under ``--sessionspec-trace-dir`` (the expectation file's ``fuzz`` entries
-are set aside, as in ``sessionspec conformance``).
+are set aside, as in ``sessionspec conformance``). In a deep run (N of at least
+``STRICT_FUZZ_EXAMPLES``) an entry nothing matched fails, as in the CLI: the item of the machine it
+names, or ``fuzz/expectations`` (last; it needs every machine's item run in its process) for one
+naming no machine.
 
 Without ``--sessionspec-impl`` the plugin does nothing: it imports no suite module and adds no item.
 """
@@ -19,12 +22,15 @@ Without ``--sessionspec-impl`` the plugin does nothing: it imports no suite modu
 from __future__ import annotations
 
 import functools
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from .cases import Case
+    from .expectations import FuzzExpectation
     from .harness import Implementation
 
 _IMPL = "sessionspec_impl"
@@ -73,6 +79,11 @@ class _Suite:
         layout = self.impl.info.get("sqliteLayout") or layouts[0]
         self.cases: list[Case] = cases_mod.for_sqlite_layout(
             cases_mod.for_revision(cases_mod.load_corpus(), self.revision), layout)
+        self.fuzz_seen, self.fuzz_ran = Counter(), set()
+
+    fuzz_seen: Counter[int]
+    """Per fuzz entry (its index), how often the fuzz items of this process matched it."""
+    fuzz_ran: set[str]
 
     def run(self, case: Case) -> Any:
         from .runner import run_case
@@ -146,20 +157,27 @@ class FuzzItem(pytest.Item):
 
         known = tuple(suite.expectations.fuzz) if suite.expectations else ()
         log = io.StringIO()
+        seen: Counter[int] = Counter()
         if self.budget == "quick":
             runs = [r for r in machines.QUICK if r.machine == self.machine]
             found = machines.run_quick(connect=connect, trace_dir=Path(self.trace_dir), out=log, runs=runs,
-                                       known=known, revision=suite.revision)
+                                       known=known, seen=seen, revision=suite.revision)
         else:
             found = machines.run(connect=connect, examples=int(self.budget), trace_dir=Path(self.trace_dir), out=log,
-                                 machines=[self.machine], known=known, revision=suite.revision)
-        if found:
-            from sessionspec.reference.json_text import display
+                                 machines=[self.machine], known=known, seen=seen, revision=suite.revision)
+        suite.fuzz_seen.update(seen)
+        suite.fuzz_ran.add(self.machine)
+        from sessionspec.reference.json_text import display
 
-            lines = [display(f"{f.get('rule') or '?'} ({f.get('op') or '?'}): "
-                             f"{str(f.get('message') or '').partition(chr(10))[0][:300]}; trace {f.get('trace')}")
-                     for f in found]
-            raise FuzzFailed(f"{len(found)} distinct difference(s):\n  " + "\n  ".join(lines))
+        lines = [display(f"{f.get('rule') or '?'} ({f.get('op') or '?'}): "
+                         f"{str(f.get('message') or '').partition(chr(10))[0][:300]}; trace {f.get('trace')}")
+                 for f in found]
+        # The CLI's strict rule (FuzzResult.problems): a deep run's unmatched entry fails; this item
+        # answers for the entries naming its machine, fuzz/expectations for those naming none.
+        stale = _unmatched(known, seen, self.budget, lambda k: k.machine == self.machine)
+        if found or stale:
+            head = f"{len(found)} distinct difference(s)" + (f", {len(stale)} stale expectation(s)" if stale else "")
+            raise FuzzFailed(head + ":\n  " + "\n  ".join(lines + [display(p) for p in stale]))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, FuzzFailed):
@@ -168,6 +186,50 @@ class FuzzItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return "sessionspec/conformance/machines.py", None, f"fuzz/{self.machine}"
+
+
+def _unmatched(known: Sequence[FuzzExpectation], seen: Counter[int], budget: int | str,
+               answers_for: Callable[[FuzzExpectation], bool]) -> list[str]:
+    """The CLI's problems for the unmatched entries ``answers_for`` picks (none below the strict depth)."""
+    from .expectations import STRICT_FUZZ_EXAMPLES
+    from .fuzz import FuzzResult
+
+    if not isinstance(budget, int) or budget < STRICT_FUZZ_EXAMPLES:
+        return []
+    unmatched = [k.describe() for i, k in enumerate(known) if not seen[i] and answers_for(k)]
+    return FuzzResult([], unmatched=unmatched, strict=True).problems
+
+
+class FuzzExpectationsItem(pytest.Item):
+    """``fuzz/expectations``: the expectation file's fuzz entries naming no machine that no item matched
+    (a deep run only, as ``conformance --fuzz N``); it needs every machine's item run before it in its process."""
+
+    def __init__(self, *, budget: int | str, suite: _Suite, machines: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.budget, self.suite, self.machines = budget, suite, tuple(machines)
+        self.add_marker("sessionspec")
+        self.add_marker("fuzz")
+
+    def runtest(self) -> None:
+        suite = self.suite
+        known = tuple(suite.expectations.fuzz) if suite.expectations else ()
+        missing = [m for m in self.machines if m not in suite.fuzz_ran]
+        if missing:
+            pytest.skip(f"entries naming no machine are checked when every fuzz item runs in this process "
+                        f"(not here: {', '.join(missing)})")
+        stale = _unmatched(known, suite.fuzz_seen, self.budget, lambda k: k.machine is None)
+        if stale:
+            from sessionspec.reference.json_text import display
+
+            raise FuzzFailed(f"{len(stale)} stale expectation(s):\n  " + "\n  ".join(display(p) for p in stale))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, FuzzFailed):
+            return f"fuzz expectations: {excinfo.value}"
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return "sessionspec/conformance/expectations.py", None, "fuzz/expectations"
 
 
 def _fuzz_budget(value: str) -> int | str:
@@ -222,3 +284,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             name = f"fuzz/{machine}"
             items.append(FuzzItem.from_parent(session, name=name, nodeid=name, machine=machine, budget=budget,
                                               suite=suite, trace_dir=config.getoption("sessionspec_trace_dir")))
+        if suite.expectations and any(k.machine is None for k in suite.expectations.fuzz) and _unmatched(
+                suite.expectations.fuzz, Counter(), budget, lambda k: k.machine is None):
+            items.append(FuzzExpectationsItem.from_parent(session, name="fuzz/expectations", nodeid="fuzz/expectations",
+                                                          budget=budget, suite=suite, machines=names))
