@@ -403,6 +403,12 @@ class Implementation:
     _conn: Connection | None = None
     _seq: int = 0
     _failed_restarts: int = 0
+    _argv: list[str] | None = None
+
+    @property
+    def command(self) -> str | None:
+        """The adapter's command line, shell-quoted, for replay hints (None: the in-process reference)."""
+        return shlex.join(self._argv) if self._argv else None
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -425,6 +431,7 @@ class Implementation:
     def start(self) -> dict[str, Any]:
         """Spawn the adapter and perform the handshake; returns the ``start`` result."""
         self._conn = self.connect()
+        self._argv = getattr(self._conn, "argv", None)
         self._seq = 0
         reply = self._exchange("start", {"protocolVersion": protocol.PROTOCOL_VERSION})
         if reply.get("kind") != "result":

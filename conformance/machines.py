@@ -38,6 +38,7 @@ import base64
 import copy
 import functools
 import inspect
+import shlex
 import time
 import uuid
 from collections import Counter
@@ -1263,6 +1264,15 @@ def _save(failure: _Failure, impl: Implementation, trace_dir: Path) -> Path:
     return path
 
 
+def replay_hint(trace: Path | str, command: str | None) -> str:
+    """The command that replays ``trace`` against the adapter run (``command``; None: the in-process
+    reference), each word shell-quoted and the line escaped, as the end-of-run summary prints it."""
+    from sessionspec.reference.json_text import display
+
+    impl = f" --impl {shlex.quote(command)}" if command else ""
+    return display(f"sessionspec replay {shlex.quote(str(trace))}{impl}")
+
+
 def run_machine(name: str, impl: Implementation, reference: Implementation, profile: Profile,
                 trace_dir: Path, out: TextIO, focus: Sequence[str] | None = None, *,
                 known: Sequence[FuzzExpectation] = (), max_distinct: int = MAX_DISTINCT,
@@ -1324,7 +1334,7 @@ def run_machine(name: str, impl: Implementation, reference: Implementation, prof
             out.write(f"fuzz: {name}: FAILED {failure.label}: {failure.message}\n"
                       f"fuzz: {name}: minimal trace saved to {path} (the failing request of a "
                       f"{len(failure.steps)}-request run)\n"
-                      f"fuzz: {name}: re-run it with: sessionspec replay {path} --impl COMMAND\n")
+                      f"fuzz: {name}: re-run it with: {replay_hint(path, impl.command)}\n")
             if isinstance(exc, Flaky):
                 out.write(f"fuzz: {name}: note: the failure did not reproduce on every run (flaky implementation)\n")
             failures.append({**failure.signature, "message": failure.message, "trace": str(path),

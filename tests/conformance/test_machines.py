@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -105,6 +106,10 @@ def test_a_wrong_implementation_is_caught_with_a_replayable_minimal_trace(tmp_pa
     assert "JSON-2" in failure["requirements"]
     path = Path(failure["trace"])
     assert path.exists() and str(path) in out and "sessionspec replay" in out
+    # The progress line's replay hint names the real adapter command, shell-quoted: it runs as printed.
+    hint = next(line for line in out.splitlines() if "re-run it with: " in line).partition("re-run it with: ")[2]
+    assert "COMMAND" not in hint
+    assert shlex.split(hint) == ["sessionspec", "replay", str(path), "--impl", shlex.join(shlex.split(wrong))]
     header, steps = read_trace(path)
     assert header["origin"] == "sessionspec conformance --fuzz"
     assert len(steps) == 1  # shrunk to the one request that differs
@@ -113,6 +118,14 @@ def test_a_wrong_implementation_is_caught_with_a_replayable_minimal_trace(tmp_pa
     assert cli.run(["replay", str(path), "--impl", wrong], replay_out, replay_err) == 1
     assert "0 of 1 steps match" in replay_out.getvalue()
     assert cli.run(["replay", str(path)], io.StringIO(), io.StringIO()) == 0
+
+
+def test_the_replay_hint_quotes_every_word_and_names_no_impl_for_the_in_process_reference():
+    command = shlex.join(["node", "my adapter.mjs", "--name=it's"])
+    hint = machines.replay_hint("traces/a b.jsonl", command)
+    assert shlex.split(hint) == ["sessionspec", "replay", "traces/a b.jsonl", "--impl", command]
+    assert shlex.split(machines.replay_hint("t.jsonl", None)) == ["sessionspec", "replay", "t.jsonl"]
+    assert "\\n" in machines.replay_hint("t\n.jsonl", None) and "\n" not in machines.replay_hint("t\n.jsonl", None)
 
 
 def test_two_distinct_failures_of_one_machine_are_both_reported_with_their_traces(tmp_path):
