@@ -111,6 +111,7 @@ def test_smoke_checks_only_the_cases_it_picks_not_the_corpus(monkeypatch):
     assert schemas.count("case-file.json#/$defs/case") == claimed  # each pick once
     args = [s for s in schemas if s.endswith("#/$defs/args")]  # the picks' (and their requests'): not the corpus's
     assert len(args) <= 2 * claimed
+    monkeypatch.undo()
     assert len(cases_mod.load_corpus()) > 10 * claimed
 
 
