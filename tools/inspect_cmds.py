@@ -37,7 +37,7 @@ from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 from sessionspec.spec.inputs import read_input
-from sessionspec.storage import Unit, detect_form, layout_owner, open_database, open_units
+from sessionspec.storage import Unit, detect_form, layout_owner, no_session, open_database, open_units, session_id_text
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
@@ -76,13 +76,14 @@ _LISTED_SESSIONS = 50
 def _session_list(path: str, units: list[Unit]) -> str:
     """A store of several sessions and no --session: its session ids (JSON-quoted, so any id reads
     unambiguously and can be pasted into --session), and how to pick one."""
+    where = json_text.display(path)
     if not units:
-        return f"{path}: the store holds no session"
+        return f"{where}: the store holds no session"
     ids = [u.name[len(path) + 1:] if u.name.startswith(path + "#") else u.name.rpartition("#")[2] for u in units]
-    shown = "\n".join(f"  {json.dumps(i, ensure_ascii=False)}" for i in ids[:_LISTED_SESSIONS])
+    shown = "\n".join(f"  {session_id_text(i)}" for i in ids[:_LISTED_SESSIONS])
     more = f"\n  ... and {len(ids) - _LISTED_SESSIONS} more" if len(ids) > _LISTED_SESSIONS else ""
-    return (f"{path}: the store holds {len(ids)} sessions; pick one with --session ID "
-            f"(e.g. --session {json.dumps(ids[0], ensure_ascii=False)}):\n{shown}{more}")
+    return (f"{where}: the store holds {len(ids)} sessions; pick one with --session ID "
+            f"(e.g. --session {session_id_text(ids[0])}):\n{shown}{more}")
 
 
 def _load(path: str, session: str | None = None, err: TextIO | None = None, command: str = ""
@@ -469,7 +470,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ids = [h["id"] for h in _guard(source.list_sessions)]
         if args.session is not None:
             if args.session not in ids:
-                raise _Failure(f"{args.file}: no session {args.session!r} in the database", 2)
+                raise _Failure(no_session(args.file, args.session, len(ids)), 2)
             ids = [args.session]
         # each session's closers take the shape of its revision (given, else detected from its rows)
         layout, owner = source.layout.user_version, layout_owner(source.layout.user_version)

@@ -27,7 +27,7 @@ from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
 if TYPE_CHECKING:
     from sessionspec.reference.sqlite_store import SqliteStore
 
-__all__ = ["Unit", "detect_form", "layout_owner", "open_database", "open_units"]
+__all__ = ["Unit", "detect_form", "layout_owner", "no_session", "open_database", "open_units", "session_id_text"]
 
 JSONL, ZSTD, SQLITE = "jsonl", "jsonl-zstd", "sqlite"
 #: First bytes of JSONL text (a JSON object or array, or white space before one). Neither binary form starts
@@ -296,7 +296,7 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
             ids = [h["id"] for h in store.list_sessions()]
             if session is not None:
                 if session not in ids:
-                    return [], f"{path}: no session {session!r} in the database (it holds {len(ids)})"
+                    return [], no_session(path, session, len(ids))
                 ids = [session]
             notes = tuple(filter(None, [store.layout.refusal_note(), *store.notes]))
             owner = layout_owner(store.layout.user_version)
@@ -340,6 +340,22 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
 
 
 # ---------------------------------------------------------------- entry point
+
+
+def session_id_text(session: str) -> str:
+    """A session id as messages print it: JSON-quoted (pasteable into --session, any id unambiguous), escaped."""
+    import json
+
+    from sessionspec.reference.json_text import display
+
+    return display(json.dumps(session, ensure_ascii=False))
+
+
+def no_session(path: str, session: str, count: int) -> str:
+    """Every command's message for a --session the SQLite store at ``path`` does not hold."""
+    from sessionspec.reference.json_text import display
+
+    return f"{display(path)}: no session {session_id_text(session)} in the database (it holds {count})"
 
 
 def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]], *, session: str | None = None,
