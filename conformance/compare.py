@@ -22,6 +22,7 @@ import base64
 import binascii
 import difflib
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -303,6 +304,72 @@ def normalise_reply(op: str, args: Mapping[str, Any], reply: Mapping[str, Any]) 
     return out
 
 
+# -- clock plausibility -----------------------------------------------------------------
+
+CLOCK_SLACK_MS = 86_400_000
+"""How far from the judging moment a clock reading may be (a day: slow runs, skewed clocks)."""
+
+
+CLOCK_CHECKED = frozenset({"live"})
+"""Ops whose every ``"<now>"`` is a clock reading of the run (a live store stamps each event and
+header). The store op's normaliser also blanks seeded times (``1000``), so its placeholders are not."""
+
+
+def _now_paths(expected: Any) -> list[tuple[str | int, ...]]:
+    """Paths of every ``"<now>"`` placeholder of an expectation (iterative: values may be deep)."""
+    paths: list[tuple[str | int, ...]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), expected)]
+    while stack:
+        path, value = stack.pop()
+        if value == NOW and isinstance(value, str):
+            paths.append(path)
+        elif isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+    return sorted(paths, key=lambda p: [str(x).zfill(12) for x in p])
+
+
+def _at_path(value: Any, path: tuple[str | int, ...]) -> tuple[bool, Any]:
+    for step in path:
+        if isinstance(step, int) and isinstance(value, list) and step < len(value):
+            value = value[step]
+            continue
+        if isinstance(step, str) and isinstance(value, dict) and step in value:
+            value = value[step]
+            continue
+        return False, None
+    return True, value
+
+
+def clock_problems(expected: Any, actual: Any, *, now_ms: int | None = None) -> list[str]:
+    """Clock readings that normalisation would hide but that cannot be this run's wall clock.
+
+    An expectation's ``"<now>"`` stands for "the implementation's clock, in integer
+    milliseconds since the epoch" (EVENT time, HDR createdAt). A well-formed integer
+    there still has to be a reading taken during the run: one more than a day away
+    from now (seconds instead of milliseconds, a constant, a counter) is reported.
+    """
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    low, high = now - CLOCK_SLACK_MS, now + CLOCK_SLACK_MS
+    problems = []
+    for path in _now_paths(expected):
+        found, value = _at_path(actual, path)
+        if not found or not _is_clock(value) or low <= value <= high:
+            continue  # absent or ill-typed values show in the structural diff
+        where = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+        if low // 1000 <= value <= high // 1000:
+            why = "it reads as seconds since the epoch; times are integer milliseconds"
+        elif value < low:
+            why = "it is more than a day before this run; times are the wall clock in integer milliseconds"
+        else:
+            why = "it is more than a day after this run; times are the wall clock in integer milliseconds"
+        problems.append(f"{where}: {value} is not a clock reading of this run ({why})")
+        if len(problems) >= _MAX_DIFFS:
+            break
+    return problems
+
+
 # -- structural diff ---------------------------------------------------------------------
 
 
@@ -573,6 +640,10 @@ def judge(
         want = normalise_result(op, args, expect["result"])
         got = normalise_result(op, args, _map_trace_codes(op, reply.get("result"), code_map))
         found = diff(want, got, ignore)
+        clocks = clock_problems(expect["result"], reply.get("result")) if op in CLOCK_CHECKED else []
+        if clocks:
+            more = f"; the result also differs in {len(found)} place(s)" if found else ""
+            return Verdict("failed", "implausible clock reading: " + "; ".join(clocks) + more, tuple(found))
         if found:
             return Verdict("failed", f"result differs in {len(found)} place(s)", tuple(found))
         return Verdict("passed")

@@ -18,6 +18,8 @@ reply), --errored-op OP (claims OP's capability but answers every OP request err
 upstream 0.1.1-rc.2 did, instead of rejecting it with SEED_ENVELOPE).
 --crash-rewrite-shape (a tool/result rewrite whose `message` is not an object holding a content list
 crashes with a TypeError instead of SURFACE_TOOL_RESULT_REWRITE, as upstream 0.1.1-rc.2 does).
+--seconds-clock (every clock reading of a live result is in seconds, not milliseconds: an
+implementation stamping `Date.now() / 1000`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,30 @@ def _bad_shape(args: dict, reply: dict) -> bool:
     step = appends[index] if isinstance(index, int) and 0 <= index < len(appends) else None
     message = (step.get("data") or {}).get("message") if isinstance(step, dict) and isinstance(step.get("data"), dict) else None
     return not (isinstance(message, dict) and isinstance(message.get("content"), list))
+
+
+def _in_seconds(result: dict) -> dict:
+    """A live trace whose stored event times and header createdAt are in seconds (not deep: payloads may be)."""
+    def sec(v: object) -> object:
+        return v // 1000 if type(v) is int else v
+
+    trace = []
+    for entry in result.get("trace") or []:
+        ok = entry.get("ok") if isinstance(entry, dict) else None
+        if isinstance(ok, dict) and isinstance(ok.get("sessions"), dict):
+            sessions = {}
+            for key, stored in ok["sessions"].items():
+                if isinstance(stored, dict):
+                    header = stored.get("header")
+                    if isinstance(header, dict) and "createdAt" in header:
+                        header = {**header, "createdAt": sec(header["createdAt"])}
+                    events = [{**e, "time": sec(e.get("time"))} if isinstance(e, dict) else e
+                              for e in stored.get("events") or []]
+                    stored = {**stored, "header": header, "events": events}
+                sessions[key] = stored
+            entry = {**entry, "ok": {**ok, "sessions": sessions}}
+        trace.append(entry)
+    return {**result, "trace": trace}
 
 
 def main() -> int:
@@ -125,6 +151,8 @@ def main() -> int:
                 and reply.get("code") == "SURFACE_TOOL_RESULT_REWRITE" and _bad_shape(args, reply):
             reply = {"seq": message["seq"], "kind": "crashed", "class": "TypeError",
                      "message": "Cannot read properties of undefined (reading '0')", "detail": "at assertToolResultRewrite"}
+        if "--seconds-clock" in flags and op == "live" and reply.get("kind") == "result":
+            reply = {**reply, "result": _in_seconds(reply["result"])}
         if mode == "crash":
             sys.stderr.write("adapter: simulated crash\n")
             return 7
