@@ -20,7 +20,7 @@ from sessionspec.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = "sample/noted"
-SCHEMA_ID = "https://sessionspec.dev/schema/payload/sample/noted.json"
+SCHEMA_ID = "https://plugins.example/sample/payload/noted.json"  # a plugin $id: its own domain, not the core's space
 VALID = {"type": SAMPLE, "seq": 3, "time": 1767225600000, "data": {"note": "kept for the log"}}
 INVALID = {"type": SAMPLE, "seq": 3, "time": 1767225600000, "data": {"note": 7}}
 
