@@ -793,8 +793,14 @@ def _groups_section(runs: Sequence[RunView]) -> str:
             f'<ol class="groups">{"".join(items[:200])}</ol></section>')
 
 
+def _ms(value: Any) -> float | None:
+    """A case's ``durationMs`` when it is a finite number."""
+    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
+
+
 def _duration(value: Any) -> str:
-    return f"{value:,.1f}" if type(value) in (int, float) and math.isfinite(value) else ""
+    ms = _ms(value)
+    return "" if ms is None else f"{ms:,.1f}"
 
 
 def _passed_section(runs: Sequence[RunView]) -> str:
@@ -805,7 +811,7 @@ def _passed_section(runs: Sequence[RunView]) -> str:
         passed = [c for c in run.cases if c.get("outcome") == "passed"]
         if not passed:
             continue
-        passed.sort(key=lambda c: -(c["durationMs"] if _duration(c.get("durationMs")) else -1.0))
+        passed.sort(key=lambda c: -ms if (ms := _ms(c.get("durationMs"))) is not None else 1.0)  # unmeasured last
         rows = "".join(
             f'<tr><td><code>{esc(_cap(_scalar_text(c.get("id")), 80))}</code></td>'
             f'<td>{esc(_cap(_scalar_text(c.get("area")), 40))}</td>'

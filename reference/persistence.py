@@ -49,7 +49,7 @@ from .jsonl_zstd import (
     read_compressed_header,
     write_compressed_artifact,
 )
-from .sqlite_store import SqliteStore, check_appendable, check_batch_values
+from .sqlite_store import SqliteStore, check_appendable, check_batch_values, check_continues
 from .zstd_frames import compress_frame
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class JsonlBackend:
             header = self._created.get(session_id)
             if header is None:
                 raise _no_session(session_id, os.fspath(self.root))
-            check_appendable(events, 0)
+            check_continues(events, 0)
             target = session_log_path(self.root, header.get("cwd"), session_id, self.compression)
             if self.compression == "zstd":
                 write_compressed_artifact(target, header, events, revision=self.format_revision)
@@ -154,7 +154,7 @@ class JsonlBackend:
                 write_artifact(target, header, events, revision=self.format_revision)
             return
         _, stored, torn, recovered = self._read(path)
-        check_appendable(events, len(stored))
+        check_continues(events, len(stored))
         if self.compression == "zstd":  # the torn frame is cut: its complete records go back first (ZSTD-7)
             append_compressed_batch(path, [*recovered, *events], truncate_to=torn)
         else:
@@ -257,8 +257,11 @@ class SqliteBackend:
             return
         self.store.append(self._header(session_id), events)
 
+    def _has(self, session_id: str) -> bool:
+        return isinstance(session_id, str) and session_id in self.list()
+
     def _stored(self, session_id: str) -> None:
-        if not isinstance(session_id, str) or session_id not in self.list():
+        if not self._has(session_id):
             raise _no_session(session_id, f"{self.store.path}#{session_id}")
 
     def load(self, session_id: str) -> LoadedArtifact:
@@ -276,9 +279,7 @@ class SqliteBackend:
 
     def revision(self, session_id: str) -> str | None:
         """The change-detection token; None when nothing is stored (PERSIST-11: absence, not an error)."""
-        if not isinstance(session_id, str) or session_id not in self.list():
-            return None
-        return self.store.revision(session_id)
+        return self.store.revision(session_id) if self._has(session_id) else None
 
     def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         self.append(session_id, events)

@@ -939,6 +939,12 @@ def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:
 def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
     """The backend contract's batch checks, in the upstream order (PERSIST-3 … PERSIST-5, PERSIST-9):
     the whole batch is lossless JSON, then holds no retired shape, then continues from ``next_seq``."""
+    check_batch_values(events)
+    TABLE.check_appendable(events, next_seq)
+
+
+def check_continues(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
+    """The seq rules alone (PERSIST-3, PERSIST-4), for a caller that ran :func:`check_batch_values` first."""
     TABLE.check_appendable(events, next_seq)
 
 
@@ -951,15 +957,14 @@ def check_batch_values(events: Sequence[Mapping[str, Any]]) -> None:
 
 def _batch_lossless(events: Sequence[Mapping[str, Any]]) -> None:
     for offset, event in enumerate(events):
-        if not is_json_value(event.get("data")) or not is_json_value(event):
+        if not is_json_value(event):  # the whole envelope, its data included
             raise PersistenceError(
                 f"data of {event.get('type')} event at index {offset} is not losslessly JSON-serializable",
                 "PERSIST_DATA_NOT_JSON", requirement="PERSIST-5", index=offset, seq=event.get("seq"),
             )
 
 
-def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
-    check_batch_values(events)
+def _check_continues(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
     for offset, event in enumerate(events):
         expected = next_seq + offset
         if event.get("seq") != expected or type(event.get("seq")) is not int:
@@ -972,7 +977,7 @@ def _check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> Non
             )
 
 
-define("check_appendable", _check_appendable)  # PERSIST-3, PERSIST-4 (after check_batch_values)
+define("check_appendable", _check_continues)  # PERSIST-3, PERSIST-4 (check_appendable runs check_batch_values first)
 define("batch_lossless", _batch_lossless)  # PERSIST-5
 define("application_id_ok", lambda app: app == APPLICATION_ID)  # SQLITE-1: only this format's databases open
 define("in_committed_region", lambda index, last_turn_end: index <= last_turn_end)  # SQLITE-5: a hole there is corrupt

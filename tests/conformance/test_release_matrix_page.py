@@ -43,15 +43,20 @@ def test_the_expectation_file_is_the_one_the_page_is_built_from() -> None:
     assert set(REASONS) <= {c.id for c in for_revision(load_corpus(), "b150a551b8")}
 
 
+def _causes() -> int:
+    """How many distinct causes the newest release's known failures have (the page's entries)."""
+    return len(compat.known_failure_groups(
+        {r.case.id: (r.case, r.reason or "", [run.release]) for run in runs()[-1:] for r in run.result.results
+         if r.outcome == "xfail"}))
+
+
 def test_one_entry_per_cause_with_its_cases_releases_requirements_and_one_reproducer() -> None:
     section = known_section(compat.render(runs()))
     for case_id in REASONS:  # every case id, once, as a list item
         assert len(re.findall(rf"^- `{case_id}` ", section, re.MULTILINE)) == 1, case_id
     assert section.count(PERSIST_5) == 1  # was once per case (21 times)
     headings = re.findall(r"^### \d+\. (.+)$", section, re.MULTILINE)
-    causes = len(compat.known_failure_groups(
-        {r.case.id: (r.case, r.reason or "", [run.release]) for run in runs()[-1:] for r in run.result.results
-         if r.outcome == "xfail"}))
+    causes = _causes()
     assert len(headings) == causes, headings
     # every cause is a defect: no suite assumption since #28 scoped the validator's policy
     assert sum(h.startswith("defect: ") for h in headings) == causes
@@ -88,9 +93,7 @@ def test_the_committed_page_keeps_every_case_and_states_each_cause_once() -> Non
     for case_id in REASONS:
         assert f"`{case_id}`" in section, case_id
     assert section.count(PERSIST_5) == 1
-    assert len(re.findall(r"^### \d+\. ", section, re.MULTILINE)) == len(compat.known_failure_groups(
-        {r.case.id: (r.case, r.reason or "", [run.release]) for run in runs()[-1:] for r in run.result.results
-         if r.outcome == "xfail"}))
+    assert len(re.findall(r"^### \d+\. ", section, re.MULTILINE)) == _causes()
 
 
 def test_compatibility_md_links_the_page_and_restates_none_of_its_numbers() -> None:
