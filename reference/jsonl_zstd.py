@@ -144,9 +144,14 @@ def _check_header_frame(first: bytes, path: str | None) -> None:
         )
 
 
-def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: RevisionLike = None) -> CompressedArtifact:
+def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: RevisionLike = None,
+                             stop: int | None = None) -> CompressedArtifact:
     """Parse a compressed artifact into its header (the header keys of ``revision``) and preserved
-    events, as the reader of ``revision`` reads its plaintext (ZSTD-2 … ZSTD-6)."""
+    events, as the reader of ``revision`` reads its plaintext (ZSTD-2 … ZSTD-6).
+
+    ``stop``: the logical offset of the line a loader stops at, when a caller has found it already (a crash
+    tail in the torn frame): the torn frame's plaintext is parsed only up to there (a loader drops the rest
+    unread), so a tail of millions of blank lines is not split into a list of them."""
     data, path = _read_bytes(source)
     decoded = decode_frames(data, budget=budget, path=path)
     if not decoded.plaintexts:
@@ -163,7 +168,9 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None, revis
         )
     recovered: list[dict[str, Any]] = []
     if decoded.torn_plaintext and TABLE.keep_torn_frame_records:
-        recovered = read_artifact(complete + decoded.torn_plaintext, revision).events[len(logical.events) :]
+        torn = decoded.torn_plaintext if stop is None or stop < len(complete) else \
+            decoded.torn_plaintext[: stop - len(complete)]
+        recovered = read_artifact(complete + torn, revision).events[len(logical.events) :]
     return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
 
 

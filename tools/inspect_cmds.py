@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import itertools
 import json
 import os
@@ -116,6 +117,7 @@ def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tupl
     as read and the closers."""
     from sessionspec.reference.session import NO_HEADER, Session
 
+    _refuse_unloadable(log, revision)
     events = _as_loaded(log, revision)
     closers = interrupted_turn_closers(events, revision) if log.kind == "jsonl" else []
     line = log.header_line
@@ -133,14 +135,40 @@ def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tupl
     return events, closers
 
 
-def _refusal(log: LoadedLog, revision: str, error: SessionSpecError | None) -> _Failure:
-    """The load path's refusal of a log, with the located findings of `validate --level load` (else the error)."""
+def _load_errors(log: LoadedLog, revision: str) -> str:
+    """The located errors `validate --level load` finds in the log ("" when a loader reads it)."""
     Checker("load", None, revision).check(log)
     if log.findings.locate is not None:
         for finding in log.findings:
             log.findings.locate(finding)
-    located = _first_errors(log.findings) or (str(error) if error is not None else "the seed is refused")
+    return _first_errors(log.findings)
+
+
+def _refusal(log: LoadedLog, revision: str, error: SessionSpecError | None, located: str | None = None) -> _Failure:
+    """The load path's refusal of a log, with the located findings of `validate --level load` (else the error)."""
+    located = (_load_errors(log, revision) if located is None else located) or (
+        str(error) if error is not None else "the seed is refused")
     return _Failure(f"the load path of revision {revision} refuses the log (`validate --level load`):\n  {located}")
+
+
+def _located(log: LoadedLog) -> LoadedLog:
+    """The log with its findings located by its storage form (which may make an error of a reader's warning: a
+    crash tail inside a complete zstd frame, ZSTD-6); locating is idempotent."""
+    if log.findings.locate is not None:
+        for finding in log.findings:
+            log.findings.locate(finding)
+    return log
+
+
+def _refuse_unloadable(log: LoadedLog, revision: str) -> None:
+    """Refuse a log whose reading found errors a loader refuses it for (a corrupt committed region, a header a
+    loader rejects), with the located findings (DEC-24), before anything reads it again: a crash tail that every
+    load repairs is a warning (DEC-25) and passes. (The reader's errors are checked at load level: some are only
+    schema-level defects, which a load reads through.)"""
+    if _located(log).findings.errors:
+        located = _load_errors(log, revision)
+        if located:
+            raise _refusal(log, revision, None, located)
 
 
 def _stored_size(path: str, unit: Unit) -> int | None:
@@ -419,8 +447,12 @@ class Repair:
             raise _Failure(problem, 2)
         assert data is not None
         target = args.file if args.in_place else args.output
+        _refuse_unloadable(log, revision)  # (the reference would read it whole again, only to refuse it)
+        # A loader reads nothing past the line it stops at (a crash tail: it cuts there), so the reference reads
+        # the log up to there: a tail of a hundred million blank lines is not read again, line by line.
+        stop = None if log.stopped_at_line is None else _line_start(unit.data, log.stopped_at_line)
         if unit.form == "jsonl-zstd":
-            compressed = _guard(lambda: read_compressed_artifact(data))
+            compressed = _guard(lambda: read_compressed_artifact(data, stop=stop))
             closers = interrupted_turn_closers(_as_loaded(log, revision, compressed.events), revision)
             keep = compressed.decoded.torn_start if compressed.torn else len(data)
             added = [*compressed.recovered, *closers] if compressed.torn else closers
@@ -429,16 +461,26 @@ class Repair:
             logical: bytes | None = b"".join(_guard(lambda: decode_frames(content)).plaintexts)
             kept, cut = len(compressed.events), len(data) - keep
         else:
-            artifact = _read_artifact(unit.data)
+            artifact = _read_artifact(unit.data if stop is None else unit.data[:stop])
             closers = interrupted_turn_closers(_as_loaded(log, revision, artifact.events), revision)
             content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
             logical = None
-            kept, cut = len(artifact.events), artifact.size - artifact.truncate_offset
+            kept, cut = len(artifact.events), len(data) - artifact.truncate_offset
         _write_output(target, content, out, err, f"{kept} events kept, {cut} torn byte(s) cut, "
                       f"{len(closers)} closer(s) appended", revision, logical)
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
+
+
+def _line_start(data: bytes, line: int) -> int:
+    """The offset at which 1-based line ``line`` of ``data`` starts (a walk over the lines before it)."""
+    at = 0
+    for _ in range(line - 1):
+        at = data.find(b"\n", at) + 1
+        if not at:
+            return len(data)
+    return at
 
 
 def _guard(read: Any) -> Any:
@@ -474,17 +516,20 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             ids = [args.session]
         # each session's closers take the shape of its revision (given, else detected from its rows)
         layout, owner = source.layout.user_version, layout_owner(source.layout.user_version)
-        revisions = {sid: _events_revision(args, _guard(lambda sid=sid: source.read_session(sid)).events, None, err,
-                                           layout, owner)
-                     for sid in ids}
+        revisions: dict[str, str] = {}
+        for sid in ids:
+            try:
+                stored = source.read_session(sid)
+            except SessionSpecError as error:  # a session the store's reader refuses: as validate locates it
+                raise _store_refusal(args, sid, None, error) from error
+            revisions[sid] = _events_revision(args, stored.events, None, err, layout, owner)
         try:  # refuse unloadable sessions, naming what validate names
             source.repair(ids, durable=False, revisions=revisions)
         except SessionSpecError as error:
             sid = str(error.path or "").rpartition("#")[2]
             if sid not in revisions:
                 raise _Failure(f"cannot load the log: {error}") from error
-            _, log = _load(args.file, sid)
-            raise _refusal(log, revisions[sid], error) from error
+            raise _store_refusal(args, sid, revisions[sid], error) from error
         temp = None
         if not args.in_place:
             directory = os.path.dirname(os.path.abspath(args.output))
@@ -517,6 +562,12 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(f"wrote {args.file if args.in_place else args.output}: {len(loaded)} session(s) repaired in one "
               f"transaction, {torn} torn row(s) deleted, {closers} closer(s) appended\n")
     return 0
+
+
+def _store_refusal(args: argparse.Namespace, session: str, revision: str | None, error: SessionSpecError) -> _Failure:
+    """A store's session that its load path refuses, with the located findings of `validate --level load`."""
+    unit, log = _load(args.file, session)
+    return _refusal(log, revision or _revision(args, log, io.StringIO(), unit), error)
 
 
 def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
@@ -714,7 +765,7 @@ class Header:
 
     @staticmethod
     def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-        _, log = _load(args.file, args.session)
+        unit, log = _load(args.file, args.session)
         if log.kind != "jsonl" or log.header_line is None:
             problems = [format_text(f) for f in log.findings if f.code.startswith("JSONL")] or ["no session header line"]
             raise _Failure("the log has no session header:\n  " + "\n  ".join(problems[:3]))
@@ -723,6 +774,11 @@ class Header:
         else:
             lines = [f"{json_text.display(key)}: {_json(value)}\n" for key, value in log.header_line.items()]
             out.writelines(lines)
+        try:  # the header line as stored; a log a loader refuses is said so (exit 1), as `stats` does (DEC-24)
+            if _located(log).findings.errors:
+                _refuse_unloadable(log, _revision(args, log, err, unit))
+        except _Failure as failure:
+            return _refused(failure, args, err)
         return 0 if log.header_ok else 1
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function

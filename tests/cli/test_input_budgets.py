@@ -14,7 +14,7 @@ from hostile_limits import run_limited
 from sessionspec.reference.jsonl import encode_records
 from sessionspec.reference.sqlite_store import SqliteStore
 from sessionspec.reference.zstd_frames import BUDGET_FLOOR, compress_frame
-from storage_fixtures import HEADER, header_bytes, one_turn
+from storage_fixtures import HEADER, header_bytes, one_turn, open_turn
 
 #: blank lines inside the committed region: within the plaintext budget, ~100 M lines (one list slot each was 800 MB)
 BLANK_LINES = 100 << 20
@@ -36,18 +36,43 @@ def blank_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-# (repair is not here: it reads the artifact again through the reference's reader, which holds a list of the
-# plaintext's lines, 1.2 GB resident for this bomb: open in docs/security.md)
-@pytest.mark.parametrize("command", range(6), ids=["validate", "validate-exact", "header", "stats", "derive", "fold"])
+@pytest.mark.parametrize("command", range(7), ids=["validate", "validate-exact", "header", "stats", "derive", "fold",
+                                                   "repair"])
 def test_a_blank_line_bomb_costs_the_budget_not_a_slot_per_line(blank_bomb: Path, tmp_path: Path, command: int) -> None:
     (result,) = run_limited([_commands(blank_bomb, tmp_path / "out.jsonl.zstd")[command]])
     text = result["out"] + result["err"]
-    if command in (0, 1):  # the validator tells the run as one located finding
-        assert result["code"] == 1, result
-        assert f"{BLANK_LINES} unreadable lines (lines 7-{BLANK_LINES + 6})" in text, text[-2000:]
-        assert "JSONL_CORRUPT" in text and str(blank_bomb) in text
-    else:  # the inspect commands show the stored records (and say there are errors)
-        assert result["code"] in (0, 1), result
+    # every command tells the run as one located finding: the inspect commands and repair refuse the log, as
+    # its load path does (DEC-24), without reading it again
+    assert result["code"] == 1, result
+    assert f"{BLANK_LINES} unreadable lines (lines 7-{BLANK_LINES + 6})" in text, text[-2000:]
+    assert "JSONL_CORRUPT" in text and str(blank_bomb) in text
+    assert not (tmp_path / "out.jsonl.zstd").exists()
+
+
+def _tail_bomb(folder: Path, form: str) -> Path:
+    """A crashed log whose crash tail is ~100 M blank lines: in the torn final frame (zstd), or the file's end."""
+    events = one_turn()
+    tail = encode_records(events) + encode_records(open_turn(6)) + b"\n" * BLANK_LINES
+    if form == "jsonl":
+        path = folder / "tail.jsonl"
+        path.write_bytes(header_bytes() + tail)
+        return path
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(tail)
+    path = folder / "tail.jsonl.zstd"
+    path.write_bytes(compress_frame(header_bytes()) + frame[:-5])  # torn: the frame's last bytes never written
+    return path
+
+
+@pytest.mark.parametrize("form", ["jsonl", "zstd"])
+def test_repair_of_a_blank_line_crash_tail_reads_up_to_where_a_loader_stops(form: str, tmp_path: Path) -> None:
+    """A loader stops at the first unreadable line after the last turn/end; repair's reference read stops there
+    too (it held a list of the 100 M lines, 6 GB resident, before)."""
+    source = _tail_bomb(tmp_path, form)
+    out = tmp_path / f"out.{source.name}"
+    results = run_limited([["repair", str(source), "-o", str(out)], ["validate", "--level", "load", str(out)]])
+    assert [r["code"] for r in results] == [0, 0], results
+    assert "8 events kept" in results[0]["out"] and "2 closer(s) appended" in results[0]["out"], results[0]
+    assert out.stat().st_size < 64 << 10
 
 
 @pytest.fixture(scope="module")
