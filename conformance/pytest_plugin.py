@@ -169,8 +169,10 @@ class FuzzItem(pytest.Item):
         suite.fuzz_ran.add(self.machine)
         from sessionspec.reference.json_text import display
 
+        command = suite.impl.command
         lines = [display(f"{f.get('rule') or '?'} ({f.get('op') or '?'}): "
                          f"{str(f.get('message') or '').partition(chr(10))[0][:300]}; trace {f.get('trace')}")
+                 + (f"\n    replay with: {machines.replay_hint(f['trace'], command)}" if f.get("trace") else "")
                  for f in found]
         # The CLI's strict rule (FuzzResult.problems): a deep run's unmatched entry fails; this item
         # answers for the entries naming its machine, fuzz/expectations for those naming none.
@@ -181,7 +183,7 @@ class FuzzItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, FuzzFailed):
-            return f"machine {self.machine}: {excinfo.value}\n  replay with: sessionspec replay TRACE --impl CMD"
+            return f"machine {self.machine}: {excinfo.value}"
         return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[str, int | None, str]:

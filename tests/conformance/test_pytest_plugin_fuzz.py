@@ -24,6 +24,8 @@ def test_fuzz_machines_are_items_that_pass_on_the_reference_and_fail_on_a_broken
     bad = _pytest(tmp_path, broken_cmd("--wrong-find"), "--sessionspec-fuzz", "quick", "-m", "fuzz", "-k", "storage")
     assert bad.returncode == 1 and "FAILED fuzz/storage" in bad.stdout and "find-last-message-turn-end" in bad.stdout
     assert list((tmp_path / "traces").glob("storage-*.jsonl"))
+    # The replay hint names the adapter this run started, not a placeholder.
+    assert "--impl CMD" not in bad.stdout and "sessionspec replay" in bad.stdout and "--wrong-find" in bad.stdout
 
 
 def test_a_bad_fuzz_budget_is_a_usage_error(tmp_path: Path) -> None:
