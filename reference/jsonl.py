@@ -583,9 +583,10 @@ def append_batch(
 
 @dataclass(frozen=True)
 class LoadedArtifact:
-    """The result of the load path: the seeded session and what repair did."""
+    """The result of the load path: the seeded session (None where the revision's load path does not seed,
+    JSONL-12) and what repair did."""
 
-    session: Session
+    session: Session | None
     header: dict[str, Any]
     events: list[dict[str, Any]]
     closers: list[dict[str, Any]]
@@ -633,41 +634,47 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str | Non
 
 
 def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True,
-                  revision: RevisionLike = None) -> LoadedArtifact:
+                  revision: RevisionLike = None, seed: bool | None = None) -> LoadedArtifact:
     """The persistence load path (JSONL-12).
 
     Rejects an identity mismatch, a version other than 0 and legacy records;
-    computes the crash-repair closers (REPAIR-*) and seeds a ``Session``
-    (SEED-*, HDR-*), both at ``revision`` (the format revision of the log: an
-    id, a release or `Rules`; default: the pinned one); only once the seed is
-    accepted, when ``durable`` (default), truncates the torn tail and appends
-    the closers to the file. With ``durable=False``, or when loading fails,
-    the file is left untouched.
+    computes the crash-repair closers (REPAIR-*) and, where the revision's load
+    path seeds (``loadSeeds``), seeds a ``Session`` (SEED-*, HDR-*), both at
+    ``revision`` (the format revision of the log: an id, a release or `Rules`;
+    default: the pinned one); ``seed`` True or False overrides the revision (a
+    tool that wants a seeded load view). Only once the seed is accepted, when
+    ``durable`` (default), truncates the torn tail and appends the closers to
+    the file. With ``durable=False``, or when loading fails, the file is left
+    untouched.
     """
     artifact, frozen = _read(path, revision, freeze=True)
     where = os.fspath(path)
     events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
     frozen = frozen and events is artifact.events  # an upgraded record is a new plain object (JSONL-13)
-    session, closers = seed_repaired(session_id, artifact.header, events, revision, frozen=frozen)
+    session, closers = seed_repaired(session_id, artifact.header, events, revision, frozen=frozen, seed=seed)
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
-    return LoadedArtifact(session, artifact.header, session.events[: len(events) + len(closers)],
-                          closers, truncated)
+    balanced = [*events, *closers] if session is None else session.events[: len(events) + len(closers)]
+    return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
 
 
 def seed_repaired(
     session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: RevisionLike = None,
-    *, frozen: bool = False,
-) -> tuple[Session, list[dict[str, Any]]]:
+    *, frozen: bool = False, seed: bool | None = None,
+) -> tuple[Session | None, list[dict[str, Any]]]:
     """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
 
     Shared by every storage form so a log is closed in the shape of its own
     revision (REPAIR-8) and nothing is written back before the seed passes.
+    The session is None where ``revision``'s load path returns the balanced
+    events unseeded (``loadSeeds`` false, JSONL-12), unless ``seed`` says otherwise.
     ``frozen``: ``events`` were frozen by ``freeze_parsed`` from the reader's own parse
     (:meth:`Session._restore` then keeps them instead of copying them).
     """
     closers = list(interrupted_turn_closers(events, revision))
+    if not (rules_for(revision).load_seeds if seed is None else seed):
+        return None, closers
     if frozen:
         return Session._restore(session_id, events, closers, header, revision=revision), closers
     return Session(session_id, [*events, *closers], header, revision=revision), closers

@@ -241,7 +241,7 @@ def append_compressed_batch(
 
 def load_compressed_artifact(
     path: str | os.PathLike[str], session_id: str, *, durable: bool = True, budget: int | None = None,
-    revision: RevisionLike = None,
+    revision: RevisionLike = None, seed: bool | None = None,
 ) -> LoadedArtifact:
     """The load path for the compressed form (JSONL-12, ZSTD-7).
 
@@ -253,7 +253,7 @@ def load_compressed_artifact(
     artifact = read_compressed_artifact(path, budget=budget, revision=revision)
     where = os.fspath(path)
     events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
-    session, closers = seed_repaired(session_id, artifact.header, events, revision)
+    session, closers = seed_repaired(session_id, artifact.header, events, revision, seed=seed)
     torn_start = artifact.decoded.torn_start
     if durable and (torn_start is not None or closers):
         append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,

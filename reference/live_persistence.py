@@ -7,9 +7,13 @@ persists the seed once; ``session/event`` copies each committed event into a
 per-session write-behind queue; ``session/flush`` drains the queue durably and
 fails when the durable write fails; ``session/disposed`` drains a retiring
 session. Disposing the backend drains every live session, then closes it.
-The promises the suite checks are the LIVE-* requirements; when the batching
-deadline fires is a scheduling choice, so this model writes only at a barrier
-(flush, retirement, disposal) — which is all a caller can observe.
+The promises the suite checks are the LIVE-* requirements. When the writes
+happen is the revision's (``liveWrites``, LIVE-2): at ``2f74ac98ba`` the
+coordinator drains eagerly on every ``session/event``, and a failed eager drain
+is logged with the batch kept for the next barrier, which rewrites it; at
+``b150a551b8`` the batching deadline of the write-behind is a scheduling choice,
+so this model writes only at a barrier (flush, retirement, disposal), which is
+all a caller can observe, and a barrier whose write fails fails.
 """
 
 from __future__ import annotations
@@ -82,6 +86,12 @@ class LivePersistence:
 
     def _on_event(self, session: Session, event: Mapping[str, Any]) -> None:
         self._state(session).pending.append(thaw_json_value(event))
+        if self.store.rules.live_writes_eager:
+            try:
+                self._drain(session)
+            except Exception as error:  # noqa: BLE001 - the append never sees it; the batch waits for a barrier
+                # Nothing is lost (the next barrier rewrites the batch, and fails if that write fails): info, not warning.
+                logger.info("session %r: eager drain failed (buffered events retained): %r", session.id, error)
 
     def _drain(self, session: Session) -> None:
         """Write the whole pending prefix as one batch; on failure keep it, in order, for the next barrier (LIVE-3)."""

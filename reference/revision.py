@@ -280,6 +280,11 @@ class Rules:
         self.interrupted_message_id: str = c["repair"].get("interruptedMessageIdFormat", "")
         self.fork_between_turns = c["forkBoundary"] == "between-turns"
         self.flush_reports_participation = c["flushResult"] == "participation"
+        # Whether the persistence load path seeds the balanced events (SEED-*, HDR-* refusals at load: JSONL-12).
+        self.load_seeds = bool(c["loadSeeds"])
+        # Whether live persistence writes each committed event at once, a failure kept for the next barrier
+        # ("eager"), or only at a barrier (flush, retirement, disposal), which fails with the write (LIVE-2).
+        self.live_writes_eager = c["liveWrites"] == "eager"
         self.unknown_needs_turn = c["unknownTypeEnclosure"] == "turn"
         self.known_types: frozenset[str] = frozenset(spec.events)
         self.turn_types: frozenset[str] = frozenset(t for t, e in spec.events.items() if e["enclosure"] == "turn")

@@ -38,10 +38,8 @@ from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, Pers
 
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
-from .jsonl import LoadedArtifact, _legacy_rejection, check_loadable
-from .repair import interrupted_turn_closers
+from .jsonl import LoadedArtifact, _legacy_rejection, check_loadable, seed_repaired
 from .rule_table import TABLE, define
-from .session import Session
 
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
@@ -862,21 +860,22 @@ class SqliteStore:
             self._db.execute("ROLLBACK")
             raise _sqlite_failure(error, self.path) from error
 
-    def load(self, session_id: str, *, durable: bool = True) -> LoadedArtifact:
+    def load(self, session_id: str, *, durable: bool = True, seed: bool | None = None) -> LoadedArtifact:
         """The load path (JSONL-12, SQLITE-7): checks, then crash repair in one transaction.
 
         With ``durable`` (requires a writable store) the torn rows are deleted
         and the closers inserted in one ``BEGIN IMMEDIATE`` transaction; else
         the repair happens only in memory.
         """
-        return self.repair([session_id], durable=durable)[0]
+        return self.repair([session_id], durable=durable, seed=seed)[0]
 
     def repair(self, session_ids: Sequence[str], *, durable: bool = True,
-               revisions: Mapping[str, Any] | None = None) -> list[LoadedArtifact]:
+               revisions: Mapping[str, Any] | None = None, seed: bool | None = None) -> list[LoadedArtifact]:
         """The load path for several sessions, all repaired in ONE transaction (or none, on any failure).
 
         ``revisions`` maps a session id to the format revision it is read at and its closers follow (REPAIR-8;
-        default: pinned).
+        default: pinned); each is seeded where that revision's load path seeds, or as ``seed`` says
+        (`jsonl.seed_repaired`).
         """
         if durable:
             self._require_writable()
@@ -887,7 +886,7 @@ class SqliteStore:
                 stored = self.read_session(session_id)
                 revision = (revisions or {}).get(session_id)
                 events = check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}", revision)
-                closers = list(interrupted_turn_closers(events, revision))
+                session, closers = seed_repaired(session_id, stored.header, events, revision, seed=seed)
                 if durable:
                     if stored.torn_from is not None:
                         self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",
@@ -897,7 +896,6 @@ class SqliteStore:
                     if stored.torn_from is not None or closers:
                         self._db.execute("UPDATE sessions SET revision = revision + 1 WHERE id = ?", (session_id,))
                 balanced = [*events, *closers]
-                session = Session(session_id, balanced, stored.header, revision=revision)
                 loaded.append(LoadedArtifact(session, stored.header, balanced, closers, stored.torn_rows))
             if durable:
                 self._db.execute("COMMIT")

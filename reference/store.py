@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with every reader of the package
     import asyncio
 
-    from sessionspec.reference.revision import RevisionLike
+    from sessionspec.reference.revision import RevisionLike, Rules
 
 from sessionspec.spec import FORMAT, SURFACE_TYPES
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
@@ -201,6 +201,11 @@ class SessionStore:
             self.admit_out_of_band(event_type)
         self._root = Scope("store")
         self._tasks: set[asyncio.Future[Any]] = set()
+
+    @property
+    def rules(self) -> Rules:
+        """The format revision's behaviour every session of this store follows."""
+        return self._rules
 
     # ------------------------------------------------------------ registration
     def on(self, name: str, listener: Listener, scope: Scope | None = None) -> Callable[[], None]:

@@ -524,7 +524,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _store_refusal(args, sid, None, error) from error
             revisions[sid] = _events_revision(args, stored.events, None, err, layout, owner)
         try:  # refuse unloadable sessions, naming what validate names
-            source.repair(ids, durable=False, revisions=revisions)
+            source.repair(ids, durable=False, revisions=revisions, seed=True)
         except SessionSpecError as error:
             sid = str(error.path or "").rpartition("#")[2]
             if sid not in revisions:

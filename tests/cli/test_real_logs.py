@@ -120,7 +120,7 @@ def test_loading_a_crashed_published_zstd_artifact_closes_it_in_the_published_sh
     shutil.copyfile(LOGS / "published-crashed.jsonl.zstd", path)
     before = path.read_bytes()
     with pytest.raises(SeedError, match="SEED-6"):  # the pinned revision cannot seed a published log
-        load_compressed_artifact(path, "npm-crashed")
+        load_compressed_artifact(path, "npm-crashed", seed=True)
     assert path.read_bytes() == before  # a failed load writes nothing
     loaded = load_compressed_artifact(path, "npm-crashed", revision=PUB)
     assert [c["type"] for c in loaded.closers] == ["tool/result", "step/end", "turn/end"]

@@ -79,7 +79,7 @@ def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["i
     try:
         artifact = read_artifact(data, revision)
         events = check_loadable(artifact.header, artifact.events, session_id, None, revision)
-        seed_repaired(session_id, artifact.header, events, revision)
+        seed_repaired(session_id, artifact.header, events, revision, seed=True)  # the seeded load view (DEC-24)
     except SessionSpecError:
         return False
     return True

@@ -120,9 +120,10 @@ def _deeply_frozen(value: Any) -> bool:
 
 def _load(path: Path) -> Any:
     try:
-        loaded = jsonl.load_artifact(path, "s", durable=False)
+        loaded = jsonl.load_artifact(path, "s", durable=False, seed=True)
     except SessionSpecError as error:
         return (type(error), error.code, str(error))
+    assert loaded.session is not None
     assert all(map(_deeply_frozen, loaded.session.events)) and all(map(_deeply_frozen, loaded.events))
     return list(loaded.session.events), list(loaded.events), loaded.closers, loaded.truncated_bytes
 

@@ -26,7 +26,7 @@ from sessionspec.reference.jsonl import (
 )
 from sessionspec.reference.session import Session
 from sessionspec.reference.store import SessionStore
-from sessionspec.spec.errors import JsonlError, SeedError
+from sessionspec.spec.errors import JsonlError, SeedError, SessionSpecError
 
 req = pytest.mark.req
 
@@ -324,19 +324,39 @@ def test_jsonl12_repair_is_written_durably_then_seeded(tmp_path: Path) -> None:
     write_artifact(path, source.header, source.events)
     with open(path, "ab") as handle:
         handle.write(b'{"type":"assistant/chunk","seq":')  # torn tail
-    loaded = load_artifact(path, "g")
+    loaded = load_artifact(path, "g", seed=True)
     assert [e["type"] for e in loaded.closers] == ["step/end", "turn/end"]
     assert loaded.closers[-1]["data"]["reason"] == {"kind": "interrupted"}
-    assert loaded.session.seq == source.seq + 2 and loaded.truncated_bytes > 0
+    assert loaded.session is not None and loaded.session.seq == source.seq + 2 and loaded.truncated_bytes > 0
     assert check_invariants(loaded.session.events) == []
     reread = read_artifact(path)
     assert not reread.torn and reread.events == loaded.session.events
     # loading again changes nothing (balanced, no tail)
     size = path.stat().st_size
-    again = load_artifact(path, "g")
+    again = load_artifact(path, "g", seed=True)
     assert again.closers == [] and path.stat().st_size == size
-    assert again.session.events == loaded.session.events
+    assert again.session is not None and again.session.events == loaded.session.events
     assert again.session.header["delegationDepth"] == 0
+    # the pinned load path itself returns the balanced events unseeded (loadSeeds false)
+    plain = load_artifact(path, "g")
+    assert plain.session is None and plain.events == list(loaded.session.events)
+
+
+@req("JSONL-12")
+@pytest.mark.parametrize("durable", [True, False])
+def test_jsonl12_the_load_path_seeds_at_the_published_revision_only(tmp_path: Path, durable: bool) -> None:
+    """A log only the seed rules refuse (a relative cwd, HDR-*; an open turn to close): the pinned load
+    path repairs and returns it as stored; the published one refuses it and writes nothing back."""
+    data = lines({**HEADER, "cwd": "relative/dir"}, {**START, "data": {"turn": 1}})
+    path = write_raw(tmp_path, data)
+    loaded = load_artifact(path, "g", durable=durable)
+    assert loaded.session is None and loaded.header["cwd"] == "relative/dir"
+    assert [e["type"] for e in loaded.closers] == ["turn/end"]
+    assert (path.read_bytes() != data) is durable  # the closer written only by a durable load
+    path = write_raw(tmp_path, data)
+    with pytest.raises(SessionSpecError) as info:
+        load_artifact(path, "g", durable=durable, revision="b150a551b8")
+    assert info.value.code == "HEADER_CWD" and path.read_bytes() == data
 
 
 @req("JSONL-12")
@@ -354,8 +374,9 @@ def test_jsonl12_seed_validation_applies_after_repair(tmp_path: Path) -> None:
     bad["surfaceOp"] = "append"
     path = write_raw(tmp_path, lines(HEADER, START, bad, end(2)))
     with pytest.raises(SeedError) as info:
-        load_artifact(path, "g")
+        load_artifact(path, "g", seed=True)  # a seeded load view; the pinned load path itself does not seed
     assert info.value.code == "SEED_PROVENANCE"
+    assert [e["type"] for e in load_artifact(path, "g").events] == ["turn/start", "assistant/message", "turn/end"]
 
 
 @req("JSONL-12")
