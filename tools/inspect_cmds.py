@@ -448,6 +448,9 @@ class Repair:
         assert data is not None
         target = args.file if args.in_place else args.output
         _refuse_unloadable(log, revision)  # (the reference would read it whole again, only to refuse it)
+        # a log its load path cannot seed (SEED-*) is refused with FILE's located findings (DEC-22), not with the
+        # unwritten result's
+        _load_view(log, revision, io.StringIO(), "repair")
         # A loader reads nothing past the line it stops at (a crash tail: it cuts there), so the reference reads
         # the log up to there: a tail of a hundred million blank lines is not read again, line by line.
         stop = None if log.stopped_at_line is None else _line_start(unit.data, log.stopped_at_line)

@@ -1,6 +1,6 @@
 """Regenerate the real-log fixtures in ``logs/`` and the package-written corpus in ``corpus/`` (README.md).
 
-    python tests/real_logs/regenerate.py [--upstream-git PATH] [--skip-npm]
+    python tests/real_logs/regenerate.py [--upstream-git PATH] [--skip-npm] [--only fixtures]
 
 * ``logs/pinned-*``: copied byte for byte from the upstream tree at the pinned revision
   (``git --git-dir PATH show 2f74ac98ba:<path>``), so PATH is a clone of
@@ -12,6 +12,10 @@
   (``logs/published-sqlite14.db``) and ``writer/corpus.mjs`` (``corpus/``: every scenario in every
   storage form, crashes, copies, resumed logs, and the package's verdict on each log as
   ``<log>.expect.json``, with ``<log>.repaired`` where its durable load rewrote the bytes).
+* ``upstream_fixtures/``: every session log upstream's tree holds at the release and the pinned commit
+  (``*.jsonl`` whose first line is a session header; needs ``--upstream-git``), deduplicated by blob,
+  seeded through the package as upstream's web test scaffold seeds a fixture (``corpus.mjs --seed``),
+  with the package's verdict on each; packed into ``seeded.tar.zst``, provenance in ``index.json``.
 
 Every file is written to a temporary name and renamed into place; ``corpus/`` is replaced whole.
 """
@@ -19,10 +23,13 @@ Every file is written to a temporary name and renamed into place; ``corpus/`` is
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -40,6 +47,11 @@ PUBLISHED = ["published-chat.jsonl", "published-resumed.jsonl", "published-setti
 SQLITE = "published-sqlite14.db"
 WRITER = HERE / "writer"
 CORPUS = HERE / "corpus"
+FIXTURES = HERE / "upstream_fixtures"
+# The commits whose fixture logs are seeded: the release's and the pinned one.
+FIXTURE_COMMITS = ("b150a551b8", PINNED_COMMIT)
+# A tool-schema sidecar of upstream's acp-snapshot suite, beside session.jsonl / session.N.jsonl.
+SIDECAR = {"session.jsonl": "tool-schemas.expected.json"}
 
 
 def _write(target: Path, data: bytes) -> None:
@@ -98,12 +110,85 @@ def corpus(run: list[str]) -> None:
         shutil.rmtree(fresh, ignore_errors=True)
 
 
+def _git(upstream_git: str, *args: str) -> bytes:
+    return subprocess.run(["git", "--git-dir", upstream_git, *args], check=True, capture_output=True).stdout
+
+
+def _tool_sets(upstream_git: str, commit: str, path: str) -> list[object] | None:
+    """The schema sets of a fixture's sidecar (``initial``, then each of ``changes``), or None without one."""
+    folder, name = path.rsplit("/", 1)
+    index = name.removeprefix("session.").removesuffix(".jsonl")
+    sidecar = SIDECAR.get(name) or (f"tool-schemas.{index}.expected.json" if index.isdigit() else None)
+    if sidecar is None:
+        return None
+    try:
+        parsed = json.loads(_git(upstream_git, "show", f"{commit}:{folder}/{sidecar}"))
+    except subprocess.CalledProcessError:
+        return None
+    return [parsed["initial"], *parsed["changes"]]
+
+
+def fixture_manifest(upstream_git: str) -> list[dict[str, object]]:
+    """Every session log of upstream's tree at the two commits, once per blob, with every place it is at."""
+    seen: dict[str, dict[str, object]] = {}
+    for commit in FIXTURE_COMMITS:
+        for line in _git(upstream_git, "ls-tree", "-r", commit).decode().splitlines():
+            info, path = line.split("\t", 1)
+            blob = info.split()[2]
+            if not path.endswith(".jsonl"):
+                continue
+            if blob not in seen:
+                data = _git(upstream_git, "cat-file", "-p", blob)
+                if not data.split(b"\n", 1)[0].lstrip().startswith(b'{"type":"session"'):
+                    continue
+                seen[blob] = {"name": f"fx-{blob[:12]}", "text": data.decode("utf-8"),
+                              "toolSets": _tool_sets(upstream_git, commit, path), "provenance": []}
+            provenance = seen[blob]["provenance"]
+            assert isinstance(provenance, list)
+            provenance.append({"commit": commit, "path": path})
+    return list(seen.values())
+
+
+def _tar(folder: Path) -> bytes:
+    """The folder's files in one byte-stable tar (sorted, no owner or time), zstd-compressed."""
+    import zstandard
+
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(folder.iterdir()):
+            info = tarfile.TarInfo(path.name)
+            info.size, info.mode = path.stat().st_size, 0o644
+            with path.open("rb") as handle:
+                tar.addfile(info, handle)
+    return zstandard.ZstdCompressor(level=19).compress(raw.getvalue())
+
+
+def upstream_fixtures(run: list[str], upstream_git: str) -> None:
+    manifest = fixture_manifest(upstream_git)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "seeded"
+        out.mkdir()
+        (Path(tmp) / "fixtures.json").write_text(json.dumps(manifest), encoding="utf-8")
+        subprocess.run([*run, str(WRITER / "corpus.mjs"), "--seed", str(out), str(Path(tmp) / "fixtures.json")],
+                       check=True)
+        FIXTURES.mkdir(exist_ok=True)
+        _write(FIXTURES / "seeded.tar.zst", _tar(out))
+    index = {str(f["name"]): f["provenance"] for f in manifest}
+    _write(FIXTURES / "index.json", (json.dumps(index, indent=1, sort_keys=True) + "\n").encode())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--upstream-git", help="git dir of a deepseek-harness clone (for the pinned logs)")
     parser.add_argument("--skip-npm", action="store_true", help="keep the published logs as they are")
+    parser.add_argument("--only", choices=["fixtures"], help="regenerate only upstream_fixtures/ (needs --upstream-git)")
     args = parser.parse_args(argv)
     LOGS.mkdir(exist_ok=True)
+    if args.only == "fixtures":
+        if not args.upstream_git:
+            parser.error("--only fixtures needs --upstream-git")
+        upstream_fixtures(node(), args.upstream_git)
+        return 0
     if args.upstream_git:
         pinned(args.upstream_git)
     if not args.skip_npm:
@@ -114,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         published(run)
         published_sqlite(run)
         corpus(run)
+        if args.upstream_git:
+            upstream_fixtures(run, args.upstream_git)
     return 0
 
 

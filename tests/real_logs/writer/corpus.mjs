@@ -287,7 +287,7 @@ function sessionsOf(form, data, file) {
   return [{ id: header.id, cwd: header.cwd }]
 }
 
-async function oracle(out, file) {
+async function oracle(out, file, extra = {}) {
   const data = readFileSync(file)
   const form = formOf(data)
   const sessions = {}
@@ -296,13 +296,111 @@ async function oracle(out, file) {
     sessions[id] = result
     if (repaired !== null) writeFileSync(join(out, `${basename(file)}.repaired`), repaired)
   }
-  writeFileSync(join(out, `${basename(file)}.expect.json`), `${JSON.stringify({ packages: PACKAGES, form, sessions }, null, 1)}\n`)
+  writeFileSync(join(out, `${basename(file)}.expect.json`), `${JSON.stringify({ packages: PACKAGES, ...extra, form, sessions }, null, 1)}\n`)
+}
+
+// -- upstream's fixture logs, seeded as its web test scaffold seeds them ----------------
+
+// Fixed where the scaffold reads the clock (`Date.now() - 60_000`), so a regeneration is byte-stable.
+const SEED_CREATED_AT = Date.UTC(2026, 0, 1) - 60_000
+const PACKED_ROWS = new Set(['text-chunks', 'reasoning-chunks', 'tool-call-chunks'])
+
+/**
+ * The events of a fixture text as upstream's replay reader (`parseSessionLog`) gives them: the header line
+ * skipped, a missing seq (seq0 of a packed row) numbered on, a missing time 0, each record decoded by the
+ * package's `decodeStorageRecord` (a packed chunk row becomes its chunk events).
+ */
+function parseFixture(text) {
+  const events = []
+  const lines = text.split(/\r?\n/)
+  let headerSkipped = false
+  for (const [index, line] of lines.entries()) {
+    if (line.trim().length === 0) continue
+    if (!headerSkipped) { headerSkipped = true; continue }
+    const record = JSON.parse(line)
+    const packed = PACKED_ROWS.has(record.type)
+    if (!Object.hasOwn(record, packed ? 'seq0' : 'seq')) record[packed ? 'seq0' : 'seq'] = events.length
+    if (!Object.hasOwn(record, packed ? 'time0' : 'time')) record[packed ? 'time0' : 'time'] = 0
+    try {
+      events.push(...session.decodeStorageRecord(record))
+    } catch (error) {
+      throw new Error(`line ${index + 1}: ${error?.message ?? error}`)
+    }
+  }
+  return events
+}
+
+/**
+ * Seed one fixture (`{name, text, toolSets}`) through the package as `apps/web/tests/scaffold.ts` does
+ * (`realizeSeedFixture` + `seedSession` at b150a551b8): `{{sessionId}}` and `{{cwd}}` (and the fixture's
+ * own cwd) realized, the header rebuilt (version, id, createdAt, cwd, delegationDepth 0), event times
+ * materialized from order against the fixture's createdAt, then `create` + `append` on the real
+ * SessionStore + JSONL backend. The `{{tools}}` token of a request header gets the tool schemas of the
+ * fixture's sidecar (`restorePinnedToolSchemas` of the acp-snapshot suite), in header order, else `[]`.
+ * Returns the seeded artifact, or `{ refused }` with the reason the package (or the parse) gave.
+ */
+async function seedFixture(out, { name, text, toolSets }) {
+  const id = name
+  let realized = text.split('{{sessionId}}').join(id).split('{{cwd}}').join(CWD)
+  const fixtureHeader = JSON.parse(realized.split('\n', 1)[0])
+  if (typeof fixtureHeader.cwd === 'string' && fixtureHeader.cwd !== '') realized = realized.split(fixtureHeader.cwd).join(CWD)
+  let events
+  try {
+    events = parseFixture(realized)
+  } catch (error) {
+    return { refused: `parse: ${error?.message ?? error}` }
+  }
+  if (events.length === 0) return { refused: 'seed fixture has no events' } // seedSession's own refusal
+  let header = 0
+  for (const event of events) {
+    if (event.type === 'request/header' && event.data?.header?.tools === '{{tools}}') {
+      event.data = { ...event.data, header: { ...event.data.header, tools: toolSets?.[header] ?? [] } }
+      header += 1
+    }
+  }
+  const meta = { version: session.SESSION_FORMAT_VERSION, id, createdAt: SEED_CREATED_AT, cwd: CWD, delegationDepth: 0 }
+  const anchor = typeof fixtureHeader.createdAt === 'number' && fixtureHeader.createdAt !== 0 ? fixtureHeader.createdAt : meta.createdAt
+  const materialized = events.map((event, index) => ({ ...event, time: anchor + index }))
+  const root = mkdtempSync(join(tmpdir(), 'sessionspec-corpus-seed-'))
+  try {
+    const { fiber, backend } = await open('jsonl', root)
+    try {
+      await backend.create(meta)
+      await backend.append(id, materialized)
+    } catch (error) {
+      // what the seeder asked the backend to write, kept so a validator can be asked about the same records
+      const asked = [JSON.stringify({ type: 'session', ...meta }), ...materialized.map((event) => JSON.stringify(event)), '']
+      writeFileSync(join(out, `${name}.refused.jsonl`), asked.join('\n'))
+      return { refused: failure(error).refused, asked: join(out, `${name}.refused.jsonl`) }
+    } finally {
+      await fiber.dispose()
+    }
+    const target = join(out, `${name}.jsonl`)
+    copyFileSync(artifactOf('jsonl', root), target)
+    return { target, endsInTurnEnd: events.at(-1)?.type === 'turn/end', restoredToolSets: header }
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** `--seed <out-dir> <fixtures.json>`: every fixture seeded, then the package's verdict on what was seeded. */
+async function seedAll(out, manifest) {
+  for (const fixture of JSON.parse(readFileSync(manifest, 'utf8'))) {
+    const seeded = await seedFixture(out, fixture)
+    const seed = { provenance: fixture.provenance, ...(seeded.refused ? { refused: seeded.refused } : { endsInTurnEnd: seeded.endsInTurnEnd, restoredToolSets: seeded.restoredToolSets }) }
+    if (seeded.refused) writeFileSync(join(out, `${fixture.name}.jsonl.expect.json`), `${JSON.stringify({ packages: PACKAGES, seed, sessions: {} }, null, 1)}\n`)
+    else await oracle(out, seeded.target, { seed })
+    // the records the backend would not append, as a file: what the package's reader makes of those bytes
+    if (seeded.asked) await oracle(out, seeded.asked, { seed })
+  }
 }
 
 // -- main ------------------------------------------------------------------------
 
 if (process.argv[2] === '--child') {
   await child(process.argv[3], process.argv[4], process.argv[5])
+} else if (process.argv[2] === '--seed') {
+  await seedAll(process.argv[3], process.argv[4])
 } else {
   const [out, pinnedChild, pinnedSteering, ...others] = process.argv.slice(2)
   if (!out || !pinnedSteering) throw new Error('usage: node corpus.mjs <out-dir> <pinned-child.jsonl> <pinned-steering.jsonl> [log ...]')
