@@ -255,7 +255,13 @@ if (api && typeof api.findLastMessageTurnEnd === 'function') {
   delete UNSUPPORTED['find-last-message-turn-end']
   CAPABILITIES.push('find-last-message-turn-end')
 }
-if (TARGET.source) UNSUPPORTED.oob = `the adapter does not drive SessionStore.appendOutOfBand of ${PACKAGE} at ${TARGET.source.commit.slice(0, 10)} yet`
+// upstream's source at 2f74ac98ba still has SessionStore.appendOutOfBand; its admission is compile-time only
+// (OutOfBandSessionEventMap), so `oob-admission` is never claimed and an `admit` is a no-op
+const HAS_OOB = typeof api?.SessionStore?.prototype?.appendOutOfBand === 'function'
+if (HAS_OOB) {
+  delete UNSUPPORTED.oob
+  CAPABILITIES.push('out-of-band')
+}
 if (!HAS_ZSTD) UNSUPPORTED['zstd-read'] = NO_ZSTD
 if (!sqlite) UNSUPPORTED['sqlite-read'] = NO_SQLITE
 if (!storage) {
@@ -476,7 +482,18 @@ function buildCodeMap() {
     for (const wrap of ['', LOAD_WRAP]) map[`${wrap}session event at seq <n> ${reason}`] = 'SEED_MESSAGE'
   }
   if (TARGET.source) Object.assign(map, sourceCodeMap())
+  if (HAS_OOB) Object.assign(map, outOfBandCodeMap())
   return map
+}
+
+/** The out-of-band path's words (OOB-*), where the package has `SessionStore.appendOutOfBand`. */
+function outOfBandCodeMap() {
+  return {
+    'session "<s>" already has an out-of-band append in progress': 'OOB_IN_PROGRESS',
+    'session "<s>" is not live in this store': 'SESSION_NOT_LIVE',
+    // the `oob` op's counting session/flush listener (PROTOCOL.md § 5: its failure is SCRIPTED)
+    [`ScriptedFailure: scripted failure of listener ${OOB_FLUSH_LISTENER}`]: 'SCRIPTED',
+  }
 }
 
 /**
@@ -521,6 +538,9 @@ class ImplementationCrash extends Error {
     this.cause = cause
   }
 }
+
+/** The name the `oob` op's flush listener fails with. */
+const OOB_FLUSH_LISTENER = 'oob-flush'
 
 /** What a scripted listener throws or rejects with. */
 class ScriptedFailure extends Error {
@@ -1233,8 +1253,45 @@ const handlers = {
     }
   },
 
+  async oob(args) {
+    // PROTOCOL.md § 5: a fresh store (no run-time admission: `admit` is a no-op); the session built, entered
+    // and announced; one counting session/flush listener that returns, raises or rejects
+    const ctx = await storeContext()
+    const store = ctx.sessions
+    const session = setup(() => {
+      const built = newSession(args.session)
+      for (const step of args.session.appends ?? []) appendStep(built, step)
+      impl(() => store.enter(built))
+      impl(() => store.announce(built))
+      return built
+    })
+    let flushes = 0
+    const behaviour = args.flush ?? 'return'
+    ctx.on('session/flush', () => {
+      flushes += 1
+      if (behaviour === 'raise') throw new ScriptedFailure(OOB_FLUSH_LISTENER)
+      if (behaviour === 'reject') {
+        return (async () => {
+          await null
+          throw new ScriptedFailure(OOB_FLUSH_LISTENER)
+        })()
+      }
+      return undefined
+    })
+    try {
+      const event = await implAsync(() => store.appendOutOfBand(session, args.type, args.data, args.trigger))
+      return { event, events: [...session.events], flushes }
+    } catch (error) {
+      if (error instanceof ScriptedFailure || error instanceof ImplementationFailure) {
+        const cause = error instanceof ImplementationFailure ? error.cause : error
+        throw new Rejection(cause, { state: { events: [...session.events], flushes } })
+      }
+      throw error
+    }
+  },
+
   async store(args) {
-    if (findSteps(args.script, (step) => step.do === 'oob').length > 0) return { skipped: `the script uses 'oob': ${UNSUPPORTED.oob}` }
+    if (!HAS_OOB && findSteps(args.script, (step) => step.do === 'oob').length > 0) return { skipped: `the script uses 'oob': ${UNSUPPORTED.oob}` }
     return new StoreScript().run(args.script)
   },
 
@@ -1744,6 +1801,7 @@ class StoreScript {
     const store = this.storeOf(step).ctx.sessions
     const session = this.session(step.session)
     if (step.do === 'flush') return implAsync(() => store.flush(session))
+    if (step.do === 'oob') return implAsync(() => store.appendOutOfBand(session, step.type, step.data, step.trigger))
     throw new ScriptError(`step ${step.do} cannot run asynchronously`)
   }
 
