@@ -68,7 +68,7 @@ def readers(rev: str) -> dict[str, dict[str, Callable[[str], Any]]]:
 
 
 def _diagnostic(module: types.ModuleType) -> Callable[[str], Any]:
-    """What the validator's exact path does with a doubtful line (`logread._parse_slow`)."""
+    """What the validator's exact path does with a doubtful line (the exact half of `json_text.loads` with its hook)."""
 
     def read(text: str) -> Any:
         anomalies: list[Any] = []

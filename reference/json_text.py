@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner, absent from typeshed
 from json.encoder import encode_basestring
-from typing import Any, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import msgspec
 import orjson
@@ -84,9 +84,11 @@ class Anomaly(NamedTuple):
     kind: str  # one of ANOMALY_KINDS
     pointer: str
     detail: str
+    #: for ``invalid-utf8``: the 0-based byte offset of the first byte that is not UTF-8
+    offset: int | None = None
 
 
-ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number")
+ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number", "invalid-utf8")
 
 AnomalyHook = Callable[[Anomaly], None]
 """Called by :func:`parse` for each anomaly, in document order (a key's at the key)."""
@@ -326,17 +328,55 @@ def _decode(text: str | bytes | bytearray | memoryview) -> str:
         raise err from None
 
 
-def loads(text: str | bytes | bytearray | memoryview) -> Any:
-    """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`."""
+def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook | None = None,
+          infinity: bool = False, invalid_utf8: Literal["error", "replace"] = "error") -> Any:
+    """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`.
+
+    The one parsing path of log text: every reader (the load path of every storage form, the
+    validator, detection) reads a line with this function. msgspec's value is taken where it is
+    provably the exact parser's (:func:`parse`): without ``on_anomaly`` whenever msgspec accepts
+    the text (it declines lone surrogates, numbers beyond a double, longer integers and deep
+    nesting); with ``on_anomaly`` only when the value's canonical text (orjson, integers held to
+    ±(2^53-1)) is the input byte for byte and it holds no ``-0.0`` (so no key repeats, no integer
+    is unsafe, nothing is negative zero: the exact parser would report nothing). Everything else
+    is read by the exact parser, which reports each anomaly to the hook and locates syntax errors.
+    ``infinity`` as in :func:`parse`; ``invalid_utf8="replace"`` reads bytes that are not UTF-8 with
+    U+FFFD, as a loader's Buffer decoding does, reporting an ``invalid-utf8`` anomaly (its byte
+    ``offset``) to the hook.
+    """
     try:
-        return fast_loads(text)
+        value = fast_loads(text)
     except FAST_DECLINED:
         pass  # not JSON, or JSON msgspec declines: the exact parser decides and locates
     except TypeError:
         raise JsonTextError(
             f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
         ) from None
-    return _Parser(_decode(text)).parse()
+    else:
+        if on_anomaly is None or (text.__class__ is bytes and _canonical(value, text)):  # type: ignore[arg-type]
+            return value
+    if isinstance(text, str):
+        decoded = text
+    elif invalid_utf8 == "replace":
+        raw = bytes(text)
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if on_anomaly is not None:
+                on_anomaly(Anomaly("invalid-utf8", "", f"invalid UTF-8 at byte {exc.start + 1} of the text",
+                                   exc.start))
+            decoded = raw.decode("utf-8", errors="replace")
+    else:
+        decoded = _decode(text)
+    return _Parser(decoded, on_anomaly, infinity).parse()
+
+
+def _canonical(value: Any, raw: bytes) -> bool:
+    """Whether ``raw`` is the canonical text of ``value`` without ``-0.0`` (no anomaly to report)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER) == raw and b"-0.0" not in raw
+    except orjson.JSONEncodeError:  # an integer beyond ±(2^53-1), or nesting orjson does not write
+        return False
 
 
 def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = False) -> Any:

@@ -306,12 +306,8 @@ def _decode_line(raw: bytes) -> Any:
     if not raw:
         return UNREADABLE_LINE
     try:
-        try:
-            value = json_text.loads(raw)
-        except JsonTextError:
-            # Invalid UTF-8 reads as U+FFFD, as the reference's Buffer decoding does.
-            value = json_text.loads(raw.decode("utf-8", errors="replace"))
-        return decode_storage_record(value)
+        # Invalid UTF-8 reads as U+FFFD, as the reference's Buffer decoding does.
+        return decode_storage_record(json_text.loads(raw, invalid_utf8="replace"))
     except (SessionSpecError, ValueError):
         return UNREADABLE_LINE
 
@@ -367,8 +363,9 @@ def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
     """The events of lines 2.. and the index of the last line holding a ``turn/end``, when every line is
     a whole record and the seqs run on from 0 (the common case, in one pass); else None.
 
-    A line the fast reader declines (a hole, a seq gap, a malformed row, text only the exact
-    parser reads) sends the whole artifact to :func:`_read_damaged`, which decides exactly.
+    A line that is not a whole record in place (a hole, a seq gap, a malformed row) sends the whole
+    artifact to :func:`_read_damaged`, which decides exactly; text only the exact parser reads costs
+    that line (`json_text.loads`, the one parsing path: its fast half inline here).
     ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
     ``freeze`` returns the events frozen by ``freeze_parsed`` (the load path); a value that is not
     lossless (``-0.0``) declines too.
@@ -386,8 +383,11 @@ def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
     for index in range(1, len(lines)):
         try:
             value = decode(lines[index])
-        except declined:
-            return None
+        except declined:  # `json_text.loads`'s fast half declines: its exact half reads this line alone
+            try:
+                value = json_text.loads(lines[index])
+            except JsonTextError:
+                return None
         if value.__class__ is not dict:
             return None
         tag = value.get("type")

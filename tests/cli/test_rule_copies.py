@@ -3,9 +3,6 @@
 * JSONL-12: `validate`'s exact path names a legacy record per event (`sessionspec.validator.lint`), where
   the reference's load path (`jsonl.check_loadable`) refuses the log that holds it; both judge every
   event alike.
-* JSON-12/13, DEC-3, JSON-2: the reader's per-line fast parse (`logread.parse_line`: orjson, trusted only
-  when it writes the same bytes back) gives the value and the located anomalies of the one exact parser
-  (`json_text.parse` with its anomaly hook), whatever the spelling of the line.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from sessionspec.reference.jsonl import check_loadable, read_artifact, seed_repa
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonlError, SessionSpecError
 from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import _Hole, _parse_slow, load_log, parse_line
+from sessionspec.validator.logread import load_log
 from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
 
 _TYPES = st.one_of(st.sampled_from([*FORMAT.legacy_rejected_types, "request/header", "turn/start", "x/legacy",
@@ -51,25 +48,6 @@ def test_the_validators_legacy_record_test_is_the_load_paths(etype: Any, data: A
     Checker("load").check(log)
     named = any(f.code == "JSONL_LEGACY_EVENT" for f in log.findings)
     assert named == _reference_refuses(event), (event, [f.code for f in log.findings])
-
-
-# Spellings that orjson reads but does not write back byte for byte, and anomalies only the exact parser locates.
-_SPELLINGS = st.sampled_from(["", " ", "\r", "\t"])
-_PIECES = st.sampled_from(['{"a":1,"a":2}', "-0.0", "-0", "0.0", "1E-3", "1e-300", "9007199254740993", "-9007199254740993",
-                           "123456789012345678901", '"\\ud800"', '"\\u00e9"', '"\\/"', "1.0", "1e2", '{"b":[1,{"b":2,"b":3}]}'])
-
-
-@given(st.one_of(JSON.map(dumps), st.lists(_PIECES, min_size=1, max_size=4).map(lambda p: "[" + ",".join(p) + "]")),
-       _SPELLINGS)
-def test_the_readers_fast_parse_is_the_exact_parser(text: str, space: str) -> None:
-    raw = (space + text.replace(",", "," + space) + space).encode()
-    fast: list[Any] = []
-    exact: list[Any] = []
-    value, expected = parse_line(raw, 2, fast), _parse_slow(raw, 2, exact)
-    assert isinstance(value, _Hole) == isinstance(expected, _Hole)
-    if not isinstance(value, _Hole):
-        assert dumps(value) == dumps(expected)
-    assert [(f.code, f.pointer) for f in fast] == [(f.code, f.pointer) for f in exact]
 
 
 # JSONL-2 … JSONL-12, SEED-*, SURF-*: the reader's emulation of the load path (`logread`: header line,

@@ -181,7 +181,15 @@ def test_the_hook_reports_every_anomaly_located_in_document_order() -> None:
         ("unsafe-integer", "/\ud800/5"),
     ]
     assert value["a"] == {"b": 2} and value["\ud800"][4] == float("inf")
-    assert set(ANOMALY_KINDS) == {kind for kind, _ in found}
+    assert set(ANOMALY_KINDS) - {"invalid-utf8"} == {kind for kind, _ in found}
+
+
+def test_log_text_that_is_not_utf8_reads_replaced_with_its_byte_located() -> None:
+    found: list[Anomaly] = []
+    assert loads(b'{"a":"x\xff"}', on_anomaly=found.append, invalid_utf8="replace") == {"a": "x\ufffd"}
+    assert [(a.kind, a.offset) for a in found] == [("invalid-utf8", 7)]
+    with pytest.raises(JsonTextError):
+        loads(b'{"a":"x\xff"}')
 
 
 def test_the_hook_sees_a_root_value_and_nothing_on_clean_text() -> None:

@@ -37,7 +37,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessionspec.reference import json_text
 from sessionspec.spec import load_spec
+from sessionspec.spec.errors import JsonTextError
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
 
 __all__ = ["Detection", "detect_in_blocks", "detect_in_bytes", "detect_revision", "reads_upgraded"]
@@ -264,13 +266,11 @@ def _candidates() -> re.Pattern[bytes]:
 def detect_in_blocks(blocks: Iterable[bytes], *, by_seq: bool = False) -> Detection:
     """`detect_revision` on a JSONL log read block by block: memory is one block and one line; evidence is
     labelled with file lines, or with seqs when ``by_seq`` (the logical log of a database)."""
-    import orjson
-
     detector = _Detector()
     for index, (number, raw) in enumerate(_candidate_lines(blocks)):
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            value = json_text.loads(raw)
+        except JsonTextError:
             continue
         detector.add(index, value, _where(value, index, None) if by_seq else _line_label(number))
     return detector.result()
@@ -331,12 +331,10 @@ class _LazyLine:
 
 def detect_in_bytes(data: bytes, *, by_seq: bool = False) -> Detection:
     """`detect_revision` on the raw bytes of a log (a JSONL artifact or a JSON array)."""
-    import orjson
-
     if data.lstrip().startswith(b"["):
         try:
-            parsed = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            parsed = json_text.loads(data)
+        except JsonTextError:
             parsed = None
         return detect_revision(parsed if isinstance(parsed, list) else [])
     return detect_in_blocks((data[i:i + _BLOCK] for i in range(0, len(data), _BLOCK)), by_seq=by_seq)

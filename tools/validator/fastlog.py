@@ -20,8 +20,8 @@ What makes it fast:
   JSON (no duplicate key, every integer safe, canonical numbers; no ``-0.0``,
   which the generated types cannot hold: `_no_negative_zero`, else the text is
   scanned for it) and exactly one struct. A group that fails is read
-  again line by line: what the structs refuse goes through ``orjson`` (the
-  same identity test with ``orjson.dumps``, else the exact line reader) and
+  again line by line: what the structs refuse goes through the one parsing
+  path of log text (`json_text.loads`, taken only when it reports no anomaly) and
   the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
 * the load rules are inlined; what a struct type implies (envelope keys, seq
   and time bounds, SEED-6, a row's CHUNK-9 types) is verified on the generated
@@ -45,13 +45,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 try:
     import msgspec
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
+from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
@@ -77,7 +76,6 @@ _HEADER_TYPE = FORMAT.jsonl_header_line_type
 _ROW_SPECS = ROW_SPECS  # the reference's own row layouts (from the spec constants)
 _ROW_ENVELOPE = ROW_ENVELOPE_KEYS  # type, seq0, time0, data
 _NUMBER_KEYS = NUMBER_KEYS  # turn, step, index: JSON numbers
-_STRICT = orjson.OPT_STRICT_INTEGER
 # Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of an
 # assistant/message is proved on its type: `_struct_kinds`); events of these types are converted.
 _DATA_CHECKED = SEED_DATA_RULE_TYPES - {"assistant/message"}
@@ -503,7 +501,7 @@ class _Pass:
     (complete lines: the ``-0.0`` scan, groups, the open turn's lines); `group` (64 KiB of lines
     decoded and verified with one call each way); `structs` (the load rules on verified structs, a
     log-only event inline, a step per other kind); `line` (one line of a group that could not be
-    taken whole: the structs, else ``orjson``); `event` and `row` (the rules on a plain event or a
+    taken whole: the structs, else `json_text.loads`); `event` and `row` (the rules on a plain event or a
     chunk row); `finish` (the crash-tail warnings). ``expected`` (the next seq) is the state every
     step advances.
     """
@@ -664,7 +662,8 @@ class _Pass:
         return len(lines)
 
     def line(self, raw: bytes, number: int) -> None:
-        """One line by itself: a generated struct when it verifies, else the value `orjson` reads."""
+        """One line by itself: a generated struct when it verifies, else the value the one parsing path reads
+        (`json_text.loads`, through `parse_line`), when it reports no anomaly."""
         if self.decode is not None:
             try:
                 obj = self.decode(raw)
@@ -673,12 +672,7 @@ class _Pass:
             if obj is not None and self.encode(obj) == raw and not (self.neg_zero and b"-0.0" in raw):  # type: ignore[misc]
                 self.structs([obj], number - 1)
                 return
-        try:
-            value = orjson.loads(raw)
-            if orjson.dumps(value, option=_STRICT) != raw or b"-0.0" in raw:  # (orjson writes -0.0 back as it read it)
-                value = _trusted(raw, number)
-        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-            value = _trusted(raw, number)
+        value = _trusted(raw, number)
         if type(value) is not dict:
             raise _GiveUp
         tag = value.get("type")
@@ -882,7 +876,7 @@ class _Pass:
             suffix = LoadedLog(name=self.name, kind="jsonl", size=size)
             lines = b"".join(buf[lo:hi] for buf, lo, hi in self.tail).split(b"\n")[self.tail_skip:-1]
             for number, raw in enumerate(lines, self.turn_line + 1):
-                for member in decode_storage_record(orjson.loads(raw)):
+                for member in decode_storage_record(json_text.loads(raw)):
                     suffix.events.append(member)
                     suffix.event_lines.append(number)
             Checker(self.level, self.schemas).check_crash_tail(suffix)

@@ -14,29 +14,26 @@ decisions (JSONL-2 … JSONL-7) without raising:
   integers, ``-0.0``, ``NaN``, deep nesting and huge lines each get a
   finding of their own, never a traceback.
 
-Fast path: ``orjson.loads`` per line, then ``orjson.dumps`` of the value
-must give back the same bytes (then no key was duplicated and every integer
-is safe: ``OPT_STRICT_INTEGER``). Anything else is re-read by
-the reference's exact parser (`json_text.parse`), whose anomaly hook locates
-each duplicate key, lone surrogate, unsafe integer and non-lossless number.
+Every line is parsed by the one parsing path of log text, `json_text.loads` with
+its anomaly hook (fast where the fast parse provably is the exact one), which
+locates each duplicate key, lone surrogate, unsafe integer, invalid UTF-8 byte
+and non-lossless number.
 """
 
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from sessionspec.reference import json_text
 from sessionspec.reference.chunk_rows import ROW_TYPES, decode_storage_record
 from sessionspec.reference.jsonl import header_line_problem
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import ChunkRowError
+from sessionspec.spec.errors import ChunkRowError, JsonTextError
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
 _ROW_TYPES = frozenset(ROW_TYPES)
@@ -287,79 +284,34 @@ def _anomaly_finding(anomaly: json_text.Anomaly, line: int | None, base: str = "
     return Finding(code, req, message, line=line, pointer=base + anomaly.pointer, severity=severity)
 
 
-def _parse_slow(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
-    """Exact parse of one JSON text with located anomalies; returns the value or a `_Hole`."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        findings.append(
-            Finding(
-                "JSON_TEXT_INVALID",
-                "JSONL-5",
-                f"invalid UTF-8 at byte {exc.start + 1} of the line; loaders replace it with U+FFFD, "
-                "so the stored text is already corrupted",
-                line=line,
-                column=exc.start + 1,
-            )
-        )
-        text = raw.decode("utf-8", errors="replace")
+def parse_line(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
+    """One JSON text (a JSONL line, or a whole JSON document) -> value, or a `_Hole`; its anomalies (each
+    located) are appended to `findings`. The one parsing path, `json_text.loads`, with its anomaly hook."""
     anomalies: list[json_text.Anomaly] = []
     try:
-        value = json_text.parse(text, on_anomaly=anomalies.append, infinity=True)
+        value = json_text.loads(raw, on_anomaly=anomalies.append, infinity=True, invalid_utf8="replace")
     except json_text.JsonSyntaxError as exc:
+        _report(anomalies, line, findings)
         if exc.kind == "empty":
             return _EMPTY
         col = exc.offset + 1
         where = f"column {col}"
-        if exc.kind == "syntax" and exc.offset >= len(text.rstrip()):
+        if exc.kind == "syntax" and exc.offset >= len(raw.decode("utf-8", errors="replace").rstrip()):
             return _Hole(f"truncated JSON text ({exc.reason} at {where})", col)
         return _Hole(f"{exc.reason} at {where}", col)
+    _report(anomalies, line, findings)
+    return value
+
+
+def _report(anomalies: list[json_text.Anomaly], line: int | None, findings: list[Finding]) -> None:
     for anomaly in anomalies:
-        findings.append(_anomaly_finding(anomaly, line))
-    return value
-
-
-def _dup_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise _Duplicate
-    return result
-
-
-class _Duplicate(Exception):
-    pass
-
-
-def parse_line(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
-    """One JSONL line -> value, or a `_Hole`; anomalies are appended to `findings`."""
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _parse_slow(raw, line, findings)
-    try:
-        canonical = orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER) == raw
-    except orjson.JSONEncodeError:  # an integer beyond 53 bits (or nesting orjson cannot write)
-        return _parse_slow(raw, line, findings)
-    if canonical:
-        if b"-0.0" in raw:
-            return _parse_slow(raw, line, findings)
-        return value
-    # Not byte-identical (other escaping, spacing, CR, float spelling...): confirm there is no
-    # duplicate key, no integer beyond 64 bits and no negative zero before trusting orjson.
-    if b"-0" in raw or any(raw.count(d) for d in (b"e-3", b"E-3")) or _has_long_digit_run(raw):
-        return _parse_slow(raw, line, findings)
-    try:
-        json.loads(raw, object_pairs_hook=_dup_hook)
-    except (_Duplicate, RecursionError, ValueError):
-        return _parse_slow(raw, line, findings)
-    return value
-
-
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-
-
-def _has_long_digit_run(raw: bytes) -> bool:
-    return b"0" * 16 in raw.translate(_DIGITS)
+        if anomaly.kind == "invalid-utf8":
+            at = (anomaly.offset or 0) + 1
+            findings.append(Finding("JSON_TEXT_INVALID", "JSONL-5", f"invalid UTF-8 at byte {at} of the line; loaders "
+                                    "replace it with U+FFFD, so the stored text is already corrupted",
+                                    line=line, column=at))
+        else:
+            findings.append(_anomaly_finding(anomaly, line))
 
 
 def _is_header_like(value: Any) -> bool:
@@ -391,7 +343,7 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
     if data.startswith(_BOM):
         log.add(Finding("JSON_TEXT_INVALID", "JSON-12", "the file starts with a UTF-8 byte order mark; strict JSON readers reject it", line=1, column=1))
         data = data[3:]
-    value = _parse_slow(data, None, findings) if _needs_slow_document(data) else orjson.loads(data)
+    value = parse_line(data, None, findings)
     for finding in findings:
         log.add(finding)
         if finding.pointer is not None:
@@ -414,21 +366,6 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
         return
     log.lines = data.count(b"\n") + 1
     _emulate_loader(log, value, 0, b"", array=True)
-
-
-def _needs_slow_document(data: bytes) -> bool:
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return True
-    if b"-0" in data or _has_long_digit_run(data):
-        return True
-    try:
-        json.loads(data, object_pairs_hook=_dup_hook)
-    except (_Duplicate, RecursionError, ValueError):
-        return True
-    del value
-    return False
 
 
 def _read_header(first: bytes, log: LoadedLog) -> bool:
@@ -986,8 +923,8 @@ def fragment_finding(fragment: bytes, line: int) -> Finding:
     """JSONL-4: the warning for a final fragment without newline (shared with `sessionspec.validator.fastlog`)."""
     parsed = True
     try:
-        orjson.loads(fragment)
-    except orjson.JSONDecodeError:
+        json_text.loads(fragment)
+    except JsonTextError:
         parsed = False
     detail = "it parses as JSON, but a record is complete only with its newline" if parsed else "it is a truncated record"
     return Finding(
