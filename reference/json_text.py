@@ -353,7 +353,7 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
             f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
         ) from None
     else:
-        if on_anomaly is None or (text.__class__ is bytes and _canonical(value, text)):  # type: ignore[arg-type]
+        if on_anomaly is None or (text.__class__ is bytes and _canonical(value, text)):
             return value
     if isinstance(text, str):
         decoded = text

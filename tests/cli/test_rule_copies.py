@@ -13,10 +13,8 @@ from typing import Any
 import orjson
 import pytest
 from cli_helpers import HEADER, jsonl, turn_events
-from cli_strategies import JSON
 from hypothesis import given
 from hypothesis import strategies as st
-from sessionspec.reference.json_text import dumps
 from sessionspec.reference.jsonl import check_loadable, read_artifact, seed_repaired
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonlError, SessionSpecError
