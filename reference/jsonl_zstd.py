@@ -39,7 +39,7 @@ from .jsonl import (
     seed_repaired,
 )
 from .rule_table import TABLE, define
-from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames
+from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames, too_many_values, value_budget, value_marks
 
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
@@ -92,6 +92,7 @@ class DecodedFrames:
 def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = None) -> DecodedFrames:
     """Scan and decode every frame (ZSTD-2 … ZSTD-4); the torn frame's decoding failures are tolerated."""
     left = plaintext_budget(len(data)) if budget is None else budget
+    values = value_budget(len(data))  # what the plaintext may parse to, checked before parsing (ZSTD-4)
     scan = scan_frames(data)
     view = memoryview(data)
     plaintexts: list[bytes] = []
@@ -99,6 +100,9 @@ def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = 
     for index, (start, end) in enumerate(scan.frames):
         try:
             text = decode_frame(view[start:end], left)
+            values -= value_marks(text)
+            if values < 0:
+                raise too_many_values(value_budget(len(data)), "the plaintext up to this frame")
         except CompressedArtifactError as error:
             error.message = f"frame {index} (bytes {start}-{end}): {error.message}"
             error.args = (error.message,)
@@ -109,6 +113,10 @@ def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = 
     torn = None
     if scan.torn_start is not None:
         torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
+        if value_marks(torn) > values:
+            past = too_many_values(value_budget(len(data)), f"the torn final frame (from byte {scan.torn_start})")
+            past.path = path
+            raise past
     return DecodedFrames(scan.frames, plaintexts, scan.torn_start, torn, len(data))
 
 

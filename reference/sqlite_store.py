@@ -65,14 +65,26 @@ class PlaintextBudget:
     """What the zstd ``data`` of one store may still inflate to, shared by all its rows (ZSTD-4 per store, not per
     row: the larger of 256 MiB and 1024 x the file's size, `zstd_frames.plaintext_budget`)."""
 
-    __slots__ = ("left", "total")
+    __slots__ = ("left", "total", "values", "values_left")
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, values: int | None = None) -> None:
+        from .zstd_frames import value_budget
+
         self.total = self.left = total
+        self.values = self.values_left = value_budget(0) if values is None else values
+        """The value budget of the rows' zstd plaintext together (ZSTD-4): value marks it may hold, before parsing."""
+
+    def take_values(self, text: bytes) -> None:
+        from .zstd_frames import value_marks
+
+        self.values_left -= value_marks(text) + 1  # (+1: the row's own event)
+        if self.values_left < 0:
+            raise _PastBudget("values")
 
 
 class _PastBudget(Exception):
-    """A row's zstd ``data`` would pass what is left of its store's budget (not a row defect: the read stops)."""
+    """A row's zstd ``data`` would pass what is left of its store's budget (not a row defect: the read stops);
+    its argument says which budget: ``bytes`` or ``values``."""
 
 
 class JsonTextRows:
@@ -189,13 +201,15 @@ class PhysicalRows(JsonTextRows):
                 text = decompress(value, budget.left)
             except CompressedArtifactError as error:
                 if error.code == "ZSTD_TOO_LARGE":
-                    raise _PastBudget from None
+                    raise _PastBudget("bytes") from None
                 raise
             budget.left -= len(text)
+            budget.take_values(text)
             return text.decode("utf-8")
         text = decompress(value, limit)
         if budget is not None:
             budget.left -= len(text)
+            budget.take_values(text)
         return text.decode("utf-8")
 
     def decode(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]] | None:
@@ -529,13 +543,13 @@ class SqliteStore:
         self.notes: list[str] = []
         """What opening did that a reader should know (a hot journal recovered on a private copy)."""
         self._private: tuple[str, str] | None = None
-        from .zstd_frames import plaintext_budget
+        from .zstd_frames import plaintext_budget, value_budget
 
         try:
             size = os.path.getsize(path)
         except OSError:
             size = 0
-        self.budget = PlaintextBudget(plaintext_budget(size))
+        self.budget = PlaintextBudget(plaintext_budget(size), value_budget(size))
         """What the zstd ``data`` of all the rows read through this handle may inflate to, together (ZSTD-4)."""
 
     # ------------------------------------------------------------ opening
@@ -744,7 +758,13 @@ class SqliteStore:
         ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
         try:
             return self.layout.rows.decode(row, self.budget)
-        except _PastBudget:
+        except _PastBudget as past:
+            if past.args == ("values",):
+                from .zstd_frames import too_many_values
+
+                error = too_many_values(self.budget.values, f"the zstd data of the store's rows up to the row of seq "
+                                        f"{row[0]!r} (for all rows together)")
+                raise _error(error.message, "ZSTD_TOO_MANY_VALUES", "ZSTD-4", self.path) from None
             rule = constants()["zstd"]["plaintextBudget"]
             raise _error(f"the zstd data of the store's rows inflates past its plaintext budget of {self.budget.total} "
                          f"bytes (the larger of {rule['floorBytes']} and {rule['ratio']} x the file's size, for all rows "

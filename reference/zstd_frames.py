@@ -30,8 +30,12 @@ __all__ = [
     "compress_frame",
     "decompress",
     "is_zstd",
+    "past_value_budget",
     "plaintext_budget",
     "scan_frames",
+    "too_many_values",
+    "value_budget",
+    "value_marks",
 ]
 
 _ZSTD = constants()["zstd"]
@@ -40,6 +44,11 @@ _CHUNK = 1 << 20
 #: the plaintext budget is at least this many bytes, or ratio x the compressed size
 BUDGET_FLOOR: int = _ZSTD["plaintextBudget"]["floorBytes"]
 BUDGET_RATIO: int = _ZSTD["plaintextBudget"]["ratio"]
+#: the value budget: at least this many value marks (bytes that start or separate a value or a record), or ratio
+#: x the compressed size, per artifact or store: what the plaintext may parse to, checked before it is parsed
+VALUE_FLOOR: int = _ZSTD["valueBudget"]["floorValues"]
+VALUE_RATIO: int = _ZSTD["valueBudget"]["ratio"]
+VALUE_MARKS: bytes = _ZSTD["valueBudget"]["marks"].encode("ascii")
 
 class _Contexts(threading.local):
     """One compression and one decompression context per thread: python-zstandard's contexts are not
@@ -61,6 +70,45 @@ def is_zstd(prefix: bytes) -> bool:
 def plaintext_budget(compressed_size: int) -> int:
     """The default bound on an artifact's total plaintext: memory linear in input size."""
     return max(BUDGET_FLOOR, BUDGET_RATIO * compressed_size)
+
+
+def value_budget(compressed_size: int) -> int:
+    """The default bound on the value marks of an artifact's (or a store's) plaintext, checked before parsing:
+    bytes bound memory only as text; a run of ``0,`` parses to a list slot per two bytes, ``[],`` to a list object
+    per three, so 12 KB of zstd inflating to one array of 60 M elements took more than 3 GB (ZSTD-4)."""
+    return max(VALUE_FLOOR, VALUE_RATIO * compressed_size)
+
+
+def value_marks(text: bytes | memoryview) -> int:
+    """How many bytes of ``text`` start or separate a value or a record (``\\n , [ {``), counted at C speed:
+    every value but a container's first, and every container, follows one (strings' bytes count too: a bound)."""
+    data = text if isinstance(text, bytes) else bytes(text)
+    return sum(data.count(mark) for mark in (VALUE_MARKS[i : i + 1] for i in range(len(VALUE_MARKS))))
+
+
+def past_value_budget(text: bytes, left: int) -> int:
+    """The offset in ``text`` of the value mark that passes a budget with ``left`` marks to go (-1: none does)."""
+    chunk = 1 << 20
+    for start in range(0, len(text), chunk):
+        piece = text[start : start + chunk]
+        marks = value_marks(piece)
+        if marks > left:
+            wanted = set(VALUE_MARKS)
+            for offset, byte in enumerate(piece):
+                if byte in wanted:
+                    if left == 0:
+                        return start + offset
+                    left -= 1
+        left -= marks
+    return -1
+
+
+def too_many_values(budget: int, what: str) -> CompressedArtifactError:
+    """``ZSTD_TOO_MANY_VALUES`` for plaintext past a value budget of ``budget`` marks (ZSTD-4)."""
+    return CompressedArtifactError(
+        f"{what} holds more than the value budget of {budget} value marks (bytes that start or separate a JSON "
+        f"value or a record; the larger of {VALUE_FLOOR} and {VALUE_RATIO} x the compressed size): a decompression "
+        "bomb of values? It is not parsed", "ZSTD_TOO_MANY_VALUES", requirement="ZSTD-4")
 
 
 def compress_frame(plaintext: bytes) -> bytes:

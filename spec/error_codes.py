@@ -103,6 +103,7 @@ ErrorCode = Literal[
     'ZSTD_FRAME_INVALID',
     'ZSTD_HEADER_FRAME',
     'ZSTD_TOO_LARGE',
+    'ZSTD_TOO_MANY_VALUES',
     'ZSTD_TORN_RECORD',
 ]
 ERROR_CODES: frozenset[str] = frozenset(ErrorCode.__args__)  # type: ignore[attr-defined]

@@ -103,21 +103,23 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     """Decode every frame it can; the first framing or decoding failure is a finding and ends reading.
 
     ``keep`` > 0 bounds the findings kept (one a torn frame could be many; the rest are counted)."""
-    from sessionspec.reference.zstd_frames import decompress, plaintext_budget, scan_frames
+    from sessionspec.reference.zstd_frames import decompress, plaintext_budget, scan_frames, value_budget
 
     unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
     scan = scan_frames(data, strict=False)
     left = plaintext_budget(len(data)) if budget is None else budget
+    values = _ValueBudget(value_budget(len(data)))
     texts: list[bytes] = []
     view = memoryview(data)
     failed = False
     for index, (start, end) in enumerate(scan.frames):
         try:
-            text = decompress(view[start:end], left)
+            text = values.take(decompress(view[start:end], left), texts)
         except CompressedArtifactError as error:
             unit.findings.append(_finding(error.code, error.requirement,
                                           f"{error.message} (bytes {start}-{end}); "
-                                          "the frames after it are not read", frame=index, file=name))
+                                          "the frames after it are not read", frame=index, line=values.line,
+                                          file=name))
             failed = True
             break
         left -= len(text)
@@ -130,9 +132,10 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     torn = b""
     if not failed and scan.torn_start is not None:
         try:
-            torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
+            torn = values.take(decompress(view[scan.torn_start :], left, tolerate_errors=True), texts)
         except CompressedArtifactError as error:  # a bomb in the torn frame is still a bomb
-            unit.findings.append(_finding(error.code, error.requirement, error.message, frame=len(texts), file=name))
+            unit.findings.append(_finding(error.code, error.requirement, error.message, frame=len(texts),
+                                          line=values.line, file=name))
             failed = True
         else:
             kept = torn.count(b"\n")
@@ -180,6 +183,26 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     for finding in unit.findings:
         locate(finding)
     return unit
+
+
+class _ValueBudget:
+    """What an artifact's frames may parse to, together (ZSTD-4's value budget), checked on each frame's plaintext
+    before any of it is parsed; ``line``: the logical line where the budget was passed."""
+
+    def __init__(self, total: int) -> None:
+        self.total = self.left = total
+        self.line: int | None = None
+
+    def take(self, text: bytes, before: list[bytes]) -> bytes:
+        from sessionspec.reference.zstd_frames import past_value_budget, too_many_values, value_marks
+
+        marks = value_marks(text)
+        if marks > self.left:
+            at = past_value_budget(text, self.left)
+            self.line = 1 + sum(t.count(b"\n") for t in before) + text.count(b"\n", 0, max(at, 0))
+            raise too_many_values(self.total, f"the plaintext up to line {self.line}")
+        self.left -= marks
+        return text
 
 
 # ---------------------------------------------------------------- databases

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -25,12 +26,18 @@ def _commands(path: Path, out: Path) -> list[list[str]]:
             ["stats", str(path)], ["derive", str(path)], ["fold", str(path)], ["repair", str(path), "-o", str(out)]]
 
 
-@pytest.fixture(scope="module")
-def blank_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An artifact of a few KB whose second frame inflates to ~100 M blank lines between a turn's records."""
+@pytest.fixture(scope="module", params=["zstd", "jsonl"])
+def blank_bomb(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """~100 M blank lines between a turn's records: a zstd artifact of a few KB (its second frame inflates to
+    them) and a raw file of 100 MB."""
     events = one_turn()
     body = encode_records(events[:5]) + b"\n" * BLANK_LINES + encode_records(events[5:])
-    path = tmp_path_factory.mktemp("blank") / "blank.jsonl.zstd"
+    folder = tmp_path_factory.mktemp("blank")
+    if request.param == "jsonl":
+        path = folder / "blank.jsonl"
+        path.write_bytes(header_bytes() + body)
+        return path
+    path = folder / "blank.jsonl.zstd"
     path.write_bytes(compress_frame(header_bytes()) + zstandard.ZstdCompressor(write_checksum=True).compress(body))
     assert path.stat().st_size < 64 << 10
     return path
@@ -39,14 +46,18 @@ def blank_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("command", range(7), ids=["validate", "validate-exact", "header", "stats", "derive", "fold",
                                                    "repair"])
 def test_a_blank_line_bomb_costs_the_budget_not_a_slot_per_line(blank_bomb: Path, tmp_path: Path, command: int) -> None:
-    (result,) = run_limited([_commands(blank_bomb, tmp_path / "out.jsonl.zstd")[command]])
+    (result,) = run_limited([_commands(blank_bomb, tmp_path / f"out{blank_bomb.suffix}")[command]])
     text = result["out"] + result["err"]
-    # every command tells the run as one located finding: the inspect commands and repair refuse the log, as
-    # its load path does (DEC-24), without reading it again
+    # every command tells the bomb as one located finding and exits 1; the inspect commands and repair refuse
+    # the log as its load path does (DEC-24), without reading it again
     assert result["code"] == 1, result
-    assert f"{BLANK_LINES} unreadable lines (lines 7-{BLANK_LINES + 6})" in text, text[-2000:]
-    assert "JSONL_CORRUPT" in text and str(blank_bomb) in text
-    assert not (tmp_path / "out.jsonl.zstd").exists()
+    assert str(blank_bomb) in text
+    if blank_bomb.suffix == ".zstd":  # a line is a value: 100 M of them are past the value budget, not parsed
+        assert "ZSTD_TOO_MANY_VALUES" in text and ("frame 1" in text or '"frame": 1' in text), text[-2000:]
+    else:  # a raw file is read (its bytes are its size): the run is one entry of the reader and one finding
+        assert f"{BLANK_LINES} unreadable lines (lines 7-{BLANK_LINES + 6})" in text, text[-2000:]
+        assert "JSONL_CORRUPT" in text
+    assert not (tmp_path / f"out{blank_bomb.suffix}").exists()
 
 
 def _tail_bomb(folder: Path, form: str) -> Path:
@@ -66,10 +77,15 @@ def _tail_bomb(folder: Path, form: str) -> Path:
 @pytest.mark.parametrize("form", ["jsonl", "zstd"])
 def test_repair_of_a_blank_line_crash_tail_reads_up_to_where_a_loader_stops(form: str, tmp_path: Path) -> None:
     """A loader stops at the first unreadable line after the last turn/end; repair's reference read stops there
-    too (it held a list of the 100 M lines, 6 GB resident, before)."""
+    too (it held a list of the 100 M lines, 6 GB resident, before). In a torn zstd frame, the lines are past
+    the value budget: refused before parsing."""
     source = _tail_bomb(tmp_path, form)
     out = tmp_path / f"out.{source.name}"
     results = run_limited([["repair", str(source), "-o", str(out)], ["validate", "--level", "load", str(out)]])
+    if form == "zstd":
+        assert results[0]["code"] == 1 and "ZSTD_TOO_MANY_VALUES" in results[0]["err"], results[0]
+        assert not out.exists()
+        return
     assert [r["code"] for r in results] == [0, 0], results
     assert "8 events kept" in results[0]["out"] and "2 closer(s) appended" in results[0]["out"], results[0]
     assert out.stat().st_size < 64 << 10
@@ -104,3 +120,51 @@ def test_a_stores_rows_share_one_plaintext_budget(row_bombs: Path, tmp_path: Pat
         assert result["code"] == 1, result
         assert "ZSTD_TOO_LARGE" in text and f"budget of {BUDGET_FLOOR} bytes" in text and str(row_bombs) in text, text
     assert not (tmp_path / "out.db").exists()
+
+
+#: one array of this many elements: within the plaintext budget (120 MB), far past the value budget
+ELEMENTS = 60_000_000
+
+
+def _value_bomb_event() -> dict[str, Any]:
+    return {"type": "user/message", "seq": 1, "time": 2, "surfaceOp": "append",
+            "data": {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}, "x": [0] * 4}}
+
+
+@pytest.fixture(scope="module")
+def value_bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """12 KB that inflate to one line holding an array of 60 M zeros: a zstd artifact, and a layout-17 store whose
+    committed row's zstd ``data`` holds it (the bytes are within the plaintext budget, the values 60x the value
+    budget: it took more than 3 GB)."""
+    folder = tmp_path_factory.mktemp("values")
+    events = one_turn()
+    bomb = b"[" + b"0," * (ELEMENTS - 1) + b"0]"
+    record = encode_records([_value_bomb_event()]).replace(b"[0,0,0,0]", bomb)
+    artifact = folder / "values.jsonl.zstd"
+    artifact.write_bytes(compress_frame(header_bytes()) + zstandard.ZstdCompressor(write_checksum=True).compress(
+        encode_records(events[:1]) + record + encode_records(events[2:])))
+    store = folder / "values17.db"
+    with SqliteStore.create(store, revision="b150a551b8") as writer:
+        writer.append(HEADER, events)
+    data = json.dumps(_value_bomb_event()["data"], separators=(",", ":")).encode().replace(b"[0,0,0,0]", bomb)
+    db = sqlite3.connect(store)
+    db.execute("UPDATE events SET data = ? WHERE seq = 1", (zstandard.ZstdCompressor().compress(data),))
+    db.commit()
+    db.close()
+    assert artifact.stat().st_size < 64 << 10 and store.stat().st_size < 256 << 10
+    return {"zstd": artifact, "sqlite": store}
+
+
+@pytest.mark.parametrize("form", ["zstd", "sqlite"])
+def test_the_values_a_plaintext_parses_to_are_budgeted_before_parsing(value_bombs: dict[str, Path], form: str,
+                                                                       tmp_path: Path) -> None:
+    from sessionspec.reference.zstd_frames import VALUE_FLOOR
+
+    source = value_bombs[form]
+    out = tmp_path / f"out{source.suffix}"
+    for result in run_limited(_commands(source, out)):
+        text = result["out"] + result["err"]
+        assert result["code"] == 1, result
+        assert "ZSTD_TOO_MANY_VALUES" in text and f"value budget of {VALUE_FLOOR}" in text, text[-2000:]
+        assert str(source) in text and ("line 3" in text if form == "zstd" else "seq 1" in text), text[-2000:]
+    assert not out.exists()

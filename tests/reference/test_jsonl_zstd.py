@@ -186,3 +186,23 @@ def test_frames_round_trip_from_many_threads_at_once():
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert all(pool.map(round_trip, plaintexts))
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_zstd4_the_values_of_an_artifact_share_one_budget(torn: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The value budget (value marks: record and value separators, container openings) is one per artifact,
+    checked before parsing: frames within it each, past it together, are refused; a torn frame counts too."""
+    from sessionspec.reference import zstd_frames
+
+    events = [*one_turn(), *open_turn(6)]
+    frames = [compress_frame(encode_records(events[:6])), compress_frame(encode_records(events[6:]))]
+    data = compress_frame(header_bytes()) + frames[0] + (frames[1][:-3] if torn else frames[1])
+    marks = sum(zstd_frames.value_marks(encode_records(part)) for part in (events[:6], events[6:]))
+    marks += zstd_frames.value_marks(header_bytes())
+    monkeypatch.setattr(zstd_frames, "VALUE_RATIO", 0)
+    monkeypatch.setattr(zstd_frames, "VALUE_FLOOR", marks)
+    assert len(read_compressed_artifact(data).events) == 8
+    monkeypatch.setattr(zstd_frames, "VALUE_FLOOR", marks - 1)
+    with pytest.raises(CompressedArtifactError) as info:
+        read_compressed_artifact(data)
+    assert info.value.code == "ZSTD_TOO_MANY_VALUES" and ("torn" in info.value.message) == torn, info.value.message
