@@ -425,8 +425,11 @@ def _discard(value: Any) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
-def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096) -> int | None:
+def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: RevisionLike = None) -> int | None:
     """Write the artifact ``data`` with every event on its own line to ``handle``; the number of events.
+
+    The header line is checked and rewritten as the reader of ``revision`` reads it (its optional members,
+    ``jsonl.headerLineOptionalFields``, and its header keys).
 
     The same bytes as ``header line + encode_records(read_artifact(data).events, pack=False)``, in memory
     bounded by the input and ``batch`` member events (a row is expanded ``batch`` members at a time,
@@ -442,11 +445,11 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096) -> int | No
         parsed_header = json_text.loads(lines[0])
     except (SessionSpecError, ValueError):
         return None
-    if not _is_header_line(parsed_header) or _read_clean(lines, keep=False) is None:
+    if not _is_header_line(parsed_header, revision) or _read_clean(lines, keep=False) is None:
         return None
     dumps = json_text.dumps_bytes
     orjson_dumps = orjson.dumps
-    handle.write(dumps(header_line(header_from_line(parsed_header))) + b"\n")
+    handle.write(dumps(header_line(header_from_line(parsed_header, revision), revision)) + b"\n")
     events = 0
     for index in range(1, len(lines)):
         value = json_text.loads(lines[index])

@@ -585,10 +585,13 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
     else:
         artifact = _read_artifact(unit.data)
         events, header = artifact.events, artifact.header_line
+    revision = _revision(args, log, err, unit)
     body = encode_records(events, pack=pack)
-    content = (json_text.dumps(header_line(header_from_line(header))).encode("utf-8") + b"\n" if header else b"") + body
+    # the header as the reader of the log's revision reads it (its keys: a subagent's origin, agentPreset)
+    line = header_line(header_from_line(header, revision), revision) if header else None
+    content = (json_text.dumps(line).encode("utf-8") + b"\n" if line else b"") + body
     records = body.count(b"\n")
-    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", _revision(args, log, err, unit))
+    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", revision)
     return 0
 
 
@@ -622,7 +625,7 @@ def _unpack_streamed(args: argparse.Namespace, out: TextIO, err: TextIO) -> bool
         return False  # (an ambiguous detection has a note to print: the general path prints it)
     try:
         with atomic_writer(args.output) as handle:
-            events = write_unpacked(unit.data, handle, UNPACK_BATCH)
+            events = write_unpacked(unit.data, handle, UNPACK_BATCH, detection.revision)
             if events is None:
                 raise _NotStreamed
             handle.flush()

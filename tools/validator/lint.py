@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sessionspec.reference.invariants import check_invariants
-from sessionspec.reference.jsonl import StoredReader, header_from_line
+from sessionspec.reference.jsonl import StoredReader, header_from_line, header_line_problem
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
@@ -256,7 +256,12 @@ class Checker:
         if self.schemas is not None and not self.schemas.header.is_valid(line):
             # like an event's, so a JSONL_BAD_HEADER about the same member explains it (dropped)
             self._schema_findings(self.schemas.header, line, 1, None, "", "storage/jsonl-header.json", line)
-        if log.header_ok:
+        # the reader's shape check is the revision-free one; the optional members a revision's reader also
+        # checks (`jsonl.headerLineOptionalFields`) are checked here, where the revision is known
+        problem = header_line_problem(line, self.rules.revision) if log.header_ok else None
+        if problem is not None:
+            self._load(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
+        elif log.header_ok:
             self._unread_header_keys(log, line)
             if line.get("version") != _FORMAT_VERSION:
                 self._load(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only "
