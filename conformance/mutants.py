@@ -58,6 +58,8 @@ class Mutant:
     """The reference's entry -> the broken one."""
     probe: Mapping[str, Sequence[str]]
     """Machine -> the rules (``"rule"`` or ``"rule:kind,kind"``) a short run focuses on."""
+    revision: str | None = None
+    """The format revision the mutant serves and is judged at (its vectors are that revision's; default: pinned)."""
 
     @property
     def family(self) -> str:
@@ -71,16 +73,17 @@ class Mutant:
 MUTANTS: dict[str, Mutant] = {}
 
 
-def mutant(name: str, rule: str, description: str, entry: str,
+def mutant(name: str, rule: str, description: str, entry: str, *, revision: str | None = None,
            **probe: Sequence[str]) -> Callable[[Callable[[Entry], Entry]], Callable[[Entry], Entry]]:
-    """Register a mutant of one table entry: ``probe`` keywords are machine names mapped to their focus rules."""
+    """Register a mutant of one table entry: ``probe`` keywords are machine names mapped to their focus rules;
+    ``revision`` is the format revision it serves (a rule the published revision binds is broken there)."""
 
     def register(build: Callable[[Entry], Entry]) -> Callable[[Entry], Entry]:
         if name in MUTANTS:
             raise ValueError(f"duplicate mutant {name!r}")
         if entry not in rule_table.HOMES:
             raise ValueError(f"mutant {name!r}: {entry!r} is not a rule table entry")
-        MUTANTS[name] = Mutant(name, rule, description, entry, build, dict(probe))
+        MUTANTS[name] = Mutant(name, rule, description, entry, build, dict(probe), revision)
         return build
 
     return register
@@ -144,6 +147,14 @@ def _seed11(check_seed_entry: Callable[..., Any]) -> Callable[..., Any]:
             raise
 
     return check
+
+
+@mutant("append4-drops-null-intent", "APPEND-4",
+        "treats a supplied null surfaceOp or sourceEventSeqs as omitted (the published revision)",
+        "intent_key_supplied", revision="b150a551b8",
+        session=("append_invalid:log-only-marker,marker-invalid,sources-invalid",))
+def _append4(supplied: Callable[[Any, str], bool]) -> Callable[[Any, str], bool]:
+    return lambda intent, key: supplied(intent, key) and intent[key] is not None
 
 
 @mutant("hdr6-accepts-relative-cwd", "HDR-6", "accepts a header whose cwd is a relative path", "is_absolute_path",
@@ -251,6 +262,13 @@ def _req1(canonical_header: Callable[..., Any]) -> Callable[..., Any]:
         return out
 
     return canonical
+
+
+@mutant("req3-header-skips-first-event", "REQ-3",
+        "the live session's header in force ignores a request/header that is the log's first event (the published revision)",
+        "header_fold_start", revision="b150a551b8", session=("request_header",))
+def _req3(start: int) -> int:
+    return start + 1
 
 
 @mutant("req4-equality-ignores-system", "REQ-4", "calls two request headers equal when only their system prompts differ",
@@ -495,6 +513,13 @@ def _inv2(turn_number_ok: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bo
     return lambda turn, expected: True
 
 
+@mutant("inv7-waives-without-is-error", "INV-7",
+        "waives the pending-call check for a TOOL_NOT_STARTED code whatever isError says (the published revision)",
+        "not_started_waiver", revision="b150a551b8", session=("invariants",))
+def _inv7(waiver: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    return lambda is_error, code: waiver(True, code)
+
+
 # -- serving --------------------------------------------------------------------------------
 
 
@@ -520,7 +545,7 @@ def serve_mutant(name: str) -> int:
         return info
 
     handlers = {**adapter.HANDLERS, "start": start}
-    return serve(sys.stdin.buffer, sys.stdout.buffer, adapter.ReferenceAdapter(handlers))
+    return serve(sys.stdin.buffer, sys.stdout.buffer, adapter.ReferenceAdapter(handlers, revision=MUTANTS[name].revision))
 
 
 # -- checking -------------------------------------------------------------------------------
@@ -582,7 +607,9 @@ def check(name: str, *, examples: int = 30, steps: int = 12, vectors: bool = Tru
     try:
         if vectors:
             try:
-                selected = cases_mod.select(list(_corpus()), [mutant_.family])
+                # only the vectors of the revision the mutant serves: another revision's case would "catch"
+                # the unmutated reference too
+                selected = cases_mod.select(cases_mod.for_revision(list(_corpus()), mutant_.revision), [mutant_.family])
             except ValueError:  # no vector of this family yet
                 selected = []
             for case in selected:

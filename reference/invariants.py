@@ -109,6 +109,14 @@ def _same(a: Any, b: Any) -> bool:
 define("turn_number_ok", _same)  # INV-2: a turn/start carries the expected turn number (JavaScript ===)
 
 
+def _not_started_waiver(is_error: Any, code: Any) -> bool:
+    """INV-7: a result waives the pending check only with ``isError`` true and the not-started error code."""
+    return _truthy(is_error) and _same(code, TOOL_NOT_STARTED)
+
+
+define("not_started_waiver", _not_started_waiver)
+
+
 def _truthy(value: Any) -> bool:
     """JavaScript truthiness of a JSON value (``[]`` and ``{}`` are truthy)."""
     if value is MISSING or value is None or value is False:
@@ -385,8 +393,7 @@ def _tool_result(errors: list[InvariantError], state: InvariantFold, event: Mapp
     _require_open_step(errors, state, "tool/result", "INV-7", turn, step, index, seq)
     shape = state.rules.messages
     call_id = shape.result_call_id(data, MISSING)
-    not_started = _truthy(shape.result_is_error(data, MISSING)) and _same(_field(_field(data, "error"), "code"),
-                                                                          TOOL_NOT_STARTED)
+    not_started = TABLE.not_started_waiver(shape.result_is_error(data, MISSING), _field(_field(data, "error"), "code"))
     key = _call_key(call_id)
     if key not in state.pending and not not_started:
         _fail(errors, "INV-7", "INV_CALL_NOT_PENDING",

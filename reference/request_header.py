@@ -144,6 +144,7 @@ def _header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: Revisio
 
 
 define("header_equals", _header_equals)  # REQ-4
+define("header_fold_start", 0)  # REQ-3: the first log position the live fold reads (the header in force at seq 0 counts)
 
 
 def _markers_equal(a: Mapping[str, Any], b: Mapping[str, Any], markers: Sequence[str]) -> bool:
@@ -189,7 +190,7 @@ class RequestHeaderFold:
     def fold(self, events: Sequence[Mapping[str, Any]]) -> FrozenDict | None:
         """Fold the events of ``events`` not seen yet and return the header in force."""
         last = None
-        for i in range(self._consumed, len(events)):
+        for i in range(max(self._consumed, TABLE.header_fold_start), len(events)):
             if events[i].get("type") == REQUEST_HEADER_TYPE:
                 last = events[i]
         if last is not None:

@@ -30,6 +30,7 @@ HOMES: dict[str, tuple[str, str]] = {
     "append_legacy_type": ("APPEND-3", "session"),
     "surface_op_when_missing": ("APPEND-5", "surface"),
     "check_seed_entry": ("SEED-11", "session"),
+    "intent_key_supplied": ("APPEND-4", "session"),
     "is_absolute_path": ("HDR-6", "session"),
     "replace_range_reversed": ("SURF-5", "surface"),
     "check_sources": ("SURF-7, SURF-9", "surface"),
@@ -38,6 +39,7 @@ HOMES: dict[str, tuple[str, str]] = {
     "message_deriver": ("DERIVE-4, DERIVE-5", "derive"),
     "canonical_header": ("REQ-1", "request_header"),
     "header_equals": ("REQ-4", "request_header"),
+    "header_fold_start": ("REQ-3", "request_header"),
     "disposal_announced": ("STORE-9", "store"),
     "sync_flush_failure": ("STORE-13", "store"),
     "turn_is_open": ("OOB-4", "store"),
@@ -62,6 +64,7 @@ HOMES: dict[str, tuple[str, str]] = {
     "application_id_ok": ("SQLITE-1", "sqlite_store"),
     "in_committed_region": ("SQLITE-5", "sqlite_store"),
     "turn_number_ok": ("INV-2", "invariants"),
+    "not_started_waiver": ("INV-7", "invariants"),
 }
 
 

@@ -294,6 +294,14 @@ define("check_seed_entry", check_seed_entry)  # SEED-11: the order of the entry 
 define("append_legacy_type", _DELTA_TYPE)  # APPEND-3: the type append refuses (seeds refuse it by SEED-4)
 
 
+def _intent_key_supplied(intent: Mapping[str, Any], key: str) -> bool:
+    """APPEND-4: a surface key the caller supplied is kept, a ``null`` one too; only an omitted one is absent."""
+    return key in intent
+
+
+define("intent_key_supplied", _intent_key_supplied)
+
+
 def validate_seed(seed: Iterable[Any], revision: RevisionLike = None) -> list[FrozenDict]:
     """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
     rules = rules_for(revision)
@@ -550,10 +558,11 @@ class Session:
             if not _INTENT_KEYS.issuperset(intent):
                 unknown = sorted(str(k) for k in intent if k not in _INTENT_KEYS)
                 raise TypeError(f"unknown intent keys {unknown}; expected surfaceOp and/or sourceEventSeqs")
+            supplied = TABLE.intent_key_supplied
             try:
-                if "sourceEventSeqs" in intent:
+                if supplied(intent, "sourceEventSeqs"):
                     source_seqs = freeze_json_value(intent["sourceEventSeqs"])
-                if "surfaceOp" in intent:
+                if supplied(intent, "surfaceOp"):
                     op = freeze_json_value(intent["surfaceOp"])
             except JsonValueError as error:
                 raise AppendError(

@@ -17,13 +17,24 @@ from pathlib import Path
 
 import pytest
 from sessionspec import cli
-from sessionspec.conformance import fuzz, machines, mutants
+from sessionspec.conformance import cases, fuzz, machines, mutants
 from sessionspec.conformance.harness import connector_for
 from sessionspec.conformance.runner import start_implementation
 from sessionspec.conformance.trace import read_trace
 from sessionspec.spec import load_spec
 
 REFERENCE_CMD = f"{sys.executable} -m sessionspec.conformance.reference_adapter"
+
+
+def test_a_published_revision_mutant_serves_that_revision():
+    """APPEND-4, REQ-3 and INV-7 bind both revisions; their mutants break them where the published one is served."""
+    published = {m.rule: m for m in mutants.MUTANTS.values() if m.revision is not None}
+    assert {"APPEND-4", "REQ-3", "INV-7"} <= set(published)
+    impl = start_implementation(connector_for(mutants.command(published["REQ-3"].name)), 30.0)
+    try:
+        assert impl.info["specRevision"] == published["REQ-3"].revision == "b150a551b8"
+    finally:
+        impl.close()
 
 
 def test_the_catalogue_breaks_at_least_25_different_rules_across_the_families():
@@ -49,6 +60,14 @@ def test_mutant_is_caught_through_the_subprocess_protocol(name, record_property)
         f"{name} breaks {catch.mutant.rule} but only requirements of other families caught it: {catch.requirements}"
     )
     assert catch.exact, f"{name}: no catching vector or rule names {catch.mutant.rule}: {catch.requirements}"
+    # judged at the revision it serves: every catching vector applies there (a case of another revision would
+    # fail the unmutated reference too), and a mutant of a published-revision rule is caught by that revision's
+    # own vectors of the rule it breaks
+    applies = {case.id for case in cases.for_revision(cases.load_corpus(), catch.mutant.revision)}
+    vectors = {who.removeprefix("vector ") for who, _ in catch.catchers if who.startswith("vector ")}
+    assert vectors <= applies, f"{name}: caught by vectors of another revision: {sorted(vectors - applies)}"
+    if catch.mutant.revision is not None:
+        assert any(who.startswith("vector ") and catch.mutant.rule in reqs for who, reqs in catch.catchers), catch.row()
     # the machine evidence recorded for this rule (what `requirements` counts) is re-proven here
     claimed = set(fuzz.machine_evidence().get(catch.mutant.rule, ()))
     assert claimed <= set(mutants.machine_catches(catch)), (
