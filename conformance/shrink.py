@@ -9,6 +9,12 @@ one. A candidate is kept only while ``holds`` says the same difference still sho
 re-asks both sides and compares the failure's key), and only when it is strictly smaller, so
 the pass ends. Deterministic: the same failing request shrinks to the same trace on every run.
 
+Dropping an event from a log (a ``seed`` or ``events`` list, then ``appends``, of one object)
+also renumbers the log: the later entries' ``seq``, and every ``surfaceOp`` start and end and
+``sourceEventSeqs`` entry that cites a later event, move down, so a request whose replace cites
+seqs still means the same after the drop (a rewrite over nine seeded events shrinks to the
+events it replaces). Plain drops without renumbering are tried too, after these.
+
 Candidates are tried coarse first (whole halves of a list before single entries, outer nodes
 before inner ones); a candidate already refused is not tried again. A budget of tries and of
 seconds bounds the pass, so a slow or hanging implementation cannot make it run away.
@@ -111,11 +117,75 @@ def _simpler_scalars(node: Any) -> list[Any]:
     return []
 
 
+#: The lists of an object that hold a log, in log order: a seed (or events) numbered from 0, then appends.
+_NUMBERED, _APPENDS = ("seed", "events"), "appends"
+
+
+def _log_of(node: dict[str, Any]) -> tuple[str | None, int, int]:
+    """The numbered list's key (or None), its length and the appends' length of an object holding a log."""
+    numbered = next((k for k in _NUMBERED if isinstance(node.get(k), list)), None)
+    appends = node.get(_APPENDS)
+    return numbered, len(node[numbered]) if numbered else 0, len(appends) if isinstance(appends, list) else 0
+
+
+def _moved(value: Any, start: int, count: int, inside: int | None = None) -> Any:
+    """A seq reference after dropping log positions ``start .. start+count-1``: a later one moves down,
+    one into the dropped run becomes ``inside`` (None: unchanged)."""
+    if type(value) is not int:
+        return value
+    if value >= start + count:
+        return value - count
+    if value >= start and inside is not None:
+        return inside
+    return value
+
+
+def _renumbered(entry: Any, start: int, count: int, own_seq: bool) -> Any:
+    """One remaining log entry with its seq references (and, for a numbered entry, its ``seq``) moved."""
+    if not isinstance(entry, dict):
+        return entry
+    out = dict(entry)
+    if own_seq and "seq" in out:
+        out["seq"] = _moved(out["seq"], start, count)
+    op = out.get("surfaceOp")
+    if isinstance(op, dict):
+        # a range end in the dropped run narrows to the survivors: start to the next one, end to the previous
+        inside = {"start": start, "end": start - 1}
+        out["surfaceOp"] = {k: _moved(v, start, count, inside[k]) if k in inside else v for k, v in op.items()}
+    sources = out.get("sourceEventSeqs")
+    if isinstance(sources, list):  # a cited event that is gone is no longer cited
+        out["sourceEventSeqs"] = [_moved(v, start, count) for v in sources
+                                  if not (type(v) is int and start <= v < start + count)]
+    return out
+
+
+def _seq_drops(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """``node`` without runs of its log's events, the rest renumbered (coarse runs first)."""
+    numbered, n_numbered, n_appends = _log_of(node)
+    total = n_numbered + n_appends
+    chunk = total
+    while chunk >= 1:
+        for start in range(0, total, chunk):
+            count = min(chunk, total - start)
+            out = dict(node)
+            if numbered:
+                out[numbered] = [_renumbered(e, start, count, True)
+                                 for i, e in enumerate(node[numbered]) if not start <= i < start + count]
+            if n_appends:
+                out[_APPENDS] = [_renumbered(e, start, count, False)
+                                 for i, e in enumerate(node[_APPENDS], n_numbered) if not start <= i < start + count]
+            yield out
+        chunk //= 2
+
+
 def _candidates(node: Any, top: bool, phase: int) -> Iterator[Any]:
-    """Smaller replacements of one node, coarse first. Phase 0 drops runs of list entries (events,
-    seed entries, batches), phase 1 drops object keys and replaces a container by a member, phase 2
-    simplifies scalars: what makes a trace long goes first, while the budget is fresh."""
-    if phase == 0 and isinstance(node, list):
+    """Smaller replacements of one node, coarse first. Phase 0 drops runs of a log's events with the log
+    renumbered, then runs of list entries (events, seed entries, batches), phase 1 drops object keys and
+    replaces a container by a member, phase 2 simplifies scalars: what makes a trace long goes first,
+    while the budget is fresh."""
+    if phase == 0 and isinstance(node, dict):
+        yield from _seq_drops(node)
+    elif phase == 0 and isinstance(node, list):
         n = len(node)
         chunk = n
         while chunk >= 1:

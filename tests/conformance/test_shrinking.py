@@ -43,6 +43,29 @@ def test_a_list_keeps_only_the_entries_the_difference_needs_and_kept_keys_stay()
     assert shrunk == {"id": "seeded", "seed": [None]}
 
 
+def test_dropping_an_event_renumbers_the_seqs_the_log_cites():
+    """A seed entry's seq and every later surfaceOp start/end and sourceEventSeqs move down with a
+    dropped event; a cited event that is gone is no longer cited, a range end in the gap narrows."""
+    seed = [{"type": "x", "seq": i, "time": 0, "data": {}} for i in range(3)]
+    args = {"seed": seed, "appends": [{"type": "t", "data": {}, "surfaceOp": {"op": "replace", "start": 1, "end": 3},
+                                       "sourceEventSeqs": [1, 3]}]}
+    seen: list[dict] = []
+
+    def holds(candidate: dict) -> bool:
+        seen.append(candidate)
+        return False
+
+    shrink_args(args, holds, budget=ShrinkBudget(tries=10))
+    # the first candidates drop log positions, renumbered: all four, the two runs of two, then each one
+    without_first = seen[3]
+    assert [e["seq"] for e in without_first["seed"]] == [0, 1]
+    assert without_first["appends"] == [{"type": "t", "data": {}, "surfaceOp": {"op": "replace", "start": 0, "end": 2},
+                                         "sourceEventSeqs": [0, 2]}]
+    without_cited = seen[4]  # seq 1 is gone: no longer cited; the range starts at the next survivor
+    assert without_cited["appends"][0]["sourceEventSeqs"] == [2]
+    assert without_cited["appends"][0]["surfaceOp"] == {"op": "replace", "start": 1, "end": 2}
+
+
 def test_shrinking_never_grows_and_stops_at_its_budget():
     calls = []
 
@@ -90,11 +113,13 @@ def test_a_negative_zero_defect_shrinks_to_the_value_negative_zero(tmp_path):
 
 def test_a_rewrite_crash_keeps_only_what_the_refusal_needs(tmp_path):
     """Upstream's tool/result rewrite check crashes on a message that is not an object (SURF-10): the
-    trace keeps no event data the refusal does not read (events cannot be dropped without renumbering
-    the seqs the replace cites, so their count is not held)."""
+    trace keeps no event data the refusal does not read, and only the event the rewrite replaces (a
+    dropped event renumbers the seqs the replace cites)."""
     failure, step = _trace_of(broken_cmd("--crash-rewrite-shape"),
                               {"session": ["append_invalid:tool-result-rewrite"]}, tmp_path)
     assert failure["expectedCode"] == "SURFACE_TOOL_RESULT_REWRITE" and failure["actualCode"] == "crashed:TypeError"
     rewrite = step.args["appends"][-1]
     assert rewrite["type"] == "tool/result" and not isinstance(rewrite["data"].get("message"), dict)
     assert "header" not in step.args  # the session's header plays no part
+    assert len(step.args.get("seed", [])) + len(step.args["appends"]) == 2
+    assert rewrite["surfaceOp"] == {"op": "replace", "start": 0, "end": 0} and rewrite["sourceEventSeqs"] == [0]
