@@ -112,6 +112,10 @@ def test_settings_outside_a_turn_read_the_settings_log_at_the_published_revision
     assert report["revisionReason"] == "detected: approval/policy outside a turn at line 2 and 1 more"
     named = cli("validate", "--format", "json", "--level", "strict", "--revision", PINNED, path)
     assert {f["code"] for f in findings(named)} == {"INV_NO_OPEN_TURN"}
+    # the pinned load path reads those records (where they are is a strict-level rule): naming it warns of nothing
+    assert named.json["files"][0]["revisionReason"] == "given"
+    derived = cli("derive", "--revision", PINNED, path)
+    assert (derived.code, derived.err) == (0, "")
 
 
 def test_loading_a_crashed_published_zstd_artifact_closes_it_in_the_published_shape(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ detection is one streaming pass in O(1) memory per record.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -57,6 +58,9 @@ class Detection:
     ambiguous: bool = False
     note: str = ""
     scores: dict[str, int] = field(default_factory=dict)
+    # the evidence a load path reads or refuses (types, payloads), without where the settings are: placement
+    # outside a turn is a strict-level rule (INV-10), which any revision's load path reads through (None: = scores)
+    content: dict[str, int] | None = None
 
     @property
     def reason(self) -> str:
@@ -74,12 +78,13 @@ class Detection:
             return self
         return Detection(owner, (), False,
                          f"no revision-specific content; SQLite layout {layout} is a layout of revision {owner} only",
-                         self.scores)
+                         self.scores, self.content)
 
     def contradiction(self, given: str) -> str | None:
         """What to tell a user who named revision ``given`` for a log with content ``given``'s load path does
         not read (None when it reads it all: its own content, or earlier-format records it reads upgraded)."""
-        unread = [r for r, score in sorted(self.scores.items())
+        content = self.scores if self.content is None else self.content
+        unread = [r for r, score in sorted(content.items())
                   if score and r != given and not reads_upgraded(given, r)]
         if not unread:
             return None
@@ -159,6 +164,7 @@ class _Detector:
         self.tallies = {r: _Tally() for r in known_revisions()}
         (self.opens, self.closes), self.outside = _outside_turns()
         self.in_turn = False
+        self.placed = dict.fromkeys(known_revisions(), 0)
 
     def add(self, index: int, event: Any, where: Callable[[], str]) -> None:
         if type(event) is not dict or type(event.get("type")) is not str:
@@ -169,6 +175,7 @@ class _Detector:
         elif not self.in_turn:  # where a revision allows the type outside a turn and another does not (INV-10)
             for rid in self.outside.get(etype, ()):
                 self.tallies[rid].add(index, f"{etype} outside a turn", where)
+                self.placed[rid] += 1
         revs = self.registered.get(etype)
         if revs is not None and revs != self.all_revisions:
             for rid in revs:
@@ -183,6 +190,11 @@ class _Detector:
                 self.tallies[rid].add(index, f"{etype} payload of this revision", where)
 
     def result(self) -> Detection:
+        detection = self._result()
+        content = {r: t.count - self.placed[r] for r, t in self.tallies.items()}
+        return dataclasses.replace(detection, content=content)
+
+    def _result(self) -> Detection:
         tallies = self.tallies
         scores = {r: t.count for r, t in tallies.items()}
         supported = [r for r in known_revisions() if scores[r]]
