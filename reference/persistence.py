@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sessionspec.spec import constants
-from sessionspec.spec.errors import HeaderError, PersistenceError, StoreError
+from sessionspec.spec.errors import HeaderError, JsonlError, PersistenceError, StoreError
 
 from . import json_text
 from .json_value import is_json_value, is_nonneg_safe_int
@@ -132,10 +132,20 @@ class JsonlBackend:
         session_id = checked.get("id")
         if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
             return
-        if session_id in self._created or self._find(session_id) is not None:
+        if session_id in self._created or self._stored(session_id):
             raise StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
                              requirement="PERSIST-10")
         self._created[session_id] = checked
+
+    def _stored(self, session_id: str) -> bool:
+        """Whether an artifact is stored for the id; an id no path can hold (JSONL-10) has none, so its create
+        is accepted as any other (PERSIST-10: lazy, the path is the first write's) and that write refuses it."""
+        try:
+            return self._find(session_id) is not None
+        except JsonlError as error:
+            if error.code == "JSONL_PATH_INVALID":
+                return False
+            raise
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         check_batch_values(events)
