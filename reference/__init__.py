@@ -87,12 +87,24 @@ if TYPE_CHECKING:
         encode_records,
         header_bytes,
         header_line,
-        header_line_problem,
         load_artifact,
         project_dir_key,
         read_artifact,
         session_log_path,
         write_artifact,
+    )
+    from .jsonl_read import (
+        ERROR,
+        WARNING,
+        Explainer,
+        Finding,
+        FindingList,
+        LoadedLog,
+        fragment_finding,
+        header_line_problem,
+        is_negative_zero,
+        load_log,
+        parse_line,
     )
     from .jsonl_zstd import (
         CompressedArtifact,
@@ -143,6 +155,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ERROR",
     "FORMAT",
     "MAX_SAFE_INTEGER",
     "MIN_RUN",
@@ -153,11 +166,15 @@ __all__ = [
     "ROW_TYPES",
     "SEED_DATA_RULE_TYPES",
     "SESSION_FORMAT_VERSION",
+    "WARNING",
     "AppendError",
     "Artifact",
     "ChunkRowError",
     "CompressedArtifact",
     "CompressedArtifactError",
+    "Explainer",
+    "Finding",
+    "FindingList",
     "FormatConstants",
     "FrozenDict",
     "FrozenList",
@@ -170,6 +187,7 @@ __all__ = [
     "JsonValueError",
     "JsonlError",
     "LoadedArtifact",
+    "LoadedLog",
     "MessageLog",
     "OutOfBandError",
     "PersistenceError",
@@ -208,6 +226,7 @@ __all__ = [
     "find_last_message_turn_end",
     "fold_request_header",
     "fold_surface",
+    "fragment_finding",
     "freeze_json_value",
     "gc_paused",
     "has_provider_model",
@@ -218,6 +237,7 @@ __all__ = [
     "interrupted_turn_closers",
     "is_event_envelope",
     "is_json_value",
+    "is_negative_zero",
     "is_nonneg_safe_int",
     "is_safe_int",
     "is_surface_eligible_type",
@@ -225,9 +245,11 @@ __all__ = [
     "json_equal",
     "load_artifact",
     "load_compressed_artifact",
+    "load_log",
     "loads",
     "loads_with_duplicates",
     "pack_chunk_runs",
+    "parse_line",
     "plain_append_sources",
     "project_dir_key",
     "read_artifact",
@@ -263,7 +285,11 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     ".jsonl": (
         "Artifact", "LoadedArtifact", "append_batch", "encode_path_segment", "encode_records", "header_bytes",
-        "header_line", "header_line_problem", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
+        "header_line", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
+    ),
+    ".jsonl_read": (
+        "ERROR", "WARNING", "Explainer", "Finding", "FindingList", "LoadedLog", "fragment_finding",
+        "header_line_problem", "is_negative_zero", "load_log", "parse_line"
     ),
     ".jsonl_zstd": (
         "CompressedArtifact", "append_compressed_batch", "load_compressed_artifact", "read_compressed_artifact",

@@ -42,7 +42,7 @@ from .chunk_rows import (
     validate_row,
 )
 from .json_value import NotLossless, freeze_parsed, gc_paused
-from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
+from .jsonl_read import UNREADABLE_LINE, header_line_problem, read_damaged
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
 from .revision import revision_of, rules_for
@@ -144,55 +144,6 @@ def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> di
         elif key in header:
             line[key] = header[key]
     return line
-
-
-def header_line_problem(value: Any, revision: RevisionLike = None) -> tuple[str, str] | None:
-    """The reader's shape check of line 0 (JSONL-2) at ``revision``: why the parsed first line is not a
-    header line, with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
-
-    Validators report the reason and drop a schema finding about the same member (one defect, one finding).
-    """
-    if not isinstance(value, dict):
-        return f"the first line is a JSON {type(value).__name__}, not a session header object", ""
-    kind = value.get("type")
-    if kind != _HEADER_TYPE:
-        if isinstance(kind, str) and "seq" in value:
-            return f"the first line is a {kind!r} event: the session header line is missing", ""
-        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type"
-    if type(value.get("version")) not in (int, float):
-        return "header line: version must be a number", "/version"
-    if type(value.get("id")) is not str:
-        return "header line: id must be a string", "/id"
-    if not _is_nonneg_safe_int(value.get("createdAt")):
-        return "header line: createdAt must be a non-negative safe integer", "/createdAt"
-    if "delegationDepth" not in value:
-        return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
-    if not _is_nonneg_safe_int(value.get("delegationDepth")):
-        return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
-    for key, form in _optional_line_fields(revision).items():
-        if key in value and not _line_field_fits(value[key], form):
-            return f"header line: {key} must be {_line_field_words(form)} when present", f"/{key}"
-    return None
-
-
-def _optional_line_fields(revision: RevisionLike) -> Mapping[str, Mapping[str, Any]]:
-    """The optional header-line members the reader of ``revision`` checks when present
-    (``jsonl.headerLineOptionalFields``: a ``const`` or a JSON ``type`` per member)."""
-    if revision is None:
-        return {}
-    from sessionspec.spec import load_spec
-
-    return load_spec(revision=revision_of(revision)).constants["jsonl"].get("headerLineOptionalFields", {})  # type: ignore[no-any-return]
-
-
-def _line_field_fits(value: Any, form: Mapping[str, Any]) -> bool:
-    if "const" in form:
-        return type(value) is type(form["const"]) and value == form["const"]
-    return form.get("type") != "string" or type(value) is str
-
-
-def _line_field_words(form: Mapping[str, Any]) -> str:
-    return json_text.dumps(form["const"]) if "const" in form else f"a {form.get('type')}"
 
 
 def _is_header_line(value: Any, revision: RevisionLike = None) -> bool:
@@ -297,10 +248,6 @@ def _read_bytes(source: bytes | bytearray | memoryview | str | os.PathLike[str])
     return data, path
 
 
-UNREADABLE_LINE: Any = object()
-"""What the line decoder gives for a line that holds no readable record (JSONL-5)."""
-
-
 def _decode_line(raw: bytes) -> Any:
     """The events one complete line stands for, or ``UNREADABLE_LINE`` (JSONL-5)."""
     if not raw:
@@ -356,7 +303,7 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
             committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
             fragment_bytes=fragment,
         ), freeze
-    return _read_damaged(lines, parsed_header, size, fragment, path, revision), False
+    return _read_damaged(data, parsed_header, size, fragment, path, revision), False
 
 
 def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int] | None:
@@ -364,14 +311,13 @@ def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
     a whole record and the seqs run on from 0 (the common case, in one pass); else None.
 
     A line that is not a whole record in place (a hole, a seq gap, a malformed row) sends the whole
-    artifact to :func:`_read_damaged`, which decides exactly; text only the exact parser reads costs
+    artifact to :func:`_read_damaged`, the one reader's first-defect mode, which decides exactly with the
+    line rule (``TABLE.decode_line``: a variant of it decides every line this pass does not read as a record); text only the exact parser reads costs
     that line (`json_text.loads`, the one parsing path: its fast half inline here).
     ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
     ``freeze`` returns the events frozen by ``freeze_parsed`` (the load path); a value that is not
     lossless (``-0.0``) declines too.
     """
-    if TABLE.decode_line is not _decode_line:  # a variant's line rule (a mutant): only the general reader uses it
-        return None
     decode = json_text.fast_loads
     declined = json_text.FAST_DECLINED
     rows = ROW_SPECS
@@ -477,69 +423,20 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
     return events
 
 
-def _read_damaged(
-    lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
-    revision: RevisionLike = None,
-) -> Artifact:
-    """The exact reader for an artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8)."""
-    decoded: list[Any] = []
-    decode_line = TABLE.decode_line
+def _read_damaged(data: bytes, parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
+                  revision: RevisionLike = None) -> Artifact:
+    """An artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8): the one reader's first-defect mode."""
     with gc_paused():
-        for raw in lines[1:]:
-            decoded.append(decode_line(raw))
-
-    # The committed region ends at the last line holding a turn/end (JSONL-6).
-    last_turn_end = -1
-    for i in range(len(decoded) - 1, -1, -1):
-        records = decoded[i]
-        if records is not UNREADABLE_LINE and any(
-            isinstance(event, dict) and event.get("type") == "turn/end" for event in records
-        ):
-            last_turn_end = i
-            break
-
-    preserved: list[dict[str, Any]] = []
-    last_line = -1
-    stopped: int | None = None
-    for i, records in enumerate(decoded):
-        file_line = i + 2
-        if records is UNREADABLE_LINE:
-            if i <= last_turn_end:
-                raise JsonlError(f"corrupt session log: unparsable committed event at line {file_line}",
-                                 "JSONL_CORRUPT", requirement="JSONL-7", path=path)
-            stopped = file_line
-            break
-        gap = False
-        for event in records:
-            seq = event.get("seq") if isinstance(event, dict) else None
-            if type(seq) is not int or seq != len(preserved):
-                if i <= last_turn_end:
-                    raise JsonlError(
-                        f"corrupt session log: seq gap in committed region at line {file_line} "
-                        f"(expected {len(preserved)}, got {seq!r})",
-                        "JSONL_CORRUPT", requirement="JSONL-7", path=path,
-                    )
-                gap = True
-                break
-            preserved.append(event)
-        if gap:
-            stopped = file_line
-            break
-        last_line = i
-
-    holes = [i + 2 for i in range(max(last_turn_end + 1, 0), len(decoded)) if decoded[i] is UNREADABLE_LINE]
-    # the byte end of the last preserved line (or of the header line): the lines before it and their `\n`s
-    kept = lines[: last_line + 2]
-    truncate_offset = sum(map(len, kept)) + len(kept)
+        read = read_damaged(data, path)
     return Artifact(
         header=header_from_line(parsed_header, revision),
         header_line=parsed_header,
-        events=preserved,
+        events=read.events,
         size=size,
-        truncate_offset=truncate_offset,
-        committed_through_line=last_turn_end + 2 if last_turn_end >= 0 else None,
-        holes=holes,
-        stopped_at_line=stopped,
+        truncate_offset=read.truncate_offset,
+        committed_through_line=read.committed_through_line,
+        holes=read.holes,
+        stopped_at_line=read.stopped_at_line,
         fragment_bytes=fragment,
     )
 

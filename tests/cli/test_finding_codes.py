@@ -7,9 +7,11 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from sessionspec.reference import jsonl_read
 from sessionspec.validator import logread
 
 TOOLS = Path(logread.__file__).resolve().parent
+READER = Path(jsonl_read.__file__).resolve()  # the one reader: its every-defect mode's findings
 CODE = re.compile(r'Finding\(\s*"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"')
 
 
@@ -20,9 +22,9 @@ def _errors() -> dict[str, dict]:
 
 def _emitted() -> set[str]:
     codes: set[str] = set()
-    for path in TOOLS.glob("*.py"):
+    for path in [*TOOLS.glob("*.py"), READER]:
         codes |= set(CODE.findall(path.read_text(encoding="utf-8")))
-    codes |= {code for code, _req, _sev in logread._ANOMALY.values()}
+    codes |= {code for code, _req, _sev in jsonl_read.ANOMALY_FINDINGS.values()}
     return codes
 
 
@@ -41,7 +43,7 @@ def test_validator_findings_cite_existing_rules():
     for entry in findings:
         assert set(entry.get("cites", [])) <= ids, entry["code"]
     # The requirement an anomaly finding names is one its entry cites.
-    for code, requirement, _severity in logread._ANOMALY.values():
+    for code, requirement, _severity in jsonl_read.ANOMALY_FINDINGS.values():
         entry = _errors()[code]
         if entry.get("emitter") == "validator":
             assert requirement in entry["cites"], code
