@@ -338,8 +338,10 @@ class Checker:
             seq = event.get("seq") if is_dict else None
             seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
-                self._invalid_event(compiled, earlier if event is as_stored else None, kept, event, line,
-                                    seq_int, base)
+                # an upgraded record keeps the rest of its stored content as stored (the release rewrites only
+                # the fields its upgrade names): its stored form is what the earlier schemas judge
+                self._invalid_event(compiled, earlier if refusal is None else None, kept, event, line,
+                                    seq_int, base, as_stored)
             # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per
             # defect; its finding explains a schema finding on this seq. The fold follows the numbering.
             if seq_int is not None and seq_int != expected:
@@ -408,10 +410,13 @@ class Checker:
                         "registry with --registry DIR", line=line, seq=seq, pointer=base + "/type", severity=WARNING))
 
     def _invalid_event(self, compiled: Any, earlier: Any, kept: dict[str, int], event: Any, line: int | None,
-                       seq: int | None, base: str) -> None:
+                       seq: int | None, base: str, stored: Any = None) -> None:
         """An event the revision's schemas reject: its findings, unless ``earlier`` (the parent revision's
-        schema, for a record read as stored) accepts it as an earlier-format record kept as stored."""
-        if earlier is not None and event.get("type") in earlier[1] and earlier[0].is_valid(event):
+        schema) accepts its stored form (``stored``, default the event) as an earlier-format record kept as
+        stored."""
+        stored = event if stored is None else stored
+        if (earlier is not None and type(stored) is dict and stored.get("type") in earlier[1]
+                and earlier[0].is_valid(stored)):
             kept[event["type"]] = kept.get(event["type"], 0) + 1
         else:
             self._event_schema_findings(compiled, event, line, seq, base)
