@@ -41,6 +41,10 @@ def _members() -> dict[str, bytes]:
 MEMBERS = _members()
 EXPECT = {name.removesuffix(".expect.json"): json.loads(data) for name, data in MEMBERS.items()
           if name.endswith(".expect.json")}
+# The pinned core's reading of each seeded log (writer/pinned-oracle.mjs on the upstream-source build of
+# 2f74ac98ba): `new Session(id, stored events, header)`, then deriveMessages() and foldSurface().
+PINNED_READING = {name.removesuffix(".pinned.json"): json.loads(data)["pinned"] for name, data in MEMBERS.items()
+                  if name.endswith(".pinned.json")}
 SEEDED = {log: next(iter(e["sessions"].values())) for log, e in EXPECT.items() if e["sessions"]}
 
 # Content of a fixture no writer at either commit writes (searched in upstream's source at both commits and in
@@ -251,3 +255,34 @@ def test_a_refused_seed_keeps_the_package_reason() -> None:
     for reason in refused.values():
         if not reason.startswith("Error: append seq mismatch"):
             assert reason == "seed fixture has no events", reason
+
+
+def _untorn(log: str) -> bool:
+    """The pinned core is given the stored records; a loader gives those only when nothing is torn."""
+    return not (SEEDED[log].get("stored") or {}).get("torn")
+
+
+@pytest.mark.parametrize("log", [pytest.param(log, id=log) for log in sorted(PINNED_READING) if _untorn(log)])
+def test_the_pinned_revision_reads_each_fixture_as_its_own_core_does(log: str, logs: Path) -> None:
+    """At 2f74ac98ba (named, and without flags where the log is read there): derive and fold equal what
+    upstream's session core at that commit gives, and a log that core refuses is refused with a located
+    reason (the published fixtures: identified messages the pinned core does not know)."""
+    reading = PINNED_READING[log]
+    [report] = cli("validate", "--format", "json", str(logs / log)).json["files"]
+    runs = [["--revision", PINNED]] + ([[]] if report["revision"] == PINNED else [])
+    for flags in runs:
+        derived = cli("derive", "--compact", *flags, str(logs / log))
+        folded = cli("fold", "--format", "json", *flags, str(logs / log))
+        if reading["session"] == "ok":
+            assert (derived.code, derived.json) == (0, reading["messages"]), (flags, derived.err)
+            assert (folded.code, folded.json) == (0, reading["fold"]), (flags, folded.err)
+        else:
+            assert derived.code == folded.code == 1 and derived.out == folded.out == "", (flags, reading["session"])
+            assert f"{logs / log}:" in derived.err and " seq " in derived.err, derived.err
+
+
+def test_the_pinned_readings_cover_both_kinds_of_fixture() -> None:
+    assert set(PINNED_READING) == set(SEEDED)
+    kinds = {reading["session"] == "ok" for reading in PINNED_READING.values()}
+    assert kinds == {True, False}
+    assert sum(reading["session"] == "ok" for reading in PINNED_READING.values()) > 100

@@ -15,7 +15,9 @@
 * ``upstream_fixtures/``: every session log upstream's tree holds at the release and the pinned commit
   (``*.jsonl`` whose first line is a session header; needs ``--upstream-git``), deduplicated by blob,
   seeded through the package as upstream's web test scaffold seeds a fixture (``corpus.mjs --seed``),
-  with the package's verdict on each; packed into ``seeded.tar.zst``, provenance in ``index.json``.
+  with the package's verdict on each and the pinned core's reading (``writer/pinned-oracle.mjs``, on the
+  upstream-source build of 2f74ac98ba: ``--pinned-build``); packed into ``seeded.tar.zst``, provenance in
+  ``index.json``.
 
 Every file is written to a temporary name and renamed into place; ``corpus/`` is replaced whole.
 """
@@ -163,14 +165,20 @@ def _tar(folder: Path) -> bytes:
     return zstandard.ZstdCompressor(level=19).compress(raw.getvalue())
 
 
-def upstream_fixtures(run: list[str], upstream_git: str) -> None:
+def upstream_fixtures(run: list[str], upstream_git: str, pinned_build: str) -> None:
+    """Seed, then the package's verdicts (``corpus.mjs --seed``) and the pinned core's reading of each seeded log
+    (``pinned-oracle.mjs`` on the upstream-source build of 2f74ac98ba: conformance/adapters/upstream-source)."""
     manifest = fixture_manifest(upstream_git)
+    modules = Path(pinned_build) / "node_modules"
+    if not (modules / "@deepseek-ai" / "dsh-session").is_dir():
+        raise SystemExit(f"regenerate: no upstream-source build at {pinned_build} (see its README)")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "seeded"
         out.mkdir()
         (Path(tmp) / "fixtures.json").write_text(json.dumps(manifest), encoding="utf-8")
         subprocess.run([*run, str(WRITER / "corpus.mjs"), "--seed", str(out), str(Path(tmp) / "fixtures.json")],
                        check=True)
+        subprocess.run([*run, str(WRITER / "pinned-oracle.mjs"), str(modules), str(out)], check=True)
         FIXTURES.mkdir(exist_ok=True)
         _write(FIXTURES / "seeded.tar.zst", _tar(out))
     index = {str(f["name"]): f["provenance"] for f in manifest}
@@ -182,12 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream-git", help="git dir of a deepseek-harness clone (for the pinned logs)")
     parser.add_argument("--skip-npm", action="store_true", help="keep the published logs as they are")
     parser.add_argument("--only", choices=["fixtures"], help="regenerate only upstream_fixtures/ (needs --upstream-git)")
+    parser.add_argument("--pinned-build", default=str(HERE.parents[1] / "conformance" / "adapters" / "upstream-source" / "build"),
+                        help="the upstream-source build of 2f74ac98ba, for the pinned readings of upstream_fixtures/")
     args = parser.parse_args(argv)
     LOGS.mkdir(exist_ok=True)
     if args.only == "fixtures":
         if not args.upstream_git:
             parser.error("--only fixtures needs --upstream-git")
-        upstream_fixtures(node(), args.upstream_git)
+        upstream_fixtures(node(), args.upstream_git, args.pinned_build)
         return 0
     if args.upstream_git:
         pinned(args.upstream_git)
@@ -200,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         published_sqlite(run)
         corpus(run)
         if args.upstream_git:
-            upstream_fixtures(run, args.upstream_git)
+            upstream_fixtures(run, args.upstream_git, args.pinned_build)
     return 0
 
 
