@@ -197,3 +197,27 @@ def test_stats_counts_the_stored_events(log: str, session_id: str, result: dict[
         stored[closer["type"]] -= 1
     assert stats.json["events"] == result["stored"]["events"]
     assert stats.json["types"] == {t: n for t, n in stored.items() if n}
+
+
+SCENARIOS_IN_EVERY_FORM = ["npm-all-types", "npm-variants", "npm-settings-first", "npm-subagent", "npm-crashed-turn",
+                           "npm-exit-mid-turn", "npm-exit-mid-flush", "npm-resumed-pinned", "npm-resumed-steering"]
+FORM_SUFFIX = {"jsonl": ".jsonl", "zstd": ".jsonl.zstd", "sqlite": ".db"}
+
+
+def test_every_scenario_issue_22_names_is_there_in_every_storage_form() -> None:
+    """Crashes mid-turn and mid-flush, pinned logs resumed by the package, subagents and every type: in raw
+    JSONL, the zstd default and SQLite; copies taken mid-write in both JSONL forms; two writers (refused)."""
+    logs = {log for log, _, _ in CASES}
+    for scenario in SCENARIOS_IN_EVERY_FORM:
+        for form, suffix in FORM_SUFFIX.items():
+            assert f"{scenario}{suffix}" in logs, (scenario, form)
+            assert json.loads((CORPUS / f"{scenario}{suffix}.expect.json").read_text())["form"] == form
+    assert {"npm-copied-mid-write.jsonl", "npm-copied-mid-write.jsonl.zstd"} <= logs
+    [(_, _, two)] = [c for c in CASES if c[0] == "npm-two-writers.jsonl"]
+    assert not _accepted(two)
+    # a subagent's header as the package writes it, and resumed logs that carry the package's seed marker
+    header = json.loads((CORPUS / "npm-subagent.jsonl").read_bytes().split(b"\n", 1)[0])
+    assert header["origin"] == "subagent" and header["agentPreset"] == "reviewer" and header["delegationDepth"] == 1
+    for log, _, result in CASES:
+        if log.startswith("npm-resumed-"):
+            assert _accepted(result) and result["types"].get("session/end-seed") == 1, log
