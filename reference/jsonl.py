@@ -66,6 +66,7 @@ __all__ = [
     "header_from_line",
     "header_line",
     "header_line_problem",
+    "is_legacy_record",
     "live_snapshot",
     "load_artifact",
     "parse_header_line",
@@ -507,17 +508,13 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str | Non
     first: dict[str, Mapping[str, Any]] = {}
     reason: Mapping[str, Any] | None = None
     for event in events:
-        etype = event.get("type")
-        try:
-            hit = etype in legacy
-        except TypeError:  # an unhashable type equals no legacy name
+        if not is_legacy_record(event, legacy):
             continue
-        if hit:
+        etype = event.get("type")
+        if etype in legacy:
             first.setdefault(etype, event)  # type: ignore[arg-type]  # a legacy name is a str
-        elif etype == "request/header" and reason is None:
-            data = event.get("data")
-            if isinstance(data, dict) and is_rejected_reason(data.get("reason")):
-                reason = event
+        elif reason is None:
+            reason = event
     for name in order:
         if name in first:
             seq = first[name].get("seq")
@@ -531,6 +528,22 @@ def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str | Non
             f"{reason['data'].get('reason')!r} at seq {reason.get('seq')}",
             "JSONL_LEGACY_EVENT", requirement=requirement, seq=reason.get("seq"), path=path,
         )
+
+
+def is_legacy_record(event: Mapping[str, Any], legacy: frozenset[str] | None = None) -> bool:
+    """JSONL-12 (PERSIST-9 at the append boundary), one record: a retired shape the load path refuses, a
+    legacy type (``TABLE.load_rejected_types``, or ``legacy`` when the caller holds them) or a request/header
+    whose reason is a rejected one. The load path refuses the log at the first; the validator names each."""
+    etype = event.get("type")
+    try:
+        if etype in (frozenset(TABLE.load_rejected_types) if legacy is None else legacy):
+            return True
+    except TypeError:  # an unhashable type equals no legacy name
+        return False
+    if etype != "request/header":
+        return False
+    data = event.get("data")
+    return isinstance(data, dict) and is_rejected_reason(data.get("reason"))
 
 
 def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: bool = True,

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sessionspec.reference.invariants import check_invariants
-from sessionspec.reference.jsonl import StoredReader, header_from_line, header_line_problem
+from sessionspec.reference.jsonl import StoredReader, header_from_line, header_line_problem, is_legacy_record
 from sessionspec.reference.repair import interrupted_turn_closers
-from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
+from sessionspec.reference.rule_table import TABLE
 from sessionspec.reference.session import (
     SEED_DATA_RULE_TYPES,
     check_seed_entry,
@@ -296,6 +296,7 @@ class Checker:
         fold = _Fold(rules)
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
+        legacy_types = frozenset(TABLE.load_rejected_types)  # JSONL-12: the load path's own list
         expected = 0
         # Events that change nothing on the surface, not yet told to the fold: `SurfaceState.skip`
         # takes a count, so a run of them is one call (before the next fold step, and at the end).
@@ -355,9 +356,9 @@ class Checker:
             # reads the records (JSONL-14, JSONL-15).
             etype = event.get("type") if is_dict else None
             self._unregistered(log, registered if refusal is None else None, unregistered, etype, line, seq_int, base)
-            if jsonl and is_dict and (refusal is not None or etype in _LEGACY_TYPES
-                                      or (etype == "request/header" and _is_legacy(event))):
-                self._reject(_legacy_finding(etype, line, seq_int, base) if _is_legacy(event)
+            legacy = jsonl and is_dict and is_legacy_record(event, legacy_types)
+            if jsonl and is_dict and (refusal is not None or legacy):
+                self._reject(_legacy_finding(etype, line, seq_int, base) if legacy
                              else _refusal_finding(refusal, lossless, line, seq_int, base), seq_int, rejected)
                 skipped += 1
                 expected += 1
@@ -547,14 +548,6 @@ def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bo
     if target == pointer:
         return True
     return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(code, ()))
-
-
-def _is_legacy(event: dict[str, Any]) -> bool:
-    """JSONL-12: a legacy type, or a request/header with a rejected reason."""
-    etype = event.get("type")
-    data = event.get("data")
-    return etype in _LEGACY_TYPES or (
-        etype == "request/header" and isinstance(data, dict) and is_rejected_reason(data.get("reason")))
 
 
 def _read_record(stored: StoredReader, events: list[Any], i: int) -> tuple[Any, JsonlError | SeedError | None]:
