@@ -12,6 +12,12 @@ Format (``spec/protocol/expectations.json``)::
                    "description": "optional copy of the case description"}],
      "fuzz": [{"rule": "store.script", "pointer": "/trace/*/ok", "reason": "flush resolves to a boolean"}]}
 
+An entry with ``node`` (a list of Node majors) is a verdict that depends on
+the Node version: it applies only when the handshake's ``runtime`` is ``node``
+of one of those majors (:meth:`Expectations.for_runtime`); elsewhere the case
+is judged as if unlisted. A case is listed once without ``node`` or in entries
+whose ``node`` majors do not overlap. Fuzz entries take ``node`` likewise.
+
 ``fuzz`` lists known differences for ``--fuzz``: a difference the state
 machines find that matches an entry (every field the entry gives: machine,
 rule, op, requirement, code, pointer) is a known one and does not fail the
@@ -24,7 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +38,8 @@ from sessionspec.spec.inputs import read_text
 
 from . import protocol, wire
 
-__all__ = ["STRICT_FUZZ_EXAMPLES", "Expectations", "ExpectationsError", "FuzzExpectation", "load_expectations"]
+__all__ = ["STRICT_FUZZ_EXAMPLES", "Expectations", "ExpectationsError", "FuzzExpectation", "load_expectations",
+           "node_major"]
 
 STRICT_FUZZ_EXAMPLES = 100
 """From this many ``--fuzz`` examples per machine on, an unmatched fuzz entry fails the run."""
@@ -53,6 +60,8 @@ class FuzzExpectation:
     requirement: str | None = None
     code: str | None = None
     pointer: str | None = None
+    node: tuple[int, ...] | None = None
+    """The Node majors the difference is known on (None: every runtime)."""
 
     def matches(self, failure: Mapping[str, Any]) -> bool:
         """Whether a fuzz difference (``machines`` failure signature) is this known one."""
@@ -71,22 +80,51 @@ class FuzzExpectation:
     def describe(self) -> str:
         fields = [f"{k}={v}" for k, v in (("machine", self.machine), ("rule", self.rule), ("op", self.op),
                                           ("requirement", self.requirement), ("code", self.code),
-                                          ("pointer", self.pointer)) if v is not None]
+                                          ("pointer", self.pointer),
+                                          ("node", ",".join(map(str, self.node)) if self.node else None))
+                  if v is not None]
         return f"{' '.join(fields)} ({self.reason})"
+
+
+def node_major(runtime: Any) -> int | None:
+    """The Node major of a handshake's ``runtime`` (``{"name": "node", "version": "24.22.3"}``), else None."""
+    if not isinstance(runtime, Mapping) or runtime.get("name") != "node" or not isinstance(runtime.get("version"), str):
+        return None
+    head = runtime["version"].removeprefix("v").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 @dataclass(frozen=True)
 class Expectations:
-    """Known failures by case id, with the reason given for each; known ``--fuzz`` differences."""
+    """Known failures by case id, with the reason given for each; known ``--fuzz`` differences.
+
+    ``reasons`` are the entries that apply to the runtime the expectations were resolved for
+    (:meth:`for_runtime`; before that, the entries without ``node``); ``per_node`` keeps the
+    Node-specific ones by major, ``fuzz`` every fuzz entry until resolved."""
 
     implementation: str
     reasons: Mapping[str, str]
     source: str = ""
     fuzz: tuple[FuzzExpectation, ...] = ()
+    per_node: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    common: Mapping[str, str] | None = None
+    """The entries without ``node`` (None: ``reasons`` is that, nothing resolved yet)."""
+    all_fuzz: tuple[FuzzExpectation, ...] | None = None
 
     def stale(self, known_ids: set[str]) -> list[str]:
-        """Listed ids that are not cases of the corpus."""
-        return sorted(i for i in self.reasons if i not in known_ids)
+        """Listed ids (for any Node) that are not cases of the corpus."""
+        listed = set(self.reasons).union(*(set(r) for r in self.per_node.values()))
+        return sorted(i for i in listed if i not in known_ids)
+
+    def for_runtime(self, runtime: Any) -> Expectations:
+        """The expectations that apply on ``runtime`` (a handshake's ``runtime``): the entries without
+        ``node`` and those naming its Node major. Idempotent: resolving again starts from the file."""
+        major = node_major(runtime)
+        common = self.reasons if self.common is None else self.common
+        every = self.fuzz if self.all_fuzz is None else self.all_fuzz
+        reasons = {**common, **(self.per_node.get(major, {}) if major is not None else {})}
+        fuzz = tuple(k for k in every if k.node is None or major in k.node)
+        return replace(self, reasons=reasons, fuzz=fuzz, common=common, all_fuzz=every)
 
 
 def load_expectations(path: str | Path) -> Expectations:
@@ -102,9 +140,21 @@ def load_expectations(path: str | Path) -> Expectations:
     except protocol.ProtocolViolation as exc:
         raise ExpectationsError(f"{path}: {exc}") from None
     reasons: dict[str, str] = {}
+    per_node: dict[int, dict[str, str]] = {}
+    where: dict[str, list[tuple[int, set[int] | None]]] = {}
     for i, entry in enumerate(data["failures"]):
-        if entry["case"] in reasons:
-            raise ExpectationsError(f"{path}: /failures/{i}: case {entry['case']} is listed twice")
-        reasons[entry["case"]] = entry["reason"]
-    fuzz = tuple(FuzzExpectation(**dict(entry)) for entry in data.get("fuzz", ()))
-    return Expectations(data["implementation"], reasons, str(path), fuzz)
+        case, majors = entry["case"], set(entry["node"]) if "node" in entry else None
+        for j, other in where.get(case, ()):
+            if majors is None or other is None or majors & other:
+                overlap = "" if majors is None or other is None else \
+                    f" for Node {', '.join(map(str, sorted(majors & other)))}"
+                raise ExpectationsError(f"{path}: /failures/{i}: case {case} is listed twice{overlap} "
+                                        f"(also /failures/{j}; entries of one case need disjoint `node` majors)")
+        where.setdefault(case, []).append((i, majors))
+        if majors is None:
+            reasons[case] = entry["reason"]
+        for major in majors or ():
+            per_node.setdefault(major, {})[case] = entry["reason"]
+    fuzz = tuple(FuzzExpectation(**{**dict(entry), **({"node": tuple(entry["node"])} if "node" in entry else {})})
+                 for entry in data.get("fuzz", ()))
+    return Expectations(data["implementation"], reasons, str(path), fuzz, per_node)

@@ -72,6 +72,8 @@ class _Suite:
             self.impl: Implementation = start_implementation(self.connect, self.timeout)
         except StartupFailed as exc:
             raise pytest.UsageError(f"sessionspec: the adapter could not start: {exc}") from None
+        if self.expectations is not None:  # Node-specific entries: those of the Node the handshake names
+            self.expectations = self.expectations.for_runtime(self.impl.info.get("runtime"))
         from sessionspec.spec.revisions import resolve_revision
 
         self.revision = resolve_revision(revision if revision is not None else self.impl.info.get("specRevision")).id

@@ -113,6 +113,8 @@ def run_cases(
     run are left out and a problem says how many."""
     started = time.perf_counter()
     impl0 = first or start_implementation(connect, timeout)
+    if expectations is not None:  # Node-specific entries apply on the Node the handshake names
+        expectations = expectations.for_runtime(impl0.info.get("runtime"))
     workers: list[Implementation] = [impl0]
     try:
         for _ in range(max(1, min(jobs, len(cases))) - 1):

@@ -294,6 +294,8 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except StartupFailed as exc:
         err.write(f"sessionspec conformance: the adapter could not start: {exc}\n")
         return 2
+    if expectations is not None:  # the entries of the Node the adapter runs on (an entry's `node`)
+        expectations = expectations.for_runtime(first.info.get("runtime"))
     chosen = _revision_cases(args, first.info.get("specRevision"), corpus, err, first.info.get("sqliteLayout"))
     if chosen is None:
         first.close()

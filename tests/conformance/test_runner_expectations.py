@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from conformance_fakes import broken_cmd, case, json_case
@@ -56,6 +57,67 @@ def test_an_entry_naming_no_case_is_stale_and_fails_the_run(tmp_path):
     apply_stale(run, known, {c.id for c in cases})
     assert run.stale_expectations == ["f" * 16]
     assert run.exit_code == 1
+
+
+def _on_node(version):
+    """The in-process reference, its handshake naming a Node runtime (as the Node adapter's does)."""
+    from sessionspec.conformance.adapter import ReferenceAdapter
+
+    adapter = ReferenceAdapter()
+
+    def handle(request):
+        reply = adapter.handle(request)
+        if request.get("op") == "start" and version is not None:
+            reply["result"]["runtime"] = {"name": "node", "version": version}
+        return reply
+
+    return lambda: InProcessConnection(handle)
+
+
+def test_an_entry_with_node_applies_on_that_node_only(tmp_path):
+    path = tmp_path / "known.json"
+    path.write_text(json.dumps({"implementation": "ref", "failures": [
+        {"case": WRONG["id"], "reason": "torn frame on Node 24", "node": [24]},
+        {"case": WRONG["id"], "reason": "same, older zlib", "node": [20, 22]}]}))
+    known = load_expectations(path)
+    for version, reason in (("24.22.3", "torn frame on Node 24"), ("v20.20.2", "same, older zlib")):
+        run = run_cases(corpus(RIGHT, WRONG), _on_node(version), expectations=known)
+        assert outcomes(run)["a deliberately wrong expectation"] == "xfail" and run.results[1].reason == reason
+    # on a Node no entry names, and on a runtime that is not Node, the case is judged as if unlisted
+    for version in ("26.0.0", None):
+        run = run_cases(corpus(RIGHT, WRONG), _on_node(version), expectations=known)
+        assert outcomes(run)["a deliberately wrong expectation"] == "failed" and run.exit_code == 1
+    # a passing case listed for Node 24 only is xpass on 24 and an ordinary pass elsewhere
+    path.write_text(json.dumps({"implementation": "ref", "failures": [
+        {"case": RIGHT["id"], "reason": "differs on 24", "node": [24]}]}))
+    known = load_expectations(path)
+    assert outcomes(run_cases(corpus(RIGHT), _on_node("24.0.0"), expectations=known)) == {
+        "a number is a JSON value": "xpass"}
+    assert outcomes(run_cases(corpus(RIGHT), _on_node("22.0.0"), expectations=known)) == {
+        "a number is a JSON value": "passed"}
+    # a Node-specific entry naming no case is stale on every runtime
+    assert known.stale(set()) == [RIGHT["id"]] and known.for_runtime(None).stale(set()) == [RIGHT["id"]]
+    fuzz = {"implementation": "ref", "failures": [], "fuzz": [{"code": "X", "reason": "on 24", "node": [24]}]}
+    path.write_text(json.dumps(fuzz))
+    known = load_expectations(path)
+    assert [k.reason for k in known.for_runtime({"name": "node", "version": "24.1.0"}).fuzz] == ["on 24"]
+    assert known.for_runtime({"name": "node", "version": "22.1.0"}).fuzz == ()
+    assert known.for_runtime({"name": "node", "version": "22.1.0"}).for_runtime(
+        {"name": "node", "version": "24.1.0"}).fuzz == known.for_runtime({"name": "node", "version": "24.1.0"}).fuzz
+
+
+def test_entries_of_one_case_need_disjoint_node_majors(tmp_path):
+    path = tmp_path / "known.json"
+    for entries, says in (([{"node": [22, 24]}, {"node": [24]}], "listed twice for Node 24"),
+                          ([{}, {"node": [24]}], "listed twice (also /failures/0")):
+        path.write_text(json.dumps({"implementation": "ref", "failures": [
+            {"case": WRONG["id"], "reason": "r", **entry} for entry in entries]}))
+        with pytest.raises(ExpectationsError, match=r"/failures/1: case [0-9a-f]{16} is " + re.escape(says)):
+            load_expectations(path)
+    path.write_text(json.dumps({"implementation": "ref", "failures": [
+        {"case": WRONG["id"], "reason": "r", "node": []}]}))
+    with pytest.raises(ExpectationsError, match="node"):
+        load_expectations(path)
 
 
 def test_malformed_expectation_files_are_refused(tmp_path):
