@@ -133,7 +133,9 @@ def header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dic
 
 
 def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
-    missing = [key for key in ("version", "id", "createdAt") if key not in header]
+    # `version` is written when the header has it: the persistence seam's create checks only JSON and createdAt
+    # (PERSIST-10), so its first append writes a header without one, which reading then refuses (JSONL-2)
+    missing = [key for key in ("id", "createdAt") if key not in header]
     if missing:
         raise JsonlError(
             f"session header lacks {', '.join(missing)}", "JSONL_BAD_HEADER", requirement="JSONL-1"

@@ -62,6 +62,8 @@ def test_jsonl1_header_line_order_and_defaults() -> None:
     assert list(minimal) == ["type", "version", "id", "createdAt", "delegationDepth"]
     with pytest.raises(JsonlError):
         header_line({"id": "x"})
+    # a header without version (the persistence seam's create accepts one, PERSIST-10) is written as it is
+    assert header_line({"id": "x", "createdAt": 1}) == {"type": "session", "id": "x", "createdAt": 1, "delegationDepth": 0}
 
 
 @req("JSONL-1")
