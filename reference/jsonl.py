@@ -77,6 +77,7 @@ __all__ = [
     "seed_repaired",
     "session_dir",
     "session_log_path",
+    "version_refusal",
     "write_artifact",
     "write_unpacked",
 ]
@@ -595,6 +596,16 @@ def seed_repaired(
     return Session(session_id, [*events, *closers], header, revision=revision), closers
 
 
+def version_refusal(header: Mapping[str, Any], where: str | None = None) -> JsonlError | None:
+    """JSONL-12: the load path's refusal of a stored header's format version (only the integer one it
+    writes is loaded), or None; the validator reports the same refusal as its finding."""
+    version = header.get("version")
+    if type(version) is int and version == _FORMAT_VERSION:
+        return None
+    return JsonlError(f"unsupported session format version {version!r} (only {_FORMAT_VERSION} is supported)",
+                      "JSONL_VERSION", requirement="JSONL-12", path=where)
+
+
 def check_loadable(
     header: Mapping[str, Any], events: list[dict[str, Any]], session_id: str, where: str | None,
     revision: RevisionLike = None,
@@ -607,11 +618,9 @@ def check_loadable(
             f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
             "JSONL_ID_MISMATCH", requirement="JSONL-12", path=where,
         )
-    if type(header["version"]) is not int or header["version"] != _FORMAT_VERSION:
-        raise JsonlError(
-            f"unsupported session format version {header['version']!r} (only {_FORMAT_VERSION} is supported)",
-            "JSONL_VERSION", requirement="JSONL-12", path=where,
-        )
+    refusal = version_refusal(header, where)
+    if refusal is not None:
+        raise refusal
     _legacy_rejection(events, session_id, where)
     return read_stored(events, session_id, where, revision)
 

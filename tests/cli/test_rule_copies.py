@@ -221,3 +221,20 @@ def test_errors_cut_from_a_bounded_list_on_unread_lines_are_counted_as_warnings(
     committed = b"\n".join([*lines[:2], *[b'{"x":-0.0}'] * 300, *lines[2:]])
     bounded = load_log(committed, "log.jsonl", keep=5)
     assert bounded.findings.errors >= 300 and not _loads(committed)
+
+
+@pytest.mark.req("JSONL-12")
+@pytest.mark.parametrize("version", [0, 0.0, 1, -1, 0.5])
+def test_a_header_version_is_refused_by_validate_exactly_as_by_the_load_path(version: Any) -> None:
+    data = jsonl(turn_events(), {**HEADER, "version": version})
+    log = load_log(data, "log.jsonl")
+    Checker("load").check(log)
+    codes = {f.code for f in log.findings if f.severity == "error"}
+    try:
+        artifact = read_artifact(data)
+        check_loadable(artifact.header, artifact.events, HEADER["id"], None)
+        refused = None
+    except JsonlError as error:
+        refused = error.code
+    assert ("JSONL_VERSION" in codes) == (refused == "JSONL_VERSION"), (version, codes, refused)
+    assert (version == 0 and type(version) is int) == (refused is None)

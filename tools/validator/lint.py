@@ -24,7 +24,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sessionspec.reference.invariants import check_invariants
-from sessionspec.reference.jsonl import StoredReader, header_from_line, header_line_problem, is_legacy_record
+from sessionspec.reference.jsonl import (
+    StoredReader,
+    header_from_line,
+    header_line_problem,
+    is_legacy_record,
+    version_refusal,
+)
 from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE
@@ -44,7 +50,6 @@ from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts,
 
 LEVELS = ("load", "schema", "strict")
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
-_FORMAT_VERSION = FORMAT.session_format_version
 _SCHEMA_BASE = "https://sessionspec.dev/schema/"
 
 
@@ -263,9 +268,9 @@ class Checker:
             self._load(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
         elif log.header_ok:
             self._unread_header_keys(log, line)
-            if line.get("version") != _FORMAT_VERSION:
-                self._load(Finding("JSONL_VERSION", "JSONL-12", f"header version {line.get('version')!r}: only "
-                                   f"version {_FORMAT_VERSION} can be loaded", line=1, pointer="/version"))
+            refusal = version_refusal(line)  # JSONL-12: the load path's own refusal
+            if refusal is not None:
+                self._load(Finding(refusal.code, refusal.requirement, refusal.message, line=1, pointer="/version"))
             else:
                 try:
                     validate_header(line["id"], header_from_line(line), self.rules)
