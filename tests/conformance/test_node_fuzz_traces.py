@@ -6,10 +6,10 @@ nothing set aside, and holds the size of the trace it saves: what Hypothesis' sh
 pass (`conformance/shrink.py`) leave must be the defect and nothing else. The npm package
 (`@deepseek-ai/dsh-session@0.1.1-rc.2`) has the SEED-3 null seed crash, the CHUNK-9 near-miss row and the
 SURF-10 rewrite crash; the source at 2f74ac98ba (`--target upstream-2f74ac98ba`, needs its build) has the
-same SEED-3 and CHUNK-9 defects.
+same SEED-3 and CHUNK-9 defects; both have the PERSIST-5 non-JSON refusal that names no event type.
 
 Needs `node` and `npm` (the shared fixture installs the adapter's lockfile, its pinned Node included).
-Measured: the five tests take 41 s with `-n 2` on 2 cores shared with other jobs (load average 13); the
+Measured: the seven tests take 32 s with `-n 2` on 2 cores shared with other jobs (load average 13); the
 slowest single test 7 s. Hypothesis' own shrinking is off (its search for a smaller run took 30 s for SURF-10).
 """
 
@@ -78,6 +78,22 @@ def _assert_near_miss_row(failure: dict[str, Any], step: TraceStep) -> None:
     members = record["data"]["texts"] if "texts" in record["data"] else record["data"]["args"]
     assert len(members) == 3 and all(m == "" for m in members)
     assert record["seq0"] + len(members) - 1 == MAX_SAFE + 1
+
+
+def _assert_unnamed_non_json(failure: dict[str, Any], step: TraceStep) -> None:
+    """PERSIST-5: one append of one event whose data is the non-JSON value; its refusal names no type."""
+    assert failure["rule"] == "persistence.script" and failure["pointer"].endswith("/rejected/namesType")
+    (append,) = step.args["steps"]
+    assert append["do"] == "append" and len(append["events"]) == 1
+    assert set(append["events"][0]["data"]) == {"$nonJson"}
+
+
+def test_npm_unnamed_non_json_refusal_trace_is_one_append_of_one_event(npm_command, tmp_path):
+    _assert_unnamed_non_json(*_trace(npm_command, "persistence", ["append:non-json"], tmp_path, 4, 6))
+
+
+def test_source_unnamed_non_json_refusal_trace_is_one_append_of_one_event(source_command, tmp_path):
+    _assert_unnamed_non_json(*_trace(source_command, "persistence", ["append:non-json"], tmp_path, 4, 6))
 
 
 def test_npm_null_seed_entry_trace_is_the_seed_null(npm_command, tmp_path):
