@@ -49,6 +49,7 @@ __all__ = [
     "Finding",
     "FindingList",
     "LoadedLog",
+    "bounded",
     "fragment_finding",
     "header_line_problem",
     "is_negative_zero",
@@ -141,8 +142,22 @@ class Finding:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
-        out["message"] = self.message
+        out["message"] = bounded(self.message)
+        if self.pointer is not None:
+            out["pointer"] = bounded(self.pointer)
         return out
+
+
+#: characters of a finding's message (or pointer) a report shows: a message may quote the log (a seq, a key),
+#: and a crafted log may put 16 MiB there
+MAX_MESSAGE_CHARS = 2000
+
+
+def bounded(text: str) -> str:
+    """``text``, cut to `MAX_MESSAGE_CHARS` with a note of how much was left out."""
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    return f"{text[:MAX_MESSAGE_CHARS]}… ({len(text) - MAX_MESSAGE_CHARS} more characters not shown)"
 
 
 _UNLINED = 1 << 62

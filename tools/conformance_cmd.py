@@ -257,6 +257,13 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         args.maxfail = 1
     from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
+    expectations = None
+    if args.expect:  # (before the corpus: a file that cannot be an expectation file costs nothing to refuse)
+        try:
+            expectations = load_expectations(args.expect)
+        except ExpectationsError as exc:
+            err.write(f"sessionspec conformance: {exc}\n")
+            return 2
     try:
         corpus = cases_mod.load_corpus(args.vectors)
         if args.revision is not None:
@@ -271,13 +278,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         where = args.vectors or "the packaged corpus"
         err.write(f"sessionspec conformance: no case to run: {where} holds no case (no *.json vector file with cases)\n")
         return 2
-    expectations = None
-    if args.expect:
-        try:
-            expectations = load_expectations(args.expect)
-        except ExpectationsError as exc:
-            err.write(f"sessionspec conformance: {exc}\n")
-            return 2
     if args.impl is None and args.sqlite_layout is not None \
             and args.sqlite_layout not in cases_mod.sqlite_layouts([resolve_revision(args.revision).id]):
         err.write(f"sessionspec conformance: --sqlite-layout {args.sqlite_layout}: the reference has no such layout at "

@@ -583,6 +583,7 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
         _require_clean(log)
         header = None
     else:
+        _refuse_unloadable(log, _revision(args, log, io.StringIO(), unit))  # located, before reading it again
         artifact = _read_artifact(unit.data)
         events, header = artifact.events, artifact.header_line
     revision = _revision(args, log, err, unit)

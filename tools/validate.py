@@ -85,6 +85,7 @@ from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.detect import Detection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
+from sessionspec.reference.jsonl_read import bounded
 from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
 
 # `--fail-on repair`: also fail on the crash tails every load repairs (DEC-25), which the default lets pass.
@@ -338,7 +339,7 @@ class Report:
                     props.append(f"col={f.column}")
                 title = f.code + (f" {f.requirement}" if f.requirement else "")
                 props.append(f"title={_gh_escape(title, True)}")
-                out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(describe(f), False)}\n")
+                out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(bounded(describe(f)), False)}\n")
             out.writelines(f"::notice file={_gh_escape(entry['file'], True)}::{_gh_escape(note, False)}\n"
                            for note in entry.get("notes", ()))
         out.writelines(f"::error::{_gh_escape(problem, False)}\n" for problem in self.input_errors)
@@ -369,7 +370,7 @@ def format_text(f: Finding) -> str:
         if f.column is not None:
             loc += f":{f.column}"
     tag = f"[{f.code}" + (f" {f.requirement}" if f.requirement else "") + "]"
-    return display(f"{loc}: {f.severity} {tag} {describe(f)}")
+    return display(f"{loc}: {f.severity} {tag} {bounded(describe(f))}")
 
 
 def _gh_escape(text: str, prop: bool) -> str:

@@ -61,6 +61,50 @@ def run_limited(commands: Sequence[Sequence[str]], cwd: str | None = None) -> li
     return results
 
 
+_EACH_DRIVER = r"""
+import io, json, resource, sys, traceback
+from sessionspec.cli import run
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        code = run(argv, out, err)
+        crash = None
+    except BaseException as error:  # SystemExit included: run() must return, not exit
+        code, crash = None, "".join(traceback.format_exception(error))
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    results.append({"argv": argv, "code": code, "out": out.getvalue()[-20000:], "err": err.getvalue()[-20000:],
+                    "crash": crash, "cpu": cpu})
+print(json.dumps(results))
+"""
+
+
+def run_each(commands: Sequence[Sequence[str]], cwd: str | None = None) -> list[dict[str, Any]]:
+    """Like `run_limited`, for many commands in one child (imports paid once): each command within
+    ``CPU_SECONDS`` of CPU (measured in the child around it), the child within 1 GB resident throughout."""
+    budget = CPU_SECONDS * max(1, len(commands))
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (budget, budget))
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-c", _EACH_DRIVER, json.dumps([list(c) for c in commands])], cwd=cwd,
+                          capture_output=True, text=True, preexec_fn=limits, timeout=4 * budget, check=False)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, f"child died ({proc.returncode}): {proc.stderr[-2000:]}"
+    assert usage.ru_maxrss * 1024 < MEMORY_BYTES, f"{usage.ru_maxrss} KiB resident"
+    del before
+    results: list[dict[str, Any]] = json.loads(proc.stdout)
+    for result in results:
+        assert result["crash"] is None, f"{result['argv']}: {result['crash']}"
+        assert "Traceback" not in result["out"] + result["err"], result
+        assert result["cpu"] < CPU_SECONDS, f"{result['argv']}: {result['cpu']:.1f} s CPU"
+    return results
+
+
 def run_full_disk(argv: Sequence[str], file_bytes: int) -> subprocess.CompletedProcess[str]:
     """``sessionspec ARGV`` in a child that can write no file past ``file_bytes`` (a full disk: EFBIG)."""
     def limits() -> None:

@@ -1,0 +1,252 @@
+"""Every command on every class of hostile input (issue 25, "done when"): crafted SQLite stores, zstd bombs,
+hostile registries and output targets. Each command of the CLI's own parser that takes an input of a class is
+run on each input of it in a child under the hostile limits (`hostile_limits`: 20 s CPU per command, 1 GB
+resident), and must end with exit 1 or 2, a finding that names the input (or target), no traceback, its
+input unchanged and nothing written. The reproducers are made here; a command the parser gains is swept by
+the role its arguments have (a positional FILE, `--registry DIR`, `-o OUT`, ...), or the test says it has none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from hostile_limits import run_each
+from sessionspec.cli import build_parser, command_parser
+from sessionspec.reference.jsonl import encode_records
+from sessionspec.reference.sqlite_store import SqliteStore
+from sessionspec.reference.zstd_frames import VALUE_FLOOR, compress_frame
+from storage_fixtures import HEADER, header_bytes, one_turn, open_turn, write_db, write_raw
+from test_hostile_stores import CRAFTS
+
+#: positional metavars that name an input file, and options that name one
+INPUT_POSITIONALS = {"FILE", "TRACE", "REPORT", "RUN.jsonl"}
+INPUT_OPTIONS = {"--expect"}
+#: options that name a folder of untrusted JSON (a registry, vectors), and the registry command's action
+REGISTRY_OPTIONS = {"--registry", "--vectors"}
+#: options that name what a command writes
+OUTPUT_OPTIONS = {"-o", "--output", "--html", "--junit", "--report", "--trace", "--write-expect"}
+#: commands without an input of these classes: an adapter (`tests/conformance/test_harness_bounds.py`), or none
+NO_HOSTILE_INPUT = {"smoke", "requirements"}
+#: keep the suite commands cheap: one requirement's cases
+CHEAP = {"conformance": ["--only", "ZSTD-4"]}
+
+
+def _commands() -> list[str]:
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return list(sub.choices)  # type: ignore[attr-defined]
+
+
+def _roles(name: str) -> dict[str, list[Any]]:
+    """The command's arguments by role: input positionals/options, registry options, outputs."""
+    parser, _ = command_parser(name)
+    roles: dict[str, list[Any]] = {"input": [], "registry": [], "output": []}
+    for action in parser._actions:
+        options = set(action.option_strings)
+        if not options and action.metavar in INPUT_POSITIONALS:
+            roles["input"].append(action)
+        elif not options and name == "registry":  # `registry check DIR...`
+            roles["registry"].append(action)
+        elif options & INPUT_OPTIONS:
+            roles["input"].append(action)
+        elif options & REGISTRY_OPTIONS:
+            roles["registry"].append(action)
+        elif options & OUTPUT_OPTIONS:
+            roles["output"].append(action)
+    return roles
+
+
+def test_every_command_has_a_hostile_input_or_says_why_not() -> None:
+    swept = {name for name in _commands() if any(_roles(name).values())}
+    assert set(_commands()) - swept == NO_HOSTILE_INPUT
+
+
+def _flag(action: Any) -> str:
+    return max(action.option_strings, key=len)
+
+
+def _argvs(name: str, role: str, value: str, folder: Path) -> list[list[str]]:
+    """``name`` with ``value`` in each of its arguments of ``role`` (one run each), the others benign: outputs
+    in ``folder`` where one is needed, a benign crashed log where a log is."""
+    roles = _roles(name)
+    runs = []
+    for target in roles[role]:
+        argv = [name, *CHEAP.get(name, [])]
+        if name == "registry":
+            argv.append("check")
+        argv += [_flag(target), value] if target.option_strings else [value]
+        if role != "output":
+            for action in roles["output"]:
+                if action.required or _flag(action) == "--output":  # (repair's -o is in a required group)
+                    argv += [_flag(action), str(folder / f"out-{name}{'.html' if 'html' in _flag(action) else ''}")]
+            if name == "catalog":
+                argv += ["--out", str(folder / "out-catalog")]  # never the checkout's catalogs
+        if role != "input":
+            argv += [str(folder / "crashed.jsonl") for a in roles["input"] if not a.option_strings]
+        runs.append(argv)
+    return runs
+
+
+def _sweep(role: str, value: str, folder: Path) -> list[list[str]]:
+    return [argv for name in _commands() for argv in _argvs(name, role, value, folder)]
+
+
+# ---------------------------------------------------------------- hostile files
+
+
+def _store(folder: Path, name: str, statements: list[str], base: Path) -> Path:
+    path = folder / f"{name}.db"
+    shutil.copy(base, path)
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+def _zstd(folder: Path, name: str, body: bytes, frames: int = 1) -> Path:
+    """A header frame and ``body`` in ``frames`` frames (a frame per line when ``frames`` > 1)."""
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    if frames == 1:
+        parts = [compressor.compress(body)]
+    else:
+        lines = body.splitlines(keepends=True)
+        parts = [compressor.compress(line) for line in lines]
+    path = folder / f"{name}.jsonl.zstd"
+    path.write_bytes(compress_frame(header_bytes()) + b"".join(parts))
+    return path
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("hostile")
+    base = write_db(tmp_path_factory.mktemp("base") / "base.db", [one_turn()])
+    files = {name: _store(folder, name, statements, base) for name, statements in CRAFTS.items()}
+    events = one_turn()
+    head, tail = encode_records(events[:5]), encode_records(events[5:])
+    # zstd bombs: blank lines past the value budget; one array past it; one huge string (a seq a loader refuses);
+    # many frames, each a blank line inside the committed turn
+    files["zstd-blank-lines"] = _zstd(folder, "zstd-blank-lines", head + b"\n" * (2 * VALUE_FLOOR) + tail)
+    files["zstd-huge-array"] = _zstd(folder, "zstd-huge-array", head + b"[" + b"0," * (3 * VALUE_FLOOR) + b"0]\n" + tail)
+    files["zstd-huge-string"] = _zstd(folder, "zstd-huge-string", head + b'{"type":"step/end","seq":"' + b"a" * (
+        16 << 20) + b'","time":1,"data":{}}\n' + tail)
+    files["zstd-many-frames"] = _zstd(folder, "zstd-many-frames", head + b"\n" * 20_000 + tail, frames=2)
+    # a layout-17 store whose rows' zstd data holds one array past the store's value budget
+    rows = folder / "sqlite-huge-values.db"
+    with SqliteStore.create(rows, revision="b150a551b8") as store:
+        store.append(HEADER, events)
+    data = b'{"content":[{"type":"text","text":"' + b"," * (2 * VALUE_FLOOR) + b'"}],"source":{"kind":"user"}}'
+    db = sqlite3.connect(rows)
+    db.execute("UPDATE events SET data = ? WHERE seq = 1", (zstandard.ZstdCompressor().compress(data),))
+    db.commit()
+    db.close()
+    files["sqlite-huge-values"] = rows
+    # a store whose schema text is not UTF-8 and a file that is not text at all
+    files["not-text"] = folder / "not-text.jsonl"
+    files["not-text"].write_bytes(b"\xff\xfe" + os.urandom(4096))
+    write_raw(folder / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
+    return files
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _check(results: list[dict[str, Any]], named: str, codes: tuple[int, ...] = (1, 2)) -> None:
+    for result in results:
+        text = result["out"] + result["err"]
+        assert result["code"] in codes, (result["argv"], result["code"], text[-1500:])
+        assert named in text, (result["argv"], named, text[-1500:])  # located: names what it refuses
+
+
+@pytest.mark.parametrize("kind", [*sorted(CRAFTS), "zstd-blank-lines", "zstd-huge-array", "zstd-huge-string",
+                                  "zstd-many-frames", "sqlite-huge-values", "not-text"])
+def test_every_command_on_a_hostile_file(kind: str, hostile_files: dict[str, Path], tmp_path: Path) -> None:
+    source = hostile_files[kind]
+    shutil.copy(source.parent / "crashed.jsonl", tmp_path / "crashed.jsonl")
+    before = _digests(source.parent)
+    results = run_each(_sweep("input", str(source), tmp_path))
+    _check(results, source.name)
+    assert _digests(source.parent) == before  # inputs are never modified, nothing appears beside them
+    assert sorted(os.listdir(tmp_path)) == ["crashed.jsonl"]  # nothing written
+
+
+# ---------------------------------------------------------------- hostile registries
+
+
+def _registry(root: Path, schema_text: bytes, event_type: str = "gen/x") -> Path:
+    (root / "events").mkdir(parents=True)
+    (root / "schemas").mkdir()
+    schema_id = "https://gen.example/payload/x.json"
+    entry = {"type": event_type, "owner": "@gen/hostile", "class": "log-only", "outOfBand": False,
+             "enclosure": "turn", "description": "A hostile schema.", "payloadSchema": schema_id,
+             "provenance": "Log-only.", "requirements": ["APPEND-6"], "examples": {"valid": [], "invalid": []}}
+    (root / "events" / "gen.json").write_text(json.dumps({"events": [entry]}), encoding="utf-8")
+    (root / "schemas" / "x.json").write_bytes(schema_text.replace(b"$ID", schema_id.encode()))
+    return root
+
+
+REGISTRIES = {
+    "not-utf8": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "title": "\xff"}',
+    "huge-integer": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "maximum": '
+                    + b"9" * 5000 + b"}",
+    "deep": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "x": '
+            + b"[" * 200_000 + b"]" * 200_000 + b"}",
+    "not-json": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", ',
+    "surrogate-type": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID"}',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REGISTRIES))
+def test_every_command_on_a_hostile_registry(kind: str, tmp_path: Path) -> None:
+    event_type = "gen/\udfff\x1b[31m" if kind == "surrogate-type" else "gen/x"
+    root = _registry(tmp_path / "registry", REGISTRIES[kind], event_type)
+    write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
+    results = run_each(_sweep("registry", str(root), tmp_path))
+    _check(results, str(root))
+    assert sorted(os.listdir(tmp_path)) == ["crashed.jsonl", "registry"]
+
+
+# ---------------------------------------------------------------- output targets
+
+
+def _targets(folder: Path) -> Iterator[tuple[str, str, str]]:
+    """(kind, target, what the refusal names) for each target no command may write."""
+    (folder / "real.out").write_bytes(b"old\n")
+    (folder / "link.out").symlink_to(folder / "real.out")
+    (folder / "adir").mkdir()
+    os.mkfifo(folder / "fifo")
+    readonly = folder / "readonly"
+    readonly.mkdir()
+    readonly.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    yield "device", "/dev/null", "/dev/null"
+    yield "fifo", str(folder / "fifo"), "fifo"
+    yield "folder", str(folder / "adir"), "adir"
+    yield "missing-folder", str(folder / "sub" / "missing" / "out"), "missing"
+    yield "empty", "", "empty"
+    if os.geteuid() != 0:  # root writes into a read-only folder
+        yield "read-only-folder", str(readonly / "out"), "readonly"
+
+
+@pytest.mark.parametrize("command", ["repair", "pack", "unpack"])
+def test_no_command_writes_a_hostile_target(command: str, tmp_path: Path) -> None:
+    """The rewriting commands refuse every target kind the same way (exit 2, naming it), leaving it as it was;
+    a symbolic link is refused too (`tests/cli/test_output_targets.py` has it, with --force)."""
+    write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
+    targets = list(_targets(tmp_path))
+    before = {p.name: (p.is_symlink(), p.is_file() and p.read_bytes()) for p in tmp_path.iterdir()}
+    results = run_each([_argvs(command, "output", target, tmp_path)[0] for _, target, _ in targets])
+    for (kind, _, named), result in zip(targets, results, strict=True):
+        assert result["code"] == 2, (kind, result)
+        assert named in result["err"], (kind, result["err"])
+    assert {p.name: (p.is_symlink(), p.is_file() and p.read_bytes()) for p in tmp_path.iterdir()} == before
