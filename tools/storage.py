@@ -343,7 +343,9 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
     name = f"{path}#{session_id}"
     header = store.header(session_id)
     lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.decode_row)]
-    data = header_bytes(header) + b"".join(text + b"\n" for _, text, _ in lines)
+    # the row's header as the revision of the store's layout writes it (a published subagent's origin and
+    # agentPreset kept, so the checks of that revision's reader see them)
+    data = header_bytes(header, layout_owner(store.layout.user_version)) + b"".join(text + b"\n" for _, text, _ in lines)
     seqs = [seq for seq, _, _ in lines]
     undecoded = {number: why for number, (_, _, why) in enumerate(lines, 2) if why is not None}
 

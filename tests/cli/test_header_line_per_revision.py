@@ -89,3 +89,29 @@ def test_unpack_and_pack_keep_the_member_its_revision_reads(tmp_path: Path, revi
         assert json.loads(out.read_bytes().split(b"\n", 1)[0])[key] == _right(form), command
         bad = cli(command, str(_log(tmp_path, {**HEADER, key: _wrong(form)}, "bad.jsonl")), "-o", str(tmp_path / "b"))
         assert bad.code != 0 and not (tmp_path / "b").exists(), bad.err
+
+
+STORE = Path(__file__).resolve().parents[1] / "real_logs" / "corpus" / "npm-subagent.db"
+
+
+def test_a_store_sessions_header_row_is_read_at_its_layouts_revision(tmp_path: Path) -> None:
+    """A SQLite session's header row (layout 14: the release's) keeps the members that revision reads, and a
+    value its reader refuses is refused: the package's load refuses `origin: parent` ("session header origin
+    must be \\"subagent\\""), so does validate at every level; the header shows origin and agentPreset."""
+    import shutil
+    import sqlite3
+
+    good = tmp_path / "good.db"
+    shutil.copyfile(STORE, good)
+    shown = cli("header", str(good), "--session", "npm-subagent")
+    assert shown.code == 0 and (shown.json["origin"], shown.json["agentPreset"]) == ("subagent", "reviewer"), shown.out
+    bad = tmp_path / "bad.db"
+    shutil.copyfile(STORE, bad)
+    with sqlite3.connect(bad) as con:
+        con.execute("UPDATE sessions SET origin = 'parent'")
+    con.close()
+    for level in LEVELS:
+        [report] = cli("validate", "--format", "json", "--level", level, str(bad), "--session", "npm-subagent").json["files"]
+        assert [(f["code"], f.get("pointer")) for f in report["findings"] if f["severity"] == "error"] == \
+            [("JSONL_BAD_HEADER", "/origin")], report["findings"]
+        assert "line" not in report["findings"][0]["message"]
