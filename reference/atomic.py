@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["OutputError", "atomic_writer", "check_new_output", "check_target", "fsync_dir", "write_atomic"]
+__all__ = ["OutputError", "atomic_writer", "check_new_output", "check_target", "fsync_dir", "temp_prefix",
+           "write_atomic"]
 
 
 class OutputError(OSError):
@@ -94,6 +95,12 @@ def check_new_output(path: str, *, force: bool = False) -> None:
         raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
 
 
+def temp_prefix(name: str) -> str:
+    """The start of a temp file's name for target ``name``: hidden, and saying whose it is and for what, so that
+    one a ``kill -9`` leaves behind (no exit path runs then) can be told and removed."""
+    return f".{name}.sessionspec-tmp."
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the contents of ``path`` with ``data`` atomically, creating parent folders."""
     with atomic_writer(path) as handle:
@@ -116,7 +123,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             mode = target.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from typing import Any, TextIO
 
@@ -117,6 +118,18 @@ def run(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | 
     return int(module.run(args, out, err))  # type: ignore[attr-defined]
 
 
+class _Terminated(BaseException):
+    """A caught termination signal, raised where the process was so that cleanup runs on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupted(signum: int, _frame: object) -> None:
+    raise _Terminated(signum)
+
+
 def main() -> None:
     # A standard stream closed by the caller (`>&-`, `<&-`) is None in Python: output to it is
     # discarded (the exit status still tells), and reading '-' from a closed stdin is an input error.
@@ -124,9 +137,15 @@ def main() -> None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    # SIGTERM (and SIGHUP) end the run through the same exit path as Ctrl-C, so that every `finally` runs: a
+    # writer's temp file is removed and the target left as it was (only SIGKILL skips this: docs/security.md)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
     try:
         sys.exit(run())
     except KeyboardInterrupt:
         sys.exit(130)
+    except _Terminated as stop:
+        sys.exit(128 + stop.signum)
     except BrokenPipeError:
         sys.exit(1)

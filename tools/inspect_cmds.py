@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from sessionspec.reference import json_text
-from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, write_atomic
+from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, temp_prefix, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import (
     encode_records,
@@ -537,7 +537,8 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not args.in_place:
             directory = os.path.dirname(os.path.abspath(args.output))
             try:
-                fd, temp = tempfile.mkstemp(prefix=".sessionspec-repair-", suffix=".db", dir=directory)
+                fd, temp = tempfile.mkstemp(prefix=temp_prefix(os.path.basename(args.output)), suffix=".db",
+                                            dir=directory)
                 os.close(fd)
             except OSError as error:
                 raise OutputError(f"cannot write {args.output}: {error.strerror or error}") from None
