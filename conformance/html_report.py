@@ -27,12 +27,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sessionspec import __version__
 
 from .compare import normalise_reply
+
+if TYPE_CHECKING:
+    from sessionspec.reference import RevisionLike
 
 __all__ = [
     "OUTCOME_ORDER",
@@ -847,7 +850,7 @@ def _run_revision(run: RunView) -> Any:
     return value if value is not None else "not recorded"
 
 
-def _revision_requirements(revision: Any) -> Mapping[str, Mapping[str, Any]] | None:
+def _revision_requirements(revision: RevisionLike) -> Mapping[str, Mapping[str, Any]] | None:
     """The requirements of a run's format revision, or ``None`` when the spec does not know it."""
     from sessionspec.spec import load_spec
     from sessionspec.spec.errors import SessionSpecError

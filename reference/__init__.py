@@ -123,6 +123,9 @@ if TYPE_CHECKING:
         fold_request_header,
         header_equals,
     )
+    from .revision import (
+        RevisionLike,
+    )
     from .session import (
         NO_HEADER,
         SEED_DATA_RULE_TYPES,
@@ -192,6 +195,7 @@ __all__ = [
     "OutOfBandError",
     "PersistenceError",
     "RequestHeaderFold",
+    "RevisionLike",
     "RowSpec",
     "Scope",
     "SeedError",
@@ -296,6 +300,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "write_compressed_artifact"
     ),
     ".repair": ("interrupted_turn_closers",),
+    ".revision": ("RevisionLike",),
     ".request_header": (
         "RequestHeaderFold", "call_config_equals", "canonical_header", "fold_request_header", "header_equals"
     ),

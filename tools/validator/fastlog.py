@@ -43,7 +43,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     import msgspec
@@ -65,6 +65,9 @@ from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.lint import Checker, SchemaSet
 from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, parse_line
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
+
+if TYPE_CHECKING:
+    from sessionspec.reference import RevisionLike
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
@@ -334,7 +337,7 @@ def _trusted(raw: bytes, number: int) -> Any:
 
 def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: SchemaSet | None,
                 progress: Callable[[int, int], None] | None = None, size: int | None = None,
-                revision: Any = None) -> CleanLog | None:
+                revision: RevisionLike = None) -> CleanLog | None:
     """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None.
 
     `data` is the whole artifact or its bytes in consecutive blocks (a file read piece by piece):
@@ -359,7 +362,7 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
         return None
 
 
-def proves(revision: Any = None) -> bool:
+def proves(revision: RevisionLike = None) -> bool:
     """Whether the pass can prove a log clean at ``revision``: only at the pinned one, whose rules it inlines.
 
     Every revision that differs declines; the guard also names the load path's own reading of stored

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import (
@@ -47,6 +47,9 @@ from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceE
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, content_digest, generated_parts
+
+if TYPE_CHECKING:
+    from sessionspec.reference import RevisionLike
 
 LEVELS = ("load", "schema", "strict")
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
@@ -208,7 +211,7 @@ def _refs(event: Mapping[str, Any]) -> set[int]:
 class Checker:
     """Runs the checks of one level over a `LoadedLog`, appending findings to it."""
 
-    def __init__(self, level: str, schemas: SchemaSet | None = None, revision: Any = None,
+    def __init__(self, level: str, schemas: SchemaSet | None = None, revision: RevisionLike = None,
                  extra_types: Iterable[str] = ()) -> None:
         """``extra_types``: event types a plugin registry adds, known to the load path for this check (JSONL-15)."""
         if level not in LEVELS:
