@@ -129,7 +129,7 @@ class PythonLog:
     def op_load(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
         from sessionspec.reference.jsonl import load_artifact
 
-        times, loaded = self._time(op, lambda: load_artifact(self.path, self.session_id, durable=False))
+        times, loaded = self._time(op, lambda: load_artifact(self.path, self.session_id, durable=False, seed=True))
         return times, {"events": loaded.session.seq}
 
     def op_validate(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
