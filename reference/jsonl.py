@@ -307,7 +307,7 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
             committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
             fragment_bytes=fragment,
         ), freeze
-    return _read_damaged(data, parsed_header, size, fragment, path, revision), False
+    return _read_damaged(lines, parsed_header, size, fragment, path, revision), False
 
 
 def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int] | None:
@@ -427,11 +427,11 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
     return events
 
 
-def _read_damaged(data: bytes, parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
+def _read_damaged(lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
                   revision: RevisionLike = None) -> Artifact:
     """An artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8): the one reader's first-defect mode."""
     with gc_paused():
-        read = read_damaged(data, path)
+        read = read_damaged(lines, path)
     return Artifact(
         header=header_from_line(parsed_header, revision),
         header_line=parsed_header,

@@ -277,9 +277,8 @@ class LoadedLog:
     #: the first-defect mode (the load path): the first defect raises the loader's `JsonlError` (for ``where``)
     first_defect: bool = False
     where: str | None = None
-    #: first-defect mode: the file lines of the holes, and each entry's byte end (what a torn tail truncates to)
+    #: first-defect mode: the file lines of the holes
     hole_lines: list[int] = field(default_factory=list)
-    line_ends: array[int] = field(default_factory=lambda: array("q"))
     #: the file line of the last line holding a turn/end (the end of the committed region), if any
     committed_line: int | None = None
 
@@ -517,23 +516,30 @@ class Damaged:
     stopped_at_line: int | None
 
 
-def read_damaged(data: bytes, where: str | None = None) -> Damaged:
-    """The load path's reading of the lines after a well-formed header line (JSONL-4 … JSONL-8), first defect:
-    each line decoded by the line rule (``TABLE.decode_line``); a hole or a seq gap inside the committed
-    region raises ``JSONL_CORRUPT``; reading stops at the first one after it (a torn tail), whose line
-    start is where the next write truncates."""
-    log = LoadedLog(name=where or "", kind="jsonl", size=len(data), first_defect=True, where=where)
-    fragment = _load_lines(data, log, 1, None)
+def read_damaged(lines: list[bytes], where: str | None = None) -> Damaged:
+    """The load path's reading of an artifact's complete lines (``lines[0]``, the header line, checked by the
+    caller; a final fragment left out) (JSONL-4 … JSONL-8), first defect: each line after the header decoded
+    by the line rule (``TABLE.decode_line``); a hole or a seq gap inside the committed region raises
+    ``JSONL_CORRUPT``; reading stops at the first one after it (a torn tail), whose line start is where the
+    next write truncates."""
+    log = LoadedLog(name=where or "", kind="jsonl", size=0, first_defect=True, where=where)
+    decode_line = TABLE.decode_line
+    decoded: list[Any] = []
+    append = decoded.append
+    holes = log.hole_lines
+    for number in range(2, len(lines) + 1):
+        records = decode_line(lines[number - 1])
+        if records is UNREADABLE_LINE:
+            holes.append(number)
+            append(_UNREADABLE)
+        else:
+            append(records)
+    _place_lines(log, decoded, 1, b"")
     stopped = log.stopped_at_line
-    header_end = data.find(b"\n") + 1
-    if stopped is None:
-        truncate = len(data) - len(fragment)
-    else:
-        entry = stopped - 2  # (no runs in this mode: entry i is file line i + 2)
-        truncate = log.line_ends[entry - 1] if entry > 0 else header_end
+    kept = lines if stopped is None else lines[: stopped - 1]  # (no runs in this mode: entry i is line i + 2)
     committed = log.committed_line
-    holes = [n for n in log.hole_lines if committed is None or n > committed]
-    return Damaged(log.events, truncate, committed, holes, stopped)
+    return Damaged(log.events, sum(map(len, kept)) + len(kept), committed,
+                   [n for n in holes if committed is None or n > committed], stopped)
 
 
 def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
@@ -574,9 +580,6 @@ def _load_lines(data: bytes, log: LoadedLog, start: int, progress: Callable[[int
     count = data.count(b"\n")
     fragment = data[data.rfind(b"\n") + 1 :]
     first_end = data.find(b"\n")
-    if log.first_defect:
-        _place_lines(log, _decode_rule_lines(data, log, count, first_end + 1), start, fragment)
-        return fragment
     decoded: list[Any] = []  # one entry a line, a run of blank lines one (not preallocated per line)
     append = decoded.append
     lines = _LineMap(start)
@@ -630,28 +633,6 @@ def _load_lines(data: bytes, log: LoadedLog, start: int, progress: Callable[[int
         entry += 1
     _place_lines(log, decoded, start, fragment, lines=lines)
     return fragment
-
-
-def _decode_rule_lines(data: bytes, log: LoadedLog, count: int, pos: int) -> list[Any]:
-    """First-defect mode: the records of each line after the header by the load path's line rule."""
-    decode_line = TABLE.decode_line
-    decoded: list[Any] = []
-    append = decoded.append
-    ends = log.line_ends
-    holes = log.hole_lines
-    find = data.find
-    for number in range(2, count + 1):
-        at = pos
-        pos = find(b"\n", at) + 1
-        records = decode_line(data[at : pos - 1])
-        if records is UNREADABLE_LINE:
-            holes.append(number)
-            append(_UNREADABLE)
-        else:
-            append(records)
-        ends.append(pos)
-    return decoded
-
 
 
 def _decoded(value: Any, number: int, log: LoadedLog) -> Any:
@@ -729,7 +710,10 @@ def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes
     numbering = _Numbering(log, decoded, lines, array)
     numbering.past_commit = _past_commit(committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
+    in_order = numbering.in_order
     for i, entry in enumerate(decoded):
+        if entry.__class__ is list and not array and not numbering.placed and in_order(i, entry):
+            continue  # (the common entry, placed in one step)
         number = line_of(i)
         if isinstance(entry, _Hole):
             if first_defect:
