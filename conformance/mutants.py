@@ -65,9 +65,13 @@ class Mutant:
     def family(self) -> str:
         return self.rule.split("-")[0]
 
+    def rules(self) -> rule_table.RuleSet:
+        """The variant: the reference's rule set with this mutant's one entry derived (``RuleSet.derive``)."""
+        return rule_table.default().derive(self.entry, self.build)
+
     def apply(self) -> None:
         """Make this process's reference the variant (the adapter process only)."""
-        rule_table.swap(self.entry, self.build)
+        rule_table.activate(self.rules())
 
 
 MUTANTS: dict[str, Mutant] = {}
@@ -352,21 +356,11 @@ def _find2(message_turn_start: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda event: isinstance(event.get("data"), dict)
 
 
-@mutant("chunk3-run-ignores-name-presence", "CHUNK-3",
-        "continues a tool-call run across a delta that adds or drops the tool name", "run_continues",
+@mutant("chunk3-run-ignores-name", "CHUNK-3",
+        "continues a tool-call run across a delta whose tool name differs, or that adds or drops it", "run_fields",
         storage=("pack", "stream"))
-def _chunk3(continues: Callable[[Any, Any, Any], bool]) -> Callable[[Any, Any, Any], bool]:
-    def run_continues(prev: Any, nxt: Any, row: Any) -> bool:
-        ca, cb = prev["data"]["chunk"], nxt["data"]["chunk"]
-        aligned = dict(cb)
-        for key in row.fixed:  # a key present on one side only is taken as equal
-            if key in ca and key not in cb:
-                aligned[key] = ca[key]
-            elif key in cb and key not in ca:
-                del aligned[key]
-        return continues(prev, {**nxt, "data": {**nxt["data"], "chunk": aligned}}, row)
-
-    return run_continues
+def _chunk3(run_fields: Mapping[str, Sequence[str]]) -> Mapping[str, Sequence[str]]:
+    return {tag: tuple(f for f in fields if f != "name") for tag, fields in run_fields.items()}
 
 
 @mutant("chunk4-packs-runs-of-two", "CHUNK-4", "packs runs of two deltas into a row (the minimum run is three)",

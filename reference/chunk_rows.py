@@ -59,7 +59,7 @@ NUMBER_KEYS: tuple[str, ...] = ("turn", "step", "index")
 _BASE_KEYS = (*NUMBER_KEYS, "dt")
 ROW_ENVELOPE_KEYS: frozenset[str] = frozenset({"type", "seq0", "time0", "data"})
 """The keys of a stored row, exactly (CHUNK-9)."""
-# A packable delta's envelope and data keys, exactly; checked by length (see _classify).
+# A packable delta's envelope and data keys, exactly; checked by length (see _pack).
 _EVENT_LEN = len({"type", "seq", "time", "data"})
 _DATA_LEN = len({"turn", "step", "chunk"})
 
@@ -99,7 +99,7 @@ class RowSpec:
         self.data_keys = frozenset(data_keys)
         self.data_keys_min = frozenset(k for k in data_keys if k not in self.optional)
         self.chunk_keys = frozenset(("type", "index", self.member_key, *self.fixed))
-        # For the key check by length (see _classify): the number of chunk keys that are not run-constant.
+        # For the key check by length (see _pack): the number of chunk keys that are not run-constant.
         self.base_len = len(self.chunk_keys) - len(self.fixed)
         # For the fast packer: the run-constant fields padded to two with a key no chunk has, and
         # the ones a delta may lack (the optional ones and the padding).
@@ -112,54 +112,8 @@ _ROWS: dict[str, RowSpec] = {tag: RowSpec(layout) for tag, layout in FORMAT.chun
 ROW_SPECS: Mapping[str, RowSpec] = MappingProxyType(_ROWS)
 """Row tag -> its layout (read-only)."""
 _BY_CHUNK_TYPE: dict[str, RowSpec] = {row.chunk_type: row for row in _ROWS.values()}
-_FAST_LAYOUTS = all(len(row.fixed) <= 2 for row in _ROWS.values())  # what the fast packer reads (fixed_pair)
-
-
-def _classify(event: Any) -> tuple[RowSpec, int, int, tuple[Any, ...]] | None:
-    """(row layout, seq, time, run key) of an event that packs, or None to store it verbatim (CHUNK-2, DEC-13).
-
-    A delta packs when its envelope, data and chunk have exactly the keys of its layout and every
-    value has its exact type (integers ``int``, never ``bool`` or an integral float), seq a
-    non-negative safe integer and time a safe integer. The keys are checked by length: a key read
-    with ``get`` and found to have its type is present, so a container of the layout's length that
-    has all of them has no other key. Two packable deltas continue one run when their run keys
-    (layout, turn, step, index and the run-constant fields, absent ones included) are equal, the
-    seqs consecutive and the time gap a safe integer (CHUNK-3). The cheapest refusals come first:
-    most events are not deltas.
-    """
-    if not isinstance(event, dict) or event.get("type") != _CHUNK_EVENT_TYPE:
-        return None
-    data = event.get("data")
-    if not isinstance(data, dict):
-        return None
-    chunk = data.get("chunk")
-    if not isinstance(chunk, dict):
-        return None
-    chunk_type = chunk.get("type")
-    row = _BY_CHUNK_TYPE.get(chunk_type) if type(chunk_type) is str else None
-    if row is None or len(event) != _EVENT_LEN or len(data) != _DATA_LEN:
-        return None
-    seq: Any = event.get("seq")
-    time: Any = event.get("time")
-    turn = data.get("turn")
-    step = data.get("step")
-    index = chunk.get("index")
-    if (
-        (type(chunk_type), type(seq), type(time), type(turn), type(step), type(index), type(chunk.get(row.member_key)))
-        != _DELTA_TYPES
-        or not 0 <= seq <= MAX_SAFE_INTEGER or not -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
-    ):
-        return None
-    fixed = tuple(chunk.get(key, _ABSENT) for key in row.fixed)
-    present = 0
-    for key, value in zip(row.fixed, fixed):
-        if type(value) is str:
-            present += 1
-        elif value is not _ABSENT or key not in row.optional:
-            return None
-    if len(chunk) != row.base_len + present:
-        return None
-    return row, seq, time, (row, turn, step, index, *fixed)
+if not all(len(row.fixed) <= 2 for row in _ROWS.values()):  # the packer reads them as a pair (fixed_pair)
+    raise ImportError("a chunk row layout has more than two run-constant fields; chunk_rows reads at most two")
 
 
 _DELTA_TYPES = (str, int, int, int, int, int, str)
@@ -203,35 +157,39 @@ def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
     Pure: the input is not modified and events are passed through as the same
     objects. Runs never span calls.
     """
-    batch = events if events.__class__ is list else list(events)
-    if TABLE.run_continues is _continues and _FAST_LAYOUTS:
-        packed = _pack_fast(batch)
-        if packed is not None:
-            return packed
-    return _pack_general(batch)  # a variant's run rule (a mutant), or a case the fast form defers
+    return _pack(events if events.__class__ is list else list(events))
 
 
-def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C901 - _classify inlined; the loop calling it per event ran 1.5-1.8x the instructions (docs/benchmarks.md)
-    """:func:`_pack_general` for the common case, or None to defer to it.
+def _plain(value: Any) -> Any:
+    """``value`` read as an exact dict when it is some other dict subclass (whose subscripts may do anything)."""
+    return dict(value) if isinstance(value, dict) else None
 
-    The specialised form of the one rule: the tests of :func:`_classify` inlined, on plain and
-    frozen dicts only (whose subscripts have no side effects; another dict subclass defers),
-    except its range checks (seq, time) and the time-gap test of ``_continues``, which are taken
-    for the rows actually built; when one fails, the batch goes to the general loop. Deferring
-    them cannot change a decision: an event they would refuse can only join runs here that the
-    general loop splits, and a run holding such an event is either built (then checked, and
-    deferred) or too short to pack (then stored verbatim, as its pieces would be). Runs are
-    decided on the run keys (layout, turn, step, index, run-constant fields) and consecutive
-    seqs, and kept as ranges of the batch, so events between rows are copied a slice at a time.
-    tests/reference/test_chunk_rows.py compares this form with the general loop on generated
-    and damaged batches.
+
+def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper called per event ran 1.5-1.8x the instructions
+    """The packing rule, in one pass (CHUNK-2 … CHUNK-4).
+
+    A delta packs (CHUNK-2, DEC-13) when its envelope, data and chunk have exactly the keys of its
+    layout and every value has its exact type (integers ``int``, never ``bool`` or an integral
+    float), seq a non-negative safe integer and time a safe integer. The keys are checked by length:
+    a key read and found to have its type is present, so a container of the layout's length that
+    has all of them has no other key. Two packable deltas continue one run (CHUNK-3) when their run
+    keys are equal -- layout, turn, step, index and the run-constant fields the rule table's
+    ``run_fields`` names for the layout, an absent one included -- the seqs are consecutive and the
+    time gap is a safe integer. Runs of at least ``TABLE.min_run`` (CHUNK-4) become rows
+    (``TABLE.build_row``); they are kept as ranges of the batch, so the events between rows are
+    copied a slice at a time. The cheapest refusals come first: most events are not deltas.
     """
     runs: list[tuple[int, int, RowSpec]] = []  # (first, end, layout) of each run long enough to pack
     min_run = TABLE.min_run
+    run_fields = TABLE.run_fields
+    keyed = {row: (row.fixed_pair[0] in run_fields[row.tag], row.fixed_pair[1] in run_fields[row.tag])
+             for row in _ROWS.values()}
     start = 0  # the current run's first position
     kind: Any = None  # its layout
     run_key: tuple[Any, ...] | None = None  # its run key; None: no run
     last_seq = 0
+    last_time = 0
+    high = MAX_SAFE_INTEGER
     layouts = _BY_CHUNK_TYPE
     absent = _ABSENT
     delta_types = _DELTA_TYPES
@@ -239,57 +197,62 @@ def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C9
     frozen = FrozenDict
     event_len = _EVENT_LEN
     data_len = _DATA_LEN
-    for position, event in enumerate(events):
-        # _classify(event), inlined: key is the run key of a packable delta, else None
-        key: tuple[Any, ...] | None = None
+    for position, original in enumerate(events):
+        key: tuple[Any, ...] | None = None  # the run key of a packable delta, else None
+        event: Any = original
         cls = event.__class__
-        if cls is dict or cls is frozen:
+        if cls is not dict and cls is not frozen:
+            event = _plain(event)
+        if event is not None:
             try:
                 if event["type"] == chunk_event:
                     data = event["data"]
                     cls = data.__class__
-                    if cls is dict or cls is frozen:
-                        chunk = data["chunk"]
-                        cls = chunk.__class__
-                        if cls is dict or cls is frozen:
-                            chunk_type = chunk["type"]
-                            row = layouts.get(chunk_type)
-                            if row is not None and len(event) == event_len and len(data) == data_len:
-                                seq = event["seq"]
-                                turn = data["turn"]
-                                step = data["step"]
-                                index = chunk["index"]
-                                if (chunk_type.__class__, seq.__class__, event["time"].__class__, turn.__class__,
-                                        step.__class__, index.__class__, chunk[row.member_key].__class__) == delta_types:
-                                    if not row.fixed:
-                                        if len(chunk) == row.base_len:
-                                            key = (row, turn, step, index)
-                                    else:  # up to two run-constant fields (_FAST_LAYOUTS)
-                                        first, second = row.fixed_pair
-                                        a = chunk.get(first, absent)
-                                        b = chunk.get(second, absent)
-                                        if (
-                                            (a.__class__ is str or (a is absent and first in row.may_lack))
-                                            and (b.__class__ is str or (b is absent and second in row.may_lack))
-                                            and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
-                                        ):
-                                            key = (row, turn, step, index, a, b)
-                        elif isinstance(chunk, dict):
-                            return None
-                    elif isinstance(data, dict):
-                        return None
+                    if cls is not dict and cls is not frozen:
+                        data = _plain(data)
+                    chunk = data["chunk"] if data is not None else None
+                    cls = chunk.__class__
+                    if chunk is not None and cls is not dict and cls is not frozen:
+                        chunk = _plain(chunk)
+                    if chunk is not None:
+                        chunk_type = chunk["type"]
+                        row = layouts.get(chunk_type)
+                        if row is not None and len(event) == event_len and len(data) == data_len:
+                            seq = event["seq"]
+                            time = event["time"]
+                            turn = data["turn"]
+                            step = data["step"]
+                            index = chunk["index"]
+                            if (
+                                (chunk_type.__class__, seq.__class__, time.__class__, turn.__class__, step.__class__,
+                                 index.__class__, chunk[row.member_key].__class__) == delta_types
+                                and 0 <= seq <= high and -high <= time <= high
+                            ):
+                                if not row.fixed:
+                                    if len(chunk) == row.base_len:
+                                        key = (row, turn, step, index)
+                                else:  # up to two run-constant fields
+                                    first, second = row.fixed_pair
+                                    a = chunk.get(first, absent)
+                                    b = chunk.get(second, absent)
+                                    if (
+                                        (a.__class__ is str or (a is absent and first in row.may_lack))
+                                        and (b.__class__ is str or (b is absent and second in row.may_lack))
+                                        and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
+                                    ):
+                                        key_a, key_b = keyed[row]
+                                        key = (row, turn, step, index, a if key_a else None, b if key_b else None)
             except (KeyError, TypeError):  # a key missing, an unhashable chunk type: not a packable delta
                 key = None
-        elif isinstance(event, dict):
-            return None
         if key is not None:
-            if key != run_key or seq != last_seq + 1:  # _continues, on the run keys (CHUNK-3)
+            if key != run_key or seq != last_seq + 1 or not -high <= time - last_time <= high:  # CHUNK-3
                 if run_key is not None and position - start >= min_run:
                     runs.append((start, position, kind))
                 start = position
                 kind = row
                 run_key = key
             last_seq = seq
+            last_time = time
         elif run_key is not None:
             if position - start >= min_run:
                 runs.append((start, position, kind))
@@ -299,82 +262,17 @@ def _pack_fast(events: list[Mapping[str, Any]]) -> list[Any] | None:  # noqa: C9
     return _with_rows(events, runs)
 
 
-def _with_rows(events: list[Mapping[str, Any]], runs: list[tuple[int, int, RowSpec]]) -> list[Any] | None:
-    """The batch with each run replaced by its row, after the checks :func:`_pack_fast` defers; None if one fails."""
+def _with_rows(events: list[Mapping[str, Any]], runs: list[tuple[int, int, RowSpec]]) -> list[Any]:
+    """The batch with each run replaced by its row (CHUNK-6, the rule table's row builder)."""
     out: list[Any] = []
     build_row = TABLE.build_row
-    high = MAX_SAFE_INTEGER
     done = 0
     for first, end, row in runs:
-        run = events[first:end]
-        seq0 = run[0]["seq"]
-        times = list(map(_time_of, run))
-        # member seqs and times safe integers (CHUNK-2), time gaps safe (CHUNK-3)
-        if seq0 < 0 or seq0 + len(run) - 1 > high or max(map(abs, times)) > high:
-            return None
-        if build_row is _build_row:
-            built = _row(row, run[0], times, _members_of(row, run))
-            if max(map(abs, built["data"]["dt"])) > high:
-                return None
-        else:  # a variant's row builder (a mutant)
-            if max(map(abs, map(sub, islice(times, 1, None), times))) > high:
-                return None
-            built = build_row(row, run)
         out += events[done:first]
-        out.append(built)
+        out.append(build_row(row, events[first:end]))
         done = end
     out += events[done:]
     return out
-
-
-def _continues(prev: Mapping[str, Any], nxt: Mapping[str, Any], row: RowSpec) -> bool:
-    """Whether ``nxt`` extends a run ending in ``prev`` (CHUNK-3); the fast loop compares run keys instead."""
-    if nxt["seq"] != prev["seq"] + 1:
-        return False
-    if not -MAX_SAFE_INTEGER <= nxt["time"] - prev["time"] <= MAX_SAFE_INTEGER:
-        return False
-    a = prev["data"]
-    b = nxt["data"]
-    if a["turn"] != b["turn"] or a["step"] != b["step"]:
-        return False
-    ca = a["chunk"]
-    cb = b["chunk"]
-    if ca["index"] != cb["index"]:
-        return False
-    for key in row.fixed:  # noqa: SIM110 - an explicit loop is faster than all() over a generator
-        if (key in ca) != (key in cb) or ca.get(key) != cb.get(key):
-            return False
-    return True
-
-
-def _pack_general(events: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """:func:`pack_chunk_runs` asking the rule table's ``run_continues`` for every pair."""
-    out: list[Any] = []
-    run: list[Mapping[str, Any]] = []
-    kind: RowSpec | None = None
-    continues = TABLE.run_continues
-    for event in events:
-        found = _classify(event)
-        row = found[0] if found is not None else None
-        if row is not None and row is kind and run and continues(run[-1], event, row):
-            run.append(event)
-            continue
-        if run:
-            _flush(out, kind, run)
-        run, kind = ([event], row) if row is not None else ([], None)
-        if row is None:
-            out.append(event)
-    if run:
-        _flush(out, kind, run)
-    return out
-
-
-def _flush(out: list[Any], kind: RowSpec | None, run: list[Mapping[str, Any]]) -> None:
-    """A finished run: one row when it is long enough (CHUNK-4), else its events verbatim."""
-    if kind is not None and len(run) >= TABLE.min_run:
-        out.append(TABLE.build_row(kind, run))
-    else:
-        out.extend(run)
 
 
 def _malformed(tag: str, why: str) -> ChunkRowError:
@@ -558,7 +456,7 @@ def decode_storage_records(values: Iterable[Any]) -> list[Any]:
     return out
 
 
-define("run_continues", _continues)  # CHUNK-3
+define("run_fields", MappingProxyType({tag: row.fixed for tag, row in _ROWS.items()}))  # CHUNK-3: the run-constant fields a run holds equal
 define("min_run", MIN_RUN)  # CHUNK-4
 define("build_row", _build_row)  # CHUNK-6 (and the row layout)
 define("validate_row", _validate_row)  # CHUNK-9

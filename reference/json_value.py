@@ -801,7 +801,7 @@ def _pz_dict(d: dict[str, Any], depth: int) -> FrozenDict:
             d[k] = _pz_dict(v, depth + 1)
         elif c is list:
             d[k] = _pz_list(v, depth + 1)
-        elif c is float and v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0:
+        elif c is float and _bad(v):  # JSON-2, the rule table's float rule (the parser left only -0.0)
             raise NotLossless
     obj = _dict_new(FrozenDict)
     _dict_init(obj, d)  # an exact dict without deleted entries: CPython copies its table in one go
@@ -817,7 +817,7 @@ def _pz_list(items: list[Any], depth: int) -> FrozenList:
             items[i] = _pz_dict(v, depth + 1)
         elif c is list:
             items[i] = _pz_list(v, depth + 1)
-        elif c is float and v == 0.0 and _NEG_ZERO_SIGN(1.0, v) < 0:
+        elif c is float and _bad(v):
             raise NotLossless
     obj = _list_new(FrozenList)
     _list_init(obj, items)
@@ -828,19 +828,15 @@ def freeze_parsed(value: Any) -> Any:
     """:func:`freeze_json_value` for a value fresh from ``json_text.fast_loads``, which the caller owns.
 
     The parser already proves most of the lossless domain (exact ``dict``/``list``/``str``/``int``/
-    ``float``/``bool``/``None``, ``str`` keys, no NaN or infinity, no cycles), so only ``-0.0`` is
-    left to find; the walk converts each container where it stands (its children are rebound to their
-    frozen copies, then its table is copied into a ``FrozenDict``/``FrozenList``), as the TypeScript
-    package freezes the objects ``JSON.parse`` gave it. The input is consumed: it must not be used
-    afterwards. Raises :class:`NotLossless` when the value holds ``-0.0``: the caller then takes the
-    general path, which rejects it with its location. Values nested deeper than the recursive walk
+    ``float``/``bool``/``None``, ``str`` keys, no NaN or infinity, no cycles), so only the floats are
+    asked the rule (``TABLE.float_problem``, JSON-2: of its cases only ``-0.0`` is left); the walk
+    converts each container where it stands (its children are rebound to their frozen copies, then
+    its table is copied into a ``FrozenDict``/``FrozenList``), as the TypeScript package freezes the
+    objects ``JSON.parse`` gave it. The input is consumed: it must not be used afterwards. Raises
+    :class:`NotLossless` when a float breaks the rule: the caller then takes the general path, which
+    rejects it with its location. Values nested deeper than the recursive walk
     goes are frozen by :func:`freeze_json_value`.
     """
-    if TABLE.float_problem is not _float_problem:  # a variant's float rule (a mutant): the general walk asks it
-        try:
-            return freeze_json_value(value)
-        except JsonValueError:
-            raise NotLossless from None
     c = value.__class__
     try:
         if c is dict:
@@ -852,7 +848,7 @@ def freeze_parsed(value: Any) -> Any:
             return freeze_json_value(value)
         except JsonValueError:
             raise NotLossless from None
-    if c is float and value == 0.0 and _NEG_ZERO_SIGN(1.0, value) < 0:
+    if c is float and _bad(value):
         raise NotLossless
     return value
 

@@ -269,6 +269,8 @@ class Rules:
         self.id = revision.id
         self.surface_types: frozenset[str] = frozenset(c["surfaceTypes"])
         self.envelope_keys: frozenset[str] = frozenset(c["envelopeKeys"])
+        #: whether type, seq, time and data are envelope keys (then an event of exactly those has no other key)
+        self.plain_envelope: bool = self.envelope_keys >= {"type", "seq", "time", "data"}
         self.negative_time = bool(c["negativeTimeAllowed"])
         self.messages: MessageShape = _SHAPES[c["messageShape"]]
         self.seed_checks_turn_end_reason = bool(c["seedChecksTurnEndReason"])

@@ -9,17 +9,30 @@ else of the reference is patched and no variant depends on its source text.
 
 The table is as small as that purpose allows: it holds the decisions the
 hand-written mutants break, not every rule. Entries are registered once by the
-module that holds their default (:func:`define`); :func:`swap` replaces one in
-this process only (the mutant's adapter process) and :func:`restore` undoes it.
+module that holds their default (:func:`define`), and the reference reads each
+one only through :data:`TABLE` -- never a private copy, never a test of whether
+the entry is its own default -- so a fast form of a rule evaluates the entry too.
+
+A variant is a :class:`RuleSet`, derived like ``jsonschema.validators.extend``::
+
+    variant = rule_table.default().extend(min_run=2)           # entries replaced, the rest the reference's
+    variant = rule_table.default().derive("min_run", lambda n: n - 1)   # built from the entry it replaces
+    with rule_table.use(variant):                               # this process's reference, until the block ends
+        ...
+    rule_table.activate(variant)                                # for good (a mutant's adapter process)
+
+:func:`swap` / :func:`restore` are the older spelling of ``activate(current().derive(...))`` / ``activate(default())``.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["HOMES", "TABLE", "RuleTable", "define", "entries", "restore", "swap"]
+__all__ = ["HOMES", "TABLE", "RuleSet", "RuleTable", "activate", "current", "default", "define", "entries",
+           "restore", "swap", "use"]
 
 T = TypeVar("T")
 
@@ -47,7 +60,7 @@ HOMES: dict[str, tuple[str, str]] = {
     "fork_seed": ("FORK-5, FORK-8", "store"),
     "seed_length": ("FORK-9", "store"),
     "message_turn_start": ("FIND-2", "find"),
-    "run_continues": ("CHUNK-3", "chunk_rows"),
+    "run_fields": ("CHUNK-3", "chunk_rows"),
     "min_run": ("CHUNK-4", "chunk_rows"),
     "build_row": ("CHUNK-6", "chunk_rows"),
     "validate_row": ("CHUNK-9", "chunk_rows"),
@@ -103,14 +116,87 @@ def entries() -> dict[str, Any]:
     return {name: getattr(TABLE, name) for name in HOMES}
 
 
+class RuleSet(Mapping[str, Any]):
+    """An immutable set of every rule table entry: the reference's own (:func:`default`) or a variant.
+
+    Derive variants with :meth:`extend` (entries given by value) or :meth:`derive` (an entry built from
+    the one it replaces); run the reference with one through :func:`use` or :func:`activate`.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        unknown = [name for name in values if name not in HOMES]
+        if unknown:
+            raise KeyError(f"not entries of the rule table: {', '.join(map(repr, unknown))}; entries: {', '.join(HOMES)}")
+        missing = [name for name in HOMES if name not in values]
+        if missing:
+            raise KeyError(f"a rule set needs every entry; missing: {', '.join(missing)}")
+        self._entries = {name: values[name] for name in HOMES}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def extend(self, values: Mapping[str, Any] | None = None, **named: Any) -> RuleSet:
+        """This set with the given entries replaced (as ``jsonschema.validators.extend`` replaces keywords)."""
+        changed = {**(values or {}), **named}
+        unknown = [name for name in changed if name not in HOMES]
+        if unknown:
+            raise KeyError(f"not entries of the rule table: {', '.join(map(repr, unknown))}; entries: {', '.join(HOMES)}")
+        return RuleSet({**self._entries, **changed})
+
+    def derive(self, name: str, build: Callable[[Any], Any]) -> RuleSet:
+        """This set with entry ``name`` replaced by ``build(its current value)``."""
+        if name not in HOMES:
+            raise KeyError(f"{name!r} is not an entry of the rule table; entries: {', '.join(HOMES)}")
+        return self.extend({name: build(self._entries[name])})
+
+    def changed(self, other: Mapping[str, Any] | None = None) -> list[str]:
+        """The entries whose value differs from ``other`` (default: the reference's own), by identity."""
+        base = default() if other is None else other
+        return [name for name in HOMES if self._entries[name] is not base[name]]
+
+
+def default() -> RuleSet:
+    """The reference's own entries (imports every module that defines one)."""
+    for name in HOMES:
+        getattr(TABLE, name)  # registers the entry's module on first use
+    return RuleSet(_DEFAULTS)
+
+
+def current() -> RuleSet:
+    """The entries this process's reference uses now."""
+    return RuleSet(entries())
+
+
+def activate(rules: RuleSet) -> None:
+    """Make ``rules`` this process's rule set (a mutant's adapter process: for the rest of its life)."""
+    for name, value in rules.items():
+        setattr(TABLE, name, value)
+
+
+@contextmanager
+def use(rules: RuleSet) -> Iterator[RuleSet]:
+    """Run the reference with ``rules`` inside the block; the previous entries come back after it."""
+    previous = current()
+    activate(rules)
+    try:
+        yield rules
+    finally:
+        activate(previous)
+
+
 def swap(name: str, build: Callable[[Any], Any]) -> None:
     """Make this process's reference a variant: entry ``name`` becomes ``build(current entry)``."""
-    if name not in HOMES:
-        raise KeyError(f"{name!r} is not an entry of the rule table; entries: {', '.join(HOMES)}")
-    setattr(TABLE, name, build(getattr(TABLE, name)))
+    activate(current().derive(name, build))
 
 
 def restore() -> None:
     """Every entry back to the reference's own."""
-    for name, default in _DEFAULTS.items():
-        setattr(TABLE, name, default)
+    activate(default())

@@ -119,16 +119,39 @@ def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
     """SEED-3: a string ``type``, a non-negative safe integer ``seq``, a safe integer ``time`` (non-negative
     unless the revision allows negative times), a ``data`` member, ``ignorable`` only as ``true``, and no
     key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision)."""
-    seq = event.get("seq")
-    time_ = event.get("time")
-    return (  # inlined safe-integer tests: this runs once per seeded or loaded event
-        type(event.get("type")) is str
-        and type(seq) is int and 0 <= seq <= _MAX_SAFE
-        and type(time_) is int and (0 <= time_ <= _MAX_SAFE or (rules.negative_time and -_MAX_SAFE <= time_ < 0))
-        and "data" in event
-        and rules.envelope_keys.issuperset(event)
-        and ("ignorable" not in event or event["ignorable"] is True)
-    )
+    return _envelope_for(rules)(event)
+
+
+def _envelope_for(rules: Rules) -> Callable[[Mapping[str, Any]], bool]:
+    test = _ENVELOPE_TESTS.get(rules)
+    if test is None:
+        test = _ENVELOPE_TESTS[rules] = _envelope_test(rules)
+    return test
+
+
+def _envelope_test(rules: Rules) -> Callable[[Mapping[str, Any]], bool]:
+    """SEED-3 at one revision, with the revision's facts bound (it runs once per seeded or loaded event)."""
+    keys = rules.envelope_keys
+    four = rules.plain_envelope  # then an event with these four and no fifth key has no other key
+    negative = rules.negative_time
+    high = _MAX_SAFE
+
+    def test(event: Mapping[str, Any]) -> bool:
+        seq = event.get("seq")
+        time_ = event.get("time")
+        return (
+            event.get("type").__class__ is str
+            and seq.__class__ is int and 0 <= seq <= high
+            and time_.__class__ is int and (0 <= time_ <= high or (negative and -high <= time_ < 0))
+            and "data" in event
+            and ((four and len(event) == 4)
+                 or (event.keys() <= keys and ("ignorable" not in event or event["ignorable"] is True)))
+        )
+
+    return test
+
+
+_ENVELOPE_TESTS: dict[Rules, Callable[[Mapping[str, Any]], bool]] = {}
 
 
 def envelope_defects(event: Mapping[str, Any], rules: Rules = _PINNED) -> set[str]:
@@ -155,8 +178,13 @@ def envelope_defects(event: Mapping[str, Any], rules: Rules = _PINNED) -> set[st
 
 def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDict:
     """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
+    return TABLE.check_seed_entry(_frozen_entry(entry, index), index, rules)  # type: ignore[no-any-return]
+
+
+def _frozen_entry(entry: Any, index: int) -> Any:
+    """SEED-2 (one pass: validate, detach, freeze)."""
     try:
-        event = freeze_json_value(entry)  # SEED-2 (one pass: validate, detach, freeze)
+        return freeze_json_value(entry)
     except JsonValueError as error:
         raise SeedError(
             f"seed event at index {index} is not losslessly JSON-serializable ({error.message})",
@@ -166,19 +194,34 @@ def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDi
             path=error.path,
             cause=error,
         ) from error
-    return _checked_entry(event, index, rules)
 
 
 def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
-    """SEED-3 … SEED-9 for one entry already frozen by SEED-2's pass; returns it."""
-    if not isinstance(event, dict):
+    """SEED-3 … SEED-9 for one entry already frozen by SEED-2's pass, in the order of SEED-11; returns it.
+
+    The rule table's ``check_seed_entry``: every seed and every load asks it for every entry, so it
+    first looks for the common case without findings: a frozen entry of exactly the four plain
+    envelope members of their types, ``seq`` its index (SEED-3, SEED-9), of a type no later seed rule
+    looks into (SEED-4 … SEED-8) and with a payload its message shape accepts; anything else takes the
+    checks in order, which locate the first finding."""
+    if event.__class__ is FrozenDict and len(event) == 4:
+        etype = event.get("type")
+        seq = event.get("seq")
+        time_ = event.get("time")
+        if (
+            etype.__class__ is str and etype not in SEED_DATA_RULE_TYPES and seq == index and seq.__class__ is int
+            and time_.__class__ is int and 0 <= time_ <= _MAX_SAFE and "data" in event and rules.plain_envelope
+            and rules.messages.seed_problem(etype, event["data"]) is None
+        ):
+            return event
+    if event.__class__ is not FrozenDict and not isinstance(event, dict):
         raise _seed_error(index, "has an invalid event envelope (not an object)", "SEED_ENVELOPE", "SEED-3")
     etype = event.get("type")
     if etype == _DELTA_TYPE:  # SEED-4 comes before the envelope check
         raise _seed_error(index, "uses unsupported legacy request/header-delta format",
                           "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
     seq = event.get("seq")
-    if not is_event_envelope(event, rules):
+    if not _envelope_for(rules)(event):
         extra = sorted(set(event) - rules.envelope_keys)
         detail = f" (unknown keys {extra})" if extra else ""
         raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq)
@@ -290,7 +333,7 @@ def _is_absolute(path: str) -> bool:
 
 
 define("is_absolute_path", _is_absolute)
-define("check_seed_entry", check_seed_entry)  # SEED-11: the order of the entry checks
+define("check_seed_entry", _checked_entry)  # SEED-11: the order of the entry checks (after SEED-2)
 define("append_legacy_type", _DELTA_TYPE)  # APPEND-3: the type append refuses (seeds refuse it by SEED-4)
 
 
@@ -313,57 +356,13 @@ def validate_seed(seed: Iterable[Any], revision: RevisionLike = None) -> list[Fr
 
 def _fold_restored(events: Sequence[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
                    messages: MessageLog) -> None:
-    """:func:`_fold_seed` for entries that ``freeze_parsed`` froze (SEED-2 already holds for them).
-
-    A plain log-only entry (most of a stored log: chunks, boundaries) is accepted by one inlined
-    test: a string type outside the surface types and the seed rules beyond the envelope, exactly
-    the keys ``type``, ``seq``, ``time`` and ``data``, ``seq`` its index, ``time`` a non-negative
-    safe integer, no payload problem; such entries are committed in slices (the surface only counts
-    them). Every other entry takes the checks of :func:`check_seed_entry` after SEED-2, which decide
-    and report exactly as for any seed. (Column passes over the whole seed measured slower: each
-    pass walks 100,000 dicts that no longer fit in the caches; one pass touches each once.)
-    """
-    if TABLE.check_seed_entry is not check_seed_entry:  # a variant's entry rule (a mutant) decides every entry
-        _fold_seed(events, log, surface, rules, messages)
-        return
-    four = rules.envelope_keys >= _PLAIN_KEYS  # else no entry is plain: each is checked
-    seed_problem = rules.messages.seed_problem
-    special = rules.surface_types | SEED_DATA_RULE_TYPES  # the types that are never a plain entry
-    check = surface.check
-    apply = surface.apply
-    project = messages.project
-    done = 0  # the entries before it are committed
-    for index, event in enumerate(events):
-        etype = event.get("type")
-        seq = event.get("seq")
-        time_ = event.get("time")
-        if (
-            four and etype.__class__ is str and etype not in special and seq == index and seq.__class__ is int
-            and time_.__class__ is int and 0 <= time_ <= _MAX_SAFE and len(event) == 4 and "data" in event
-            and seed_problem(etype, event["data"]) is None
-        ):
-            continue
-        if index > done:
-            log += events[done:index]
-            surface.skip(index - done)
-        _checked_entry(event, index, rules)
-        _fold_entry(event, index, log, surface, rules, check, apply, project)
-        done = index + 1
-    if done < len(events):
-        log += events[done:]
-        surface.skip(len(events) - done)
-
-
-_PLAIN_KEYS = frozenset(("type", "seq", "time", "data"))
+    """:func:`_fold_seed` for entries that ``freeze_parsed`` froze (SEED-2 already holds for them)."""
+    _fold_seed(events, log, surface, rules, messages, frozen=True)
 
 
 def _fold_entry(event: FrozenDict, index: int, log: list[FrozenDict], surface: SurfaceState, rules: Rules,
                 check: Any, apply: Any, project: Any) -> None:
-    """The surface transition of one checked seed entry (SEED-10), then its commit."""
-    if event["type"] not in rules.surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
-        log.append(event)  # log-only without markers, seq checked (SEED-9): the transition is a count
-        surface.skip()
-        return
+    """The surface transition of one checked seed entry that is not a plain log-only one (SEED-10), then its commit."""
     try:
         plan = check(event, index)  # SEED-10: the same transition as a live append
     except SurfaceError as error:
@@ -382,27 +381,34 @@ def _fold_entry(event: FrozenDict, index: int, log: list[FrozenDict], surface: S
 
 
 def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
-               messages: MessageLog | None = None, start: int = 0) -> None:
+               messages: MessageLog | None = None, start: int = 0, *, frozen: bool = False) -> None:
     """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1).
 
-    With ``messages``, each accepted surface node is projected as it is committed.
-    Callers pause the cyclic GC around it (``gc_paused``): a seed is a bulk build
-    of acyclic frozen values, and collections during it would repeatedly
-    traverse the growing log for nothing.
+    Every entry is checked by the rule table's entry rule (SEED-3 … SEED-9), after SEED-2 unless
+    ``frozen`` says the entries are frozen parses already (the load path). With ``messages``, each
+    accepted surface node is projected as it is committed. Callers pause the cyclic GC around it
+    (``gc_paused``): a seed is a bulk build of acyclic frozen values, and collections during it
+    would repeatedly traverse the growing log for nothing.
     """
     check = surface.check
     apply = surface.apply
-    skip = surface.skip
     types = rules.surface_types
     append = log.append
     project = messages.project if messages is not None else None
+    entry_rule = TABLE.check_seed_entry
+    pending = 0  # log-only events without markers not yet counted into the surface
     for index, entry in enumerate(seed, start):
-        event = TABLE.check_seed_entry(entry, index, rules)
+        event = entry_rule(entry if frozen else _frozen_entry(entry, index), index, rules)
         if event["type"] not in types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
             append(event)  # log-only without markers, seq checked (SEED-9): the transition is a count
-            skip()
+            pending += 1
             continue
+        if pending:
+            surface.skip(pending)
+            pending = 0
         _fold_entry(event, index, log, surface, rules, check, apply, project)
+    if pending:
+        surface.skip(pending)
 
 
 # ---------------------------------------------------------------- session

@@ -14,7 +14,6 @@ from sessionspec.reference import (
     MIN_RUN,
     ROW_TYPES,
     ChunkRowError,
-    chunk_rows,
     decode_storage_record,
     dumps,
     freeze_json_value,
@@ -327,9 +326,21 @@ def _damage(event: dict[str, Any], how: int) -> Any:
     return dict(event, data=dict(data, chunk=dict(chunk, extra="x")))  # a key no layout has
 
 
+def _decoded(records: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for record in records:
+        if isinstance(record, dict) and record.get("type") in ROW_TYPES:
+            out += decode_storage_record(record)
+        else:
+            out.append(record)
+    return out
+
+
 @given(chunk_batches(), st.sampled_from([0, MAX_SAFE - 12, -3, -60]), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=3), st.booleans())
-def test_fast_packer_decides_as_the_general_loop(events: list[Any], offset: int, damage: list[tuple[int, int]], frozen: bool) -> None:
-    """pack_chunk_runs (inlined classification, deferred range checks) gives what the per-event loop gives."""
+def test_packing_bent_batches_keeps_every_event(events: list[Any], offset: int, damage: list[tuple[int, int]], frozen: bool) -> None:
+    """Batches with shifted seqs (out of the safe range too) and bent deltas: every event that is not
+    packed is passed through as the same object, every row holds at least MIN_RUN members with safe
+    seqs and times and decodes to the events it replaced, and the input is not touched (CHUNK-1..7)."""
     events = [dict(event, seq=event["seq"] + offset) if isinstance(event, dict) and isinstance(event.get("seq"), int) else event for event in events]
     for at, how in damage:
         if at < len(events) and isinstance(events[at].get("data"), dict) and isinstance(events[at]["data"].get("chunk"), dict):
@@ -337,14 +348,20 @@ def test_fast_packer_decides_as_the_general_loop(events: list[Any], offset: int,
     if frozen:
         events = [_frozen(event) for event in events]
     before = [repr(event) for event in events]
-    fast = pack_chunk_runs(events)
-    general = chunk_rows._pack_general(events)
-    assert len(fast) == len(general)
-    for got, want in zip(fast, general):
-        if any(want is event for event in events):
-            assert got is want
-        else:
-            assert type(got) is dict and dumps(got) == dumps(want)
+    packed = pack_chunk_runs(events)
+    position = 0
+    for record in packed:
+        if any(record is event for event in events):
+            assert record is events[position]
+            position += 1
+            continue
+        assert type(record) is dict and record["type"] in ROW_TYPES
+        members = decode_storage_record(record)
+        assert len(members) >= MIN_RUN
+        assert all(0 <= m["seq"] <= MAX_SAFE and abs(m["time"]) <= MAX_SAFE for m in members)
+        assert json_equal(members, events[position:position + len(members)])
+        position += len(members)
+    assert position == len(events)
     assert [repr(event) for event in events] == before  # nothing touched
 
 
@@ -356,33 +373,45 @@ def _frozen(event: Any) -> Any:
 
 
 @pytest.mark.parametrize("how", range(13))
-def test_fast_packer_on_each_bent_delta(how: int) -> None:
-    """Each bend of a run's middle member, in a batch the fast form would otherwise pack whole."""
+def test_a_bent_delta_in_a_run(how: int) -> None:
+    """Each bend of a run's middle member: only another dict subclass still packs (it is a dict);
+    any other bend stores the member verbatim and splits the run (CHUNK-2, CHUNK-3)."""
     events = [delta(i, 1000 + i, kind="tool-call-delta" if how % 2 or how >= 11 else "text-delta") for i in range(7)]
     events[3] = _damage(events[3], how)
-    def shown(records: list[Any]) -> list[Any]:
-        return [next((i for i, e in enumerate(events) if e is r), None) or dumps(r) for r in records]
-
-    fast = pack_chunk_runs(events)
-    assert shown(fast) == shown(chunk_rows._pack_general(events))
-    assert (len(fast) == 1) == (how in (3, 4, 9))  # only another dict subclass still packs (it is a dict)
+    packed = pack_chunk_runs(events)
+    assert (len(packed) == 1) == (how in (3, 4, 9))
+    if len(packed) != 1:
+        assert any(record is events[3] for record in packed)
+    assert json_equal(_decoded(packed), events) or how in (3, 4, 9)
 
 
 @pytest.mark.parametrize(("seq0", "time0"), [(-1, 0), (-3, 0), (MAX_SAFE - 3, 0), (0, MAX_SAFE - 2), (0, -MAX_SAFE - 1)])
-def test_fast_packer_range_checks_at_the_edges(seq0: int, time0: int) -> None:
+def test_packing_at_the_edges_of_the_safe_range(seq0: int, time0: int) -> None:
     """Seqs and times that leave the safe range inside a would-be run: only the safe members pack."""
     events = [delta(seq0 + i, time0 + i) for i in range(5)]
-    assert dumps(pack_chunk_runs(events)) == dumps(chunk_rows._pack_general(events))
-    assert len(pack_chunk_runs(events)) > 1
+    packed = pack_chunk_runs(events)
+    assert len(packed) > 1
+    safe = [e for e in events if 0 <= e["seq"] <= MAX_SAFE and abs(e["time"]) <= MAX_SAFE]
+    rows = [r for r in packed if not any(r is e for e in events)]
+    assert sum(len(decode_storage_record(r)) for r in rows) == (len(safe) if len(safe) >= MIN_RUN else 0)
+    assert json_equal(_decoded(packed), events)
 
 
-def test_fast_packer_is_the_classifier_on_single_events() -> None:
-    """A run of three copies of an event packs exactly when the classifier accepts the event."""
-    samples = [delta(0), delta(0, kind="tool-call-delta"), delta(0, kind="tool-call-delta", name="x"),
-               delta(0, kind="tool-call-delta", name=None), delta(0, kind="tool-call-delta", id=None),
-               delta(0, extra="x"), delta(0, turn=True), delta(0, text=None),
-               _damage(delta(0, kind="tool-call-delta"), 11), _damage(delta(0, kind="tool-call-delta"), 12)]
-    for sample in samples:
+def test_which_single_events_pack() -> None:
+    """A run of three copies of an event packs exactly when the event is a packable delta (CHUNK-2)."""
+    samples = [(delta(0), True), (delta(0, kind="tool-call-delta"), True), (delta(0, kind="tool-call-delta", name="x"), True),
+               (delta(0, kind="tool-call-delta", name=None), False), (delta(0, kind="tool-call-delta", id=None), False),
+               (delta(0, extra="x"), False), (delta(0, turn=True), False), (delta(0, text=None), False),
+               (_damage(delta(0, kind="tool-call-delta"), 11), False), (_damage(delta(0, kind="tool-call-delta"), 12), False)]
+    for sample, packs in samples:
         run = [dict(sample, seq=i) for i in range(3)]
-        packs = chunk_rows._classify(sample) is not None
         assert (len(pack_chunk_runs(run)) == 1) == packs, sample
+
+
+@pytest.mark.req("CHUNK-3")
+def test_chunk3_tool_name_change_splits_the_run() -> None:
+    """The run-constant fields (rule table ``run_fields``): a changed or dropped tool name ends the run."""
+    for names in (["a", "a", "a", "b", "b", "b"], ["a", "a", "a", None, None, None]):
+        events = [delta(i, i, kind="tool-call-delta", **({"name": n} if n else {})) for i, n in enumerate(names)]
+        packed = pack_chunk_runs(events)
+        assert len(packed) == 2 and json_equal(_decoded(packed), events)
