@@ -31,9 +31,10 @@ from typing import Any, Literal
 from sessionspec import __version__
 
 from . import protocol
+from .serving import CLOCK as _CLOCK
 from .serving import REVISION as _REVISION
 from .serving import SQLITE_LAYOUT as _SQLITE_LAYOUT
-from .serving import current_revision, current_sqlite_layout
+from .serving import current_clock, current_revision, current_sqlite_layout
 from .store_script import ScriptedFailure, append_step, run_script
 
 __all__ = ["ReferenceAdapter", "Rejection", "session_state"]
@@ -146,14 +147,15 @@ def new_session(spec: Mapping[str, Any]) -> Any:
     """``Session(id, seed, header)`` from a ``sessionInput`` (without its appends)."""
     from sessionspec.reference.session import NO_HEADER, Session
 
-    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header", NO_HEADER), revision=current_revision())
+    return Session(spec.get("id", "s"), spec.get("seed"), spec.get("header", NO_HEADER), revision=current_revision(),
+                   clock=current_clock())
 
 
 def _attached(spec: Mapping[str, Any], *, invariants: bool) -> tuple[Any, Any]:
     """A session entered and announced in a fresh store (checker installed if asked)."""
     from sessionspec.reference.store import SessionStore
 
-    store = SessionStore(revision=current_revision())
+    store = SessionStore(revision=current_revision(), clock=current_clock())
     if invariants:
         from sessionspec.reference.invariants import InvariantChecker
 
@@ -246,7 +248,7 @@ def op_fold(args: Mapping[str, Any]) -> Any:
 def op_fork(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.store import SessionStore
 
-    store = SessionStore(revision=current_revision())
+    store = SessionStore(revision=current_revision(), clock=current_clock())
     with setup_phase():
         for other in args.get("live", ()):
             store.create(other)
@@ -266,7 +268,7 @@ def op_fork(args: Mapping[str, Any]) -> Any:
 def op_oob(args: Mapping[str, Any]) -> Any:
     from sessionspec.reference.store import SessionStore
 
-    store = SessionStore(out_of_band_types=frozenset()) if "admit" in args else SessionStore()
+    store = SessionStore(out_of_band_types=frozenset() if "admit" in args else None, clock=current_clock())
     try:
         for event_type in args.get("admit", [args["type"]]):
             store.admit_out_of_band(event_type)
@@ -515,15 +517,19 @@ class ReferenceAdapter:
     """Serve protocol requests (already-parsed JSON) with the reference implementation."""
 
     def __init__(self, handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None,
-                 revision: str | None = None, sqlite_layout: int | None = None) -> None:
+                 revision: str | None = None, sqlite_layout: int | None = None,
+                 clock: Callable[[], int] | None = None) -> None:
         """``revision``: the format revision to serve (an id or a release; default: the pinned one);
-        ``sqlite_layout``: the layout its SQLite backend has (one of the revision's; default: its own)."""
+        ``sqlite_layout``: the layout its SQLite backend has (one of the revision's; default: its own);
+        ``clock``: what stamps the served sessions' events (default: the wall clock; a deterministic one,
+        ``reference.SteppingClock``, makes a run of requests repeat exactly)."""
         from sessionspec.reference.sqlite_store import layout_for
         from sessionspec.spec.revisions import resolve_revision
 
         self.handlers = dict(HANDLERS if handlers is None else handlers)
         self.revision = resolve_revision(revision).id
         self.sqlite_layout = layout_for(self.revision, sqlite_layout).user_version  # KeyError: not a layout of it
+        self.clock = clock
 
     def handle(self, message: Any) -> dict[str, Any]:
         """One request in, one reply out; never raises."""
@@ -537,6 +543,7 @@ class ReferenceAdapter:
         if not isinstance(args, dict):
             return protocol.errored(seq, "request args is not an object")
         token, layout = _REVISION.set(self.revision), _SQLITE_LAYOUT.set(self.sqlite_layout)
+        clock = _CLOCK.set(self.clock)
         try:
             value = handler(args)
         except Rejection as r:
@@ -551,6 +558,7 @@ class ReferenceAdapter:
         finally:
             _REVISION.reset(token)
             _SQLITE_LAYOUT.reset(layout)
+            _CLOCK.reset(clock)
         return protocol.result(seq, value)
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "AppendStep",
     "LogContext",
     "build_log",
+    "changed_value",
     "chunk_run",
     "header_variant",
     "invalid_append",
@@ -207,6 +208,39 @@ def near_misses(node: Mapping[str, Any]) -> list[Any]:
     elif kind == "object":
         out += [[], "x"]
     return [v for v in out if v is not None]
+
+
+def changed_value(value: Any, node: Mapping[str, Any]) -> Any:
+    """A value other than ``value`` that stays inside the simple schema ``node`` (``value``
+    itself when the schema leaves no other within reach): a number moved by one inside its
+    bounds, a string grown or shrunk inside its lengths, another enum member, an array with
+    one more valid item. Never a value of another type (a generator that promises its schema
+    keeps it: tests/conformance/test_machines.py validates what the machines send)."""
+    node = _resolve(node)
+    if "const" in node:
+        return value
+    if "enum" in node:
+        others = [v for v in node["enum"] if v != value or type(v) is not type(value)]
+        return others[0] if others else value
+    kind = node.get("type")
+    if kind in ("number", "integer") and type(value) in (int, float):
+        low, high = node.get("minimum"), node.get("maximum")
+        for candidate in (value + 1, value - 1):
+            if (low is None or candidate >= low) and (high is None or candidate <= high):
+                return candidate
+        return value
+    if kind == "string" and type(value) is str and "pattern" not in node and "format" not in node:
+        if "maxLength" not in node or len(value) < node["maxLength"]:
+            return value + "x"
+        return value[:-1] if len(value) > node.get("minLength", 0) else value
+    if kind == "array" and isinstance(value, list) and not node.get("uniqueItems"):
+        if "maxItems" in node and len(value) >= node["maxItems"]:
+            return value
+        item = _resolve(node.get("items", {}))
+        if item.get("type") == "string" and not {"pattern", "format", "enum", "const"} & item.keys():
+            return [*value, "x" * max(1, item.get("minLength", 1))]
+        return [*value, value[0]] if value else value
+    return value
 
 
 use_revision()

@@ -73,11 +73,11 @@ class InProcessConnection:
     """
 
     def __init__(self, handler: Callable[[Any], Any] | None = None, revision: str | None = None,
-                 sqlite_layout: int | None = None) -> None:
+                 sqlite_layout: int | None = None, clock: Callable[[], int] | None = None) -> None:
         if handler is None:
             from .adapter import ReferenceAdapter
 
-            handler = ReferenceAdapter(revision=revision, sqlite_layout=sqlite_layout).handle
+            handler = ReferenceAdapter(revision=revision, sqlite_layout=sqlite_layout, clock=clock).handle
         self._handler = handler
 
     def exchange(self, line: str, timeout: float) -> str:

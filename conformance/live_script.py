@@ -44,10 +44,10 @@ class _Scenario:
         from sessionspec.reference.live_persistence import LivePersistence
         from sessionspec.reference.store import SessionStore
 
-        from .serving import current_revision
+        from .serving import current_clock, current_revision
 
         self.kind, self.directory, self.open_backend = kind, directory, open_backend
-        self.store = SessionStore(revision=current_revision())
+        self.store = SessionStore(revision=current_revision(), clock=current_clock())
         self.failing_writes = 0
         backend = open_backend(kind, directory)
         self.live = LivePersistence(self.store, backend, write=self._write)

@@ -63,7 +63,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from sessionspec.reference import json_text
+from sessionspec.reference import SteppingClock, json_text
 from sessionspec.reference.jsonl import encode_records
 from sessionspec.spec.revisions import UnknownRevision, resolve_revision
 
@@ -465,11 +465,11 @@ def _header_edit(draw: gen.Draw, header: Mapping[str, Any]) -> Any:
     elif how == "config" and isinstance(out.get("config"), dict) and out["config"]:
         config = dict(out["config"])
         key = draw(st.sampled_from(sorted(config)))
-        if draw(st.booleans()) and key not in gen.schema("type/llm-call-config.json").get("required", ()):
+        node = gen.schema("type/llm-call-config.json")
+        if draw(st.booleans()) and key not in node.get("required", ()):
             del config[key]
         else:
-            value = config[key]
-            config[key] = [*value, "x"] if isinstance(value, list) else (value + 1 if type(value) is int else f"{value}x")
+            config[key] = gen.changed_value(config[key], node.get("properties", {}).get(key, {}))
         out["config"] = config
     elif how == "drop":
         optional = sorted(set(out) - set(gen.schema("type/epoch-header.json").get("required", ())))
@@ -1195,7 +1195,28 @@ def _settings(profile: Profile) -> settings:
     )
 
 
+@functools.cache
+def _settle_imports() -> None:
+    """Import every module of the reference and the suite before a run draws anything.
+
+    Hypothesis sometimes draws a constant found in the code of the modules imported so far
+    (its "local constants"), so a run that imports a module lazily (the reference loads its
+    storage forms on first use) would change what a later run of the same seed draws; with
+    the modules all loaded first, and the reference's clock injected (:func:`_paired`), a fixed
+    seed repeats its requests exactly."""
+    import importlib
+    import pkgutil
+
+    import sessionspec.conformance
+    import sessionspec.reference
+
+    for package in (sessionspec.reference, sessionspec.conformance):
+        for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            importlib.import_module(info.name)
+
+
 def _run_state_machine(machine: type[Differential], profile: Profile) -> None:
+    _settle_imports()
     if profile.seed is None:
         run_state_machine_as_test(machine, settings=_settings(profile))
         return
@@ -1372,7 +1393,11 @@ def _paired(connect: Callable[[], Implementation],
     except UnknownRevision:
         impl.close()
         raise
-    reference = Implementation(functools.partial(InProcessConnection, revision=revision), check_schema=False)
+    # A deterministic clock: the reference's event times feed later requests (its log replayed as a
+    # seed, forked, stored), so with the wall clock a fixed seed would not repeat its requests.
+    clock = SteppingClock()
+    reference = Implementation(functools.partial(InProcessConnection, revision=revision, clock=clock),
+                               check_schema=False)
     reference.start()
     previous = gen.REVISION
     gen.use_revision(revision)

@@ -74,11 +74,11 @@ class _Interpreter:
     def store(self, step: Mapping[str, Any]) -> Any:
         from sessionspec.reference.store import SessionStore
 
-        from .serving import current_revision
+        from .serving import current_clock, current_revision
 
         name = step.get("store", "main")
         if name not in self.stores:
-            self.stores[name] = SessionStore(revision=current_revision())
+            self.stores[name] = SessionStore(revision=current_revision(), clock=current_clock())
         return self.stores[name]
 
     def session(self, handle: str) -> Any:

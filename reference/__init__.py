@@ -130,7 +130,9 @@ if TYPE_CHECKING:
         NO_HEADER,
         SEED_DATA_RULE_TYPES,
         SESSION_FORMAT_VERSION,
+        Clock,
         Session,
+        SteppingClock,
         check_seed_entry,
         envelope_defects,
         has_provider_model,
@@ -173,6 +175,7 @@ __all__ = [
     "AppendError",
     "Artifact",
     "ChunkRowError",
+    "Clock",
     "CompressedArtifact",
     "CompressedArtifactError",
     "Explainer",
@@ -205,6 +208,7 @@ __all__ = [
     "SessionStore",
     "SqliteStore",
     "SqliteStoreError",
+    "SteppingClock",
     "StoreError",
     "StoredSession",
     "SurfaceError",
@@ -305,7 +309,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "RequestHeaderFold", "call_config_equals", "canonical_header", "fold_request_header", "header_equals"
     ),
     ".session": (
-        "NO_HEADER", "SEED_DATA_RULE_TYPES", "SESSION_FORMAT_VERSION", "Session", "check_seed_entry",
+        "NO_HEADER", "SEED_DATA_RULE_TYPES", "SESSION_FORMAT_VERSION", "Clock", "Session", "SteppingClock",
+        "check_seed_entry",
         "envelope_defects", "has_provider_model", "is_event_envelope", "validate_header", "validate_seed"
     ),
     ".sqlite_store": ("SqliteStore", "StoredSession"),

@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import os.path
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from sessionspec.spec import FORMAT
@@ -50,7 +50,9 @@ __all__ = [
     "NO_HEADER",
     "SEED_DATA_RULE_TYPES",
     "SESSION_FORMAT_VERSION",
+    "Clock",
     "Session",
+    "SteppingClock",
     "check_seed_entry",
     "envelope_defects",
     "has_provider_model",
@@ -87,8 +89,29 @@ A sentinel and not ``None``, because a supplied ``None`` is a present JSON
 
 
 def now_ms() -> int:
-    """Current Unix time in integer milliseconds (DEC-6)."""
+    """Current Unix time in integer milliseconds (DEC-6): the clock of a session given none."""
     return _time_ns() // 1_000_000
+
+
+Clock = Callable[[], int]
+"""A source of event times: integer milliseconds (DEC-6). A session or store given one stamps every
+event and synthesised ``createdAt`` with it, so a run that injects a deterministic clock repeats
+exactly (the conformance machines); without one, :func:`now_ms`."""
+
+
+class SteppingClock:
+    """A deterministic :data:`Clock`: ``start``, then ``step`` ms later at each reading."""
+
+    __slots__ = ("_next", "_step")
+
+    def __init__(self, start: int = 1_785_000_000_000, step: int = 1) -> None:
+        self._next = start
+        self._step = step
+
+    def __call__(self) -> int:
+        now = self._next
+        self._next = now + self._step
+        return now
 
 
 class Attachment(Protocol):
@@ -279,14 +302,16 @@ def _request_header_problem(data: Any, rules: Rules) -> str | None:
     return None
 
 
-def validate_header(session_id: str, header: Any = NO_HEADER, revision: RevisionLike = None) -> FrozenDict:
+def validate_header(session_id: str, header: Any = NO_HEADER, revision: RevisionLike = None, *,
+                    clock: Clock | None = None) -> FrozenDict:
     """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
 
     :data:`NO_HEADER` (the default) synthesises ``{version: 0, id, createdAt: now}``
     (HDR-1); ``None`` is a present ``null`` and is rejected (HDR-2).
     """
     if header is NO_HEADER:
-        return FrozenDict({"version": SESSION_FORMAT_VERSION, "id": session_id, "createdAt": now_ms()})
+        created = now_ms() if clock is None else clock()
+        return FrozenDict({"version": SESSION_FORMAT_VERSION, "id": session_id, "createdAt": created})
     try:
         record = freeze_json_value(header)
     except JsonValueError as error:
@@ -428,6 +453,7 @@ class Session:
 
     __slots__ = (
         "__weakref__",
+        "_clock",
         "_entry",
         "_events",
         "_first_live_seq",
@@ -440,8 +466,8 @@ class Session:
     )
 
     def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER, *,
-                 revision: RevisionLike = None) -> None:
-        self._open(id, revision)
+                 revision: RevisionLike = None, clock: Clock | None = None) -> None:
+        self._open(id, revision, clock)
         if seed is not None:
             with gc_paused(long_lived=True):
                 _fold_seed(seed, self._log, self._surface, self._rules, self._messages)
@@ -449,8 +475,8 @@ class Session:
 
     @classmethod
     def _restore(cls, id: str, restored: Sequence[Any], tail: Sequence[Any], header: Any = NO_HEADER, *,
-                 revision: RevisionLike = None) -> Session:
-        """``Session(id, [*restored, *tail], header, revision=revision)``, where ``restored`` holds events
+                 revision: RevisionLike = None, clock: Clock | None = None) -> Session:
+        """``Session(id, [*restored, *tail], header, revision=revision, clock=clock)``, where ``restored`` holds events
         that ``json_value.freeze_parsed`` froze from a stored log's own parse (the load path, JSONL-12).
 
         The same checks, errors and result; SEED-2 is already proven for ``restored`` (the parser and
@@ -458,7 +484,7 @@ class Session:
         takes ownership of the objects it parsed. ``tail`` (the repair closers) is seeded as usual.
         """
         self = cls.__new__(cls)
-        self._open(id, revision)
+        self._open(id, revision, clock)
         with gc_paused(long_lived=True):
             _fold_restored(restored, self._log, self._surface, self._rules, self._messages)
             if tail:
@@ -466,9 +492,10 @@ class Session:
         self._seeded(id, True, header)
         return self
 
-    def _open(self, id: str, revision: RevisionLike) -> None:
+    def _open(self, id: str, revision: RevisionLike, clock: Clock | None) -> None:
         if type(id) is not str:
             raise TypeError(f"a session id must be a str, got {type(id).__name__}")
+        self._clock = clock
         rules = self._rules = rules_for(revision)
         log: list[FrozenDict] = []
         self._log = log
@@ -482,7 +509,7 @@ class Session:
         log = self._log
         rules = self._rules
         self._first_live_seq = len(log)
-        self._header = validate_header(id, header, rules)
+        self._header = validate_header(id, header, rules, clock=self._clock)
         self._request_header = RequestHeaderFold(rules)
         marker = rules.seed_end_marker
         if seeded and marker is not None and not (log and log[-1]["type"] == marker):
@@ -582,8 +609,10 @@ class Session:
                               "APPEND_REENTRANT", requirement="APPEND-9")
         # (e) build and freeze the candidate (APPEND-7), filled in place (no temporary dict).
         log = self._log
+        clock = self._clock
         event = _new_dict(FrozenDict)
-        _init_dict(event, type=type, seq=len(log), time=_time_ns() // 1_000_000, data=frozen)
+        _init_dict(event, type=type, seq=len(log), time=_time_ns() // 1_000_000 if clock is None else clock(),
+                   data=frozen)
         if source_seqs is not _ABSENT:
             _set_item(event, "sourceEventSeqs", source_seqs)
         if op is not _ABSENT:

@@ -43,7 +43,7 @@ from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .revision import rules_for
 from .rule_table import TABLE, define
-from .session import Session, now_ms
+from .session import Clock, Session, now_ms
 from .surface import SurfacePlan
 
 __all__ = ["LISTENER_NAMES", "Scope", "SessionStore", "default_out_of_band_types"]
@@ -187,8 +187,11 @@ class _Entry:
 class SessionStore:
     """The in-memory store of live sessions (vocabulary §9.2)."""
 
-    def __init__(self, *, out_of_band_types: frozenset[str] | None = None, revision: RevisionLike = None) -> None:
-        """``revision`` is the format revision of every session the store builds (default: the pinned one)."""
+    def __init__(self, *, out_of_band_types: frozenset[str] | None = None, revision: RevisionLike = None,
+                 clock: Clock | None = None) -> None:
+        """``revision`` is the format revision of every session the store builds (default: the pinned one);
+        ``clock`` stamps their events and synthesised ``createdAt`` (default: the wall clock, ``now_ms``)."""
+        self._clock = clock
         self._rules = rules = rules_for(revision)
         self._entries: dict[str, _Entry] = {}
         self._counter = 0
@@ -352,12 +355,12 @@ class SessionStore:
         header: dict[str, Any] = {
             "version": FORMAT.session_format_version,
             "id": session_id,
-            "createdAt": created_at if created_at is not None else now_ms(),
+            "createdAt": created_at if created_at is not None else (now_ms() if self._clock is None else self._clock()),
         }
         for key in self._rules.header_keys:
             if key in meta and key not in _NOT_COPIED:
                 header[key] = meta[key]
-        return Session(session_id, seed, header, revision=self._rules)
+        return Session(session_id, seed, header, revision=self._rules, clock=self._clock)
 
     def enter(self, session: Session, scope: Scope | None = None) -> Detach:
         """Publish a prepared session and return its detach function (STORE-3, STORE-4).

@@ -76,16 +76,58 @@ def test_each_machine_agrees_with_the_in_process_reference(name, tmp_path):
         assert len(added) >= len(seen[old])  # the profile at least doubles what the session machine shows
 
 
-def test_a_fixed_seed_repeats_its_requests_and_seeds_differ(tmp_path):
-    def requests(seed):
-        impl, sent = _recording_without()
-        machines.run_quick(connect=lambda: impl, trace_dir=tmp_path, out=io.StringIO(),
-                           runs=[machines.QuickRun("session", seed, 2, 5)])
-        return sent
+def _requests_of(machine: str, seed: int, tmp_path: Path, examples: int = 2, steps: int = 5,
+                 focus: tuple[str, ...] | None = None) -> list[tuple[str, dict]]:
+    impl, sent = _recording_without()
+    machines.run_quick(connect=lambda: impl, trace_dir=tmp_path, out=io.StringIO(),
+                       runs=[machines.QuickRun(machine, seed, examples, steps, focus)])
+    return sent
 
-    first = requests(3)
-    assert first and requests(3) == first
-    assert requests(4) != first
+
+@pytest.mark.parametrize(("machine", "seeds"), [("session", range(1, 21)), ("fork", range(1, 6)),
+                                                ("storage", range(1, 6)), ("store", range(1, 4)),
+                                                ("persistence", range(1, 3))])
+def test_a_fixed_seed_repeats_its_requests_and_seeds_differ(machine, seeds, tmp_path):
+    """Every seed, not one: the reference's clock is injected (its event times feed later requests:
+    replay, fork, store) and every module Hypothesis takes constants from is loaded before the first
+    draw, so the same seed sends the same requests however often and in whatever order it runs."""
+    first = {seed: _requests_of(machine, seed, tmp_path) for seed in seeds}
+    for seed in reversed(seeds):
+        assert _requests_of(machine, seed, tmp_path) == first[seed], seed
+    sent = [repr(requests) for requests in first.values() if requests]
+    assert len(sent) >= len(first) // 2 and len(set(sent)) == len(sent)
+
+
+def test_every_request_the_machines_send_is_inside_its_schemas(tmp_path):
+    """Generated values stay inside the schema their generator promises: every request is valid
+    under the protocol's op schemas, and the header edits of `header-equals` stay inside the
+    epoch-header schema when the header they edit is inside it (a float config value once became
+    the string f"{value}x")."""
+    from sessionspec.conformance.protocol import validate_request
+
+    epoch = load_spec().validator("https://sessionspec.dev/schema/type/epoch-header.json")
+    edits = 0
+    for seed in range(1, 13):
+        for op, args in _requests_of("session", seed, tmp_path, 3, 8, ("header_views",)):
+            validate_request({"seq": 1, "op": op, "args": args})
+            if op == "header-equals" and epoch.is_valid(args["a"]):
+                assert list(epoch.iter_errors(args["b"])) == [], (args["a"], args["b"])
+                edits += args["a"] != args["b"]
+    assert edits >= 10
+
+
+def test_a_changed_value_stays_inside_its_schema():
+    from jsonschema import Draft202012Validator
+
+    cases = [({"type": "number"}, 0.5), ({"type": "number", "maximum": 1}, 1), ({"type": "integer", "minimum": 0,
+              "maximum": 0}, 0), ({"type": "string", "minLength": 1}, "a"), ({"type": "string", "maxLength": 1}, "ab"),
+             ({"type": "array", "items": {"type": "string"}}, []), ({"enum": ["a", "b"]}, "a"), ({"const": 1}, 1),
+             ({"type": "array", "items": {"type": "integer"}, "maxItems": 1}, [3])]
+    for node, value in cases:
+        changed = gen.changed_value(value, node)
+        assert Draft202012Validator(node).is_valid(changed), (node, value, changed)
+    assert gen.changed_value(0.5, {"type": "number"}) == 1.5
+    assert gen.changed_value("a", {"enum": ["a", "b"]}) == "b"
 
 
 def test_the_machines_agree_with_the_reference_adapter_process(tmp_path):
