@@ -79,9 +79,10 @@ _MAX_TRACE_BYTES = 5_000_000
 _MAX_TRACE_STEPS = 50
 
 # Characters an HTML document cannot carry as text: C0/C1 controls (except tab, LF, CR),
-# lone surrogates and noncharacters. They are shown as visible \uXXXX escapes.
+# lone surrogates and noncharacters, and those that would reorder or break what a reader sees (bidirectional
+# embeddings, overrides and isolates, line and paragraph separators: json_text.UNPRINTABLE_CLASS). They are shown as visible \uXXXX escapes.
 _BAD = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
     "\U0001fffe\U0001ffff\U0002fffe\U0002ffff\U0003fffe\U0003ffff\U0004fffe\U0004ffff"
     "\U0005fffe\U0005ffff\U0006fffe\U0006ffff\U0007fffe\U0007ffff\U0008fffe\U0008ffff"
     "\U0009fffe\U0009ffff\U000afffe\U000affff\U000bfffe\U000bffff\U000cfffe\U000cffff"

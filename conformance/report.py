@@ -176,7 +176,8 @@ def load_report(path: str | Path) -> LoadedReport:
 # -- JUnit --------------------------------------------------------------------------------------
 
 
-_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+                          "|[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # (shown, not reordering)
 
 
 def _xml_safe(text: str) -> str:

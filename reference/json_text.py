@@ -549,8 +549,11 @@ if hasattr(sys, "get_int_max_str_digits"):
 
 
 # ------------------------------------------------------------------- display
-# Control characters (C0, DEL, C1), Unicode line and paragraph separators, and lone surrogates.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Control characters (C0, DEL, C1), Unicode line and paragraph separators, bidirectional embeddings,
+# overrides and isolates (which reorder what a reader sees: "Trojan Source"), and lone surrogates. The one
+# class every escaper of output uses (`display`, the catalog's `printable`).
+UNPRINTABLE_CLASS = "\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNPRINTABLE = re.compile(f"[{UNPRINTABLE_CLASS}]")
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

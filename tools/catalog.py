@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from sessionspec.reference import json_text
 from sessionspec.reference.atomic import OutputError
 from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
 from sessionspec.spec.inputs import read_text
@@ -205,7 +206,7 @@ def slug(heading: str) -> str:
 
 #: What Markdown (and a terminal showing it) cannot carry as text: C0/C1 controls but tab and line feed,
 #: DEL, line/paragraph separators, bidirectional overrides and isolates, lone surrogates (no UTF-8 holds them).
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNPRINTABLE = re.compile(f"(?![\t\n])[{json_text.UNPRINTABLE_CLASS}]")  # display's class; Markdown keeps tab and newline
 
 
 def printable(text: str) -> str:
