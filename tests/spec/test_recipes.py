@@ -26,7 +26,8 @@ NEW_TYPE = "session/note"
 SCHEMA_ID = "https://sessionspec.dev/schema/payload/session/note.json"
 HAND_EDITED = {"spec/events/session.json", "spec/schemas/payload/session/note.json", "conformance/vectors/append.json",
                "CHANGELOG.md"}
-GENERATED_PREFIXES = ("catalogs/", "tests/catalog/__snapshots__/", "tools/validator/core_fast.py")
+GENERATED_PREFIXES = ("catalogs/", "tests/catalog/__snapshots__/", "tools/validator/core_fast.py",
+                      "conformance/schema-witnesses.json")
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(),
                                 reason="needs the repository's git checkout to copy its tracked files")
@@ -114,6 +115,7 @@ def test_adding_a_core_event_type_touches_only_the_recipes_files(tmp_path: Path)
     assert drafted.returncode == 0, drafted.stderr
     # Step 3: regenerate, as CONTRIBUTING says.
     for command in (["-c", _CLI, "catalog"], ["-m", "sessionspec.validator.pregen"],
+                    ["-m", "sessionspec.conformance.schema_bounds", "--write"],
                     ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests/catalog",
                      "--snapshot-update"]):
         done = _python(tree, copy, *command)
@@ -131,6 +133,7 @@ def test_adding_a_core_event_type_touches_only_the_recipes_files(tmp_path: Path)
     # The copy is consistent: its checks and the tests that tie the vocabulary together pass (the vector file
     # was written by `format_case_file`, which refuses a file the vector loader would reject).
     checks = [["-c", _CLI, "catalog", "--check"], ["-m", "sessionspec.validator.pregen", "--check"],
+              ["-m", "sessionspec.conformance.schema_bounds"],
               ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", "tests/spec/test_schemas.py",
                "tests/spec/test_revisions.py", "tests/spec/test_registry.py", "tests/spec/test_add_event_type.py"]]
     for command in checks:
