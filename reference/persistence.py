@@ -106,15 +106,16 @@ class JsonlBackend:
         self.compression: Compression = compression
         self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
+        self._tracked: set[str] = set()  # sessions this backend loaded or appended to (PERSIST-12)
 
     @property
     def artifact_name(self) -> str:
         return str(_JSONL["compressedFileName"] if self.compression == "zstd" else _JSONL["plainFileName"])
 
     def _find(self, session_id: str) -> Path | None:
+        if not self.root.is_dir() or not any(entry.is_dir() for entry in self.root.iterdir()):
+            return None  # upstream encodes the id per project folder: with none, nothing is stored (PERSIST-11)
         segment = encode_path_segment(session_id)
-        if not self.root.is_dir():
-            return None
         hits = [p for p in self.root.glob(f"*/{segment}/{self.artifact_name}") if p.is_file()]
         return hits[0] if len(hits) == 1 else None
 
@@ -152,6 +153,8 @@ class JsonlBackend:
         if not events:
             return
         path = self._find(session_id)
+        if path is not None and session_id not in self._created and session_id not in self._tracked:
+            self.load(session_id)  # adopt a session this backend does not track: as a load, repair written (PERSIST-12)
         if path is None:
             header = self._created.get(session_id)
             if header is None:
@@ -179,8 +182,11 @@ class JsonlBackend:
     def load(self, session_id: str) -> LoadedArtifact:
         path = self._existing(session_id)
         if self.compression == "zstd":
-            return load_compressed_artifact(path, session_id, revision=self.format_revision)
-        return load_artifact(path, session_id, revision=self.format_revision)
+            loaded = load_compressed_artifact(path, session_id, revision=self.format_revision)
+        else:
+            loaded = load_artifact(path, session_id, revision=self.format_revision)
+        self._tracked.add(session_id)
+        return loaded
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         path = self._existing(session_id)
@@ -217,19 +223,28 @@ class JsonlBackend:
             else:
                 handle.write(_TORN_RECORD)
 
+    def _artifact(self, session_id: str) -> Path:
+        """The stored artifact a fault step works on: an id no path can hold has none (PERSIST_NO_SESSION)."""
+        try:
+            return self._existing(session_id)
+        except JsonlError as error:
+            if error.code == "JSONL_PATH_INVALID":
+                raise _no_session(session_id, os.fspath(self.root)) from None
+            raise
+
     def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None:
         """Append ``data`` to the stored artifact unchecked: the bytes a write cut by a crash left."""
-        with open(self._existing(session_id), "ab") as handle:
+        with open(self._artifact(session_id), "ab") as handle:
             handle.write(data)
 
     def truncate(self, session_id: str, drop: int) -> None:
         """Cut the stored artifact ``drop`` bytes short (at most to nothing): a crash at that byte offset."""
-        path = self._existing(session_id)
+        path = self._artifact(session_id)
         size = os.stat(path).st_size
         os.truncate(path, max(0, size - drop))
 
     def artifact_bytes(self, session_id: str) -> bytes:
-        return self._existing(session_id).read_bytes()
+        return self._artifact(session_id).read_bytes()
 
     def close(self) -> None:
         pass
@@ -243,6 +258,7 @@ class SqliteBackend:
         self.store = SqliteStore.create(path, journal_mode=journal_mode, revision=revision, user_version=user_version)
         self.format_revision = revision
         self._created: dict[str, dict[str, Any]] = {}
+        self._tracked: set[str] = set()  # sessions this backend loaded or appended to (PERSIST-12)
 
     def create(self, header: Mapping[str, Any]) -> None:
         checked = _checked_header(header)
@@ -265,6 +281,8 @@ class SqliteBackend:
         check_batch_values(events)
         if not events:
             return
+        if session_id not in self._created and session_id not in self._tracked and self._has(session_id):
+            self.load(session_id)  # adopt a session this backend does not track: as a load, repair written (PERSIST-12)
         self.store.append(self._header(session_id), events)
 
     def _has(self, session_id: str) -> bool:
@@ -276,7 +294,9 @@ class SqliteBackend:
 
     def load(self, session_id: str) -> LoadedArtifact:
         self._stored(session_id)
-        return self.store.repair([session_id], revisions={session_id: self.format_revision})[0]
+        loaded = self.store.repair([session_id], revisions={session_id: self.format_revision})[0]
+        self._tracked.add(session_id)
+        return loaded
 
     def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         self._stored(session_id)

@@ -123,6 +123,43 @@ def test_a_session_with_nothing_stored_is_a_located_rejection(backend: Backend) 
     assert _code(backend.append, "s2", _turn(0, 1)) == "PERSIST_NO_SESSION"
 
 
+def test_an_id_no_path_can_hold_has_nothing_stored_until_a_project_folder_exists(tmp_path: Path) -> None:
+    """PERSIST-11 for the JSONL forms: upstream's lookup encodes the id once per project folder, so with
+    none (nothing stored yet) the empty id is simply not found; the fault steps find no artifact either."""
+    for kind in ("jsonl", "jsonl-zstd"):
+        backend = open_backend(kind, tmp_path / kind, PUB)
+        (tmp_path / kind).mkdir()
+        for step in (backend.load, backend.inspect, backend.artifact_bytes):
+            assert _code(step, "") == "PERSIST_NO_SESSION"
+        backend.create({"version": 0, "id": "s1", "createdAt": 5, "cwd": "/w"})
+        backend.append("s1", _turn(0, 1))
+        assert _code(backend.inspect, "") == "JSONL_PATH_INVALID"  # now the id is encoded, and refused
+        assert _code(backend.tear, "", b"x", []) == "PERSIST_NO_SESSION"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_second_backend_adopts_and_every_backend_continues_the_stored_log(tmp_path: Path, kind: str,
+                                                                            revision: str) -> None:
+    """PERSIST-12: a backend appending to a session it does not track loads it first (the open turn is
+    closed and written), and an append continues the log as stored, whichever backend wrote last."""
+    first, second = open_backend(kind, tmp_path, revision), open_backend(kind, tmp_path, revision)
+    try:
+        first.create({"version": 0, "id": "s1", "createdAt": 5, "cwd": "/w"})
+        first.append("s1", _turn(0, 1)[:1])  # turn 1 left open
+        assert _code(second.append, "s1", _turn(0, 1)[1:]) == "PERSIST_SEQ_CONTINUE"  # the closer took seq 1
+        _, stored = first.inspect("s1")
+        assert [e["type"] for e in stored] == ["turn/start", "turn/end"]
+        assert stored[1]["data"]["reason"]["kind"] == "interrupted"
+        second.append("s1", _turn(2, 2))
+        assert _code(first.append, "s1", _turn(2, 2)) == "PERSIST_SEQ_CONTINUE"  # a repeated seq is refused
+        first.append("s1", _turn(4, 3))
+        assert [e["seq"] for e in second.load("s1").events] == list(range(6))
+    finally:
+        first.close()
+        second.close()
+
+
 def _artifact(root: Path) -> Path:
     [path] = root.glob("*/*/session.jsonl.zstd")
     return path
