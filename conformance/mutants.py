@@ -475,6 +475,32 @@ def _persist5(batch_lossless: Callable[[Any], None]) -> Callable[[Any], None]:
     return lambda events: None
 
 
+@mutant("persist9-stores-retired-shapes", "PERSIST-9",
+        "stores an append batch holding a retired shape (mode/set, header-delta, fallback) instead of refusing it",
+        "batch_retired")
+def _persist9(batch_retired: Callable[[Any], None]) -> Callable[[Any], None]:
+    return lambda events: None
+
+
+@mutant("persist10-create-accepts-negative-created-at", "PERSIST-10",
+        "accepts a creation header whose createdAt is negative", "created_at_ok")
+def _persist10(created_at_ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: created_at_ok(value) or (type(value) is int and value < 0)
+
+
+@mutant("persist11-nothing-stored-is-a-seq-mismatch", "PERSIST-11",
+        "reports a step on a session with nothing stored as a batch that does not continue the log", "no_session")
+def _persist11(no_session: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    from sessionspec.spec.errors import PersistenceError
+
+    def refuse(session_id: Any, where: str) -> Any:
+        no_session(session_id, where)  # the reference's own refusal, then the wrong code in its place
+        return PersistenceError(f"append batch does not continue the stored log of {session_id!r}",
+                                "PERSIST_SEQ_CONTINUE", requirement="PERSIST-3", path=where)
+
+    return refuse
+
+
 @mutant("zstd3-tolerates-bad-checksums", "ZSTD-3", "treats a complete frame that fails its checksum like a torn one",
         "frame_decoder")
 def _zstd3(decoder: Callable[[Any, int], bytes]) -> Callable[[Any, int], bytes]:

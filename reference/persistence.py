@@ -49,6 +49,7 @@ from .jsonl_zstd import (
     read_compressed_header,
     write_compressed_artifact,
 )
+from .rule_table import TABLE, define
 from .sqlite_store import SqliteStore, check_appendable, check_batch_values, check_continues
 from .zstd_frames import compress_frame
 
@@ -85,7 +86,7 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
         raise HeaderError("session metadata must be losslessly JSON-serializable", "HEADER_NOT_JSON",
                           requirement="HDR-2")
     created_at = header.get("createdAt") if isinstance(header, Mapping) else None
-    if not isinstance(header, Mapping) or not is_nonneg_safe_int(created_at):
+    if not isinstance(header, Mapping) or not TABLE.created_at_ok(created_at):
         raise HeaderError("session metadata createdAt must be a non-negative safe integer", "HEADER_CREATED_AT",
                           requirement="PERSIST-10")
     plain: dict[str, Any] = json_text.loads(json_text.dumps(header))
@@ -94,8 +95,16 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
 
 def _no_session(session_id: Any, where: str) -> PersistenceError:
     """What every step on a session with nothing stored raises (PERSIST-11): located, never a KeyError."""
+    return TABLE.no_session(session_id, where)  # type: ignore[no-any-return]
+
+
+def _no_session_error(session_id: Any, where: str) -> PersistenceError:
     return PersistenceError(f"session {session_id!r} not found (nothing is stored for it)", "PERSIST_NO_SESSION",
                             requirement="PERSIST-11", path=where)
+
+
+define("created_at_ok", is_nonneg_safe_int)  # PERSIST-10: create checks createdAt (and lossless JSON) only
+define("no_session", _no_session_error)  # PERSIST-11: nothing stored is this located refusal
 
 
 class JsonlBackend:

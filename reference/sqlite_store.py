@@ -970,7 +970,7 @@ def check_batch_values(events: Sequence[Mapping[str, Any]]) -> None:
     """The checks of a batch that need no stored state: lossless JSON (PERSIST-5), then no retired
     shape (PERSIST-9); both come before the session is looked up, as upstream's append runs them."""
     TABLE.batch_lossless(events)
-    _legacy_rejection(events, None, None, requirement="PERSIST-9")
+    TABLE.batch_retired(events)
 
 
 def _batch_lossless(events: Sequence[Mapping[str, Any]]) -> None:
@@ -997,5 +997,6 @@ def _check_continues(events: Sequence[Mapping[str, Any]], next_seq: int) -> None
 
 define("check_appendable", _check_continues)  # PERSIST-3, PERSIST-4 (check_appendable runs check_batch_values first)
 define("batch_lossless", _batch_lossless)  # PERSIST-5
+define("batch_retired", lambda events: _legacy_rejection(events, None, None, requirement="PERSIST-9"))  # PERSIST-9
 define("application_id_ok", lambda app: app == APPLICATION_ID)  # SQLITE-1: only this format's databases open
 define("in_committed_region", lambda index, last_turn_end: index <= last_turn_end)  # SQLITE-5: a hole there is corrupt
