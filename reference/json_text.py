@@ -69,6 +69,7 @@ fast_loads = msgspec.json.Decoder().decode
 """The fast reader alone: :func:`loads` for every text it accepts; raises one of
 ``FAST_DECLINED`` where :func:`loads` must decide (bulk readers fall back to it then)."""
 FAST_DECLINED = (msgspec.DecodeError, RecursionError)
+_STRICT_INTEGER = orjson.OPT_STRICT_INTEGER
 
 _WS = re.compile(r"[ \t\n\r]*")
 _WS_AT = cast("Callable[[str, int], re.Match[str]]", _WS.match)  # always matches (possibly empty)
@@ -333,28 +334,35 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`.
 
     The one parsing path of log text: every reader (the load path of every storage form, the
-    validator, detection) reads a line with this function. msgspec's value is taken where it is
-    provably the exact parser's (:func:`parse`): without ``on_anomaly`` whenever msgspec accepts
-    the text (it declines lone surrogates, numbers beyond a double, longer integers and deep
-    nesting); with ``on_anomaly`` only when the value's canonical text (orjson, integers held to
+    validator, detection) reads a line with this function. A fast reader's value is taken where it
+    is provably the exact parser's (:func:`parse`): without ``on_anomaly``, msgspec's whenever it
+    accepts the text (it declines lone surrogates, numbers beyond a double, longer integers and deep
+    nesting); with ``on_anomaly`` (bytes), orjson's only when its canonical text (integers held to
     ±(2^53-1)) is the input byte for byte and it holds no ``-0.0`` (so no key repeats, no integer
-    is unsafe, nothing is negative zero: the exact parser would report nothing). Everything else
+    is unsafe or read as a float, nothing is negative zero: the exact parser would report nothing). Everything else
     is read by the exact parser, which reports each anomaly to the hook and locates syntax errors.
     ``infinity`` as in :func:`parse`; ``invalid_utf8="replace"`` reads bytes that are not UTF-8 with
     U+FFFD, as a loader's Buffer decoding does, reporting an ``invalid-utf8`` anomaly (its byte
     ``offset``) to the hook.
     """
-    try:
-        value = fast_loads(text)
-    except FAST_DECLINED:
-        pass  # not JSON, or JSON msgspec declines: the exact parser decides and locates
-    except TypeError:
-        raise JsonTextError(
-            f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
-        ) from None
-    else:
-        if on_anomaly is None or (text.__class__ is bytes and _canonical(value, text)):
-            return value
+    if not isinstance(text, (str, bytes, bytearray, memoryview)):
+        raise JsonTextError(f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12")
+    if on_anomaly is not None and text.__class__ is bytes:  # every line a validator reads
+        try:
+            value = orjson.loads(text)
+            if orjson.dumps(value, option=_STRICT_INTEGER) == text and b"-0.0" not in text:
+                return value
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # not JSON, or not its canonical text
+            pass
+    elif on_anomaly is None:
+        try:
+            return fast_loads(text)
+        except FAST_DECLINED:
+            pass  # not JSON, or JSON msgspec declines: the exact parser decides and locates
+        except TypeError:
+            raise JsonTextError(
+                f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
+            ) from None
     if isinstance(text, str):
         decoded = text
     elif invalid_utf8 == "replace":
@@ -369,14 +377,6 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     else:
         decoded = _decode(text)
     return _Parser(decoded, on_anomaly, infinity).parse()
-
-
-def _canonical(value: Any, raw: bytes) -> bool:
-    """Whether ``raw`` is the canonical text of ``value`` without ``-0.0`` (no anomaly to report)."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER) == raw and b"-0.0" not in raw
-    except orjson.JSONEncodeError:  # an integer beyond ±(2^53-1), or nesting orjson does not write
-        return False
 
 
 def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = False) -> Any:

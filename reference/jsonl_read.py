@@ -397,7 +397,8 @@ def parse_line(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
         if exc.kind == "syntax" and exc.offset >= len(raw.decode("utf-8", errors="replace").rstrip()):
             return _Hole(f"truncated JSON text ({exc.reason} at {where})", col)
         return _Hole(f"{exc.reason} at {where}", col)
-    _report(anomalies, line, findings)
+    if anomalies:
+        _report(anomalies, line, findings)
     return value
 
 
