@@ -345,9 +345,7 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     U+FFFD, as a loader's Buffer decoding does, reporting an ``invalid-utf8`` anomaly (its byte
     ``offset``) to the hook.
     """
-    if not isinstance(text, (str, bytes, bytearray, memoryview)):
-        raise JsonTextError(f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12")
-    if on_anomaly is not None and text.__class__ is bytes:  # every line a validator reads
+    if text.__class__ is bytes and on_anomaly is not None:  # every line a validator reads
         try:
             value = orjson.loads(text)
             if orjson.dumps(value, option=_STRICT_INTEGER) == text and b"-0.0" not in text:
@@ -363,6 +361,8 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
             raise JsonTextError(
                 f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12"
             ) from None
+    elif not isinstance(text, (str, bytes, bytearray, memoryview)):
+        raise JsonTextError(f"JSON text must be str or bytes, not {type(text).__name__}", requirement="JSON-12")
     if isinstance(text, str):
         decoded = text
     elif invalid_utf8 == "replace":
