@@ -42,9 +42,10 @@ FORMAT = "sessionspec-conformance-report/1"
 _KINDS = ("header", "case", "footer")
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write a report, trace or case file atomically (UTF-8, LF line ends)."""
-    write_atomic(path, text.encode("utf-8"))
+def atomic_write_text(path: str | Path, text: str, *, force: bool | None = None) -> None:
+    """Write a report, trace or case file atomically (UTF-8, LF line ends); ``force`` not None: a target the user
+    named, under the one output policy (`reference.atomic.check_new_output`)."""
+    write_atomic(path, text.encode("utf-8"), force=force)
 
 
 def _now_iso() -> str:
@@ -93,9 +94,9 @@ def report_lines(run: Any, *, command: Sequence[str] | None, selection: Sequence
     return [header, *(r.to_json() for r in run.results), footer]
 
 
-def write_report(path: str | Path, lines: Iterable[Mapping[str, Any]]) -> None:
-    """Write report lines as JSONL, atomically."""
-    atomic_write_text(path, "".join(wire.dumps(line) + "\n" for line in lines))
+def write_report(path: str | Path, lines: Iterable[Mapping[str, Any]], *, force: bool | None = None) -> None:
+    """Write report lines as JSONL, atomically (``force``: as for :func:`atomic_write_text`)."""
+    atomic_write_text(path, "".join(wire.dumps(line) + "\n" for line in lines), force=force)
 
 
 # -- reloading ------------------------------------------------------------------------------

@@ -57,8 +57,8 @@ def step_line(step: TraceStep) -> dict[str, Any]:
 
 
 def write_trace(path: str | Path, steps: Iterable[TraceStep], *, description: str = "", origin: str = "",
-                implementation: Mapping[str, Any] | None = None) -> None:
-    """Write a trace file atomically."""
+                implementation: Mapping[str, Any] | None = None, force: bool | None = None) -> None:
+    """Write a trace file atomically (``force``: as for `report.atomic_write_text`)."""
     header: dict[str, Any] = {"kind": "trace", "format": FORMAT}
     if description:
         header["description"] = description
@@ -67,7 +67,7 @@ def write_trace(path: str | Path, steps: Iterable[TraceStep], *, description: st
     if implementation:
         header["implementation"] = dict(implementation)
     lines = [header, *(step_line(s) for s in steps)]
-    atomic_write_text(path, "".join(wire.dumps(line) + "\n" for line in lines))
+    atomic_write_text(path, "".join(wire.dumps(line) + "\n" for line in lines), force=force)
 
 
 def read_trace(path: str | Path) -> tuple[dict[str, Any], list[TraceStep]]:

@@ -101,20 +101,25 @@ def temp_prefix(name: str) -> str:
     return f".{name}.sessionspec-tmp."
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace the contents of ``path`` with ``data`` atomically, creating parent folders."""
-    with atomic_writer(path) as handle:
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, force: bool | None = None) -> None:
+    """Replace the contents of ``path`` with ``data`` atomically; ``force`` as for :func:`atomic_writer`."""
+    with atomic_writer(path, force=force) as handle:
         handle.write(data)
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+def atomic_writer(path: str | os.PathLike[str], *, force: bool | None = None) -> Iterator[BinaryIO]:
     """A binary handle on a temp file that replaces ``path`` when the block ends without an exception.
 
     For writers that stream (memory bounded by what they hold, not by the file): an exception in the
     block removes the temp file and leaves the target exactly as it was. The block may read back what
     it wrote (``handle.flush()``, then ``os.pread(handle.fileno(), ...)``) before deciding.
+
+    ``force`` not None: the target a user named, under the one output policy (:func:`check_new_output`, also
+    right before the rename, so nothing raced in); None: the project's own files (parent folders created).
     """
+    if force is not None:
+        check_new_output(os.fspath(path), force=force)
     target = check_target(path)
     name = os.fspath(path)
     try:
@@ -133,6 +138,8 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         check_target(path)  # still not something else (raced in since the first look)
+        if force is not None:
+            check_new_output(os.fspath(path), force=force)
         os.replace(tmp, target)
     except BaseException as exc:
         try:

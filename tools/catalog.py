@@ -28,13 +28,14 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from sessionspec.reference import json_text
-from sessionspec.reference.atomic import OutputError
+from sessionspec.reference.atomic import OutputError, check_new_output
 from sessionspec.reference.atomic import write_atomic as write_bytes_atomic
 from sessionspec.spec.inputs import read_text
 
@@ -80,6 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also load plugin registries advertised under the sessionspec.registries entry point group",
     )
     parser.add_argument("--out", metavar="DIR", help="catalog folder (default: catalogs/ of the sessionspec checkout)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace catalog files that exist (regular files; anything else is refused)")
     parser.add_argument("--revision", metavar="R", default=None,
                         help="render only the catalogs of format revision R (id or npm release); default: every revision")
 
@@ -123,13 +126,21 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     if args.check:
         return check(rendered, target, out, err)
-    for name, text in rendered.items():
-        try:
-            write_atomic(target / name, text)
-        except OutputError as exc:
-            err.write(f"sessionspec catalog: error: {exc}\n")
-            return 2
-        out.write(f"wrote {target / name}\n")
+    try:  # every file under the one output policy before any is written (`reference.atomic.check_new_output`)
+        if not os.path.lexists(target):  # DIR itself a new path in an existing writable folder
+            check_new_output(str(target))
+            try:
+                target.mkdir()
+            except OSError as exc:
+                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        for name in rendered:
+            check_new_output(str(target / name), force=args.force)
+        for name, text in rendered.items():
+            write_bytes_atomic(target / name, text.encode("utf-8"), force=args.force)
+            out.write(f"wrote {target / name}\n")
+    except OutputError as exc:
+        err.write(f"sessionspec catalog: error: {exc}\n")
+        return 2
     return 0
 
 
@@ -183,7 +194,7 @@ def check(rendered: dict[str, str], target: Path, out: TextIO, err: TextIO) -> i
                 )
             )
     if stale:
-        err.write(f"sessionspec catalog: stale: {', '.join(stale)} in {target}; run `{COMMAND}` to regenerate\n")
+        err.write(f"sessionspec catalog: stale: {', '.join(stale)} in {target}; run `{COMMAND} --force` to regenerate\n")
         return 1
     out.write(f"catalogs in {target} are up to date\n")
     return 0

@@ -21,7 +21,7 @@ Selection as pytest users know it: --only names areas, requirements, families or
 case's id, area, op or description, or are one of its requirement ids or families); --deselect
 leaves cases out; --list prints the selection without running it. --last-failed reruns the
 cases that had a problem (failed, crashed, errored, xpass) in a previous run's JSONL report: the
-one named, else the --report file, which this run then replaces atomically. No other file is
+one named, else the --report file, which this run then replaces atomically (with --force). No other file is
 read or written for it (there is no hidden cache). --maxfail N (-x: 1) stops starting cases after
 N problems; the report then holds the cases run and a problem saying how many were not.
 
@@ -30,7 +30,7 @@ example:
   sessionspec conformance --impl "node adapter.js" --html run.html
   sessionspec conformance --impl "node adapter.js" --format github   # annotations in GitHub Actions
   sessionspec conformance --impl "node adapter.js" -k "SURF and not empty" --maxfail 5
-  sessionspec conformance --impl "node adapter.js" --report run.jsonl --last-failed
+  sessionspec conformance --impl "node adapter.js" --report run.jsonl --force --last-failed
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from sessionspec.conformance.report import (
 from sessionspec.conformance.runner import apply_stale, run_cases, start_implementation
 from sessionspec.conformance.summary import render_summary
 from sessionspec.progress import Progress
+from sessionspec.reference.atomic import OutputError, check_new_output
 from sessionspec.reference.json_text import display
 
 
@@ -81,6 +82,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", metavar="FILE.jsonl", help="write the failing cases as a replayable trace")
     parser.add_argument("--write-expect", metavar="FILE.json",
                         help="write an expectation file listing every current failure (its message as the reason, to edit)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a --report/--junit/--html/--trace/--write-expect file that exists (a regular file)")
     parser.add_argument("--fuzz", metavar="N|quick", type=_fuzz_budget, default=0,
                         help="also run the differential state machines with N examples each, or their CI-quick "
                              "profile (fixed seeds, the same requests every run)")
@@ -248,8 +251,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _run(args, out, err)
 
 
+def _output_problem(args: argparse.Namespace) -> str | None:
+    """Every named output under the one policy, before any work (`reference.atomic.check_new_output`)."""
+    try:
+        for output in OUTPUTS:
+            if getattr(args, output) is not None:
+                check_new_output(getattr(args, output), force=args.force)
+    except OutputError as exc:
+        return str(exc)
+    return None
+
+
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or _output_problem(args)
     if problem:
         err.write(f"sessionspec conformance: {problem}\n")
         return 2
@@ -350,18 +364,22 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return result.exit_code
 
 
+#: the files a run writes where the user names them (`_write_outputs`), each under `check_new_output`
+OUTPUTS = ("report", "junit", "html", "write_expect", "trace")
+
+
 def _write_outputs(args: argparse.Namespace, result: Any, lines: Any) -> None:
     """The files a run was asked for (--report, --junit, --html, --write-expect, --trace); raises OSError."""
     if args.report:
-        write_report(args.report, lines)
+        write_report(args.report, lines, force=args.force)
     if args.junit:
-        atomic_write_text(args.junit, junit_xml(lines))
+        atomic_write_text(args.junit, junit_xml(lines), force=args.force)
     if args.html:
         from sessionspec.conformance.html_report import render_html, run_from_lines
 
-        atomic_write_text(args.html, render_html([run_from_lines(lines, "this run", Path.cwd())]))
+        atomic_write_text(args.html, render_html([run_from_lines(lines, "this run", Path.cwd())]), force=args.force)
     if args.write_expect:
-        atomic_write_text(args.write_expect, _expectation_file(result))
+        atomic_write_text(args.write_expect, _expectation_file(result), force=args.force)
     if args.trace:
         from sessionspec.conformance.trace import TraceStep, write_trace
 
@@ -369,4 +387,4 @@ def _write_outputs(args: argparse.Namespace, result: Any, lines: Any) -> None:
                            f"{r.case.id}: {r.case.description}")
                  for r in result.results if r.outcome in ("failed", "crashed", "errored", "xfail")]
         write_trace(args.trace, steps, description="failing conformance cases",
-                    origin="sessionspec conformance", implementation=result.implementation)
+                    origin="sessionspec conformance", implementation=result.implementation, force=args.force)

@@ -24,6 +24,7 @@ from typing import TextIO
 
 from sessionspec.conformance.html_report import RunView, render_html
 from sessionspec.conformance.report import InvalidReport, atomic_write_text, load_report
+from sessionspec.reference.atomic import OutputError, check_new_output
 from sessionspec.spec.inputs import read_text
 
 _MAX_ERROR = 1_000
@@ -31,7 +32,9 @@ _MAX_ERROR = 1_000
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("reports", metavar="REPORT", nargs="+", help="JSONL report of a run (in page order)")
-    parser.add_argument("--html", metavar="FILE.html", required=True, help="write the page here")
+    parser.add_argument("--html", metavar="FILE.html", required=True,
+                        help="write the page here: a new file in an existing folder, or with --force a regular file")
+    parser.add_argument("--force", action="store_true", help="replace FILE.html when it is an existing regular file")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 with a diff when FILE.html is not what the reports give")
 
@@ -46,6 +49,12 @@ def load_runs(paths: list[str]) -> list[RunView]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if not args.check:  # the one output policy, before any work (`reference.atomic.check_new_output`)
+        try:
+            check_new_output(args.html, force=args.force)
+        except OutputError as exc:
+            err.write(f"sessionspec report: {exc}\n")
+            return 2
     try:
         runs = load_runs(args.reports)
     except InvalidReport as exc:
@@ -65,12 +74,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                             page.splitlines(keepends=True)[:5_000],
                                             f"{target} (on disk)", f"{target} (generated)", n=1))
         err.write(f"sessionspec report: {target} is stale; regenerate it with "
-                  f"`sessionspec report {' '.join(args.reports)} --html {target}`\n")
+                  f"`sessionspec report {' '.join(args.reports)} --html {target} --force`\n")
         return 1
     try:
-        atomic_write_text(target, page)
+        atomic_write_text(target, page, force=args.force)
     except OSError as exc:
-        err.write(f"sessionspec report: cannot write {target}: {exc.strerror or exc}\n")
+        err.write(f"sessionspec report: {exc}\n")
         return 2
     failing = page.count('<li class="case"')
     out.write(f"wrote {target}: {len(runs)} run(s), {failing} failing case(s) listed\n")

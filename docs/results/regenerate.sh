@@ -14,13 +14,13 @@ runs=(docs/results/1-reference-2f74ac98ba.jsonl docs/results/2-reference-b150a55
       docs/results/3-node-0.1.1-rc.2.jsonl)
 if [[ "${1:-}" == "--record" ]]; then
     npm ci --prefix conformance/adapters/node-dsh-session --no-audit --no-fund >/dev/null
-    sessionspec conformance --revision 2f74ac98ba --report "${runs[0]}" >/dev/null
-    sessionspec conformance --revision b150a551b8 --report "${runs[1]}" >/dev/null
+    sessionspec conformance --revision 2f74ac98ba --report "${runs[0]}" --force >/dev/null
+    sessionspec conformance --revision b150a551b8 --report "${runs[1]}" --force >/dev/null
     sessionspec conformance --impl 'node conformance/adapters/node-dsh-session/adapter.mjs' \
         --expect conformance/adapters/node-dsh-session/expectations.json --fuzz quick -j 2 \
-        --report "${runs[2]}" >/dev/null
+        --report "${runs[2]}" --force >/dev/null
 fi
-sessionspec report "${runs[@]}" --html docs/results/conformance.html
+sessionspec report "${runs[@]}" --html docs/results/conformance.html --force
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \

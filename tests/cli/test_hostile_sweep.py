@@ -35,6 +35,14 @@ INPUT_OPTIONS = {"--expect"}
 REGISTRY_OPTIONS = {"--registry", "--vectors"}
 #: options that name what a command writes
 OUTPUT_OPTIONS = {"-o", "--output", "--html", "--junit", "--report", "--trace", "--write-expect"}
+#: options that name a folder a command writes files of its own naming into (`test_output_targets.py` has catalog's)
+OUTPUT_FOLDERS = {"--out", "--trace-dir"}
+#: options whose value is no path (a new option must be put in a class, so a new output is swept)
+NOT_PATHS = {"--impl", "--only", "-k", "--deselect", "--maxfail", "--fuzz", "--machine", "--jobs", "--timeout",
+             "--format", "--revision", "--sqlite-layout", "--session", "--level", "--max-findings", "--fail-on",
+             "--dask"}
+#: an input the sweep does not feed: a previous run's report, read by `load_report`, which `report` (swept) shares
+INPUTS_ELSEWHERE = {"--last-failed"}
 #: commands without an input of these classes: an adapter (`tests/conformance/test_harness_bounds.py`), or none
 NO_HOSTILE_INPUT = {"smoke", "requirements"}
 #: keep the suite commands cheap: one requirement's cases
@@ -63,6 +71,17 @@ def _roles(name: str) -> dict[str, list[Any]]:
         elif options & OUTPUT_OPTIONS:
             roles["output"].append(action)
     return roles
+
+
+def test_every_option_with_a_value_has_a_role() -> None:
+    """A value-taking argument the parser gains is classed here (input, registry, output, output folder, or no
+    path), so a new output is in the output sweep below without anyone remembering to add it."""
+    classed = INPUT_OPTIONS | REGISTRY_OPTIONS | OUTPUT_OPTIONS | OUTPUT_FOLDERS | NOT_PATHS | INPUTS_ELSEWHERE
+    for name in _commands():
+        parser, _ = command_parser(name)
+        for action in parser._actions:
+            if action.option_strings and action.nargs != 0:
+                assert set(action.option_strings) & classed, (name, action.option_strings)
 
 
 def test_every_command_has_a_hostile_input_or_says_why_not() -> None:
@@ -229,6 +248,9 @@ def _targets(folder: Path) -> Iterator[tuple[str, str, str]]:
     readonly = folder / "readonly"
     readonly.mkdir()
     readonly.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    yield "existing", str(folder / "real.out"), "--force"
+    yield "symlink", str(folder / "link.out"), "symbolic link"
+    yield "symlink-force", str(folder / "link.out"), "symbolic link"
     yield "device", "/dev/null", "/dev/null"
     yield "fifo", str(folder / "fifo"), "fifo"
     yield "folder", str(folder / "adir"), "adir"
@@ -238,14 +260,36 @@ def _targets(folder: Path) -> Iterator[tuple[str, str, str]]:
         yield "read-only-folder", str(readonly / "out"), "readonly"
 
 
-@pytest.mark.parametrize("command", ["repair", "pack", "unpack"])
-def test_no_command_writes_a_hostile_target(command: str, tmp_path: Path) -> None:
-    """The rewriting commands refuse every target kind the same way (exit 2, naming it), leaving it as it was;
-    a symbolic link is refused too (`tests/cli/test_output_targets.py` has it, with --force)."""
+def _outputs() -> list[tuple[str, str]]:
+    return [(name, _flag(action)) for name in _commands() for action in _roles(name)["output"]]
+
+
+def test_the_output_sweep_covers_every_writing_command() -> None:
+    assert {name for name, _ in _outputs()} == {"repair", "pack", "unpack", "conformance", "report"}
+
+
+def _output_argv(command: str, flag: str, target: str, folder: Path) -> list[str]:
+    """``command`` writing ``target`` through ``flag``, everything else benign (a crashed log, a good report)."""
+    argv = [command, *CHEAP.get(command, []), flag, target]
+    if command in ("repair", "pack", "unpack"):
+        argv.append(str(folder / "crashed.jsonl"))
+    if command == "report":
+        argv.append(str(folder / "good.jsonl"))
+    return argv
+
+
+@pytest.mark.parametrize(("command", "flag"), _outputs())
+def test_no_command_writes_a_hostile_target(command: str, flag: str, tmp_path: Path) -> None:
+    """Every output of every writing command (from the parser) refuses every target kind the same way (exit 2,
+    naming it, before any work), leaving it as it was: an existing file without --force, a symbolic link even
+    with --force, a device, a FIFO, a folder, a missing folder, the empty path, a read-only folder."""
     write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
+    (tmp_path / "good.jsonl").write_text("")  # (never read: the target is refused first)
     targets = list(_targets(tmp_path))
     before = {p.name: (p.is_symlink(), p.is_file() and p.read_bytes()) for p in tmp_path.iterdir()}
-    results = run_each([_argvs(command, "output", target, tmp_path)[0] for _, target, _ in targets])
+    argvs = [_output_argv(command, flag, target, tmp_path) + (["--force"] if kind == "symlink-force" else [])
+             for kind, target, _ in targets]
+    results = run_each(argvs)
     for (kind, _, named), result in zip(targets, results, strict=True):
         assert result["code"] == 2, (kind, result)
         assert named in result["err"], (kind, result["err"])

@@ -115,3 +115,33 @@ def test_session_on_a_single_session_form_is_an_error(command: str, tmp_path: Pa
     source = write_raw(tmp_path / "in.jsonl", [one_turn()])
     result = cli(command, "--session", "s1", str(source))
     assert result.code == 2 and "drop --session" in result.out + result.err, result.out + result.err
+
+
+@pytest.mark.parametrize("kind", ["existing", "symlink", "folder", "fifo"])
+def test_catalog_files_follow_the_policy(kind: str, tmp_path: Path) -> None:
+    """`catalog --out DIR` writes files of its own naming into DIR, each under the one policy: a catalog's name
+    held by a link, a folder or a FIFO is refused even with --force, an existing file without it; nothing is
+    written (every name is checked before the first write)."""
+    out = tmp_path / "cat"
+    out.mkdir()
+    name = out / "event-catalog.md"
+    if kind == "existing":
+        name.write_text("old\n")
+    elif kind == "symlink":
+        (tmp_path / "real.md").write_text("old\n")
+        name.symlink_to(tmp_path / "real.md")
+    elif kind == "folder":
+        name.mkdir()
+    else:
+        os.mkfifo(name)
+    result = cli("catalog", "--out", str(out), *(["--force"] if kind != "existing" else []))
+    assert result.code == 2 and str(name) in result.err and "Traceback" not in result.err, result.err
+    assert [p.name for p in out.iterdir()] == ["event-catalog.md"]
+    if kind == "existing":
+        assert cli("catalog", "--out", str(out), "--force").code == 0 and name.read_text() != "old\n"
+
+
+def test_catalog_creates_its_folder_only_in_an_existing_one(tmp_path: Path) -> None:
+    assert cli("catalog", "--out", str(tmp_path / "new")).code == 0
+    result = cli("catalog", "--out", str(tmp_path / "sub" / "missing"))
+    assert result.code == 2 and "does not exist" in result.err and not (tmp_path / "sub").exists()

@@ -229,7 +229,8 @@ def test_write_expect_lists_every_current_failure_and_the_rerun_with_it_passes(t
     assert code == 1, out + err
     written = json.loads(known.read_text())
     assert written["failures"] and all(f["reason"].startswith(("failed: ", "crashed: ", "errored: ")) for f in written["failures"])
-    code, out, err = run("conformance", "--impl", impl, "--only", "surf", "--expect", str(known), "--write-expect", str(known))
+    code, out, err = run("conformance", "--impl", impl, "--only", "surf", "--expect", str(known), "--write-expect", str(known),
+                         "--force")
     assert code == 0, out + err  # every failure is now a known failure (xfail)
     assert [f["case"] for f in json.loads(known.read_text())["failures"]] == [f["case"] for f in written["failures"]]
     assert json.loads(known.read_text())["failures"][0]["reason"] == written["failures"][0]["reason"]  # reasons are kept

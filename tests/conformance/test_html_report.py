@@ -182,7 +182,8 @@ def test_check_reports_a_stale_page_with_the_command_that_regenerates_it(tmp_pat
     code, out, err = run("report", str(report), "--html", str(target), "--check")
     assert code == 1 and "-old page" in out and f"sessionspec report {report} --html {target}" in err
     assert target.read_text() == "old page\n"  # --check writes nothing
-    assert run("report", str(report), "--html", str(target))[0] == 0
+    assert run("report", str(report), "--html", str(target))[0] == 2  # the page exists: replaced only with --force
+    assert run("report", str(report), "--html", str(target), "--force")[0] == 0
     assert run("report", str(report), "--html", str(target), "--check")[0] == 0
     assert not list(tmp_path.glob(".*.tmp"))
 
@@ -305,7 +306,7 @@ def test_a_report_that_does_not_follow_the_schema_gets_a_located_error_and_nothi
     target = tmp_path / "out.html"
     target.write_text("keep me")
     good = write_lines(tmp_path / "good.jsonl", [header(), case(1), footer([case(1)])])
-    code, out, err = run("report", str(good), str(report), "--html", str(target))
+    code, out, err = run("report", str(good), str(report), "--html", str(target), "--force")
     assert code == 2 and err.startswith(f"sessionspec report: {report}") and located in err, err
     assert "Traceback" not in err and target.read_text() == "keep me"
 

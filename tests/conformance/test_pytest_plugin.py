@@ -22,7 +22,8 @@ MUTANT = "surf5-compares-seq-values"
 
 def _conformance(tmp: Path, impl: str | None, expect: Path | None) -> dict[str, str]:
     report = tmp / "run.jsonl"
-    argv = [sys.executable, "-c", "from sessionspec.cli import main; main()", "conformance", "--only", AREA, "--report", str(report)]
+    argv = [sys.executable, "-c", "from sessionspec.cli import main; main()", "conformance", "--only", AREA, "--report", str(report),
+            "--force"]
     argv += ["--impl", impl] if impl else []
     argv += ["--expect", str(expect)] if expect else []
     subprocess.run(argv, cwd=tmp, capture_output=True, timeout=600)

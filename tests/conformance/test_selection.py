@@ -91,7 +91,8 @@ def test_last_failed_reruns_the_problem_cases_of_the_previous_report(tmp_path):
     assert code == 1
     failing = {c["id"] for c in load_report(report).cases if c["outcome"] == "failed"}
     assert len(failing) == 2
-    code, out, _ = run("conformance", "--vectors", str(vectors), "--report", str(report), "--last-failed")
+    code, out, _ = run("conformance", "--vectors", str(vectors), "--report", str(report), "--force",
+                        "--last-failed")
     assert code == 1
     rerun = load_report(report)  # the rerun replaced the report: only the failures, recorded as selected
     assert {c["id"] for c in rerun.cases} == failing and rerun.header["selection"] == [f"--last-failed {report}"]
@@ -105,7 +106,8 @@ def test_last_failed_after_a_clean_run_runs_everything_and_refuses_a_bad_report(
     vectors = write_corpus(tmp_path / "v", "t", [json_case(1), json_case(2)])
     report = tmp_path / "r.jsonl"
     assert run("conformance", "--vectors", str(vectors), "--report", str(report))[0] == 0
-    code, _, err = run("conformance", "--vectors", str(vectors), "--report", str(report), "--last-failed")
+    code, _, err = run("conformance", "--vectors", str(vectors), "--report", str(report), "--force",
+                        "--last-failed")
     assert code == 0 and "no failing case; running the whole selection" in err and len(load_report(report).cases) == 2
     code, _, err = run("conformance", "--vectors", str(vectors), "--last-failed")
     assert code == 2 and "--last-failed needs the previous run's report" in err
