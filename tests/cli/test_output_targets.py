@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import cli
-from hostile_limits import run_full_disk
+from hostile_limits import modes_can_bind, run_each, run_full_disk
 from sessionspec.reference.jsonl_zstd import write_compressed_artifact
 from storage_fixtures import HEADER, one_turn, open_turn, write_db, write_raw
 
@@ -145,3 +145,20 @@ def test_catalog_creates_its_folder_only_in_an_existing_one(tmp_path: Path) -> N
     assert cli("catalog", "--out", str(tmp_path / "new")).code == 0
     result = cli("catalog", "--out", str(tmp_path / "sub" / "missing"))
     assert result.code == 2 and "does not exist" in result.err and not (tmp_path / "sub").exists()
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_repair_into_a_read_only_folder_names_the_output(form: str, tmp_path: Path) -> None:
+    """A folder of mode 0555 owned by whoever runs the tests (root in CI): the child obeys mode bits
+    (`hostile_limits.respect_modes`), and repair exits 2 naming OUT in every form, writing nothing."""
+    why_not = modes_can_bind()
+    if why_not:
+        pytest.skip(why_not)
+    source = _crashed(form, tmp_path)
+    readonly = tmp_path / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    target = readonly / "out"
+    [result] = run_each([["repair", str(source), "-o", str(target)]], modes_bind=True)
+    assert result["code"] == 2 and str(target) in result["err"] and "not writable" in result["err"], result
+    assert not list(readonly.iterdir())
