@@ -114,7 +114,7 @@ def test_adding_a_core_event_type_touches_only_the_recipes_files(tmp_path: Path)
     drafted = _python(tree, copy, "-c", _ADD_VECTOR)
     assert drafted.returncode == 0, drafted.stderr
     # Step 3: regenerate, as CONTRIBUTING says.
-    for command in (["-c", _CLI, "catalog"], ["-m", "sessionspec.validator.pregen"],
+    for command in (["-c", _CLI, "catalog", "--force"], ["-m", "sessionspec.validator.pregen"],
                     ["-m", "sessionspec.conformance.schema_bounds", "--write"],
                     ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "tests/catalog",
                      "--snapshot-update"]):

@@ -96,7 +96,7 @@ def test_changing_a_rule_touches_its_function_text_schema_vector_and_changelog(t
     holder = _tighten_hdr8_check(copy, "HEADER_DELEGATION_DEPTH")
     _run(tree, copy, ["-c", _ADD_VECTOR, "HEADER_DELEGATION_DEPTH"])
     _changelog(copy, "HDR-8: a delegationDepth above 16 is rejected.")
-    _run(tree, copy, ["-c", _CLI, "catalog"], ["-m", "sessionspec.validator.pregen"])
+    _run(tree, copy, ["-c", _CLI, "catalog", "--force"], ["-m", "sessionspec.validator.pregen"])
 
     hand = {"spec/requirements.json", "spec/schemas/session/session-header.json", holder,
             "conformance/vectors/hdr.json", "CHANGELOG.md"}
@@ -124,7 +124,7 @@ def test_adding_an_error_code_touches_the_code_table_its_raiser_and_a_vector(tmp
     holder = _tighten_hdr8_check(copy, code)
     _run(tree, copy, ["-c", _ADD_VECTOR, code])
     _changelog(copy, f"`{code}` (HDR-8).")
-    _run(tree, copy, ["-c", _CLI, "catalog"], ["-m", "sessionspec.validator.pregen"],
+    _run(tree, copy, ["-c", _CLI, "catalog", "--force"], ["-m", "sessionspec.validator.pregen"],
          ["-m", "sessionspec.conformance.docfacts"])
 
     hand = {"spec/errors.json", "spec/requirements.json", "spec/schemas/session/session-header.json", holder,
@@ -160,7 +160,7 @@ def test_adding_a_revision_touches_the_revision_list_and_its_changes(tmp_path: P
                            {"properties": {"delegationDepth": {"maximum": DEPTH_LIMIT}}}}}
     (folder / "changes.json").write_text(json.dumps(changes, indent=2) + "\n", encoding="utf-8")
     _changelog(copy, f"Revision `{NEW_REVISION}`.")
-    _run(tree, copy, ["-c", _CLI, "catalog"], ["-m", "sessionspec.validator.pregen"],
+    _run(tree, copy, ["-c", _CLI, "catalog", "--force"], ["-m", "sessionspec.validator.pregen"],
          ["-m", "sessionspec.conformance.docfacts"])
 
     hand = {"spec/revisions.json", f"spec/revisions/{NEW_REVISION}/changes.json", "CHANGELOG.md"}

@@ -158,7 +158,6 @@ def test_log_only_entries_state_the_log_only_provenance_rule() -> None:
 
 def test_requirement_ids_exist_in_requirements_json() -> None:
     known = set(SPEC.requirements)
-    assert len(known) == 221
     cited = {r for e in ENTRIES for r in e["requirements"]}
     cited |= {r for s in SPEC.openness for r in s["requirements"]}
     cited |= {r for e in SPEC.service_events["events"] for r in e["requirements"]}

@@ -18,7 +18,7 @@ _len = len
 _INT = frozenset((int,))
 _NUM = frozenset((int, float))
 _STR = frozenset((str,))
-FINGERPRINT = 'caab5f7abe1667668b6e4b8147df7676c5d11fd806a0c00d20b99154a9bade2f'
+FINGERPRINT = 'fdee6442f3e99145671d692e337eb2017e50619e021c91ff788248d8b688c817'
 
 _cda786bd4c1 = frozenset(('data', 'seq', 'time', 'type', ))
 _c22318b4eb9 = frozenset(('data', 'seq', 'sourceEventSeqs', 'surfaceOp', 'time', 'type', ))
@@ -4799,7 +4799,7 @@ HEADER = (_v0bf1c0108e, {}, None)
 ROW = (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type')
 
 # Revision detection: each payload schema that differs between revisions, at each revision.
-REVISIONS_FINGERPRINT = '5c62c5f6e3fd7cb12a73201ede1525e529402d3d7476d54a3ab5c67c6f436257'
+REVISIONS_FINGERPRINT = '4edfaf1ab8fa84760bc5ab27927eb40ca9e35ef51d274f797e3c64b43c92aa59'
 def _va5ebb5541c(x):
     if not (isinstance(x, dict)): return False
     if not (x.keys() >= _ca18897037f): return False
