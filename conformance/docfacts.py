@@ -23,7 +23,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["BLOCKS", "DOCUMENTS", "NODE_RUN", "main", "refresh", "render_error_codes", "render_node_run", "stale_blocks"]
@@ -113,15 +113,19 @@ def _rendered(root: Path, text: str) -> str:
     return _BLOCK.sub(one, text)
 
 
+def _documents(root: Path) -> Iterator[tuple[str, Path, str, str]]:
+    """``(name, path, text, rendered text)`` of every document with generated blocks that exists."""
+    for rel in DOCUMENTS:
+        path = root / rel
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            yield rel, path, text, _rendered(root, text)
+
+
 def stale_blocks(root: Path = ROOT) -> list[str]:
     """``document: block`` for every generated block whose text is not what its source renders."""
     stale = []
-    for rel in DOCUMENTS:
-        path = root / rel
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8")
-        fresh = _rendered(root, text)
+    for rel, _, text, fresh in _documents(root):
         for old, new in zip(_BLOCK.finditer(text), _BLOCK.finditer(fresh), strict=True):
             if old[0] != new[0]:
                 stale.append(f"{rel}: {old['name']}")
@@ -133,12 +137,7 @@ def refresh(root: Path = ROOT) -> list[str]:
     from .report import atomic_write_text
 
     written = []
-    for rel in DOCUMENTS:
-        path = root / rel
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8")
-        fresh = _rendered(root, text)
+    for rel, path, text, fresh in _documents(root):
         if fresh != text:
             atomic_write_text(path, fresh)
             written.append(rel)
