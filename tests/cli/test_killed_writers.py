@@ -54,10 +54,11 @@ def test_sigterm_leaves_no_temp_and_the_target_old_or_new(form: str, tmp_path: P
     for delay in DELAYS:
         target.write_bytes(old)
         code = _repair(source, target, signal.SIGTERM, delay)
-        # (-SIGTERM: it came during start-up, before the handler, when nothing is open yet)
+        # (-SIGTERM: it came before the handler was set, at start-up, or after Python reset it at shutdown, when
+        # the replace is done; a signal after the replace but before exit leaves the new target with 128 + 15)
         assert code in (0, 128 + signal.SIGTERM, -signal.SIGTERM), code
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([source.name, target.name]), delay
-        assert target.read_bytes() == old if code else _valid(target), (delay, code)
+        assert (code != 0 and target.read_bytes() == old) or _valid(target), (delay, code)
 
 
 @pytest.mark.parametrize("form", FORMS)
