@@ -81,3 +81,21 @@ def write_db(path: Path, batches: Sequence[Sequence[dict[str, Any]]], header: di
         for batch in batches:
             store.append(header, batch)
     return path
+
+
+FORMS = ("jsonl", "zstd", "sqlite")
+
+
+def crashed(form: str, folder: Path, turns: int = 1) -> Path:
+    """A session of ``turns`` closed turns and one left open (a crash mid-turn) in ``form``, named ``in.*``."""
+    closed = [e for n in range(turns) for e in one_turn(6 * n, n + 1)]
+    events = [*closed, *open_turn(len(closed), turns + 1)]
+    if form == "sqlite":
+        return write_db(folder / "in.db", [events])
+    if form == "zstd":
+        from sessionspec.reference.jsonl_zstd import write_compressed_artifact
+
+        path = folder / "in.jsonl.zstd"
+        write_compressed_artifact(path, HEADER, events)
+        return path
+    return write_raw(folder / "in.jsonl", [events])

@@ -12,24 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from sessionspec.reference.jsonl_zstd import write_compressed_artifact
-from storage_fixtures import HEADER, one_turn, open_turn, write_db, write_raw
+from storage_fixtures import FORMS, crashed
 
-FORMS = ("jsonl", "zstd", "sqlite")
 #: seconds after start at which the writer is killed: at start-up, while reading, around the write
 DELAYS = (0.3, 0.8, 1.4)
-
-
-def _crashed(form: str, folder: Path) -> Path:
-    turns = [e for n in range(300) for e in one_turn(6 * n, n + 1)]
-    events = [*turns, *open_turn(len(turns), 301)]
-    if form == "sqlite":
-        return write_db(folder / "in.db", [events])
-    if form == "zstd":
-        path = folder / "in.jsonl.zstd"
-        write_compressed_artifact(path, HEADER, events)
-        return path
-    return write_raw(folder / "in.jsonl", [events])
 
 
 def _repair(source: Path, target: Path, signum: int, delay: float) -> int:
@@ -48,7 +34,7 @@ def _valid(path: Path) -> bool:
 
 @pytest.mark.parametrize("form", FORMS)
 def test_sigterm_leaves_no_temp_and_the_target_old_or_new(form: str, tmp_path: Path) -> None:
-    source = _crashed(form, tmp_path)
+    source = crashed(form, tmp_path, turns=300)
     target = tmp_path / f"out{source.suffix}"
     old = b"old\n"
     for delay in DELAYS:
@@ -63,7 +49,7 @@ def test_sigterm_leaves_no_temp_and_the_target_old_or_new(form: str, tmp_path: P
 
 @pytest.mark.parametrize("form", FORMS)
 def test_kill_9_leaves_the_target_old_or_new_and_names_its_temp(form: str, tmp_path: Path) -> None:
-    source = _crashed(form, tmp_path)
+    source = crashed(form, tmp_path, turns=300)
     target = tmp_path / f"out{source.suffix}"
     old = b"old\n"
     for delay in DELAYS:

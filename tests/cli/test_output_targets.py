@@ -10,21 +10,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import cli
 from hostile_limits import modes_can_bind, run_each, run_full_disk
-from sessionspec.reference.jsonl_zstd import write_compressed_artifact
-from storage_fixtures import HEADER, one_turn, open_turn, write_db, write_raw
-
-FORMS = ("jsonl", "zstd", "sqlite")
-
-
-def _crashed(form: str, folder: Path) -> Path:
-    events = [*one_turn(), *open_turn(6)]
-    if form == "sqlite":
-        return write_db(folder / "in.db", [events])
-    if form == "zstd":
-        path = folder / "in.jsonl.zstd"
-        write_compressed_artifact(path, HEADER, events)
-        return path
-    return write_raw(folder / "in.jsonl", [events])
+from storage_fixtures import FORMS, crashed, one_turn, write_db, write_raw
 
 
 def _target(kind: str, folder: Path) -> tuple[str, str]:
@@ -53,7 +39,7 @@ def _target(kind: str, folder: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("kind", ["existing", "symlink", "folder", "fifo", "device", "missing-folder", "empty"])
 @pytest.mark.parametrize("form", FORMS)
 def test_repair_refuses_the_same_targets_in_every_form(form: str, kind: str, tmp_path: Path) -> None:
-    source = _crashed(form, tmp_path)
+    source = crashed(form, tmp_path)
     target, words = _target(kind, tmp_path)
     before = {p.name: (p.is_symlink(), p.is_file() and p.read_bytes()) for p in tmp_path.iterdir()}
     result = cli("repair", str(source), "-o", target, *(["--force"] if kind == "symlink" else []))
@@ -63,7 +49,7 @@ def test_repair_refuses_the_same_targets_in_every_form(form: str, kind: str, tmp
 
 @pytest.mark.parametrize("form", FORMS)
 def test_force_replaces_an_existing_regular_file(form: str, tmp_path: Path) -> None:
-    source = _crashed(form, tmp_path)
+    source = crashed(form, tmp_path)
     target = tmp_path / "old.out"
     target.write_bytes(b"old\n")
     result = cli("repair", str(source), "-o", str(target), "--force")
@@ -82,7 +68,7 @@ def test_rewriting_commands_share_the_policy(command: str, tmp_path: Path) -> No
 
 
 def test_store_repair_on_a_full_disk_names_the_output_and_leaves_nothing(tmp_path: Path) -> None:
-    source = _crashed("sqlite", tmp_path)
+    source = crashed("sqlite", tmp_path)
     target = tmp_path / "out.db"
     result = run_full_disk(["repair", str(source), "-o", str(target)], file_bytes=4096)
     assert result.returncode == 2, result.stderr
@@ -154,7 +140,7 @@ def test_repair_into_a_read_only_folder_names_the_output(form: str, tmp_path: Pa
     why_not = modes_can_bind()
     if why_not:
         pytest.skip(why_not)
-    source = _crashed(form, tmp_path)
+    source = crashed(form, tmp_path)
     readonly = tmp_path / "readonly"
     readonly.mkdir()
     readonly.chmod(0o555)
