@@ -135,6 +135,7 @@ if TYPE_CHECKING:
         SteppingClock,
         check_seed_entry,
         envelope_defects,
+        envelope_findings,
         has_provider_model,
         is_event_envelope,
         validate_header,
@@ -152,7 +153,6 @@ if TYPE_CHECKING:
         SurfacePlan,
         SurfaceState,
         SurfaceView,
-        earlier_append_sources,
         fold_surface,
         is_surface_eligible_type,
         is_surface_event,
@@ -227,10 +227,10 @@ __all__ = [
     "derive_messages",
     "dumps",
     "dumps_bytes",
-    "earlier_append_sources",
     "encode_path_segment",
     "encode_records",
     "envelope_defects",
+    "envelope_findings",
     "find_last_message_turn_end",
     "fold_request_header",
     "fold_surface",
@@ -311,12 +311,12 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".session": (
         "NO_HEADER", "SEED_DATA_RULE_TYPES", "SESSION_FORMAT_VERSION", "Clock", "Session", "SteppingClock",
         "check_seed_entry",
-        "envelope_defects", "has_provider_model", "is_event_envelope", "validate_header", "validate_seed"
+        "envelope_defects", "envelope_findings", "has_provider_model", "is_event_envelope", "validate_header", "validate_seed"
     ),
     ".sqlite_store": ("SqliteStore", "StoredSession"),
     ".store": ("Scope", "SessionStore"),
     ".surface": (
-        "SurfacePlan", "SurfaceState", "SurfaceView", "earlier_append_sources", "fold_surface",
+        "SurfacePlan", "SurfaceState", "SurfaceView", "fold_surface",
         "is_surface_eligible_type", "is_surface_event", "plain_append_sources"
     ),
 }

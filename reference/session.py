@@ -37,7 +37,7 @@ from .derive import MessageLog
 from .json_value import MAX_SAFE_INTEGER as _MAX_SAFE
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
-from .json_value import is_safe_int as _signed_safe
+from .jsonl_read import Finding
 from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
 from .rule_table import TABLE, define
@@ -55,6 +55,7 @@ __all__ = [
     "SteppingClock",
     "check_seed_entry",
     "envelope_defects",
+    "envelope_findings",
     "has_provider_model",
     "is_event_envelope",
     "validate_header",
@@ -128,75 +129,99 @@ class Attachment(Protocol):
 # ---------------------------------------------------------------- validation
 
 
-def _seed_error(index: int, message: str, code: ErrorCode, requirement: str, seq: Any = None) -> SeedError:
+def _seed_error(index: int, message: str, code: ErrorCode, requirement: str, seq: Any = None,
+                path: str | None = None) -> SeedError:
     return SeedError(
         f"seed event at index {index} {message}",
         code,
         requirement=requirement,
         index=index,
         seq=seq if type(seq) is int else None,
+        path=path,
     )
 
 
 def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
     """SEED-3: a string ``type``, a non-negative safe integer ``seq``, a safe integer ``time`` (non-negative
     unless the revision allows negative times), a ``data`` member, ``ignorable`` only as ``true``, and no
-    key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision)."""
-    return _envelope_for(rules)(event)
+    key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision).
+
+    True exactly when :func:`envelope_findings` finds nothing (the rule is that one function)."""
+    return not _envelope_rule(rules)(event)
 
 
-def _envelope_for(rules: Rules) -> Callable[[Mapping[str, Any]], bool]:
-    test = _ENVELOPE_TESTS.get(rules)
-    if test is None:
-        test = _ENVELOPE_TESTS[rules] = _envelope_test(rules)
-    return test
+def envelope_findings(event: Mapping[str, Any], rules: Rules = _PINNED) -> tuple[Finding, ...]:
+    """SEED-3's findings for one event, each located by the JSON pointer of the member at fault
+    (``/key``; an unknown key is named with its own pointer); empty when the envelope is valid.
 
-
-def _envelope_test(rules: Rules) -> Callable[[Mapping[str, Any]], bool]:
-    """SEED-3 at one revision, with the revision's facts bound (it runs once per seeded or loaded event)."""
-    keys = rules.envelope_keys
-    four = rules.plain_envelope  # then an event with these four and no fifth key has no other key
-    negative = rules.negative_time
-    high = _MAX_SAFE
-
-    def test(event: Mapping[str, Any]) -> bool:
-        seq = event.get("seq")
-        time_ = event.get("time")
-        return (
-            event.get("type").__class__ is str
-            and seq.__class__ is int and 0 <= seq <= high
-            and time_.__class__ is int and (0 <= time_ <= high or (negative and -high <= time_ < 0))
-            and "data" in event
-            and ((four and len(event) == 4)
-                 or (event.keys() <= keys and ("ignorable" not in event or event["ignorable"] is True)))
-        )
-
-    return test
-
-
-_ENVELOPE_TESTS: dict[Rules, Callable[[Mapping[str, Any]], bool]] = {}
+    The seed and load paths raise the first (:class:`SeedError` ``SEED_ENVELOPE``), the validator
+    reports them all."""
+    return _envelope_rule(rules)(event)
 
 
 def envelope_defects(event: Mapping[str, Any], rules: Rules = _PINNED) -> set[str]:
-    """The members that make :func:`is_event_envelope` false, as JSON pointers (``/key``).
+    """The pointers of :func:`envelope_findings` (the members that make the envelope invalid)."""
+    return {finding.pointer for finding in _envelope_rule(rules)(event) if finding.pointer is not None}
 
-    For diagnostics; ``tests/reference/test_public_seams.py`` checks that it is empty exactly
-    when the envelope is valid.
-    """
+
+def _envelope_rule(rules: Rules) -> Callable[[Mapping[str, Any]], tuple[Finding, ...]]:
+    rule = _ENVELOPE_RULES.get(rules)
+    if rule is None:
+        rule = _ENVELOPE_RULES[rules] = _bind_envelope_rule(rules)
+    return rule
+
+
+_NO_FINDINGS: tuple[Finding, ...] = ()
+
+
+def _bind_envelope_rule(rules: Rules) -> Callable[[Mapping[str, Any]], tuple[Finding, ...]]:
+    """SEED-3 at one revision, its facts bound: it runs once per seeded, loaded or validated event, so
+    each member's test is evaluated once and a valid envelope returns the shared empty tuple without
+    building anything."""
     keys = rules.envelope_keys
-    out = {"/" + str(k).replace("~", "~0").replace("/", "~1") for k in event if k not in keys}
-    if type(event.get("type")) is not str:
-        out.add("/type")
-    if not _nonneg_safe(event.get("seq")):
-        out.add("/seq")
-    time_ = event.get("time")
-    if not (_nonneg_safe(time_) or (rules.negative_time and _signed_safe(time_))):
-        out.add("/time")
-    if "data" not in event:
-        out.add("/data")
-    if "ignorable" in event and event["ignorable"] is not True and "ignorable" in keys:
-        out.add("/ignorable")
-    return out
+    plain = rules.plain_envelope  # an event with these four members and no fifth key has no other key
+    negative = rules.negative_time
+    ignorable_known = "ignorable" in keys
+    high = _MAX_SAFE
+
+    def rule(event: Mapping[str, Any]) -> tuple[Finding, ...]:
+        seq = event.get("seq")
+        time_ = event.get("time")
+        bad_type = event.get("type").__class__ is not str
+        bad_seq = not (seq.__class__ is int and 0 <= seq <= high)
+        bad_time = not (time_.__class__ is int and (0 <= time_ <= high or (negative and -high <= time_ < 0)))
+        no_data = "data" not in event
+        members_ok = not (bad_type or bad_seq or bad_time or no_data)
+        if members_ok and plain and len(event) == 4:
+            return _NO_FINDINGS
+        extra = not event.keys() <= keys
+        bad_ignorable = ignorable_known and "ignorable" in event and event["ignorable"] is not True
+        if members_ok and not extra and not bad_ignorable:
+            return _NO_FINDINGS
+        found = [_envelope_finding(pointer, problem) for pointer, problem, wrong in (
+            ("/type", "must be a string", bad_type),
+            ("/seq", "must be a non-negative safe integer", bad_seq),
+            ("/time", "must be a safe integer" if negative else "must be a non-negative safe integer", bad_time),
+            ("/data", "is required", no_data),
+            ("/ignorable", "may only be true", bad_ignorable),
+        ) if wrong]
+        if extra:
+            found.extend(_envelope_finding(_pointer(key), "is not an envelope key of this revision")
+                         for key in event if key not in keys)
+        return tuple(found)
+
+    return rule
+
+
+def _pointer(key: object) -> str:
+    return "/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _envelope_finding(pointer: str, problem: str) -> Finding:
+    return Finding("SEED_ENVELOPE", "SEED-3", f"event envelope member {pointer} {problem}", pointer=pointer)
+
+
+_ENVELOPE_RULES: dict[Rules, Callable[[Mapping[str, Any]], tuple[Finding, ...]]] = {}
 
 
 def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDict:
@@ -222,21 +247,19 @@ def _frozen_entry(entry: Any, index: int) -> Any:
 def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     """SEED-3 … SEED-9 for one entry already frozen by SEED-2's pass, in the order of SEED-11; returns it.
 
-    The rule table's ``check_seed_entry``: every seed and every load asks it for every entry, so it
-    first looks for the common case without findings: a frozen entry of exactly the four plain
-    envelope members of their types, ``seq`` its index (SEED-3, SEED-9), of a type no later seed rule
-    looks into (SEED-4 … SEED-8) and with a payload its message shape accepts; anything else takes the
-    checks in order, which locate the first finding."""
-    if event.__class__ is FrozenDict and len(event) == 4:
-        etype = event.get("type")
-        seq = event.get("seq")
-        time_ = event.get("time")
+    The rule table's ``check_seed_entry``: every seed, load and validation asks it for every entry, so
+    it first asks the rules of the common case, each the one function that states it: no envelope
+    findings (SEED-3), ``seq`` its index (SEED-9), a type no later seed rule looks into (SEED-4 …
+    SEED-8) and a payload its message shape accepts. Anything else takes the checks in the order of
+    SEED-11, which raise the first finding, located."""
+    cls = event.__class__
+    if cls is FrozenDict or cls is dict:
+        envelope = _envelope_rule(rules)
         if (
-            etype.__class__ is str and etype not in SEED_DATA_RULE_TYPES and seq == index and seq.__class__ is int
-            and time_.__class__ is int and 0 <= time_ <= _MAX_SAFE and "data" in event and rules.plain_envelope
-            and rules.messages.seed_problem(etype, event["data"]) is None
+            not envelope(event) and event["seq"] == index and event["type"] not in SEED_DATA_RULE_TYPES
+            and rules.messages.seed_problem(event["type"], event["data"]) is None
         ):
-            return event
+            return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
     if event.__class__ is not FrozenDict and not isinstance(event, dict):
         raise _seed_error(index, "has an invalid event envelope (not an object)", "SEED_ENVELOPE", "SEED-3")
     etype = event.get("type")
@@ -244,10 +267,12 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
         raise _seed_error(index, "uses unsupported legacy request/header-delta format",
                           "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
     seq = event.get("seq")
-    if not _envelope_for(rules)(event):
+    findings = _envelope_rule(rules)(event)
+    if findings:
         extra = sorted(set(event) - rules.envelope_keys)
         detail = f" (unknown keys {extra})" if extra else ""
-        raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq)
+        raise _seed_error(index, f"has an invalid event envelope{detail}", "SEED_ENVELOPE", "SEED-3", seq,
+                          path=findings[0].pointer)
     data = event["data"]
     if etype == "request/header":
         problem = _request_header_problem(data, rules)

@@ -42,7 +42,6 @@ __all__ = [
     "SurfacePlan",
     "SurfaceState",
     "SurfaceView",
-    "earlier_append_sources",
     "fold_surface",
     "is_surface_eligible_type",
     "is_surface_event",
@@ -67,36 +66,28 @@ def is_surface_event(event: Mapping[str, Any], revision: RevisionLike = None) ->
     return is_surface_eligible_type(event.get("type"), revision) and "surfaceOp" in event
 
 
-def plain_append_sources(sources: Any, seq: int, etype: str) -> bool:
-    """SURF-7 for the ``sourceEventSeqs`` of an append at ``seq``: a list of distinct earlier seqs,
-    non-empty except on ``assistant/message``.
+def plain_append_sources(sources: object, seq: int, etype: str) -> bool:
+    """SURF-7 for the ``sourceEventSeqs`` of an append at ``seq``, as a boolean: True when the rule
+    (the rule table's ``check_sources``, the one statement of SURF-7 and SURF-9) finds nothing."""
+    return _sources_pass(_probe_state(), sources, seq, etype)
 
-    The vectorised form used by :meth:`SurfaceState.check` itself (and the validator's fast
-    path through :meth:`SurfaceState.try_append`); ``_check_sources`` locates the defect when it
-    answers False (``tests/reference/test_public_seams.py`` keeps both in agreement).
-    """
-    if type(sources) not in _LISTS:
+
+def _sources_pass(state: SurfaceState, sources: object, seq: int, etype: str) -> bool:
+    try:
+        TABLE.check_sources(state, {"seq": seq, "sourceEventSeqs": sources}, etype, seq, (), seq)
+    except SurfaceError:
         return False
-    if len(sources) == 1:  # the common case (a tool result cites its call), without the set passes
-        only = sources[0]
-        return only.__class__ is int and 0 <= only < seq
-    return (not sources or _distinct_seqs(sources)) and earlier_append_sources(sources, seq, etype)
+    return True
 
 
-def _distinct_seqs(sources: Sequence[Any]) -> bool:
-    """The position-free half of SURF-7 on a non-empty list: distinct non-negative ints."""
-    return set(map(type, sources)) == _INT_ONLY and min(sources) >= 0 and len(set(sources)) == len(sources)
+_PROBES: list[SurfaceState] = []
 
 
-def earlier_append_sources(sources: Sequence[int], seq: int, etype: str) -> bool:
-    """The other half of SURF-7, for ``sources`` already known to be distinct non-negative ints (a
-    decoder's types can prove that much): all earlier than ``seq``, non-empty except on ``assistant/message``."""
-    if not sources:
-        return etype == "assistant/message"
-    return max(sources) < seq
-
-
-_INT_ONLY = {int}
+def _probe_state() -> SurfaceState:
+    """A state for asking the sources rule outside a fold (the rule reads no state of its own)."""
+    if not _PROBES:
+        _PROBES.append(SurfaceState(None))
+    return _PROBES[0]
 
 
 class SurfacePlan:
@@ -271,14 +262,14 @@ class SurfaceState:
         ``etype``, ``op`` and ``sources`` are its ``type``, ``surfaceOp`` and
         ``sourceEventSeqs`` (omit ``sources`` when the key is absent). Returns False and
         changes nothing for anything else; then :meth:`check` decides (and locates the error).
-        ``distinct_ints``: the caller's types already prove ``sources`` a list of distinct
-        non-negative ints, so only :func:`earlier_append_sources` is left to check.
+        The sources are judged by the rule table's ``check_sources`` (SURF-7), as :meth:`check` judges
+        them, so a variant of that rule holds here too. ``distinct_ints`` (the caller's types prove the
+        sources distinct non-negative ints) is accepted and changes nothing: the rule is asked either way.
         """
         if not (op == "append" and type(op) is str and etype.__class__ is str and etype in SURFACE_TYPES):
             return False
         seq = self._length
-        if sources is not _MISSING and not (earlier_append_sources(sources, seq, etype) if distinct_ints
-                                            else plain_append_sources(sources, seq, etype)):
+        if sources is not _MISSING and not _sources_pass(self, sources, seq, etype):
             return False
         self._version += 1
         self._length = seq + 1
@@ -346,8 +337,8 @@ class SurfaceState:
             )
         if op == "append" and type(op) is str:
             sources = event.get("sourceEventSeqs", _MISSING)
-            if sources is not _MISSING and not plain_append_sources(sources, seq, etype):
-                TABLE.check_sources(self, event, etype, seq, (), index)  # raises the located SURF-7 error
+            if sources is not _MISSING:
+                TABLE.check_sources(self, event, etype, seq, (), index)  # SURF-7: raises the located error
             return SurfacePlan("append", seq, self._version)
         if not isinstance(op, dict):
             raise self._error(
@@ -424,6 +415,10 @@ class SurfaceState:
         ``shadowed`` is the first nodes of the range, all of them when ``complete``.
         """
         raw = event.get("sourceEventSeqs", _MISSING)
+        if not shadowed and raw.__class__ in _LISTS and len(raw) == 1:
+            only = raw[0]  # the common case (a tool result cites its call): no findings
+            if only.__class__ is int and 0 <= only < seq:
+                return
         if raw is _MISSING:
             if shadowed:
                 missing = _seq_list(shadowed, complete)
@@ -615,6 +610,7 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: RevisionLike = N
     state = SurfaceState(events, revision)
     replacements: list[dict[str, Any]] = []
     check = state.check
+    check_sources = TABLE.check_sources
     apply = state.apply
     skip = state.skip
     push = state._push
@@ -623,9 +619,9 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: RevisionLike = N
     for position, event in enumerate(events):
         # A dict whose seq is its position and whose type is a str outside the surface types, without
         # either marker: check() would only count it, so it is counted in bulk (most events of a real
-        # log are chunks). A surface event with surfaceOp "append" and valid sourceEventSeqs (or none):
-        # check() would plan a plain append, committed here as apply() would. Anything else goes
-        # through check(), which decides and reports.
+        # log are chunks). A surface event with surfaceOp "append": its sourceEventSeqs (if any) are
+        # judged by the rule table's check_sources, which raises what check() would raise, and the
+        # append is committed as apply() would. Anything else goes through check(), which decides and reports.
         cls = event.__class__
         if cls is dict or cls is FrozenDict:
             seq = event.get("seq")
@@ -639,11 +635,12 @@ def fold_surface(events: Sequence[Mapping[str, Any]], revision: RevisionLike = N
                     op = event.get("surfaceOp")
                     if op == "append" and op.__class__ is str:
                         sources = event.get("sourceEventSeqs", _MISSING)
-                        if sources is _MISSING or plain_append_sources(sources, seq, etype):
-                            skip(pending + 1)  # the pending log-only events, and this one (as apply() counts it)
-                            pending = 0
-                            push(seq)
-                            continue
+                        if sources is not _MISSING:  # SURF-7, raising what check() would raise
+                            check_sources(state, event, etype, seq, (), position)
+                        skip(pending + 1)  # the pending log-only events, and this one (as apply() counts it)
+                        pending = 0
+                        push(seq)
+                        continue
         if pending:
             skip(pending)
             pending = 0

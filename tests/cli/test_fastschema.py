@@ -6,7 +6,6 @@ import copy
 from typing import Any
 
 import jsonschema
-import pytest
 import referencing
 from cli_helpers import turn_events
 from cli_strategies import EDGE_NUMBERS, EXAMPLES, JSON, SCHEMAS, mutated_events, vector_events
@@ -15,14 +14,9 @@ from cli_strategies import value_at as _get
 from hypothesis import given
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
-from sessionspec.reference.json_value import is_json_value
-from sessionspec.reference.revision import rules_for
-from sessionspec.reference.session import check_seed_entry
 from sessionspec.reference.surface import SurfaceState
-from sessionspec.spec.errors import SeedError
-from sessionspec.spec.revisions import known_revisions
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.lint import _Fold, seed_precheck
+from sessionspec.validator.lint import _Fold
 
 _JSON = JSON
 
@@ -124,18 +118,6 @@ def test_recursive_json_value_schema_compiles_to_nothing():
     for _ in range(50_000):
         deep = [deep]
     assert compiled.is_valid(deep)  # no walk, no RecursionError
-
-
-@given(mutated_events(), st.sampled_from([None, *known_revisions()]))
-def test_seed_precheck_never_passes_what_the_reference_rejects(event, revision):
-    # (SEED-2 aside: a non-lossless number is reported by the reader, and its line gets the full check)
-    rules = None if revision is None else rules_for(revision)
-    if seed_precheck(rules)(event, event.get("seq") if isinstance(event, dict) else 0) and is_json_value(event):
-        index = event["seq"]
-        try:
-            check_seed_entry(event, index, rules_for(rules))
-        except SeedError as error:  # pragma: no cover - the assertion message shows the disagreement
-            pytest.fail(f"pre-check passed an entry the reference rejects at {revision}: {error}")
 
 
 def test_fold_skip_equals_check_and_apply():

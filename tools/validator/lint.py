@@ -12,9 +12,9 @@
   invalid events pay for the oracle, which locates the errors.
 * ``strict``: plus the relational invariants (INV-*), all of them.
 
-The seed rules are the reference's own (`check_seed_entry`); a pre-check built
-from the reference's SEED-3 test (`is_event_envelope`) only skips the call for
-entries that certainly pass (a test keeps both in agreement).
+The seed rules are the reference's own: its rule table's ``check_seed_entry``
+(SEED-3 … SEED-9, whose common case without findings is cheap), after SEED-2
+(`check_seed_entry`) on a line the reader found not lossless JSON.
 """
 
 from __future__ import annotations
@@ -35,10 +35,8 @@ from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE
 from sessionspec.reference.session import (
-    SEED_DATA_RULE_TYPES,
     check_seed_entry,
     envelope_defects,
-    is_event_envelope,
     validate_header,
 )
 from sessionspec.reference.surface import SurfaceState
@@ -144,29 +142,6 @@ def _revision_schemas(revision: str) -> SchemaSet:
     from sessionspec.spec.loader import load_spec
 
     return SchemaSet(load_spec(revision=revision))
-
-
-def seed_precheck(rules: Rules | None = None) -> Callable[[Any, int], bool]:
-    """A test ``(event, index)`` that is True only when the reference seed check of `rules` would
-    certainly pass (SEED-3 … SEED-9).
-
-    SEED-2 is not looked at: a value that is not lossless JSON (-0.0, an infinite number) can only
-    come from a line the reader already reported as JSON_NOT_LOSSLESS, and such lines always get
-    the full check. Types whose seed rules look at the payload always get the full check.
-    """
-    full = SEED_DATA_RULE_TYPES
-    if rules is not None and rules.messages.name != "flat":
-        full = full | rules.surface_types
-
-    def precheck(event: Any, index: int) -> bool:
-        return (
-            type(event) is dict
-            and event.get("seq") == index  # SEED-9 (an int: SEED-3 rejects bool and float)
-            and is_event_envelope(event)  # the pinned envelope: `ignorable` and negative times get the full check
-            and event["type"] not in full
-        )
-
-    return precheck
 
 
 class _Fold:
@@ -300,7 +275,9 @@ class Checker:
         jsonl = log.kind == "jsonl"
         rules = self.rules
         surface_types = rules.surface_types
-        precheck = seed_precheck(rules)
+        # SEED-2 can fail only on a line the reader found not lossless JSON (a parsed line holds JSON types,
+        # string keys and no cycles): such a line gets the whole check, every other the entry's SEED-3 … SEED-9.
+        seed_entry = TABLE.check_seed_entry
         fold = _Fold(rules)
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
@@ -371,14 +348,16 @@ class Checker:
                 skipped += 1
                 expected += 1
                 continue
-            if lossless or not precheck(event, index):
-                try:
+            try:
+                if lossless:
                     check_seed_entry(event, index, rules)
-                except SeedError as error:
-                    self._reject(_seed_finding(error, lossless, line, seq_int, base), seq_int, rejected)
-                    skipped += 1
-                    expected += 1
-                    continue
+                else:
+                    seed_entry(event, index, rules)
+            except SeedError as error:
+                self._reject(_seed_finding(error, lossless, line, seq_int, base), seq_int, rejected)
+                skipped += 1
+                expected += 1
+                continue
             # SEED-10: the surface fold.
             if event.get("type") not in surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
                 skipped += 1

@@ -1,0 +1,144 @@
+"""Each rule is one function, and every path that decides it asks that function.
+
+SEED-3 (the envelope) is `envelope_findings`: the seed and load paths raise its first finding,
+located; `is_event_envelope` is "no findings". SURF-7 (an append's `sourceEventSeqs`) is the rule
+table's `check_sources`: a variant of it holds on every plain append (`SurfaceState.check`,
+`try_append`, `fold_surface`, `plain_append_sources`, a session's append and seed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sessionspec.reference import (
+    Session,
+    SurfaceState,
+    check_seed_entry,
+    envelope_defects,
+    envelope_findings,
+    fold_surface,
+    is_event_envelope,
+    plain_append_sources,
+    rule_table,
+)
+from sessionspec.reference.revision import rules_for
+from sessionspec.spec import FORMAT
+from sessionspec.spec.errors import SeedError, SessionSpecError, SurfaceError
+from sessionspec.spec.revisions import known_revisions
+
+MAX = FORMAT.max_safe_integer
+VALUES = st.sampled_from([0, 1, 7, -1, -MAX, MAX, MAX + 1, 1.0, True, None, "t", "1", {}, []])
+ENVELOPES = st.dictionaries(
+    st.sampled_from(["type", "seq", "time", "data", "ignorable", "surfaceOp", "sourceEventSeqs", "x", "a/b~"]),
+    VALUES, max_size=7,
+)
+
+
+@pytest.mark.req("SEED-3")
+def test_envelope_findings_locate_each_member_at_fault() -> None:
+    found = envelope_findings({"type": 1, "seq": -1, "time": 1.0, "a/b~": 0})
+    assert [f.pointer for f in found] == ["/type", "/seq", "/time", "/data", "/a~1b~0"]
+    assert {(f.code, f.requirement) for f in found} == {("SEED_ENVELOPE", "SEED-3")}
+    assert envelope_findings({"type": "t", "seq": 0, "time": 0, "data": None}) == ()
+    assert envelope_defects({"type": "t", "seq": 0, "time": -5, "data": None}) == {"/time"}
+
+
+@pytest.mark.req("SEED-3")
+def test_ignorable_and_negative_times_follow_the_revision() -> None:
+    for revision in known_revisions():
+        rules = rules_for(revision)
+        event = {"type": "t", "seq": 0, "time": -5, "data": None, "ignorable": False}
+        pointers = {f.pointer for f in envelope_findings(event, rules)}
+        assert ("/time" in pointers) is not rules.negative_time
+        assert ("/ignorable" in pointers) is True  # an unknown key, or a known one that is not true
+        assert is_event_envelope({**event, "ignorable": True}, rules) is (
+            rules.negative_time and "ignorable" in rules.envelope_keys)
+
+
+@pytest.mark.req("SEED-3")
+@given(ENVELOPES, st.sampled_from([None, *known_revisions()]))
+def test_the_seed_check_raises_the_first_envelope_finding(event: dict[str, Any], revision: str | None) -> None:
+    rules = rules_for(revision)
+    event = {**event, "seq": 0} if "seq" in event and event["seq"].__class__ is int and event["seq"] >= 0 else event
+    found = envelope_findings(event, rules)
+    assert is_event_envelope(event, rules) == (not found)
+    try:
+        check_seed_entry(event, 0, rules)
+    except SeedError as error:
+        if error.code == "SEED_ENVELOPE":
+            assert found and error.path == found[0].pointer and error.requirement == "SEED-3"
+        else:
+            assert not found
+    else:
+        assert not found
+
+
+def _refusing_source(cited: int) -> rule_table.RuleSet:
+    """A tightened SURF-7: no append may cite seq ``cited``."""
+    def build(entry: Any) -> Any:
+        def check(state: Any, event: Any, etype: str, seq: int, shadowed: Any, *rest: Any, **options: Any) -> None:
+            if cited in (event.get("sourceEventSeqs") or ()):
+                raise SurfaceError(f"the variant refuses a source {cited}", "SURFACE_SOURCES_INVALID",
+                                   requirement="SURF-7")
+            entry(state, event, etype, seq, shadowed, *rest, **options)
+
+        return check
+
+    return rule_table.default().derive("check_sources", build)
+
+
+def _log() -> list[dict[str, Any]]:
+    return [
+        {"type": "user/message", "seq": 0, "time": 0, "data": {"text": "hi"}, "surfaceOp": "append"},
+        {"type": "tool/result", "seq": 1, "time": 0, "data": {"callId": "c", "content": "x"},
+         "surfaceOp": "append", "sourceEventSeqs": [0]},
+    ]
+
+
+@pytest.fixture
+def refusing() -> Iterator[None]:
+    with rule_table.use(_refusing_source(0)):
+        yield
+
+
+@pytest.mark.req("SURF-7")
+def test_a_tightened_sources_rule_holds_on_every_plain_append(refusing: None) -> None:
+    log = _log()
+    with pytest.raises(SurfaceError):
+        fold_surface(log)
+    state = SurfaceState(log)
+    state.advance(log[0])
+    with pytest.raises(SurfaceError):
+        state.check(log[1])
+    assert state.try_append("tool/result", "append", [0]) is False
+    assert state.length == 1
+    assert plain_append_sources([0], 1, "tool/result") is False
+
+
+@pytest.mark.req("SURF-7")
+def test_a_tightened_sources_rule_holds_for_a_session(refusing: None) -> None:
+    with pytest.raises(SessionSpecError):
+        Session("s", seed=_log())
+
+
+@pytest.mark.req("SURF-7")
+@given(st.one_of(st.lists(st.one_of(st.integers(-1, 6), VALUES), max_size=4), VALUES),
+       st.sampled_from(sorted(FORMAT.surface_types)))
+def test_plain_append_sources_is_the_verdict_of_check(sources: Any, etype: str) -> None:
+    state = SurfaceState({})
+    state.skip(5)
+    event = {"type": etype, "seq": 5, "time": 0, "data": {}, "surfaceOp": "append", "sourceEventSeqs": sources}
+    try:
+        state.check(event)
+    except SurfaceError as error:
+        assert error.requirement == "SURF-7"
+        accepted = False
+    else:
+        accepted = True
+    assert plain_append_sources(sources, 5, etype) is accepted
+    assert state.try_append(etype, "append", sources) is accepted
+    assert state.length == 5 + accepted
