@@ -80,6 +80,9 @@ class MessageShape:
         """
         raise NotImplementedError
 
+    #: the event types whose payload :meth:`seed_problem` looks into (any other: ``None`` without a call)
+    seed_types: frozenset[str] = frozenset()
+
     def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
         """``(message, code, requirement)`` when a seeded message payload is rejected, else ``None``."""
         raise NotImplementedError
@@ -107,6 +110,7 @@ class FlatMessages(MessageShape):
     """Pinned revision: content, provenance and callId sit directly in the payload."""
 
     name = "flat"
+    seed_types = frozenset({"assistant/message"})
 
     def tool_calls(self, data: Any) -> list[Any]:
         return _content_blocks(data.get("content")) if isinstance(data, Mapping) else []
@@ -156,7 +160,7 @@ class FlatMessages(MessageShape):
 
     def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
         # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
-        if etype == "assistant/message" and isinstance(data, (Mapping, list, FrozenList)):
+        if etype in self.seed_types and isinstance(data, (Mapping, list, FrozenList)):
             provenance = data.get("provenance") if isinstance(data, Mapping) else None
             if not has_provider_model(provenance):
                 return "is an assistant/message that lacks provider/model provenance", "SEED_PROVENANCE", "SEED-6"
@@ -167,6 +171,7 @@ class IdentifiedMessages(MessageShape):
     """Published revision: every message payload holds an identified message ``{id, role, source, content}``."""
 
     name = "identified"
+    seed_types = frozenset({"user/message", "assistant/message", "tool/result"})
 
     @staticmethod
     def _message(etype: Any, data: Any) -> Any:
@@ -221,7 +226,7 @@ class IdentifiedMessages(MessageShape):
         return {"turn": turn, "step": step, "message": message}
 
     def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
-        if etype not in ("user/message", "assistant/message", "tool/result"):
+        if etype not in self.seed_types:
             return None
         message = self._message(etype, data)
 

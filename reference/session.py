@@ -253,11 +253,12 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     SEED-8) and a payload its message shape accepts. Anything else takes the checks in the order of
     SEED-11, which raise the first finding, located."""
     cls = event.__class__
-    if cls is FrozenDict or cls is dict:
-        envelope = _envelope_rule(rules)
-        if (
-            not envelope(event) and event["seq"] == index and event["type"] not in SEED_DATA_RULE_TYPES
-            and rules.messages.seed_problem(event["type"], event["data"]) is None
+    envelope = _ENVELOPE_RULES.get(rules) or _envelope_rule(rules)  # SEED-3, bound to the revision
+    if (cls is FrozenDict or cls is dict) and not envelope(event) and event["seq"] == index:
+        etype = event["type"]
+        messages = rules.messages
+        if etype not in SEED_DATA_RULE_TYPES and (
+            etype not in messages.seed_types or messages.seed_problem(etype, event["data"]) is None
         ):
             return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
     if event.__class__ is not FrozenDict and not isinstance(event, dict):
