@@ -244,6 +244,15 @@ def _frozen_entry(entry: Any, index: int) -> Any:
         ) from error
 
 
+def _entry_facts(rules: Rules) -> tuple[Callable[[Mapping[str, Any]], tuple[Finding, ...]], frozenset[str]]:
+    """The revision's SEED-3 function and the types a later seed rule reads (SEED-4 … SEED-8, its message shape's)."""
+    facts = _ENTRY_FACTS[rules] = (_envelope_rule(rules), SEED_DATA_RULE_TYPES | rules.messages.seed_types)
+    return facts
+
+
+_ENTRY_FACTS: dict[Rules, tuple[Callable[[Mapping[str, Any]], tuple[Finding, ...]], frozenset[str]]] = {}
+
+
 def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     """SEED-3 … SEED-9 for one entry already frozen by SEED-2's pass, in the order of SEED-11; returns it.
 
@@ -253,12 +262,11 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     SEED-8) and a payload its message shape accepts. Anything else takes the checks in the order of
     SEED-11, which raise the first finding, located."""
     cls = event.__class__
-    envelope = _ENVELOPE_RULES.get(rules) or _envelope_rule(rules)  # SEED-3, bound to the revision
+    envelope, looked_into = _ENTRY_FACTS.get(rules) or _entry_facts(rules)
     if (cls is FrozenDict or cls is dict) and not envelope(event) and event["seq"] == index:
         etype = event["type"]
-        messages = rules.messages
-        if etype not in SEED_DATA_RULE_TYPES and (
-            etype not in messages.seed_types or messages.seed_problem(etype, event["data"]) is None
+        if etype not in looked_into or (
+            etype not in SEED_DATA_RULE_TYPES and rules.messages.seed_problem(etype, event["data"]) is None
         ):
             return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
     if event.__class__ is not FrozenDict and not isinstance(event, dict):
