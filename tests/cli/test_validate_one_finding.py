@@ -19,11 +19,11 @@ CASES: list[tuple[str, Mutation, str, str]] = [
     ("surf3-replace-invalid", lambda ev: ev[1].__setitem__("surfaceOp", {"op": "replace", "start": 0}),
      "SURFACE_REPLACE_MARKER_INVALID", "/surfaceOp"),
     ("surf7-sources-not-list", lambda ev: ev[7].__setitem__("sourceEventSeqs", "x"), "SURFACE_SOURCES_INVALID", "/sourceEventSeqs"),
-    ("seed3-unknown-key", lambda ev: ev[2].__setitem__("foo", 1), "SEED_ENVELOPE", ""),
-    ("seed3-time-type", lambda ev: ev[2].__setitem__("time", "x"), "SEED_ENVELOPE", ""),
-    ("seed3-time-negative", lambda ev: ev[2].__setitem__("time", -1), "SEED_ENVELOPE", ""),
-    ("seed3-no-data", lambda ev: ev[2].pop("data"), "SEED_ENVELOPE", ""),
-    ("seed3-type-not-string", lambda ev: ev[2].__setitem__("type", 5), "SEED_ENVELOPE", ""),
+    ("seed3-unknown-key", lambda ev: ev[2].__setitem__("foo", 1), "SEED_ENVELOPE", "/foo"),
+    ("seed3-time-type", lambda ev: ev[2].__setitem__("time", "x"), "SEED_ENVELOPE", "/time"),
+    ("seed3-time-negative", lambda ev: ev[2].__setitem__("time", -1), "SEED_ENVELOPE", "/time"),
+    ("seed3-no-data", lambda ev: ev[2].pop("data"), "SEED_ENVELOPE", "/data"),
+    ("seed3-type-not-string", lambda ev: ev[2].__setitem__("type", 5), "SEED_ENVELOPE", "/type"),
     ("seed6-no-provenance", lambda ev: ev[7]["data"].pop("provenance"), "SEED_PROVENANCE", "/data/provenance"),
     ("seed6-no-provider", lambda ev: ev[7]["data"]["provenance"].pop("provider"), "SEED_PROVENANCE", "/data/provenance"),
 ]
@@ -54,7 +54,7 @@ def test_unrelated_schema_error_on_the_same_event_is_kept(tmp_path: Path) -> Non
     events[1]["surfaceOp"] = "bogus"
     found = _validate(tmp_path, events)
     assert sorted((f["code"], f.get("pointer", "")) for f in found) == [
-        ("SCHEMA_VIOLATION", "/surfaceOp"), ("SEED_ENVELOPE", ""),
+        ("SCHEMA_VIOLATION", "/surfaceOp"), ("SEED_ENVELOPE", "/time"),
     ]
 
 
