@@ -74,7 +74,7 @@ def test_formats_and_limits(write):
     text = cli("validate", path)
     assert text.code == 1 and f"{path}:2: error [SEED_ENVELOPE SEED-3] seq 0" in text.out
     gh = cli("validate", "--format", "github", "--level", "load", path)
-    assert gh.out.startswith(f"::error file={path},line=2,title=SEED_ENVELOPE SEED-3::seq 0: ")
+    assert gh.out.startswith(f"::error file={path},line=2,title=SEED_ENVELOPE SEED-3::seq 0 at /time: ")  # located at the member at fault
     limited = cli("validate", "--format", "json", "--max-findings", "2", path).json["files"][0]
     assert len(limited["findings"]) == 2 and limited["truncated"] and limited["errors"] > 2
     assert cli("validate", "--quiet", path).out == ""
