@@ -28,6 +28,7 @@ from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_text
+from sessionspec.spec.regex_safety import pattern_hazard
 
 SCHEMA_BASE = "https://sessionspec.dev/schema/"
 ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
@@ -38,6 +39,7 @@ SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
 ENTRY_POINT_GROUP = "sessionspec.registries"
 CORE = "core"
 REGISTRY_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_INVALID"
+PATTERN_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_PATTERN_UNSAFE"
 
 # Types whose owner may never admit them to appendOutOfBand (DEC-8, OOB-1).
 _NEVER_OUT_OF_BAND_NAMESPACES = ("turn/", "step/")
@@ -390,6 +392,38 @@ def _check_schema(doc: dict[str, Any], where: str) -> None:
     except SchemaError as exc:
         pointer = json_pointer(exc.absolute_path)
         raise registry_error(f"{where}#{pointer}: not a valid Draft 2020-12 schema: {exc.message}", path=pointer or "/") from exc
+    for parts, pattern in _patterns(doc, ()):
+        hazard = pattern_hazard(pattern)
+        if hazard is not None:
+            pointer = json_pointer(parts)
+            raise SessionSpecError(
+                f"{where}#{pointer}: pattern {pattern[:200]!r}{'…' if len(pattern) > 200 else ''} is refused: {hazard}; "
+                "an untrusted registry's patterns must match in linear time",
+                PATTERN_ERROR_CODE, path=pointer,
+            )
+
+
+# Keywords whose values are data, never schemas: a "pattern" inside them is not a regular expression.
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
+
+
+def _patterns(node: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Every regular expression of a schema document (`pattern` values, `patternProperties` keys) with its
+    pointer. Iterative: a deep document cannot exhaust the stack."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(node, parts)]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, list):
+            stack.extend((v, (*parts, i)) for i, v in enumerate(node))
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in _DATA_KEYWORDS:
+                    continue
+                if key == "pattern" and isinstance(value, str):
+                    yield (*parts, key), value
+                elif key == "patternProperties" and isinstance(value, dict):
+                    yield from (((*parts, key, name), name) for name in value)
+                stack.append((value, (*parts, key)))
 
 
 def _core_root() -> Traversable:

@@ -202,13 +202,18 @@ def test_every_command_on_a_hostile_file(kind: str, hostile_files: dict[str, Pat
 # ---------------------------------------------------------------- hostile registries
 
 
-def _registry(root: Path, schema_text: bytes, event_type: str = "gen/x") -> Path:
+def _registry(root: Path, schema_text: bytes, event_type: str = "gen/x", examples: bool = False) -> Path:
     (root / "events").mkdir(parents=True)
     (root / "schemas").mkdir()
     schema_id = "https://gen.example/payload/x.json"
+    # an example whose value makes a backtracking pattern run for ever (the ReDoS registries match it)
+    example = {"description": "A value a catastrophic pattern never finishes.",
+               "event": {"type": event_type, "seq": 5, "time": 1767225600000, "data": {"s": "a" * 40 + "!", "a" * 40 + "!": 0}}}
+    bad = {"event": {**example["event"], "data": {"s": 5, "a" * 40 + "!": 0}}, "reason": "Not a string.",
+           "path": "/data/s"}
     entry = {"type": event_type, "owner": "@gen/hostile", "class": "log-only", "outOfBand": False,
              "enclosure": "turn", "description": "A hostile schema.", "payloadSchema": schema_id,
-             "provenance": "Log-only.", "requirements": ["APPEND-6"], "examples": {"valid": [], "invalid": []}}
+             "provenance": "Log-only.", "requirements": ["APPEND-6"], "examples": {"valid": [example] if examples else [], "invalid": [bad] if examples else []}}
     (root / "events" / "gen.json").write_text(json.dumps({"events": [entry]}), encoding="utf-8")
     (root / "schemas" / "x.json").write_bytes(schema_text.replace(b"$ID", schema_id.encode()))
     return root
@@ -222,13 +227,17 @@ REGISTRIES = {
             + b"[" * 200_000 + b"]" * 200_000 + b"}",
     "not-json": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", ',
     "surrogate-type": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID"}',
+    "redos-pattern": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", '
+                     b'"properties": {"s": {"type": "string", "pattern": "(a+)+$"}}}',
+    "redos-pattern-properties": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", '
+                                b'"patternProperties": {"^(a|aa)+$": {"type": "string"}}}',
 }
 
 
 @pytest.mark.parametrize("kind", sorted(REGISTRIES))
 def test_every_command_on_a_hostile_registry(kind: str, tmp_path: Path) -> None:
     event_type = "gen/\udfff\x1b[31m" if kind == "surrogate-type" else "gen/x"
-    root = _registry(tmp_path / "registry", REGISTRIES[kind], event_type)
+    root = _registry(tmp_path / "registry", REGISTRIES[kind], event_type, examples=kind.startswith("redos"))
     write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
     results = run_each(_sweep("registry", str(root), tmp_path))
     _check(results, str(root))
