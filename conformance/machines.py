@@ -1279,13 +1279,16 @@ def shrink_failure(failure: _Failure, shared: _Run, *, tries: int = SHRINK_TRIES
 
 
 def _save(failure: _Failure, impl: Implementation, trace_dir: Path) -> Path:
-    trace_dir.mkdir(parents=True, exist_ok=True)
+    from sessionspec.reference.atomic import output_folder
+
+    output_folder(str(trace_dir), create=True)  # the one output policy for a folder of the suite's files
     path = trace_dir / f"{failure.machine}-{uuid.uuid4().hex[:8]}.jsonl"
     summary = failure.message.splitlines()[0][:200]
     # Every request is self-contained (the protocol is stateless), so the failing request of
     # the smallest failing run reproduces the failure on its own: the trace is that request.
     write_trace(path, failure.steps[-1:], description=f"machine {failure.machine}, rule {failure.label}: {summary}",
-                origin="sessionspec conformance --fuzz", implementation=impl.info.get("implementation"))
+                origin="sessionspec conformance --fuzz", implementation=impl.info.get("implementation"),
+                force=False)  # a new file: a name the suite chose is never a replace
     return path
 
 

@@ -95,6 +95,41 @@ def check_new_output(path: str, *, force: bool = False) -> None:
         raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
 
 
+def output_folder(path: str, *, create: bool = False) -> None:
+    """The output policy for a folder the suite names files in (``--trace-dir``): an existing real folder
+    (not a symbolic link, a file, a device or a FIFO) that is writable, or a missing one whose nearest existing
+    ancestor is such a folder (``create``: made then, with the missing parents, like ``mkdir -p``). The files in
+    it get names of the suite's own, unique per run, and are written as new files (`check_new_output`), so
+    none is ever replaced. Raises :class:`OutputError`."""
+    if not path:
+        raise OutputError("the output folder path is empty")
+    probe = os.path.abspath(path)
+    while True:
+        try:
+            info = os.lstat(probe)
+        except FileNotFoundError:
+            parent = os.path.dirname(probe)
+            if parent == probe:
+                raise OutputError(f"cannot write into {path}: no existing folder above it") from None
+            probe = parent
+            continue
+        except OSError as exc:
+            raise OutputError(f"cannot write into {path}: {exc.strerror or exc}") from None
+        break
+    if stat.S_ISLNK(info.st_mode) and probe == os.path.abspath(path):
+        raise OutputError(f"refusing to write into {path}: it is a symbolic link; name the folder itself")
+    if not os.path.isdir(probe):
+        kind = "a file" if stat.S_ISREG(info.st_mode) else _kind(info.st_mode)
+        raise OutputError(f"refusing to write into {path}: {probe} is {kind}, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write into {path}: the folder {probe} is not writable")
+    if create and probe != os.path.abspath(path):
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot write into {path}: {exc.strerror or exc}") from None
+
+
 def temp_prefix(name: str) -> str:
     """The start of a temp file's name for target ``name``: hidden, and saying whose it is and for what, so that
     one a ``kill -9`` leaves behind (no exit path runs then) can be told and removed."""

@@ -52,7 +52,7 @@ from sessionspec.conformance.report import (
 from sessionspec.conformance.runner import apply_stale, run_cases, start_implementation
 from sessionspec.conformance.summary import render_summary
 from sessionspec.progress import Progress
-from sessionspec.reference.atomic import OutputError, check_new_output
+from sessionspec.reference.atomic import OutputError, check_new_output, output_folder
 from sessionspec.reference.json_text import display
 
 
@@ -91,7 +91,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="with --fuzz: run only this state machine (session, fork, storage, store, persistence); "
                              "repeatable")
     parser.add_argument("--trace-dir", metavar="DIR", default=".sessionspec/traces",
-                        help="where --fuzz saves failure traces (default: %(default)s)")
+                        help="where --fuzz saves failure traces, each a new file of a unique name (a real folder, not a "
+                             "symbolic link; a missing one is created under an existing one; default: %(default)s)")
     parser.add_argument("-j", "--jobs", metavar="N", type=int, default=1, help="parallel adapters (default: 1)")
     parser.add_argument("--timeout", metavar="SECONDS", type=float, default=30.0,
                         help="per-request timeout for --impl adapters (default: %(default)s)")
@@ -259,6 +260,11 @@ def _output_problem(args: argparse.Namespace) -> str | None:
                 check_new_output(getattr(args, output), force=args.force)
     except OutputError as exc:
         return str(exc)
+    try:
+        if args.fuzz:
+            output_folder(args.trace_dir)
+    except OutputError as exc:
+        return f"--trace-dir: {exc}"
     return None
 
 
@@ -340,7 +346,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             fuzzed = run_fuzz(args.fuzz, connect, timeout=args.timeout, trace_dir=Path(args.trace_dir), out=err,
                               known=expectations.fuzz if expectations else (), revision=revision,
                               machines=args.machine or None)
-        except FuzzUnavailable as exc:
+        except (FuzzUnavailable, OutputError) as exc:  # OutputError: the trace folder changed under the run
             err.write(f"sessionspec conformance: {exc}\n")
             return 2
         result.fuzz_failures = fuzzed.failures

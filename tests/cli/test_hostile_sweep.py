@@ -305,3 +305,20 @@ def test_no_command_writes_a_hostile_target(command: str, flag: str, tmp_path: P
         assert named in result["err"], (kind, result["err"])
     assert {p.name: (p.is_symlink(), p.is_file() and p.read_bytes()) for p in tmp_path.iterdir()} == before
     assert not list((tmp_path / "readonly").iterdir())  # nothing written into the read-only folder
+
+
+def test_the_trace_folder_follows_the_policy(tmp_path: Path) -> None:
+    """`--trace-dir` (a folder of the suite's own file names): a real writable folder or a missing one under one;
+    a symbolic link, a file, a device, a FIFO, '' or a path under a file is refused before any work, exit 2."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "file").write_bytes(b"old\n")
+    os.mkfifo(tmp_path / "fifo")
+    targets = {"symlink": str(tmp_path / "link"), "file": str(tmp_path / "file"), "device": "/dev/null",
+               "fifo": str(tmp_path / "fifo"), "empty": "", "under-a-file": str(tmp_path / "file" / "traces")}
+    argvs = [["conformance", "--only", "ZSTD-4", "--fuzz", "1", "--trace-dir", t] for t in targets.values()]
+    for kind, result in zip(targets, run_each(argvs)):
+        text = result["out"] + result["err"]
+        assert result["code"] == 2 and "Traceback" not in text, (kind, text[-800:])
+        assert "--trace-dir: " in text and targets[kind] in text, (kind, text[-800:])
+    assert (tmp_path / "file").read_bytes() == b"old\n" and os.listdir(tmp_path / "real") == []
