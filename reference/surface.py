@@ -245,10 +245,11 @@ class SurfaceState:
         )
 
     def skip(self, count: int = 1) -> None:
-        """Advance past ``count`` log-only events without surface markers.
+        """SEED-10's log-only transition, stated once: ``count`` log-only events without surface markers
+        (which :meth:`check` refuses, SURF-3) change nothing but the count.
 
-        The same effect as ``apply(check(e))`` for each of them (nothing changes but the count),
-        without building them: for readers that already know they are log-only.
+        :meth:`apply` of a ``"log"`` plan is ``skip(1)``, so there is no second form: readers that already
+        know events are log-only (bulk folds, the validator) count them here without building plans.
         """
         if count < 0:
             raise ValueError("cannot skip a negative number of events")
@@ -521,11 +522,12 @@ class SurfaceState:
         """Commit a plan made by :meth:`check` on this exact state (cannot fail)."""
         if plan._version != self._version:
             raise RuntimeError("stale SurfacePlan: the surface changed after check()")
-        self._version += 1
-        self._length += 1
         kind = plan.kind
         if kind == "log":
+            self.skip(1)  # SEED-10: a log-only event is counted, nothing else changes
             return
+        self._version += 1
+        self._length += 1
         if kind == "append":
             self._push(plan.seq)
             return

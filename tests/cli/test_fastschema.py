@@ -14,9 +14,7 @@ from cli_strategies import value_at as _get
 from hypothesis import given
 from hypothesis import strategies as st
 from referencing.jsonschema import DRAFT202012
-from sessionspec.reference.surface import SurfaceState
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.lint import _Fold
 
 _JSON = JSON
 
@@ -118,16 +116,3 @@ def test_recursive_json_value_schema_compiles_to_nothing():
     for _ in range(50_000):
         deep = [deep]
     assert compiled.is_valid(deep)  # no walk, no RecursionError
-
-
-def test_fold_skip_equals_check_and_apply():
-    events = turn_events() + turn_events(2, 12)
-    fast = _Fold()
-    ref = SurfaceState(events)
-    for i, event in enumerate(events):
-        ref.apply(ref.check(event))
-        if event["type"] in ("user/message", "assistant/message", "tool/result", "steering/message"):
-            fast.advance(event, i)
-        else:
-            fast.skip()
-    assert list(fast.state.nodes) == list(ref.nodes) and fast.length == ref.length
