@@ -210,7 +210,11 @@ def load_case_file(text: str, source: str, *, known_requirements: Iterable[str] 
 
 
 def _check_id(raw: Any, source: str, pointer: str) -> None:
-    expected_id = case_id(raw)
+    try:
+        expected_id = case_id(raw)
+    except ValueError:  # an integer past the interpreter's conversion limit: a located refusal (issue 25)
+        raise CaseFileError(source, pointer, "the case holds an integer of more than 4,300 digits, which its id "
+                                             "cannot be computed over") from None
     if raw["id"] != expected_id:
         raise CaseFileError(
             source, pointer + "/id",

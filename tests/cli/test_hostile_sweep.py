@@ -202,46 +202,138 @@ def test_every_command_on_a_hostile_file(kind: str, hostile_files: dict[str, Pat
 # ---------------------------------------------------------------- hostile registries
 
 
-def _registry(root: Path, schema_text: bytes, event_type: str = "gen/x", examples: bool = False) -> Path:
+_SCHEMA_HEAD = b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "type": "object", '
+#: a payload schema the registry's examples agree with (the hostile part is all a refusal can be about)
+_GOOD_SCHEMA = _SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}}'
+
+
+def _registry(root: Path, schema_text: bytes, event_type: str = "gen/x") -> Path:
+    """A registry of one event type, with a valid and an invalid example the schema (hostile part aside) tells
+    apart, so the meta-schema and the example checks pass and only the hostile part can be refused."""
     (root / "events").mkdir(parents=True)
     (root / "schemas").mkdir()
     schema_id = "https://gen.example/payload/x.json"
     # an example whose value makes a backtracking pattern run for ever (the ReDoS registries match it)
     example = {"description": "A value a catastrophic pattern never finishes.",
-               "event": {"type": event_type, "seq": 5, "time": 1767225600000, "data": {"s": "a" * 40 + "!", "a" * 40 + "!": 0}}}
-    bad = {"event": {**example["event"], "data": {"s": 5, "a" * 40 + "!": 0}}, "reason": "Not a string.",
+               "event": {"type": event_type, "seq": 5, "time": 1767225600000, "data": {"s": "a" * 40 + "!", "a" * 40 + "!": "x"}}}
+    bad = {"event": {**example["event"], "data": {"s": 5, "a" * 40 + "!": "x"}}, "reason": "Not a string.",
            "path": "/data/s"}
     entry = {"type": event_type, "owner": "@gen/hostile", "class": "log-only", "outOfBand": False,
              "enclosure": "turn", "description": "A hostile schema.", "payloadSchema": schema_id,
-             "provenance": "Log-only.", "requirements": ["APPEND-6"], "examples": {"valid": [example] if examples else [], "invalid": [bad] if examples else []}}
+             "provenance": "Log-only.", "requirements": ["APPEND-6"], "examples": {"valid": [example], "invalid": [bad]}}
     (root / "events" / "gen.json").write_text(json.dumps({"events": [entry]}), encoding="utf-8")
     (root / "schemas" / "x.json").write_bytes(schema_text.replace(b"$ID", schema_id.encode()))
     return root
 
 
-REGISTRIES = {
-    "not-utf8": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "title": "\xff"}',
-    "huge-integer": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "maximum": '
-                    + b"9" * 5000 + b"}",
-    "deep": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", "x": '
-            + b"[" * 200_000 + b"]" * 200_000 + b"}",
-    "not-json": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", ',
-    "surrogate-type": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID"}',
-    "redos-pattern": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", '
-                     b'"properties": {"s": {"type": "string", "pattern": "(a+)+$"}}}',
-    "redos-pattern-properties": b'{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "$ID", '
-                                b'"patternProperties": {"^(a|aa)+$": {"type": "string"}}}',
+def _vectors(root: Path, fragment: bytes) -> Path:
+    """A vectors folder of one case file whose one case seeds ``fragment`` (JSON text, or not), its id right where
+    the fragment parses, so only the hostile part can be refused."""
+    root.mkdir()
+    case = {"description": "d", "requirements": ["SEED-3"], "level": "MUST", "capability": "load",
+            "input": {"op": "load", "args": {"seed": ["FRAGMENT"]}},
+            "expect": {"rejected": {"code": "SEED_ENVELOPE", "index": 0}}}
+    case_file = {"$schema": "https://sessionspec.dev/schema/protocol/case-file.json", "area": "defects",
+                 "description": "A hostile vector file.", "cases": [{"id": "0" * 16, **case}]}
+    text = json.dumps(case_file).encode().replace(b'"FRAGMENT"', fragment)
+    (root / "defects.json").write_bytes(text)
+    return root
+
+
+#: kind: (payload schema, a JSON fragment for a vector file or None, what the registry's refusal says, what the
+#: vector file's refusal says). Every registry command (`registry check`, `validate --registry`, `catalog
+#: --registry`) must refuse with the registry reason, `conformance --vectors` with the vector reason.
+REGISTRIES: dict[str, tuple[bytes, bytes | None, tuple[str, ...], tuple[str, ...]]] = {
+    "not-utf8": (_SCHEMA_HEAD + b'"title": "\xff", "properties": {"s": {"type": "string"}}}', b'"\xff"',
+                 ("not UTF-8 text", "SPEC_REGISTRY_INVALID", "x.json"), ("not UTF-8 text", "defects.json")),
+    "huge-integer": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, "maximum": ' + b"9" * 5000 + b"}",
+                     b"9" * 5000, ("not a usable JSON number", "SPEC_REGISTRY_INVALID", "x.json"),
+                     ("more than 4,300 digits", "defects.json", "/cases/0")),
+    "deep": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, "x": ' + b"[" * 200_000 + b"]" * 200_000
+             + b"}", None, ("nested too deeply", "SPEC_REGISTRY_INVALID", "x.json"), ()),
+    "not-json": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, ', b'{"type": ',
+                 ("not JSON", "SPEC_REGISTRY_INVALID", "x.json"), ("JSON_TEXT_INVALID", "defects.json")),
+    "redos-pattern": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string", "pattern": "(a+)+$"}}}', None,
+                      ("SPEC_REGISTRY_PATTERN_UNSAFE", "x.json#/properties/s/pattern"), ()),
+    "redos-pattern-properties": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, '
+                                 b'"patternProperties": {"^(a|aa)+$": {"type": "string"}}}', None,
+                                 ("SPEC_REGISTRY_PATTERN_UNSAFE", "x.json#/patternProperties/^(a|aa)+$"), ()),
 }
+
+
+def test_the_registries_are_hostile_only_in_their_hostile_part(tmp_path: Path) -> None:
+    """Without its hostile part each registry passes `registry check` and each vector file loads: so the
+    sweep's refusals are about that part, not about a missing example or a wrong id."""
+    good = _registry(tmp_path / "good", _GOOD_SCHEMA)
+    from cli_helpers import cli
+
+    result = cli("registry", "check", str(good))
+    assert result.code == 0, result.out + result.err
+    from sessionspec.conformance import cases
+
+    case = json.loads((_vectors(tmp_path / "vectors", b"null") / "defects.json").read_text())["cases"][0]
+    (tmp_path / "vectors" / "defects.json").write_text(json.dumps(
+        {**json.loads((tmp_path / "vectors" / "defects.json").read_text()), "cases": [cases.with_id(case)]}))
+    assert len(cases.load_corpus(tmp_path / "vectors")) == 1
 
 
 @pytest.mark.parametrize("kind", sorted(REGISTRIES))
 def test_every_command_on_a_hostile_registry(kind: str, tmp_path: Path) -> None:
-    event_type = "gen/\udfff\x1b[31m" if kind == "surrogate-type" else "gen/x"
-    root = _registry(tmp_path / "registry", REGISTRIES[kind], event_type, examples=kind.startswith("redos"))
+    schema, fragment, registry_says, vectors_say = REGISTRIES[kind]
+    root = _registry(tmp_path / "registry", schema)
+    vectors = _vectors(tmp_path / "vectors", fragment) if fragment is not None else None
     write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
-    results = run_each(_sweep("registry", str(root), tmp_path))
-    _check(results, str(root))
-    assert sorted(os.listdir(tmp_path)) == ["crashed.jsonl", "registry"]
+    argvs = []
+    for argv in _sweep("registry", str(root), tmp_path):
+        if "--vectors" in argv:  # a vectors folder of the same hostile kind, where the kind has a vector form
+            if vectors is None:
+                continue
+            argv = [str(vectors) if a == str(root) else a for a in argv]
+        argvs.append(argv)
+    assert {a[0] for a in argvs} >= {"registry", "validate", "catalog"}
+    results = run_each(argvs)
+    for result in results:
+        text = result["out"] + result["err"]
+        says = vectors_say if "--vectors" in result["argv"] else registry_says
+        assert result["code"] in (1, 2), (result["argv"], result["code"], text[-1500:])
+        for part in says:  # the refusal is about the hostile part, and names the file holding it
+            assert part in text, (result["argv"], part, text[-1500:])
+    assert sorted(os.listdir(tmp_path)) == sorted(["crashed.jsonl", "registry", *(["vectors"] if vectors else [])])
+
+
+def test_a_lone_surrogate_type_loads_and_is_escaped_on_every_output(tmp_path: Path) -> None:
+    """A registry whose event type holds a lone surrogate and a terminal escape is a valid registry (the type is
+    only a string): `registry check` and `validate --registry` exit 0, `catalog` writes its catalogs, a log holding
+    the type is checked against its payload schema (its one finding the type's lone surrogate, JSON-13), and the
+    type reaches the terminal, JSON output and every catalog file escaped, never raw (UnicodeEncodeError or a
+    coloured terminal before)."""
+    event_type = "gen/\udfff\x1b[31m"
+    root = _registry(tmp_path / "registry", _GOOD_SCHEMA, event_type)
+    write_raw(tmp_path / "crashed.jsonl", [[*one_turn(), *open_turn(6)]])
+    typed = tmp_path / "typed.jsonl"
+    write_raw(typed, [[*one_turn(), {"type": event_type, "seq": 6, "time": 7, "data": {"s": 5}}]])
+    check, validate, catalog, text, as_json = run_each([
+        ["registry", "check", str(root)], ["validate", "--registry", str(root), str(tmp_path / "crashed.jsonl")],
+        ["catalog", "--registry", str(root), "--out", str(tmp_path / "catalogs")],
+        ["validate", "--registry", str(root), str(typed)],
+        ["validate", "--registry", str(root), "--format", "json", str(typed)]])
+    escaped = "gen/\\udfff\\u001b[31m"
+    assert check["code"] == 0 and escaped in check["out"], check
+    assert validate["code"] == 0, validate
+    assert catalog["code"] == 0, catalog
+    # the payload is checked against the registry's schema (s is no string): the type is registered, not unknown
+    assert text["code"] == 1 and "JSON_LONE_SURROGATE" in text["out"] and "/data/s" in text["out"], text
+    assert "EVENT_TYPE_UNREGISTERED" not in text["out"], text
+    findings = json.loads(as_json["out"])["files"][0]["findings"]
+    assert {f["code"] for f in findings} >= {"JSON_LONE_SURROGATE"} and any(f.get("pointer") == "/data/s"
+                                                                           for f in findings), findings
+    for result in (check, validate, catalog, text, as_json):
+        assert "\x1b" not in result["out"] + result["err"] and "\udfff" not in result["out"] + result["err"], result
+    written = sorted((tmp_path / "catalogs").glob("*.md"))
+    assert written and any(escaped in p.read_text(encoding="utf-8") for p in written), written
+    for path in written:
+        raw = path.read_bytes()
+        assert b"\x1b" not in raw and b"\xed\xbf\xbf" not in raw, path  # (surrogatepass would write ED BF BF)
 
 
 # ---------------------------------------------------------------- output targets
