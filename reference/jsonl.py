@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import orjson
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
+from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SeedError, SessionSpecError
 from sessionspec.spec.inputs import read_input
 
 from . import json_text
@@ -48,12 +48,13 @@ from .request_header import is_rejected_reason
 from .revision import revision_of, rules_for
 from .rule_table import TABLE, define
 from .session import Session
-from .upgrade import is_refused_type, refuse_unknown_types, unknown_type_error
+from .upgrade import is_refused_type, unknown_type_error
 
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
 __all__ = [
+    "REFUSAL_ORDER",
     "UNREADABLE_LINE",
     "Artifact",
     "LoadedArtifact",
@@ -498,39 +499,54 @@ class LoadedArtifact:
     truncated_bytes: int
 
 
-def _legacy_rejection(events: Sequence[Mapping[str, Any]], session_id: str | None, path: str | None,
-                      requirement: str = "JSONL-12") -> None:
-    """The retired shapes (delta, mode/set, fallback reason), refused in that order by the load path
-    (JSONL-12) and, with ``session_id`` None, at the append boundary (PERSIST-9).
+class _LegacyRecords:
+    """JSONL-12 (PERSIST-9 at the append boundary): the retired shapes (delta, mode/set, fallback reason) of a
+    log, noted one record at a time, and the one refusal the load path raises for them: the first record of
+    each legacy type in ``TABLE.load_rejected_types``'s order, then the first legacy request/header reason."""
 
-    One pass notes the first event of each legacy type and the first legacy request/header reason.
-    """
-    where = "append batch" if session_id is None else f"session {session_id!r}"
-    order = list(TABLE.load_rejected_types)
-    legacy = frozenset(order)
-    first: dict[str, Mapping[str, Any]] = {}
-    reason: Mapping[str, Any] | None = None
-    for event in events:
-        if not is_legacy_record(event, legacy):
-            continue
+    def __init__(self) -> None:
+        self.order = list(TABLE.load_rejected_types)
+        self.types = frozenset(self.order)
+        self.first: dict[str, Mapping[str, Any]] = {}
+        self.reason: Mapping[str, Any] | None = None
+
+    def note(self, event: Any) -> bool:
+        """Whether ``event`` is a legacy record (`is_legacy_record`); the first of each kind is kept."""
+        if not is_legacy_record(event, self.types):
+            return False
         etype = event.get("type")
-        if etype in legacy:
-            first.setdefault(etype, event)  # type: ignore[arg-type]  # a legacy name is a str
-        elif reason is None:
-            reason = event
-    for name in order:
-        if name in first:
-            seq = first[name].get("seq")
-            raise JsonlError(
-                f"{where} contains unsupported legacy {name} event at seq {seq}",
-                "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path,
-            )
-    if reason is not None:
-        raise JsonlError(
-            f"{where} contains unsupported legacy request/header reason "
-            f"{reason['data'].get('reason')!r} at seq {reason.get('seq')}",
-            "JSONL_LEGACY_EVENT", requirement=requirement, seq=reason.get("seq"), path=path,
-        )
+        if etype in self.types:
+            self.first.setdefault(etype, event)
+        elif self.reason is None:
+            self.reason = event
+        return True
+
+    def refusal(self, session_id: str | None, path: str | None, requirement: str = "JSONL-12") -> JsonlError | None:
+        """The load path's refusal of the records noted so far, or None."""
+        where = "append batch" if session_id is None else f"session {session_id!r}"
+        for name in self.order:
+            if name in self.first:
+                seq = self.first[name].get("seq")
+                return JsonlError(f"{where} contains unsupported legacy {name} event at seq {seq}",
+                                  "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path)
+        if self.reason is not None:
+            seq = self.reason.get("seq")
+            return JsonlError(f"{where} contains unsupported legacy request/header reason "
+                              f"{self.reason['data'].get('reason')!r} at seq {seq}",
+                              "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path)
+        return None
+
+
+def _legacy_rejection(events: Iterable[Mapping[str, Any]], session_id: str | None, path: str | None,
+                      requirement: str = "JSONL-12") -> None:
+    """Refuse the legacy records of ``events`` as the load path does (`_LegacyRecords`); with ``session_id``
+    None, at the append boundary (PERSIST-9)."""
+    legacy = _LegacyRecords()
+    for event in events:
+        legacy.note(event)
+    refusal = legacy.refusal(session_id, path, requirement)
+    if refusal is not None:
+        raise refusal
 
 
 def is_legacy_record(event: Mapping[str, Any], legacy: frozenset[str] | None = None) -> bool:
@@ -612,7 +628,7 @@ def check_loadable(
 ) -> list[dict[str, Any]]:
     """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12), and
     the events as ``revision``'s load path reads them: earlier-format records upgraded and unknown types
-    refused where the revision says so (JSONL-13..15); ``events`` itself where it does not."""
+    refused where the revision says so (JSONL-13..15); ``events`` itself where nothing changes."""
     if header["id"] != session_id:
         raise JsonlError(
             f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
@@ -621,38 +637,46 @@ def check_loadable(
     refusal = version_refusal(header, where)
     if refusal is not None:
         raise refusal
-    _legacy_rejection(events, session_id, where)
-    return read_stored(events, session_id, where, revision)
+    return StoredReader(session_id, where, revision, legacy=True).read_all(events)
 
 
 def read_stored(
     events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: RevisionLike = None,
     extra_types: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
-    """The stored events as ``revision``'s reader reads them, loading or inspecting: earlier-format records
-    upgraded and unknown types refused where the revision says so (JSONL-13..15); ``events`` itself where
-    it does not. ``extra_types``: types a plugin registry adds, known for this reading (JSONL-15)."""
-    rules = rules_for(revision)
-    if rules.load_upgrade is not None:
-        events = rules.load_upgrade.apply(events, session_id, rules.messages, where)
-    if rules.load_known_types is not None:
-        refuse_unknown_types(events, rules.load_known_types | frozenset(extra_types), session_id, where)
-    return events
+    """The stored events as ``revision``'s reader reads them when inspecting (upstream ``readFrom``): earlier-format
+    records upgraded and unknown types refused where the revision says so (JSONL-13..15), legacy records as
+    stored; ``events`` itself where nothing changes. ``extra_types``: types a plugin registry adds (JSONL-15)."""
+    return StoredReader(session_id, where, revision, extra_types).read_all(events)
+
+
+#: The first-defect order of the load path's refusals of stored records: a legacy record anywhere (JSONL-12,
+#: checked before anything is read), then the first record the upgrade refuses (JSONL-14, the message check),
+#: then the first type unknown to the revision (JSONL-15, judged on the upgraded records).
+REFUSAL_ORDER: tuple[str, ...] = ("legacy", "upgrade", "unknown")
 
 
 class StoredReader:
-    """`read_stored` one record at a time, for a reader that reports every refused record and goes on
-    (the validator): `read` upgrades a record (JSONL-13) or raises as the load path does (JSONL-14, the
-    message check), `refusal` is the JSONL-15 refusal of an upgraded record, or None."""
+    """The one reading of stored records, for every storage form and revision: each record as the revision's
+    load path reads it (JSONL-13: upgraded; or as stored) with the load path's refusal of it, if any (JSONL-12
+    legacy vocabulary, JSONL-14 and the upgraded message's seed check, JSONL-15 unknown types).
+
+    Every defect: `read` and `is_legacy` one record at a time, reading goes on after a refused record (the
+    validator). First defect: `read_all` (the load path, inspect) raises the refusal the load path raises,
+    the first by `REFUSAL_ORDER` and then by position, in the same pass; ``legacy``: legacy records are
+    refused too (the load path; inspecting reads them as stored).
+    """
 
     def __init__(self, session_id: str, where: str | None = None, revision: RevisionLike = None,
-                 extra_types: Iterable[str] = ()) -> None:
+                 extra_types: Iterable[str] = (), *, legacy: bool = False) -> None:
         rules = rules_for(revision)
         self.session_id, self.where = session_id, where
         upgrade = rules.load_upgrade
         self.reader = upgrade.reader(session_id, rules.messages, where) if upgrade is not None else None
         known = rules.load_known_types
         self.known = None if known is None else known | frozenset(extra_types)
+        self.legacy = _LegacyRecords() if legacy else None
+        self.legacy_types = frozenset(TABLE.load_rejected_types)
 
     @property
     def active(self) -> bool:
@@ -664,15 +688,65 @@ class StoredReader:
         """Records upgraded so far, by stored type."""
         return self.reader.upgraded if self.reader is not None else {}
 
-    def read(self, event: Any, index: int) -> Any:
-        """The record as read (``event`` itself when nothing changes); raises ``JsonlError`` or ``SeedError``."""
-        return self.reader.read(event, index) if self.reader is not None else event
+    def is_legacy(self, event: Mapping[str, Any]) -> bool:
+        """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`)."""
+        return is_legacy_record(event, self.legacy_types)
 
-    def refusal(self, event: Any) -> JsonlError | None:
-        """The JSONL-15 refusal of a record as read, or None."""
-        if self.known is None or not is_refused_type(event, self.known):
-            return None
-        return unknown_type_error(event, self.session_id, self.where)
+    def read(self, event: Any, index: int) -> tuple[Any, JsonlError | SeedError | None]:
+        """Record ``index`` as read (``event`` itself when nothing changes) and the load path's refusal of it
+        as it reads: JSONL-14 or the upgraded message's seed check (the stored record is returned), else
+        JSONL-15 (on the record as read), else None. A legacy record is `is_legacy`'s (JSONL-12)."""
+        if self.reader is not None:
+            try:
+                event = self.reader.read(event, index)
+            except (JsonlError, SeedError) as error:
+                return event, error
+        if self.known is not None and is_refused_type(event, self.known):
+            return event, unknown_type_error(event, self.session_id, self.where)
+        return event, None
+
+    def read_all(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every record as read (``events`` itself when none changed); raises the load path's first refusal."""
+        legacy, reader, known = self.legacy, self.reader, self.known
+        if reader is None and known is None:  # records read as stored: only the legacy vocabulary is refused
+            if legacy is not None:
+                for event in events:
+                    legacy.note(event)
+                self._raise(None, None)
+            return events
+        out: list[Any] | None = None
+        refused: JsonlError | SeedError | None = None
+        unknown: JsonlError | None = None
+        for index, stored in enumerate(events):
+            if legacy is not None:
+                legacy.note(stored)
+            if refused is not None:  # the load path stopped reading here; only legacy records still count
+                continue
+            event = stored
+            if reader is not None:
+                try:
+                    event = reader.read(stored, index)
+                except (JsonlError, SeedError) as error:
+                    refused = error
+                    continue
+                if event is not stored and out is None:
+                    out = list(events[:index])
+                if out is not None:
+                    out.append(event)
+            if unknown is None and known is not None and is_refused_type(event, known):
+                unknown = unknown_type_error(event, self.session_id, self.where)
+        self._raise(refused, unknown)
+        return events if out is None else out
+
+    def _raise(self, refused: JsonlError | SeedError | None, unknown: JsonlError | None) -> None:
+        """Raise the first of the refusals found, by `REFUSAL_ORDER`."""
+        found: dict[str, JsonlError | SeedError | None] = {
+            "legacy": self.legacy.refusal(self.session_id, self.where) if self.legacy is not None else None,
+            "upgrade": refused, "unknown": unknown}
+        for kind in REFUSAL_ORDER:
+            error = found[kind]
+            if error is not None:
+                raise error
 
 
 def live_snapshot(session: Session) -> list[Any]:

@@ -19,7 +19,7 @@ keys, the vocabulary) are the revision's constants (``jsonl.loadUpgrade``,
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from sessionspec.spec.error_codes import ErrorCode
@@ -33,7 +33,7 @@ class MessageChecks(Protocol):
 
     def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None: ...
 
-__all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "refuse_unknown_types", "unknown_type_error"]
+__all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_error"]
 
 
 def _record(value: Any) -> Mapping[str, Any] | None:
@@ -69,22 +69,8 @@ class LoadUpgrade:
         self.failure_optional: Mapping[str, str] = reasons["error"]["optionalFailureKeys"]
         self.default_error_code: str = reasons["error"]["defaultCode"]
 
-    def apply(
-        self, events: Sequence[Any], session_id: str, messages: MessageChecks, where: str | None = None
-    ) -> list[Any]:
-        """The events as the load path reads them: each upgraded, then its message checked, in log order
-        (``events`` itself, when it is a list and no record needed an upgrade).
-
-        Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``) for a malformed earlier-format record and
-        ``SeedError`` (SEED-18, SEED-6) for a message that is not a well-formed identified message.
-        """
-        reader = self.reader(session_id, messages, where)
-        out = [reader.read(stored, index) for index, stored in enumerate(events)]
-        return events if not reader.upgraded and isinstance(events, list) else out
-
     def reader(self, session_id: str, messages: MessageChecks, where: str | None = None) -> UpgradeReader:
-        """A reader of one stored log's records in log order: what `apply` does, one record at a time (a
-        validator that reports every record goes on after a refused one)."""
+        """A reader of one stored log's records in log order, one record at a time (`jsonl.StoredReader`)."""
         return UpgradeReader(self, session_id, messages, where)
 
     # -- one record ------------------------------------------------------------------------
@@ -233,7 +219,7 @@ class UpgradeReader:
         one is never changed).
 
         Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``, JSONL-14) and ``SeedError`` (SEED-18, SEED-6)
-        as `LoadUpgrade.apply` does; ``index`` is the record's position, named by a ``SeedError``.
+        as the load path does; ``index`` is the record's position, named by a ``SeedError``.
         """
         if not isinstance(stored, Mapping):
             return stored
@@ -304,11 +290,3 @@ def unknown_type_error(event: Mapping[str, Any], session_id: str, where: str | N
         "revision and not marked ignorable: refusing to interpret the log (likely written by a newer writer)",
         "JSONL_UNKNOWN_TYPE", requirement="JSONL-15", seq=_seq(event), path=where,
     )
-
-
-def refuse_unknown_types(events: Iterable[Any], known: frozenset[str], session_id: str,
-                         where: str | None = None) -> None:
-    """JSONL-15: refuse the first event whose type is not in ``known`` and that is not marked ``ignorable: true``."""
-    for event in events:
-        if is_refused_type(event, known):
-            raise unknown_type_error(event, session_id, where)

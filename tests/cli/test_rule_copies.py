@@ -1,8 +1,8 @@
-"""The validator's deliberate copies of reference rules agree with the reference (CONTRIBUTING.md lists them).
+"""`validate --level load` has an error exactly where the load path refuses the log (CONTRIBUTING.md's second
+forms: the seed rules walked event by event in `sessionspec.validator.lint`, where the load path seeds a `Session`).
 
-* JSONL-12: `validate`'s exact path names a legacy record per event (`sessionspec.validator.lint`), where
-  the reference's load path (`jsonl.check_loadable`) refuses the log that holds it; both judge every
-  event alike.
+The stored records are read by the one reader in both (`jsonl.StoredReader`: every defect for the validator,
+first defect for the load path; its own tests are `tests/reference/test_stored_reader.py`).
 """
 
 from __future__ import annotations
@@ -16,36 +16,10 @@ from cli_helpers import HEADER, jsonl, turn_events
 from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.reference.jsonl import check_loadable, read_artifact, seed_repaired
-from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonlError, SessionSpecError
 from sessionspec.validator.lint import Checker
 from sessionspec.validator.logread import load_log
 from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
-
-_TYPES = st.one_of(st.sampled_from([*FORMAT.legacy_rejected_types, "request/header", "turn/start", "x/legacy",
-                                     "request/header-deltas"]), st.just(["request/header"]), st.none())
-_REASONS = st.one_of(st.sampled_from([*sorted(FORMAT.rejected_request_header_reasons), "initial", "compaction", ""]),
-                     st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2))
-_DATA = st.one_of(st.fixed_dictionaries({}, optional={"reason": _REASONS, "config": st.just({})}), st.text(max_size=3), st.none())
-
-
-def _reference_refuses(event: dict[str, Any]) -> bool:
-    try:
-        check_loadable({"id": HEADER["id"], "version": HEADER["version"]}, [event], HEADER["id"], None)
-    except JsonlError as error:
-        return error.code == "JSONL_LEGACY_EVENT"
-    return False
-
-
-@pytest.mark.req("JSONL-12")
-@given(_TYPES, _DATA)
-def test_the_validators_legacy_record_test_is_the_load_paths(etype: Any, data: Any) -> None:
-    events = turn_events()[:1]
-    event = {"type": etype, "seq": 1, "time": 1, "data": data}
-    log = load_log(jsonl([*events, event]), "log.jsonl")
-    Checker("load").check(log)
-    named = any(f.code == "JSONL_LEGACY_EVENT" for f in log.findings)
-    assert named == _reference_refuses(event), (event, [f.code for f in log.findings])
 
 
 # JSONL-2 … JSONL-12, SEED-*, SURF-*: the reader's emulation of the load path (`logread`: header line,
@@ -83,10 +57,10 @@ def artifact_id(data: bytes) -> str | None:
     return header.get("id") if isinstance(header, dict) and isinstance(header.get("id"), str) else None
 
 
-# JSONL-13..15 at the published revision: the checker reads each record through the reference's own
-# per-record seam (`jsonl.StoredReader`, the one `read_stored` is made of), so its load-level verdict is the
-# loader's on pinned-format logs the release reads upgraded, on malformed earlier-format records and on
-# unknown types, damaged or not.
+# JSONL-13..15 at the published revision: the checker reads each record through the one reader
+# (`jsonl.StoredReader`) and seeds the records as read, so its load-level verdict is the loader's on
+# pinned-format logs the release reads upgraded, on malformed earlier-format records and on unknown types,
+# damaged or not.
 @pytest.mark.req("JSONL-13")
 @pytest.mark.parametrize("layout", sorted(READABLE))
 @given(data=st.data())

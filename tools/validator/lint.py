@@ -28,7 +28,6 @@ from sessionspec.reference.jsonl import (
     StoredReader,
     header_from_line,
     header_line_problem,
-    is_legacy_record,
     version_refusal,
 )
 from sessionspec.reference.repair import interrupted_turn_closers
@@ -281,7 +280,6 @@ class Checker:
         fold = _Fold(rules)
         rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
-        legacy_types = frozenset(TABLE.load_rejected_types)  # JSONL-12: the load path's own list
         expected = 0
         # Events that change nothing on the surface, not yet told to the fold: `SurfaceState.skip`
         # takes a count, so a run of them is one call (before the next fold step, and at the end).
@@ -294,7 +292,8 @@ class Checker:
         tick = max(1, len(events) // 200)
         # JSONL-13..15: a stored log is read as the revision's load path reads it (`jsonl.StoredReader`): each
         # record upgraded before every later check, a refused one reported and skipped like a rejected event.
-        stored = self._stored_reader(log) if jsonl else None
+        reading = self._stored_reader(log) if jsonl else None
+        stored = reading if reading is not None and reading.active else None
         # An earlier-format record no upgrade rewrites is kept as stored where the revision says so: checked
         # against the earlier revision's schemas, not flagged for the current ones (DEC-24).
         earlier = self._earlier_schemas() if stored is not None and compiled is not None else None
@@ -341,8 +340,8 @@ class Checker:
             # reads the records (JSONL-14, JSONL-15).
             etype = event.get("type") if is_dict else None
             self._unregistered(log, registered if refusal is None else None, unregistered, etype, line, seq_int, base)
-            legacy = jsonl and is_dict and is_legacy_record(event, legacy_types)
-            if jsonl and is_dict and (refusal is not None or legacy):
+            legacy = reading is not None and is_dict and reading.is_legacy(event)
+            if reading is not None and is_dict and (refusal is not None or legacy):
                 self._reject(_legacy_finding(etype, line, seq_int, base) if legacy
                              else _refusal_finding(refusal, lossless, line, seq_int, base), seq_int, rejected)
                 skipped += 1
@@ -420,12 +419,11 @@ class Checker:
 
         return schema_set((), parent).event, frozenset(load_spec(revision=parent).events)
 
-    def _stored_reader(self, log: LoadedLog) -> StoredReader | None:
-        """The revision's reading of stored records, or None where it reads them as stored."""
+    def _stored_reader(self, log: LoadedLog) -> StoredReader:
+        """The revision's reading of stored records (JSONL-12..15), one at a time."""
         header = log.header_line
         session_id = header.get("id") if header is not None else None
-        reader = StoredReader(session_id if type(session_id) is str else "", None, self.rules, self.extra_types)
-        return reader if reader.active else None
+        return StoredReader(session_id if type(session_id) is str else "", None, self.rules, self.extra_types)
 
     def _reject(self, finding: Finding | None, seq: int | None, rejected: set[int]) -> None:
         """An event the load path rejects: its finding (None: already reported), its seq marked (knock-ons)."""
@@ -538,16 +536,12 @@ def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bo
 
 
 def _read_record(stored: StoredReader, events: list[Any], i: int) -> tuple[Any, JsonlError | SeedError | None]:
-    """Record ``i`` as the revision's load path reads it (an upgraded record replaces it in ``events``), and
-    the load path's refusal of it: JSONL-14 or the upgraded message's seed check, else JSONL-15, else None."""
-    event = events[i]
-    try:
-        read = stored.read(event, i)
-    except (JsonlError, SeedError) as error:
-        return event, error
-    if read is not event:
+    """Record ``i`` as the one reader reads it (an upgraded record replaces it in ``events``: what every later
+    check sees) and the load path's refusal of it (`StoredReader.read`)."""
+    read, refusal = stored.read(events[i], i)
+    if read is not events[i]:
         events[i] = read
-    return read, stored.refusal(read)
+    return read, refusal
 
 
 def _legacy_finding(etype: Any, line: int | None, seq: int | None, base: str) -> Finding:
