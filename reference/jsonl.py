@@ -510,16 +510,18 @@ class _LegacyRecords:
         self.first: dict[str, Mapping[str, Any]] = {}
         self.reason: Mapping[str, Any] | None = None
 
-    def note(self, event: Any) -> bool:
-        """Whether ``event`` is a legacy record (`is_legacy_record`); the first of each kind is kept."""
-        if not is_legacy_record(event, self.types):
-            return False
+    def note(self, event: Mapping[str, Any]) -> None:
+        """Keep ``event`` if it is a legacy record (`is_legacy_record`) and the first of its kind."""
+        if is_legacy_record(event, self.types):
+            self.keep(event)
+
+    def keep(self, event: Mapping[str, Any]) -> None:
+        """Keep a legacy record if it is the first of its kind."""
         etype = event.get("type")
         if etype in self.types:
-            self.first.setdefault(etype, event)
+            self.first.setdefault(etype, event)  # type: ignore[arg-type]  # a legacy name is a str
         elif self.reason is None:
             self.reason = event
-        return True
 
     def refusal(self, session_id: str | None, path: str | None, requirement: str = "JSONL-12") -> JsonlError | None:
         """The load path's refusal of the records noted so far, or None."""
@@ -710,8 +712,10 @@ class StoredReader:
         legacy, reader, known = self.legacy, self.reader, self.known
         if reader is None and known is None:  # records read as stored: only the legacy vocabulary is refused
             if legacy is not None:
+                types, test, keep = legacy.types, is_legacy_record, legacy.keep
                 for event in events:
-                    legacy.note(event)
+                    if test(event, types):
+                        keep(event)
                 self._raise(None, None)
             return events
         out: list[Any] | None = None
