@@ -2,7 +2,7 @@
 
 Each command is a small object (``__doc__`` = its ``--help``, ``configure``,
 ``run``) registered in `sessionspec.cli` as ``inspect_cmds:<Name>``. They share
-one reading path (`sessionspec.validator.logread`, never a traceback on bad input) and
+one reading path (the reference's reader of stored logs, `load_log`, never a traceback on bad input) and
 one writing rule: outputs are written atomically (temp file + ``os.replace``),
 the input is never modified, ``-o`` naming the input or an existing target that
 is not a regular file (a device, a FIFO, a directory) is refused, and ``-o -``
@@ -21,7 +21,7 @@ import tempfile
 from collections import Counter
 from typing import Any, TextIO
 
-from sessionspec.reference import json_text
+from sessionspec.reference import ERROR, Finding, FindingList, LoadedLog, json_text, load_log
 from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, temp_prefix, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import (
@@ -41,7 +41,6 @@ from sessionspec.spec.inputs import read_input
 from sessionspec.storage import Unit, detect_form, layout_owner, no_session, open_database, open_units, session_id_text
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import ERROR, Finding, FindingList, LoadedLog, load_log
 
 #: Findings a command keeps of a log (the rest are counted): its messages show the first five errors.
 KEEP_FINDINGS = 100

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from sessionspec.reference import ERROR, WARNING, Finding, FindingList
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
-from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList
 
 if TYPE_CHECKING:
     from sessionspec.reference.sqlite_store import SqliteStore

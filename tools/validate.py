@@ -77,6 +77,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from sessionspec.progress import Progress
+from sessionspec.reference import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
 from sessionspec.reference.json_text import display, escape_surrogates, workflow_value
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl_read import bounded
@@ -86,7 +87,6 @@ from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.detect import Detection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
 from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
-from sessionspec.validator.logread import ERROR, WARNING, Finding, FindingList, LoadedLog, load_log
 
 # `--fail-on repair`: also fail on the crash tails every load repairs (DEC-25), which the default lets pass.
 REPAIR = "repair"

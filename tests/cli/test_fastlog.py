@@ -1,7 +1,7 @@
 """The accept-fast log pass never accepts a log the exact path would report anything about.
 
 `sessionspec.validator.fastlog.check_clean` returns a `CleanLog` only when it has proved that the exact
-path (`logread.load_log` + `lint.Checker`) finds nothing at that level. These tests feed both
+path (`reference.load_log` + `lint.Checker`) finds nothing at that level. These tests feed both
 the same logs: generated ones (which the fast pass must accept) and mutated ones (where any
 acceptance must be matched by an empty exact report).
 """
@@ -20,12 +20,11 @@ from cli_helpers import HEADER, cli, jsonl, turn_events
 from cli_strategies import SCHEMAS, mutate
 from hypothesis import given
 from hypothesis import strategies as st
-from sessionspec.reference import json_text
+from sessionspec.reference import json_text, load_log
 from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
 from sessionspec.spec.errors import ChunkRowError
 from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
 from sessionspec.validator.lint import Checker, schema_set
-from sessionspec.validator.logread import load_log
 from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -7,10 +7,10 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from sessionspec import validator
 from sessionspec.reference import jsonl_read
-from sessionspec.validator import logread
 
-TOOLS = Path(logread.__file__).resolve().parent
+TOOLS = Path(validator.__file__).resolve().parent
 READER = Path(jsonl_read.__file__).resolve()  # the one reader: its every-defect mode's findings
 CODE = re.compile(r'Finding\(\s*"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"')
 

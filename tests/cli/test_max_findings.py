@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cli_helpers import cli, jsonl
 from sessionspec import validate
-from sessionspec.validator import logread
+from sessionspec.reference import Finding, FindingList
 from storage_fixtures import HEADER as STORE_HEADER
 from storage_fixtures import write_cli_zstd, write_db
 
@@ -60,13 +60,13 @@ def _write(form: str, tmp_path: Path) -> Path:
 def held(monkeypatch) -> list[int]:
     """The largest number of findings any `FindingList` held (a spy on every append)."""
     most = [0]
-    append = logread.FindingList.append
+    append = FindingList.append
 
-    def spy(self: logread.FindingList, finding: logread.Finding) -> None:
+    def spy(self: FindingList, finding: Finding) -> None:
         append(self, finding)
         most[0] = max(most[0], len(self))
 
-    monkeypatch.setattr(logread.FindingList, "append", spy)
+    monkeypatch.setattr(FindingList, "append", spy)
     return most
 
 

@@ -15,14 +15,14 @@ import pytest
 from cli_helpers import HEADER, jsonl, turn_events
 from hypothesis import given
 from hypothesis import strategies as st
+from sessionspec.reference import load_log
 from sessionspec.reference.jsonl import check_loadable, read_artifact, seed_repaired
 from sessionspec.spec.errors import JsonlError, SessionSpecError
 from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import load_log
 from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
 
 
-# JSONL-2 … JSONL-12, SEED-*, SURF-*: the reader's emulation of the load path (`logread`: header line,
+# JSONL-2 … JSONL-12, SEED-*, SURF-*: the one reader's every-defect mode (`jsonl_read.load_log`: header line,
 # holes, committed region, torn tail, numbering) with the checker's calls of the reference decides as
 # the reference's own load path does: a log has an error finding exactly when the loader refuses it.
 def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["id"]) -> bool:

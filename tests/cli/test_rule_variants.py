@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 from cli_helpers import jsonl, turn_events
-from sessionspec.reference import rule_table
+from sessionspec.reference import load_log, rule_table
 from sessionspec.spec.errors import SeedError
 from sessionspec.validator.lint import Checker
-from sessionspec.validator.logread import load_log
 
 
 def _codes(data: bytes) -> list[tuple[str, int | None]]:

@@ -1,6 +1,6 @@
 """The accept-fast path of `sessionspec validate`: prove a whole JSONL log clean, or give up.
 
-The exact path (`sessionspec.validator.logread` + `sessionspec.validator.lint`) explains every
+The exact path (the reference's reader in its every-defect mode, `load_log`, + `sessionspec.validator.lint`) explains every
 problem of a log, but it builds every event (expanding packed chunk rows)
 and runs each check through general code: 10-20 us per event. Most logs
 are clean, and for a clean log the only output is "ok". This module runs one
@@ -50,7 +50,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
-from sessionspec.reference import json_text
+from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, parse_line
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
@@ -63,7 +63,6 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.lint import Checker, SchemaSet
-from sessionspec.validator.logread import Finding, LoadedLog, fragment_finding, parse_line
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from sessionspec.reference import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
 from sessionspec.reference.invariants import check_invariants
 from sessionspec.reference.jsonl import (
     StoredReader,
@@ -42,7 +43,6 @@ from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.logread import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, content_digest, generated_parts
 
 if TYPE_CHECKING:
