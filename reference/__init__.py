@@ -70,6 +70,8 @@ if TYPE_CHECKING:
         MAX_SAFE_INTEGER,
         FrozenDict,
         FrozenList,
+        JsonObject,
+        JsonValue,
         freeze_json_value,
         gc_paused,
         is_json_value,
@@ -189,7 +191,9 @@ __all__ = [
     "InvariantError",
     "InvariantFold",
     "InvariantTrace",
+    "JsonObject",
     "JsonTextError",
+    "JsonValue",
     "JsonValueError",
     "JsonlError",
     "LoadedArtifact",
@@ -288,7 +292,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ".invariants": ("InvariantChecker", "InvariantFold", "InvariantTrace", "check_invariants"),
     ".json_text": ("dumps", "dumps_bytes", "loads", "loads_with_duplicates"),
     ".json_value": (
-        "MAX_SAFE_INTEGER", "FrozenDict", "FrozenList", "freeze_json_value", "gc_paused", "is_json_value",
+        "MAX_SAFE_INTEGER", "FrozenDict", "FrozenList", "JsonObject", "JsonValue", "freeze_json_value", "gc_paused", "is_json_value",
         "is_nonneg_safe_int", "is_safe_int", "json_equal", "snapshot_json_value", "thaw_json_value"
     ),
     ".jsonl": (

@@ -25,6 +25,7 @@ from typing import Any
 
 from sessionspec.spec import FORMAT, RowLayout
 from sessionspec.spec.errors import ChunkRowError
+from sessionspec.spec.schema_types import JsonObject
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, freeze_parsed, gc_paused
 from .json_value import _fd as _frozen_dict  # the shallow FrozenDict of a dict we own
@@ -151,7 +152,7 @@ _data_of = itemgetter("data")
 _chunk_of = itemgetter("chunk")
 
 
-def pack_chunk_runs(events: Iterable[Mapping[str, Any]]) -> list[Any]:
+def pack_chunk_runs(events: Iterable[JsonObject]) -> list[Any]:
     """Records to store for a batch: runs of >= MIN_RUN packable deltas become rows (CHUNK-1..7).
 
     Pure: the input is not modified and events are passed through as the same

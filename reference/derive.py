@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sessionspec.spec.schema_types import JsonObject
+
 from .json_value import FrozenDict
 from .revision import rules_for
 from .rule_table import TABLE, define
@@ -39,7 +41,7 @@ __all__ = ["MessageLog", "derive_event_message", "derive_messages"]
 _MISSING: Any = object()
 
 
-def derive_event_message(event: Mapping[str, Any], revision: RevisionLike = None) -> FrozenDict | None:
+def derive_event_message(event: JsonObject, revision: RevisionLike = None) -> FrozenDict | None:
     """The message one event projects to, or ``None`` (DERIVE-2..6).
 
     At the pinned revision:
@@ -57,7 +59,7 @@ def derive_event_message(event: Mapping[str, Any], revision: RevisionLike = None
     return TABLE.message_deriver(rules_for(revision).messages)(event)  # type: ignore[no-any-return]
 
 
-def derive_messages(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> list[FrozenDict]:
+def derive_messages(events: Sequence[JsonObject], revision: RevisionLike = None) -> list[FrozenDict]:
     """From-scratch derivation over a whole log (the oracle for :class:`MessageLog`)."""
     rules = rules_for(revision)
     derive = TABLE.message_deriver(rules.messages)
@@ -99,7 +101,7 @@ class MessageLog:
         except Exception:  # noqa: BLE001, S110 - deferred to messages(), which reports it to its caller
             pass
 
-    def messages(self, events: Sequence[Mapping[str, Any]], surface: SurfaceState) -> list[FrozenDict]:
+    def messages(self, events: Sequence[JsonObject], surface: SurfaceState) -> list[FrozenDict]:
         """The derived transcript: O(new surface nodes) since the last call, O(n) after a replace."""
         generation = surface.replace_generation
         if generation != self._generation:

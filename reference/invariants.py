@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import InvariantError
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .revision import Rules, rules_for
 from .rule_table import TABLE, define
@@ -166,7 +167,7 @@ class InvariantTrace:
     rules: Rules = field(default=_PINNED, compare=False, repr=False)
     """The format revision whose rules the trace follows (INV-7, INV-10 differ between revisions)."""
 
-    def advance(self, event: Mapping[str, Any], *, index: int | None = None) -> InvariantTrace:
+    def advance(self, event: JsonObject, *, index: int | None = None) -> InvariantTrace:
         """The trace after ``event``; raises the first ``InvariantError`` instead."""
         trace, errors = self.step(event, index=index)
         if errors:
@@ -177,7 +178,7 @@ class InvariantTrace:
     check = advance
 
     def step(
-        self, event: Mapping[str, Any], *, index: int | None = None
+        self, event: JsonObject, *, index: int | None = None
     ) -> tuple[InvariantTrace, list[InvariantError]]:
         """Every violation ``event`` causes, and the trace after it (pure: ``self`` is untouched)."""
         fold = InvariantFold(self)
@@ -227,7 +228,7 @@ class InvariantFold:
             self.rules,
         )
 
-    def in_step(self, seq: Any, turn: Any, step: Any) -> bool:
+    def in_step(self, seq: JsonValue, turn: JsonValue, step: JsonValue) -> bool:
         """The shortcut of ``step`` for an ``assistant/chunk``/``assistant/message`` given by its parts.
 
         True when it applied (the event is clean and the state has moved past
@@ -245,7 +246,7 @@ class InvariantFold:
             return True
         return False
 
-    def step(self, event: Mapping[str, Any], index: int | None = None) -> Sequence[InvariantError]:
+    def step(self, event: JsonObject, index: int | None = None) -> Sequence[InvariantError]:
         """Advance past ``event`` (in place) and return the violations it causes."""
         if type(event) is dict:
             seq = event.get("seq")
@@ -433,7 +434,7 @@ TURN_BOUNDS: tuple[str, str] = (next(t for t, f in _KIND_STEPS.items() if f is _
 """The types that open and close a turn (INV-2, INV-3): what a reader tracking "inside a turn" follows."""
 
 
-def check_invariants(events: Iterable[Mapping[str, Any]], revision: RevisionLike = None) -> list[InvariantError]:
+def check_invariants(events: Iterable[JsonObject], revision: RevisionLike = None) -> list[InvariantError]:
     """Every INV violation in ``events``, in log order (empty when the log is clean)."""
     fold = InvariantFold(revision=revision)
     step = fold.step

@@ -39,6 +39,7 @@ from typing import Any, Literal, NamedTuple, cast
 import msgspec
 import orjson
 from sessionspec.spec.errors import JsonTextError
+from sessionspec.spec.schema_types import JsonValue
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_json_value, json_pointer
 
@@ -517,7 +518,7 @@ def _encode(value: Any) -> str:
 _END: Any = object()
 
 
-def dumps(value: Any) -> str:
+def dumps(value: JsonValue) -> str:
     """Compact JSON text of a JSON value (JSON-13); raises :class:`JsonTextError`.
 
     NaN/Infinity, non-JSON types, non-str keys and cycles are refused, never
@@ -531,7 +532,7 @@ def dumps(value: Any) -> str:
     return _encode(value)
 
 
-def dumps_bytes(value: Any) -> bytes:
+def dumps_bytes(value: JsonValue) -> bytes:
     """:func:`dumps` as UTF-8 bytes (lone surrogates are escaped, so always valid UTF-8)."""
     if is_json_value(value):
         try:

@@ -28,6 +28,7 @@ import orjson
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SeedError, SessionSpecError
 from sessionspec.spec.inputs import read_input
+from sessionspec.spec.schema_types import JsonObject
 
 from . import json_text
 from .atomic import write_atomic
@@ -122,7 +123,7 @@ def _refuses_version_on_read(revision: RevisionLike, parsed: Any) -> bool:
     return type(version) in (int, float) and version != _FORMAT_VERSION
 
 
-def header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
+def header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, Any]:
     """The first record of an artifact, in the written key order (JSONL-1).
 
     Optional fields are omitted when absent (never ``null``); ``delegationDepth``
@@ -183,7 +184,7 @@ def parse_header_line(line: str | bytes, revision: RevisionLike = None) -> dict[
 # ---------------------------------------------------------------- records
 
 
-def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> bytes:
+def encode_records(events: Iterable[JsonObject], pack: bool = True) -> bytes:
     """One batch as JSONL bytes: one compact JSON text per record, each ending in ``\\n`` (JSONL-3).
 
     With ``pack`` (the default), runs of delta chunks become storage rows
@@ -203,7 +204,7 @@ def encode_records(events: Iterable[Mapping[str, Any]], pack: bool = True) -> by
     return bytes(out)
 
 
-def header_bytes(header: Mapping[str, Any], revision: RevisionLike = None) -> bytes:
+def header_bytes(header: JsonObject, revision: RevisionLike = None) -> bytes:
     """The JSONL header line of ``header`` as stored at ``revision``: its record in key order, then a
     newline (JSONL-2)."""
     return json_text.dumps_bytes(header_line(header, revision)) + b"\n"
@@ -451,8 +452,8 @@ def _read_damaged(lines: list[bytes], parsed_header: dict[str, Any], size: int, 
 
 def write_artifact(
     path: str | os.PathLike[str],
-    header: Mapping[str, Any],
-    events: Iterable[Mapping[str, Any]] = (),
+    header: JsonObject,
+    events: Iterable[JsonObject] = (),
     pack: bool = True,
     *,
     revision: RevisionLike = None,
@@ -467,7 +468,7 @@ def write_artifact(
 
 def append_batch(
     path: str | os.PathLike[str],
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[JsonObject],
     *,
     truncate_to: int | None = None,
     pack: bool = True,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError
+from sessionspec.spec.schema_types import JsonValue
 
 from . import json_text
 from .chunk_rows import ROW_TYPES, decode_storage_record
@@ -67,7 +68,7 @@ UNREADABLE_LINE: Any = object()
 """What the line decoder gives for a line that holds no readable record (JSONL-5)."""
 
 
-def header_line_problem(value: Any, revision: RevisionLike = None) -> tuple[str, str] | None:
+def header_line_problem(value: JsonValue, revision: RevisionLike = None) -> tuple[str, str] | None:
     """The reader's shape check of line 0 (JSONL-2) at ``revision``: why the parsed first line is not a
     header line, with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
+from sessionspec.spec.schema_types import JsonObject
 
 from .atomic import write_atomic
 from .jsonl import (
@@ -205,8 +206,8 @@ def _frame(events: Iterable[Mapping[str, Any]], pack: bool) -> bytes:
 
 def write_compressed_artifact(
     path: str | os.PathLike[str],
-    header: Mapping[str, Any],
-    events: Iterable[Mapping[str, Any]] = (),
+    header: JsonObject,
+    events: Iterable[JsonObject] = (),
     pack: bool = True,
     *,
     revision: RevisionLike = None,
@@ -219,7 +220,7 @@ def write_compressed_artifact(
 
 def append_compressed_batch(
     path: str | os.PathLike[str],
-    events: Iterable[Mapping[str, Any]],
+    events: Iterable[JsonObject],
     *,
     truncate_to: int | None = None,
     pack: bool = True,

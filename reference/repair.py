@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.schema_types import JsonObject
 
 from .revision import rules_for
 from .rule_table import TABLE, define
@@ -36,7 +37,7 @@ def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
-def interrupted_turn_closers(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> list[dict[str, Any]]:
+def interrupted_turn_closers(events: Sequence[JsonObject], revision: RevisionLike = None) -> list[dict[str, Any]]:
     """Closer events for an open final turn, or ``[]`` when no turn is open (REPAIR-1).
 
     Seqs continue from the last event's ``seq + 1``; every closer reuses the

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.schema_types import JsonObject
 
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
@@ -40,7 +41,7 @@ _MISSING: Any = object()
 def is_rejected_reason(reason: object) -> bool:
     """True for a removed request/header reason (``fallback``); any non-string is not one (REQ-6)."""
     return isinstance(reason, str) and reason in _REJECTED_REASONS
-def canonical_header(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
+def canonical_header(header: JsonObject, revision: RevisionLike = None) -> dict[str, Any]:
     """``{config}`` plus ``system`` if a non-empty string, plus ``tools`` if a non-empty list (REQ-1).
 
     Other keys (e.g. a legacy ``messagePrefix``) are dropped; values are passed
@@ -82,7 +83,7 @@ def _header_of(event: Mapping[str, Any]) -> Any:
 
 
 def fold_request_header(
-    events: Iterable[Mapping[str, Any]], start: Mapping[str, Any] | None = None, revision: RevisionLike = None
+    events: Iterable[JsonObject], start: JsonObject | None = None, revision: RevisionLike = None
 ) -> Mapping[str, Any] | None:
     """Canonical header of the last ``request/header`` in ``events``, else ``start`` itself (REQ-2)."""
     state = start
@@ -100,7 +101,7 @@ def _field_equal(a: Mapping[str, Any], b: Mapping[str, Any], key: str) -> bool:
     return json_equal(x, y)
 
 
-def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, revision: RevisionLike = None) -> bool:
+def call_config_equals(a: JsonObject | None, b: JsonObject | None, revision: RevisionLike = None) -> bool:
     """Field-wise equality of two call configs (REQ-5).
 
     ``provider``, ``model``, ``temperature``, ``maxTokens`` must be equal with
@@ -116,7 +117,7 @@ def call_config_equals(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None,
     return _field_equal(a, b, "stop")
 
 
-def header_equals(a: Mapping[str, Any], b: Mapping[str, Any], revision: RevisionLike = None) -> bool:
+def header_equals(a: JsonObject, b: JsonObject, revision: RevisionLike = None) -> bool:
     """Equality of canonical headers (REQ-4).
 
     Configs per :func:`call_config_equals`; ``system`` raw (absent != ``''``);
@@ -181,13 +182,13 @@ class RequestHeaderFold:
         """Number of log events folded so far."""
         return self._consumed
 
-    def push(self, event: Mapping[str, Any]) -> None:
+    def push(self, event: JsonObject) -> None:
         """Fold one more event (the next one of the log)."""
         self._consumed += 1
         if event.get("type") == REQUEST_HEADER_TYPE:
             self._state = freeze_json_value(canonical_header(_header_of(event), self._rules))
 
-    def fold(self, events: Sequence[Mapping[str, Any]]) -> FrozenDict | None:
+    def fold(self, events: Sequence[JsonObject]) -> FrozenDict | None:
         """Fold the events of ``events`` not seen yet and return the header in force."""
         last = None
         for i in range(max(self._consumed, TABLE.header_fold_start), len(events)):

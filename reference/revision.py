@@ -18,6 +18,7 @@ from typing import Any
 from sessionspec.spec import load_spec
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.revisions import Revision, resolve_revision
+from sessionspec.spec.schema_types import JsonValue
 
 from .json_value import FrozenDict, FrozenList, freeze_json_value
 from .upgrade import LoadUpgrade
@@ -35,7 +36,7 @@ def _frozen(value: Any) -> Any:
     return freeze_json_value(value)
 
 
-def has_provider_model(value: Any) -> bool:
+def has_provider_model(value: JsonValue) -> bool:
     """Whether an object carries non-empty string ``provider`` and ``model``."""
     if not isinstance(value, Mapping):
         return False

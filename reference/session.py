@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .derive import MessageLog
 from .json_value import MAX_SAFE_INTEGER as _MAX_SAFE
@@ -141,7 +142,7 @@ def _seed_error(index: int, message: str, code: ErrorCode, requirement: str, seq
     )
 
 
-def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
+def is_event_envelope(event: JsonObject, rules: Rules = _PINNED) -> bool:
     """SEED-3: a string ``type``, a non-negative safe integer ``seq``, a safe integer ``time`` (non-negative
     unless the revision allows negative times), a ``data`` member, ``ignorable`` only as ``true``, and no
     key outside the revision's envelope keys (``FORMAT.envelope_keys`` at the pinned revision).
@@ -150,7 +151,7 @@ def is_event_envelope(event: Mapping[str, Any], rules: Rules = _PINNED) -> bool:
     return not _envelope_rule(rules)(event)
 
 
-def envelope_findings(event: Mapping[str, Any], rules: Rules = _PINNED) -> tuple[Finding, ...]:
+def envelope_findings(event: JsonObject, rules: Rules = _PINNED) -> tuple[Finding, ...]:
     """SEED-3's findings for one event, each located by the JSON pointer of the member at fault
     (``/key``; an unknown key is named with its own pointer); empty when the envelope is valid.
 
@@ -159,7 +160,7 @@ def envelope_findings(event: Mapping[str, Any], rules: Rules = _PINNED) -> tuple
     return _envelope_rule(rules)(event)
 
 
-def envelope_defects(event: Mapping[str, Any], rules: Rules = _PINNED) -> set[str]:
+def envelope_defects(event: JsonObject, rules: Rules = _PINNED) -> set[str]:
     """The pointers of :func:`envelope_findings` (the members that make the envelope invalid)."""
     return {finding.pointer for finding in _envelope_rule(rules)(event) if finding.pointer is not None}
 
@@ -224,7 +225,7 @@ def _envelope_finding(pointer: str, problem: str) -> Finding:
 _ENVELOPE_RULES: dict[Rules, Callable[[Mapping[str, Any]], tuple[Finding, ...]]] = {}
 
 
-def check_seed_entry(entry: Any, index: int, rules: Rules = _PINNED) -> FrozenDict:
+def check_seed_entry(entry: JsonValue, index: int, rules: Rules = _PINNED) -> FrozenDict:
     """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
     return TABLE.check_seed_entry(_frozen_entry(entry, index), index, rules)  # type: ignore[no-any-return]
 
@@ -404,7 +405,7 @@ def _intent_key_supplied(intent: Mapping[str, Any], key: str) -> bool:
 define("intent_key_supplied", _intent_key_supplied)
 
 
-def validate_seed(seed: Iterable[Any], revision: RevisionLike = None) -> list[FrozenDict]:
+def validate_seed(seed: Iterable[JsonValue], revision: RevisionLike = None) -> list[FrozenDict]:
     """Validate a whole seed (SEED-1 … SEED-11) and return its frozen events."""
     rules = rules_for(revision)
     log: list[FrozenDict] = []
@@ -591,7 +592,7 @@ class Session:
         return f"Session({self.id!r}, seq={len(self._log)})"
 
     # ------------------------------------------------------------ append
-    def append(self, type: str, data: Any, intent: Mapping[str, Any] | None = None) -> FrozenDict:
+    def append(self, type: str, data: JsonValue, intent: JsonObject | None = None) -> FrozenDict:
         """Append one event and return the committed (frozen) event.
 
         ``intent`` is the surface metadata ``{"surfaceOp": ..., "sourceEventSeqs": ...}``:
@@ -677,7 +678,7 @@ class Session:
         """The model-visible history in surface order, as a new list (DERIVE-1, DERIVE-7)."""
         return self._messages.messages(self._log, self._surface)
 
-    def derive_event_message(self, event: Mapping[str, Any]) -> Any:
+    def derive_event_message(self, event: JsonObject) -> Any:
         """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
         return TABLE.message_deriver(self._rules.messages)(event)
 

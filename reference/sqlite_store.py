@@ -35,6 +35,7 @@ from urllib.parse import quote
 from sessionspec.spec import constants
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, PersistenceError, SessionSpecError, SqliteStoreError
+from sessionspec.spec.schema_types import JsonValue
 
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
@@ -753,7 +754,7 @@ class SqliteStore:
         """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
         return self._query(self.layout.select_events, (session_id,))
 
-    def decode_row(self, row: Sequence[Any]) -> list[dict[str, Any]] | None:
+    def decode_row(self, row: Sequence[JsonValue]) -> list[dict[str, Any]] | None:
         """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget;
         ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
         try:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with 
 
 from sessionspec.spec import FORMAT, SURFACE_TYPES
 from sessionspec.spec.errors import OutOfBandError, SessionForkError, StoreError
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .json_value import FrozenDict, is_nonneg_safe_int
 from .revision import rules_for
@@ -448,8 +449,8 @@ class SessionStore:
         self,
         id: str | None = None,
         *,
-        seed: Any = None,
-        meta: Mapping[str, Any] | None = None,
+        seed: JsonValue = None,
+        meta: JsonObject | None = None,
         scope: Scope | None = None,
     ) -> Session:
         """``prepare`` + ``enter`` + ``announce``, owned by ``scope`` (STORE-11).
@@ -549,7 +550,7 @@ class SessionStore:
 
     # ------------------------------------------------------------ out of band
     async def append_out_of_band(
-        self, session: Session, type: str, data: Any, trigger: Any
+        self, session: Session, type: str, data: JsonValue, trigger: JsonValue
     ) -> FrozenDict:
         """Append one admitted log-only event outside the agent loop (OOB-1 … OOB-11).
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sessionspec.spec import SURFACE_TYPES
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SurfaceError
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
@@ -61,7 +62,7 @@ def is_surface_eligible_type(event_type: object, revision: RevisionLike = None) 
     return isinstance(event_type, str) and event_type in rules_for(revision).surface_types
 
 
-def is_surface_event(event: Mapping[str, Any], revision: RevisionLike = None) -> bool:
+def is_surface_event(event: JsonObject, revision: RevisionLike = None) -> bool:
     """True iff the type is surface-eligible and the event has a ``surfaceOp`` key (SURF-15)."""
     return is_surface_eligible_type(event.get("type"), revision) and "surfaceOp" in event
 
@@ -152,7 +153,7 @@ class SurfaceState:
         "_view",
     )
 
-    def __init__(self, events: Sequence[Mapping[str, Any]] | EventLookup | None = None, revision: RevisionLike = None) -> None:
+    def __init__(self, events: Sequence[JsonObject] | EventLookup | None = None, revision: RevisionLike = None) -> None:
         from .revision import rules_for
 
         rules = rules_for(revision)
@@ -257,7 +258,7 @@ class SurfaceState:
             self._length += count
             self._version += 1
 
-    def try_append(self, etype: Any, op: Any, sources: Any = _MISSING, *, distinct_ints: bool = False) -> bool:
+    def try_append(self, etype: JsonValue, op: JsonValue, sources: JsonValue = _MISSING, *, distinct_ints: bool = False) -> bool:
         """Commit the next event (seq :attr:`length`) if it is a valid plain surface append.
 
         ``etype``, ``op`` and ``sources`` are its ``type``, ``surfaceOp`` and
@@ -285,7 +286,7 @@ class SurfaceState:
         self._seq_slot[seq] = slot
         self._nodes_cache = None
 
-    def check(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
+    def check(self, event: JsonObject, index: int | None = None) -> SurfacePlan:
         """Validate ``event`` as the next event; return a plan, change nothing.
 
         The event must be the next one: its ``seq`` must equal
@@ -546,7 +547,7 @@ class SurfaceState:
         self._generation = TABLE.next_replace_generation(self._generation, plan)
         self._nodes_cache = None
 
-    def advance(self, event: Mapping[str, Any], index: int | None = None) -> SurfacePlan:
+    def advance(self, event: JsonObject, index: int | None = None) -> SurfacePlan:
         """``check`` then ``apply``; returns the applied plan."""
         plan = self.check(event, index)
         self.apply(plan)
@@ -602,7 +603,7 @@ class SurfaceView:
         return f"SurfaceView(nodes={list(self.nodes)!r}, replace_generation={self.replace_generation})"
 
 
-def fold_surface(events: Sequence[Mapping[str, Any]], revision: RevisionLike = None) -> dict[str, Any]:
+def fold_surface(events: Sequence[JsonObject], revision: RevisionLike = None) -> dict[str, Any]:
     """Replay a whole log through the surface fold (SURF-12).
 
     Returns ``{"nodes": [...], "replacements": [{seq, start, end,

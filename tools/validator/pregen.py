@@ -590,8 +590,11 @@ def render_error_codes() -> str:
 def _targets() -> dict[Path, str]:
     from sessionspec.spec import errors
     from sessionspec.spec.loader import load_spec
+    from sessionspec.validator.pregen_types import render_schema_types
 
-    return {TARGET: render(load_spec()), Path(errors.__file__).with_name("error_codes.py"): render_error_codes()}
+    spec = load_spec()
+    return {TARGET: render(spec), Path(errors.__file__).with_name("error_codes.py"): render_error_codes(),
+            Path(errors.__file__).with_name("schema_types.py"): render_schema_types(spec.schemas)}
 
 
 def main(argv: list[str] | None = None) -> int:
