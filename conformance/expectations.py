@@ -20,7 +20,8 @@ whose ``node`` majors do not overlap. Fuzz entries take ``node`` likewise.
 
 ``fuzz`` lists known differences for ``--fuzz``: a difference the state
 machines find that matches an entry (every field the entry gives: machine,
-rule, op, requirement, code, pointer) is a known one and does not fail the
+rule, op, requirement, code (either side), expectedCode and actualCode (exact),
+pointer, context tags) is a known one and does not fail the
 run; the machines keep looking for others. Strict too: an entry that no
 difference matched during a deep run (``--fuzz`` of at least
 :data:`STRICT_FUZZ_EXAMPLES`) is reported and fails the run.
@@ -60,6 +61,10 @@ class FuzzExpectation:
     requirement: str | None = None
     code: str | None = None
     pointer: str | None = None
+    expectedCode: str | None = None  # noqa: N815 - the expectation file's field name
+    actualCode: str | None = None  # noqa: N815 - the expectation file's field name
+    context: tuple[str, ...] | None = None
+    """Tags the difference must all carry (``stale-view``: PERSIST-12's stale writer, :mod:`.persistence_script`)."""
     node: tuple[int, ...] | None = None
     """The Node majors the difference is known on (None: every runtime)."""
 
@@ -75,12 +80,20 @@ class FuzzExpectation:
             return False
         if self.code is not None and self.code not in (failure.get("expectedCode"), failure.get("actualCode")):
             return False
+        if self.expectedCode is not None and failure.get("expectedCode") != self.expectedCode:
+            return False
+        if self.actualCode is not None and failure.get("actualCode") != self.actualCode:
+            return False
+        if self.context is not None and not set(self.context) <= set(failure.get("context") or ()):
+            return False
         return self.pointer is None or fnmatch.fnmatchcase(str(failure.get("pointer")), self.pointer)
 
     def describe(self) -> str:
         fields = [f"{k}={v}" for k, v in (("machine", self.machine), ("rule", self.rule), ("op", self.op),
                                           ("requirement", self.requirement), ("code", self.code),
+                                          ("expectedCode", self.expectedCode), ("actualCode", self.actualCode),
                                           ("pointer", self.pointer),
+                                          ("context", ",".join(self.context) if self.context else None),
                                           ("node", ",".join(map(str, self.node)) if self.node else None))
                   if v is not None]
         return f"{' '.join(fields)} ({self.reason})"
@@ -155,6 +168,6 @@ def load_expectations(path: str | Path) -> Expectations:
             reasons[case] = entry["reason"]
         for major in majors or ():
             per_node.setdefault(major, {})[case] = entry["reason"]
-    fuzz = tuple(FuzzExpectation(**{**dict(entry), **({"node": tuple(entry["node"])} if "node" in entry else {})})
+    fuzz = tuple(FuzzExpectation(**{**dict(entry), **{k: tuple(entry[k]) for k in ("node", "context") if k in entry}})
                  for entry in data.get("fuzz", ()))
     return Expectations(data["implementation"], reasons, str(path), fuzz, per_node)

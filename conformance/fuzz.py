@@ -10,7 +10,7 @@ module:
     you open). ``examples`` is N, the Hypothesis ``max_examples`` budget per
     machine. Each distinct failure is reported as a mapping with ``machine``
     (name), ``rule``, ``op``, ``requirements``, ``expectedCode``,
-    ``actualCode``, ``pointer``, ``message`` and ``trace`` (path of a trace
+    ``actualCode``, ``pointer``, ``context`` (tags such as ``stale-view``), ``message`` and ``trace`` (path of a trace
     written with :func:`sessionspec.conformance.trace.write_trace` under
     ``trace_dir``), so ``sessionspec replay`` re-runs it. ``known`` are the
     expectation file's fuzz entries (differences to set aside); ``seen``, a

@@ -73,6 +73,7 @@ from .compare import judge, normalise_reply, normalise_result
 from .expectations import FuzzExpectation
 from .harness import Implementation, InProcessConnection
 from .nesting import expand as expand_nest
+from .persistence_script import difference_context
 from .protocol import OPS, ProtocolViolation, needs_big_integers, needs_persistence_faults, validate_request
 from .shrink import ShrinkBudget, shrink_args
 from .trace import TraceStep, write_trace
@@ -190,8 +191,9 @@ def _pointer_class(pointer: str | None) -> str | None:
 
 
 def _signature(machine: str, label: str, op: str, expected: Mapping[str, Any], actual: Mapping[str, Any],
-               verdict: Any, code_map: Mapping[str, str]) -> dict[str, Any]:
-    """What identifies a difference: rule, op, expected and actual code, where the first difference is."""
+               verdict: Any, code_map: Mapping[str, str], args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What identifies a difference: rule, op, expected and actual code, where the first difference is, and
+    its context (a persistence scenario's: whether a writer wrote through a stale view before it, PERSIST-12)."""
     rejected = expected.get("rejected")
     kind = actual.get("kind")
     if kind == "rejected":
@@ -206,12 +208,23 @@ def _signature(machine: str, label: str, op: str, expected: Mapping[str, Any], a
         "expectedCode": rejected.get("code") if isinstance(rejected, dict) else None,
         "actualCode": actual_code,
         "pointer": _pointer_class(verdict.differences[0].pointer) if verdict.differences else None,
+        "context": _context(op, args or {}, expected, verdict),
     }
+
+
+def _context(op: str, args: Mapping[str, Any], expected: Mapping[str, Any], verdict: Any) -> list[str]:
+    """The context tags of a difference (``context`` of a fuzz expectation entry matches them)."""
+    if op != "persistence" or not verdict.differences:
+        return []
+    result = expected.get("result")
+    trace = result.get("trace") if isinstance(result, Mapping) else None
+    return difference_context(args, trace, verdict.differences[0].pointer)
 
 
 def failure_key(signature: Mapping[str, Any]) -> tuple[Any, ...]:
     """Two differences with one key are one failure (``--fuzz`` reports each key once)."""
-    return tuple(signature.get(k) for k in ("machine", "rule", "op", "expectedCode", "actualCode", "pointer"))
+    return (*(signature.get(k) for k in ("machine", "rule", "op", "expectedCode", "actualCode", "pointer")),
+            tuple(signature.get("context") or ()))
 
 
 def _expectation(reply: Mapping[str, Any], op: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -264,7 +277,7 @@ class Differential(RuleBasedStateMachine):
         verdict = judge(op, args, expected, actual, code_map=shared.impl.code_map)
         self.trace.append(TraceStep(op, args, expected, actual, note=label))  # args are never mutated later
         if verdict.outcome in ("failed", "crashed", "errored"):
-            signature = _signature(self.name, label, op, expected, actual, verdict, shared.impl.code_map)
+            signature = _signature(self.name, label, op, expected, actual, verdict, shared.impl.code_map, args)
             for i, known in enumerate(shared.known):
                 if known.matches(signature):
                     shared.seen[i] += 1
@@ -1263,7 +1276,7 @@ def shrink_failure(failure: _Failure, shared: _Run, *, tries: int = SHRINK_TRIES
         if verdict.outcome not in ("failed", "crashed", "errored"):
             return False
         signature = _signature(failure.machine, failure.label, last.op, expected, actual, verdict,
-                               shared.impl.code_map)
+                               shared.impl.code_map, args)
         if failure_key(signature) != key:
             return False
         details = "".join(f"\n    {d.render()}" for d in verdict.differences[:8])
@@ -1489,10 +1502,12 @@ QUICK: tuple[QuickRun, ...] = (
     QuickRun("persistence", None, 6, 10),
     QuickRun("persistence", 0, 3, 8, ("fault", "append", "read", "restart")),
     QuickRun("persistence", 1, 2, 6, ("live",)),
+    QuickRun("persistence", 3, 2, 6, ("append:non-json",)),
 )
 """The CI-quick profile (the project's test profile): the old profile's four derandomised runs plus
 fixed-seed runs, broad and focused, chosen by ``bench/quick_profile.py`` (a greedy cover of the
-behaviours the reference shows, within 3x the old profile's time). The same requests on every run."""
+behaviours the reference shows, within 3x the old profile's time, after the runs that show its
+``REQUIRED`` behaviours: the persistence machine's non-JSON batch, PERSIST-5). The same requests on every run."""
 
 
 def run_quick(*, connect: Callable[[], Implementation], trace_dir: Path | str, out: TextIO,

@@ -21,12 +21,12 @@ from __future__ import annotations
 import base64
 import math
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessionspec.spec.errors import SessionSpecError
 
-__all__ = ["NON_JSON_KINDS", "WRITERS", "host_value", "run_persistence"]
+__all__ = ["NON_JSON_KINDS", "STALE_VIEW", "WRITERS", "difference_context", "host_value", "run_persistence", "stale_steps"]
 
 #: the backends a step may run through: the scenario's own, and a second one on the same location
 WRITERS = ("first", "second")
@@ -143,3 +143,96 @@ def run_persistence(args: Mapping[str, Any], open_backend: Callable[[str, str], 
             for backend in backends.values():
                 backend.close()
     return {"trace": trace}
+
+
+STALE_VIEW = "stale-view"
+"""The context tag of a difference met after some writer wrote through a stale view (:func:`stale_steps`)."""
+
+#: rejections of an append that come after the session was adopted (a load's read and repair): the seq checks
+_AFTER_ADOPTION = frozenset({"PERSIST_SEQ_CONTINUE", "PERSIST_SEQ_GAP"})
+
+
+def _step_session(step: Mapping[str, Any]) -> Any:
+    header = step.get("header")
+    return header.get("id") if step.get("do") == "create" and isinstance(header, Mapping) else step.get("id")
+
+
+def stale_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str, Any]]) -> dict[int, Any]:
+    """The appends (and crashes) a writer ran on a session whose stored log changed since that writer last
+    read or wrote it, by index, with the session id: the appends PERSIST-12 is about.
+
+    A writer's view of a session starts with its accepted ``create``, its load or its adoption (the first
+    append to a session it does not track, as upstream's coordinator adopts it) and goes stale when anything
+    else changes the stored log: another writer's append, crash or repairing load (one that cut a torn tail
+    or wrote closers), a ``tear`` or ``truncate``, or the torn tail of its own ``crash``; ``reopen`` forgets
+    every view. What took effect is read from ``trace``, the reference's trace entries of ``steps``."""
+    fresh: dict[tuple[str, Any], bool] = {}
+    count: dict[Any, int | None] = {}  # stored events per session as far as the trace tells (None: unknown)
+    torn: set[Any] = set()  # sessions whose stored log may end in a torn tail
+    stale: dict[int, Any] = {}
+
+    def changed(session: Any, by: str | None = None) -> None:
+        for key in fresh:
+            if key[1] == session and key[0] != by:
+                fresh[key] = False
+
+    for index, step in enumerate(steps):
+        entry = trace[index] if index < len(trace) else {}
+        do, writer, session = step.get("do"), step.get("writer", "first"), _step_session(step)
+        ok = "ok" in entry
+        rejected = entry.get("rejected")
+        code = rejected.get("code") if isinstance(rejected, Mapping) else None
+        key = (writer, session)
+        if do == "reopen":
+            fresh.clear()
+        elif do in ("tear", "truncate") and ok:
+            changed(session)
+            torn.add(session)
+            count[session] = None
+        elif do == "create" and ok:
+            fresh[key] = True
+        elif do in ("append", "crash"):
+            if key in fresh:
+                if not fresh[key]:
+                    stale[index] = session
+            elif ok or code in _AFTER_ADOPTION:  # adopted as a load does: its repair may write
+                if session in torn or count.get(session) is None:
+                    changed(session, writer)
+                torn.discard(session)
+                fresh[key] = True
+            if ok:
+                events = step.get("events")
+                known = count.get(session, 0)
+                count[session] = known + len(events) if known is not None and isinstance(events, list) else None
+                changed(session, writer)
+                if do == "crash":
+                    fresh[key] = False  # its torn tail was written behind its own cursor
+                    torn.add(session)
+        elif do in ("load", "inspect") and ok:
+            value = entry["ok"]
+            loaded = len(value["events"]) if isinstance(value, Mapping) and isinstance(value.get("events"), list) else None
+            if do == "load":
+                if session in torn or count.get(session) != loaded:
+                    changed(session, writer)  # the repair cut a tail or wrote closers
+                torn.discard(session)
+                fresh[key] = True
+            count[session] = loaded
+    return stale
+
+
+def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None) -> list[str]:
+    """The context tags of a scenario's first difference at ``pointer`` (``/trace/<n>/...``), given the
+    reference's trace: :data:`STALE_VIEW` when a stale append (:func:`stale_steps`) on the session of step
+    ``n`` (on any session, for a step naming none) came at or before it."""
+    steps = args.get("steps")
+    parts = (pointer or "").split("/")
+    if not isinstance(steps, list) or not isinstance(trace, list) or len(parts) < 3 or parts[1] != "trace" \
+            or not parts[2].isdigit():
+        return []
+    at = int(parts[2])
+    session = _step_session(steps[at]) if at < len(steps) and isinstance(steps[at], Mapping) else None
+    stale = stale_steps([s if isinstance(s, Mapping) else {} for s in steps],
+                        [e if isinstance(e, Mapping) else {} for e in trace])
+    if any(i <= at and (session is None or sid == session) for i, sid in stale.items()):
+        return [STALE_VIEW]
+    return []

@@ -93,6 +93,12 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
+def _already_exists(session_id: str) -> StoreError:
+    """What create raises for an id this backend tracks or that is stored readably (PERSIST-10)."""
+    return StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
+                      requirement="PERSIST-10")
+
+
 def _no_session(session_id: Any, where: str) -> PersistenceError:
     """What every step on a session with nothing stored raises (PERSIST-11): located, never a KeyError."""
     return TABLE.no_session(session_id, where)  # type: ignore[no-any-return]
@@ -142,20 +148,25 @@ class JsonlBackend:
         session_id = checked.get("id")
         if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
             return
-        if session_id in self._created or self._stored(session_id):
-            raise StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
-                             requirement="PERSIST-10")
+        if session_id in self._created or session_id in self._tracked or self._stored(session_id):
+            raise _already_exists(session_id)
         self._created[session_id] = checked
 
     def _stored(self, session_id: str) -> bool:
-        """Whether an artifact is stored for the id; an id no path can hold (JSONL-10) has none, so its create
+        """Whether an artifact is stored for the id, read as the collision probe of create reads it (PERSIST-10:
+        the stored prefix through this form's reader, no repair, no upgrade): a stored log that reader refuses
+        refuses the create with the reader's code. An id no path can hold (JSONL-10) has none, so its create
         is accepted as any other (PERSIST-10: lazy, the path is the first write's) and that write refuses it."""
         try:
-            return self._find(session_id) is not None
+            path = self._find(session_id)
         except JsonlError as error:
             if error.code == "JSONL_PATH_INVALID":
                 return False
             raise
+        if path is None:
+            return False
+        self._read(path)
+        return True
 
     def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         check_batch_values(events)
@@ -274,9 +285,11 @@ class SqliteBackend:
         session_id = checked.get("id")
         if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
             return
-        if session_id in self._created or session_id in self.list():
-            raise StoreError(f"session {session_id!r} already exists in this backend", "SESSION_ALREADY_EXISTS",
-                             requirement="PERSIST-10")
+        if session_id in self._created or session_id in self._tracked:
+            raise _already_exists(session_id)
+        if self._has(session_id):
+            self.store.read_session(session_id)  # the collision probe reads the stored prefix (PERSIST-10)
+            raise _already_exists(session_id)
         self._created[session_id] = checked
 
     def _header(self, session_id: str) -> dict[str, Any]:

@@ -74,6 +74,9 @@ def test_each_machine_agrees_with_the_in_process_reference(name, tmp_path):
         labels = {label for label, _ in set().union(*seen.values())}
         assert {f"session.append_invalid.{k}" for k in gen.INVALID_APPEND_KINDS} <= labels
         assert len(added) >= len(seen[old])  # the profile at least doubles what the session machine shows
+    if name == "persistence":  # PERSIST-5's non-JSON batch, through both writers (bench/quick_profile.py REQUIRED)
+        assert {("persistence.script", "append:PERSIST_DATA_NOT_JSON"),
+                ("persistence.script", "append/second:PERSIST_DATA_NOT_JSON")} <= set().union(*seen.values())
 
 
 def _requests_of(machine: str, seed: int, tmp_path: Path, examples: int = 2, steps: int = 5,

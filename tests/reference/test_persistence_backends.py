@@ -137,6 +137,35 @@ def test_an_id_no_path_can_hold_has_nothing_stored_until_a_project_folder_exists
         assert _code(backend.tear, "", b"x", []) == "PERSIST_NO_SESSION"
 
 
+_DAMAGE = {"jsonl": ("truncate", 150, "JSONL_NO_HEADER"), "jsonl-zstd": ("tear", b"\0" * 8, "ZSTD_FRAME_INVALID"),
+           "sqlite": ("tear", [{"type": "turn/start", "data": '{"tu'},
+                               {"type": "turn/end", "data": '{"turn":2,"reason":{"kind":"completed"}}'}], "SQLITE_CORRUPT")}
+
+
+@pytest.mark.req("PERSIST-10")
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_create_of_an_untracked_stored_id_reads_the_stored_log(tmp_path: Path, kind: str, revision: str) -> None:
+    """PERSIST-10: the collision probe of a backend that does not track the id reads the stored prefix, so a
+    log its reader refuses refuses the create with the reader's code; the backend tracking it does not read."""
+    header = {"version": 0, "id": "s1", "createdAt": 5, "cwd": "/w"}
+    first, second = open_backend(kind, tmp_path, revision), open_backend(kind, tmp_path, revision)
+    try:
+        first.create(header)
+        first.append("s1", _turn(0, 1))
+        assert _code(second.create, header) == "SESSION_ALREADY_EXISTS"
+        how, damage, code = _DAMAGE[kind]
+        if how == "truncate":
+            first.truncate("s1", damage)
+        else:
+            first.tear("s1", damage if isinstance(damage, bytes) else b"", damage if isinstance(damage, list) else [])
+        assert _code(first.create, header) == "SESSION_ALREADY_EXISTS"
+        assert _code(second.create, header) == code
+    finally:
+        first.close()
+        second.close()
+
+
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_second_backend_adopts_and_every_backend_continues_the_stored_log(tmp_path: Path, kind: str,

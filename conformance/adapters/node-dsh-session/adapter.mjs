@@ -411,6 +411,8 @@ function buildCodeMap() {
     // store (STORE-*)
     'session "<s>" already exists': 'SESSION_ALREADY_EXISTS',
     'session "<s>" already exists in this backend': 'SESSION_ALREADY_EXISTS',
+    // the seam's create over a readable stored log of the id (its collision probe, PERSIST-10)
+    'session "<s>" already has a persisted log on disk; load/resume it instead of creating': 'SESSION_ALREADY_EXISTS',
     // a backend asked for a session it holds nothing of (PERSIST-11)
     'session "<s>" not found': 'PERSIST_NO_SESSION',
     'crash: session "<s>" has no stored artifact to tear': 'PERSIST_NO_SESSION',  // the adapter's words (tearTail)

@@ -1,0 +1,170 @@
+"""Fuzz expectation entries match precisely: context tags, exact codes (#27, PERSIST-12).
+
+The package's stale-cursor defect (PERSIST-12: a backend appends through its in-memory cursor after another
+writer changed the stored log) shows with the code PERSIST-3 has too (`PERSIST_SEQ_CONTINUE`), so an entry
+by rule and code alone would also set aside a real PERSIST-3 difference. The persistence machine tags a
+difference `stale-view` when a writer appended through a stale view at or before it
+(`persistence_script.stale_steps`), and the Node expectation file's entry asks for that tag.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionspec.conformance import machines
+from sessionspec.conformance.compare import judge
+from sessionspec.conformance.expectations import FuzzExpectation, load_expectations
+from sessionspec.conformance.harness import connector_for
+from sessionspec.conformance.persistence_script import STALE_VIEW, difference_context, stale_steps
+from sessionspec.conformance.runner import start_implementation
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "conformance" / "vectors" / "persistence.json"
+NODE_EXPECT = ROOT / "conformance" / "adapters" / "node-dsh-session" / "expectations.json"
+HEADER = {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/work"}
+TURN = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
+        {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}}]
+
+
+def _cases() -> list[dict[str, Any]]:
+    return [c for c in json.loads(VECTORS.read_text(encoding="utf-8"))["cases"] if c["input"]["op"] == "persistence" and "result" in c["expect"]]
+
+
+def _signature(args: dict[str, Any], expected: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+    verdict = judge("persistence", args, expected, actual)
+    assert verdict.outcome == "failed"
+    return machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict, {},
+                               args)
+
+
+def _reference_trace(args: dict[str, Any], revision: str = "b150a551b8") -> dict[str, Any]:
+    from sessionspec.conformance.harness import Implementation, InProcessConnection
+
+    reference = Implementation(lambda: InProcessConnection(revision=revision), check_schema=False)
+    reference.start()
+    try:
+        reply = reference.request("persistence", args)
+    finally:
+        reference.close()
+    assert reply["kind"] == "result"
+    return {"result": {"trace": [{k: v for k, v in e.items() if k != "message"} | (
+        {"rejected": {"code": e["rejected"]["code"]}} if "rejected" in e else {}) for e in reply["result"]["trace"]]}}
+
+
+@pytest.mark.req("PERSIST-12")
+def test_only_the_stale_cursor_vectors_have_stale_appends() -> None:
+    """Of the persistence vectors, the appends run through a stale view are exactly those of the
+    'after a second backend appended' vectors (one per backend form): steps 3 and 4, the first writer's."""
+    stale = {c["id"]: stale_steps(c["input"]["args"]["steps"], c["expect"]["result"]["trace"]) for c in _cases()}
+    hit = {cid: s for cid, s in stale.items() if s}
+    assert hit == {cid: {3: "s1", 4: "s1"} for cid in ("56d27d2f48a666bb", "01ed5c8ffa932c81", "0b4c29fe6f1eb86e")}
+
+
+@pytest.mark.parametrize(("fault", "stale"), [
+    ({"do": "append", "id": "s1", "events": [{**TURN[0], "seq": 2, "data": {"turn": 2}}], "writer": "second"}, True),
+    ({"do": "truncate", "id": "s1", "drop": 150}, True),
+    ({"do": "tear", "id": "s1", "base64": "eyJ0"}, True),
+    ({"do": "inspect", "id": "s1", "writer": "second"}, False),  # a read changes nothing
+    ({"do": "load", "id": "s1", "writer": "second"}, False),  # a load with nothing to repair writes nothing
+    ({"do": "reopen"}, False),  # a fresh backend adopts before it appends
+])
+def test_a_view_goes_stale_when_the_stored_log_changes_behind_it(fault: dict[str, Any], stale: bool) -> None:
+    steps = [{"do": "create", "header": HEADER}, {"do": "append", "id": "s1", "events": TURN}, fault,
+             {"do": "append", "id": "s1", "events": [{**TURN[0], "seq": 2, "data": {"turn": 2}}]}]
+    trace = _reference_trace({"backend": "jsonl", "steps": steps})["result"]["trace"]
+    assert (3 in stale_steps(steps, trace)) is stale
+    assert (difference_context({"steps": steps}, trace, "/trace/3/ok") == [STALE_VIEW]) is stale
+
+
+def test_a_crash_leaves_its_own_writer_stale() -> None:
+    """The crash step's torn tail is written behind the writer's cursor: its next append is a stale one."""
+    steps = [{"do": "create", "header": HEADER}, {"do": "crash", "id": "s1", "events": TURN},
+             {"do": "append", "id": "s1", "events": [{**TURN[0], "seq": 2, "data": {"turn": 2}}]}]
+    trace = _reference_trace({"backend": "jsonl", "steps": steps})["result"]["trace"]
+    assert stale_steps(steps, trace) == {2: "s1"}
+
+
+def _stale_cursor_case() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Vector 56d27d2f48a666bb with the package's reply as docs/node-results.md records it (defect 9): the
+    first backend accepts the repeated seq 2 and refuses the true next seq 3."""
+    case = next(c for c in _cases() if c["id"] == "56d27d2f48a666bb")
+    args, expected = case["input"]["args"], case["expect"]
+    trace = json.loads(json.dumps(expected["result"]["trace"]))
+    trace[3] = {"at": "3", "do": "append", "ok": None}
+    trace[4] = {"at": "4", "do": "append", "rejected": {"code": "PERSIST_SEQ_CONTINUE", "message": "m"}}
+    return args, expected, {"kind": "result", "result": {"trace": trace}}
+
+
+def _persist3_case() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One writer, a batch restating a stored seq (PERSIST-3), accepted: the same rule, op, codes and
+    pointer class as the stale cursor's first difference, and no stale view."""
+    args = {"backend": "jsonl", "steps": [{"do": "create", "header": HEADER}, {"do": "append", "id": "s1", "events": TURN},
+                                          {"do": "append", "id": "s1", "events": TURN[1:]}]}
+    expected = _reference_trace(args)
+    assert expected["result"]["trace"][2]["rejected"]["code"] == "PERSIST_SEQ_CONTINUE"
+    trace = [*expected["result"]["trace"][:2], {"at": "2", "do": "append", "ok": None}]
+    return args, expected, {"kind": "result", "result": {"trace": trace}}
+
+
+def test_the_node_entry_sets_aside_the_stale_cursor_and_not_a_persist3_difference() -> None:
+    stale_sig = _signature(*_stale_cursor_case())
+    persist3_sig = _signature(*_persist3_case())
+    assert stale_sig["context"] == [STALE_VIEW] and persist3_sig["context"] == []
+    # rule, op, codes and pointer alone cannot tell them apart: the context does
+    fields = ("machine", "rule", "op", "expectedCode", "actualCode", "pointer")
+    assert {k: stale_sig[k] for k in fields} == {k: persist3_sig[k] for k in fields}
+    assert machines.failure_key(stale_sig) != machines.failure_key(persist3_sig)
+    entries = [k for k in load_expectations(NODE_EXPECT).fuzz if k.context]
+    assert entries, "the Node expectation file lists the stale-cursor defect by context"
+    assert any(k.matches(stale_sig) for k in entries)
+    assert not any(k.matches(persist3_sig) for k in load_expectations(NODE_EXPECT).fuzz)
+
+
+def test_exact_codes_match_one_side_only() -> None:
+    signature = {"machine": "persistence", "expectedCode": "PERSIST_SEQ_CONTINUE", "actualCode": None}
+    assert FuzzExpectation("r", code="PERSIST_SEQ_CONTINUE").matches(signature)
+    assert FuzzExpectation("r", expectedCode="PERSIST_SEQ_CONTINUE").matches(signature)
+    assert not FuzzExpectation("r", actualCode="PERSIST_SEQ_CONTINUE").matches(signature)
+    assert not FuzzExpectation("r", context=(STALE_VIEW,)).matches(signature)
+    assert FuzzExpectation("r", context=(STALE_VIEW,)).matches({**signature, "context": [STALE_VIEW]})
+
+
+def test_the_expectation_file_reads_context_and_exact_codes(tmp_path: Path) -> None:
+    path = tmp_path / "known.json"
+    path.write_text(json.dumps({"implementation": "x", "failures": [], "fuzz": [
+        {"rule": "persistence.script", "context": ["stale-view"], "expectedCode": "A", "reason": "r"}]}))
+    [entry] = load_expectations(path).fuzz
+    assert entry.context == ("stale-view",) and entry.expectedCode == "A"
+    assert "context=stale-view" in entry.describe()
+    path.write_text(json.dumps({"implementation": "x", "failures": [], "fuzz": [
+        {"rule": "persistence.script", "context": ["no-such-tag"], "reason": "r"}]}))
+    with pytest.raises(ValueError, match="context"):
+        load_expectations(path)
+
+
+@pytest.fixture(scope="module")
+def npm_command(node_adapter_dir: Path) -> str:
+    return shlex.join(["node", str(node_adapter_dir / "adapter.mjs")])
+
+
+def test_on_the_package_the_stale_cursor_vector_is_set_aside_by_the_entry(npm_command: str) -> None:
+    """The real package's reply to vector 56d27d2f48a666bb: its difference carries the tag and the entry
+    matches it (the package, not a recorded reply)."""
+    case = next(c for c in _cases() if c["id"] == "56d27d2f48a666bb")
+    impl = start_implementation(connector_for(npm_command), 60.0)
+    try:
+        actual = impl.request("persistence", case["input"]["args"])
+        code_map = impl.code_map
+    finally:
+        impl.close()
+    args, expected = case["input"]["args"], case["expect"]
+    verdict = judge("persistence", args, expected, actual, code_map=code_map)
+    assert verdict.outcome == "failed"
+    signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
+                                    code_map, args)
+    assert signature["context"] == [STALE_VIEW]
+    assert any(k.matches(signature) for k in load_expectations(NODE_EXPECT).fuzz if k.context)
