@@ -16,6 +16,10 @@ are set aside, as in ``sessionspec conformance``). In a deep run (N of at least
 names, or ``fuzz/expectations`` (last; it needs every machine's item run in its process) for one
 naming no machine.
 
+A run whose vectors were all skipped (an adapter claiming no capability they need, or a ``-m``/``-k``
+selection of such cases) attempted nothing: it fails (exit status 1) with the top skip reasons, as
+``sessionspec conformance`` does, instead of a green run with zero coverage.
+
 Without ``--sessionspec-impl`` the plugin does nothing: it imports no suite module and adds no item.
 """
 
@@ -35,6 +39,8 @@ if TYPE_CHECKING:
 
 _IMPL = "sessionspec_impl"
 _REFERENCE = "reference"
+_CASE_PROPERTY = "sessionspec-case"
+"""The user property that marks a vector's reports, so the controller of an xdist run can count them too."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,6 +119,7 @@ class CaseItem(pytest.Item):
         if reason is not None:
             self.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}", raises=CaseFailed))
         self.user_properties.append(("requirements", " ".join(case.requirements)))
+        self.user_properties.append((_CASE_PROPERTY, case.id))
 
     def runtest(self) -> None:
         result = self.suite.run(self.case)
@@ -263,6 +270,8 @@ def _markers() -> tuple[str, ...]:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption(_IMPL, None) is None:
         return
+    if not hasattr(config, "workerinput"):  # an xdist worker's reports go to its controller, which counts them
+        config.pluginmanager.register(_Coverage(), "sessionspec-coverage")
     config.addinivalue_line("markers", "sessionspec: a dsh-session conformance vector")
     config.addinivalue_line("markers", "fuzz: a sessionspec differential state machine (--sessionspec-fuzz)")
     for name in _markers():
@@ -292,3 +301,41 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 suite.expectations.fuzz, Counter(), budget, lambda k: k.machine is None):
             items.append(FuzzExpectationsItem.from_parent(session, name="fuzz/expectations", nodeid="fuzz/expectations",
                                                           budget=budget, suite=suite, machines=names))
+
+
+
+class _Coverage:
+    """Counts the vectors' verdicts from their reports (on an xdist controller: the workers' reports), so a run
+    that attempted none fails instead of passing with zero coverage."""
+
+    def __init__(self) -> None:
+        self.attempted = 0
+        self.skips: Counter[str] = Counter()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not any(name == _CASE_PROPERTY for name, _ in report.user_properties):
+            return
+        if report.skipped and not hasattr(report, "wasxfail"):
+            longrepr = report.longrepr
+            reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+            self.skips[reason.removeprefix("Skipped: ")] += 1
+        elif report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.attempted += 1
+
+    def nothing_attempted(self) -> str | None:
+        """The line saying that no vector was attempted, or None (some was, or none was selected)."""
+        if self.attempted or not self.skips:
+            return None
+        top = "; ".join(f"{n} x {reason}" for reason, n in sorted(self.skips.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+        return (f"sessionspec: no case was attempted: all {self.skips.total()} selected cases were skipped "
+                f"(the adapter claims none of the capabilities they need); top skip reasons: {top}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.nothing_attempted() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        line = self.nothing_attempted()
+        if line:
+            terminalreporter.write_line(line, red=True)

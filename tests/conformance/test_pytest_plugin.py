@@ -8,12 +8,14 @@ JUnit XML of pytest is mapped back to the harness's outcomes and compared with t
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conformance_fakes import broken_cmd
 from sessionspec.conformance import mutants
 
 AREA = "surf"
@@ -98,3 +100,19 @@ def test_known_failures_xfail_strictly_and_x_stops_at_the_first_failure(tmp_path
     assert "1 failed" in done.stdout and "stopping after 1 failures" in done.stdout
     assert "SURF-5" in done.stdout  # the failure names the case's requirement
     assert f"FAILED {AREA}/" in done.stdout  # node id: area/case id
+
+
+@pytest.mark.parametrize(("impl", "code"), [(broken_cmd("--no-caps"), 1), ("reference", 0)], ids=["no-op", "reference"])
+def test_a_plugin_run_that_attempts_no_vector_fails_with_the_skip_reasons(tmp_path: Path, impl: str, code: int) -> None:
+    """#28: an adapter claiming no capability the selected vectors need is a zero-coverage run, not a green one
+    (the CLI's "no case was attempted"); a run that attempted its vectors keeps pytest's own status."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "json",
+                           "--sessionspec-impl", impl, "--rootdir", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == code, done.stdout + done.stderr
+    line = re.search(r"sessionspec: no case was attempted: all (\d+) selected cases were skipped .*", done.stdout)
+    assert (line is not None) == (code == 1), done.stdout
+    if line:
+        skipped = re.search(r"(\d+) skipped", done.stdout.splitlines()[-1])
+        assert skipped and skipped.group(1) == line.group(1), done.stdout  # every selected vector, counted once
+        assert re.search(r"top skip reasons: \d+ x implementation does not claim capability json-value", line.group(0))
