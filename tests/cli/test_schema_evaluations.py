@@ -1,0 +1,187 @@
+"""Every fast evaluation of the schemas gives python-jsonschema's verdict, on instances drawn from the schemas.
+
+The validator's accelerators are one interface, `lint.schema_set(registry, revision)` (a `SchemaSet`): the
+compiled predicates of the event, header and row schemas (`fastschema`; for the core spec built ahead of
+time into `core_fast.py`), the msgspec types translated from the same schemas (`mstypes`) and revision
+detection's payload checks. None of them restates a schema: each is derived from the schema documents, and
+these tests hold each to the oracle at every installed revision on values drawn from the registry's own
+schemas (`schema_instances`), valid ones and their random edits.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+from schema_instances import Instances, schema_mutants
+from sessionspec.reference import json_text
+from sessionspec.spec.loader import load_spec
+from sessionspec.spec.revisions import known_revisions
+from sessionspec.validator import pregen
+from sessionspec.validator.lint import SchemaSet, schema_set
+
+REVISIONS = tuple(known_revisions())
+_SLOW = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+                 deadline=None)
+
+
+@functools.cache
+def _instances(revision: str, edges: bool = True) -> Instances:
+    return Instances(load_spec(revision=revision), edges=edges)
+
+
+def _schemas(revision: str) -> SchemaSet:
+    return schema_set(revision=revision)
+
+
+def _decoded(schemas: SchemaSet, value: Any) -> bool:
+    """Whether the msgspec types take `value`, written canonically, and write it back unchanged."""
+    fast = schemas.fast_types
+    try:
+        raw = json_text.dumps_bytes(value)
+        return bool(fast.encoder.encode(fast.decoder.decode(raw)) == raw)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return False
+
+
+def _events() -> st.SearchStrategy[tuple[str, Any]]:
+    return st.sampled_from(REVISIONS).flatmap(lambda rid: schema_mutants(_instances(rid).events()).map(lambda e: (rid, e)))
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_the_drawn_instances_reach_a_valid_event_of_every_type(revision: str) -> None:
+    """The strategies are not vacuous: each registered type has valid events among them."""
+    instances = _instances(revision, edges=False)
+    oracle = instances.spec.event_validator()
+    for event_type in sorted(instances.spec.events):
+        found = find(instances.event(event_type), oracle.is_valid,
+                     settings=settings(max_examples=200, database=None, phases=[Phase.generate],
+                                       suppress_health_check=list(HealthCheck)))
+        assert found["type"] == event_type
+
+
+def test_the_core_schemas_are_the_generated_module() -> None:
+    """What the tests below hold to the oracle at the pinned revision is what validate runs: core_fast.py."""
+    assert isinstance(_schemas(REVISIONS[0]).event, pregen.Pregenerated)
+
+
+@_SLOW
+@given(_events())
+def test_event_predicates_agree_with_the_oracle(drawn: tuple[str, Any]) -> None:
+    revision, event = drawn
+    compiled = _schemas(revision).event
+    verdict = compiled.oracle.is_valid(event)
+    assert compiled.is_valid(event) == verdict, (revision, event)
+    tag = event.get("type") if isinstance(event, dict) else None
+    specialised = compiled.by_tag.get(tag) if isinstance(tag, str) else None
+    if specialised is not None:
+        assert specialised(event) == verdict, (revision, event)
+
+
+@_SLOW
+@given(_events())
+def test_msgspec_types_never_accept_what_the_oracle_rejects(drawn: tuple[str, Any]) -> None:
+    revision, event = drawn
+    schemas = _schemas(revision)
+    if _decoded(schemas, event):
+        assert schemas.event.oracle.is_valid(event), (revision, event)
+
+
+@_SLOW
+@given(st.sampled_from(REVISIONS).flatmap(
+    lambda rid: schema_mutants(_instances(rid).of({"$ref": pregen.ROW_SCHEMA_ID})).map(lambda r: (rid, r))))
+def test_row_predicate_and_types_agree_with_the_oracle(drawn: tuple[str, Any]) -> None:
+    revision, row = drawn
+    schemas = _schemas(revision)
+    verdict = schemas.row.oracle.is_valid(row)
+    assert schemas.row.is_valid(row) == verdict, (revision, row)
+    tag = row.get("type") if isinstance(row, dict) else None
+    if isinstance(tag, str) and tag in schemas.fast_types.rows and _decoded(schemas, row):
+        assert verdict, (revision, row)
+
+
+@_SLOW
+@given(st.sampled_from(REVISIONS).flatmap(
+    lambda rid: schema_mutants(_instances(rid).of({"$ref": pregen.HEADER_SCHEMA_ID})).map(lambda h: (rid, h))))
+def test_header_predicate_agrees_with_the_oracle(drawn: tuple[str, Any]) -> None:
+    revision, header = drawn
+    compiled = _schemas(revision).header
+    assert compiled.is_valid(header) == compiled.oracle.is_valid(header), (revision, header)
+
+
+@functools.cache
+def _payload_checks() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    specs = {rid: load_spec(revision=rid) for rid in REVISIONS}
+    checks = pregen.generated_payload_checks(specs)
+    assert checks is not None, "core_fast.py was generated for other revisions"
+    return specs, checks
+
+
+def _payloads() -> st.SearchStrategy[tuple[str, Any]]:
+    specs, checks = _payload_checks()
+    drawn = [(t, rid) for t in sorted(checks) for rid in sorted(checks[t])]
+    return st.sampled_from(drawn).flatmap(lambda pair: schema_mutants(
+        _instances(pair[1]).of({"$ref": specs[pair[1]].events[pair[0]]["payloadSchema"]})).map(lambda d: (pair[0], d)))
+
+
+@_SLOW
+@given(_payloads())
+def test_detection_payload_checks_agree_with_the_oracle_at_every_revision(drawn: tuple[str, Any]) -> None:
+    """A payload drawn at one revision is judged at each revision that registers its type, as detection does."""
+    event_type, data = drawn
+    specs, checks = _payload_checks()
+    for rid, check in checks[event_type].items():
+        oracle = specs[rid].validator(specs[rid].events[event_type]["payloadSchema"])
+        assert check.is_valid(data) == oracle.is_valid(data), (event_type, rid, data)
+
+
+def _broken_alone(revision: str) -> list[tuple[str, Any, str]]:
+    """Every document that breaks one schema bound alone: each valid base (registry examples, accepted vectors)
+    with one value changed where the oracle evaluated the bound (`conformance.schema_bounds`), as (root, document,
+    bound)."""
+    from sessionspec.conformance import schema_bounds as sb
+
+    spec = load_spec(revision=revision)
+    oracle = sb.Oracle(spec.schemas, spec.event_schema)
+    out, seen = [], collections.Counter[sb.Bound]()
+    for root, document, _source in sb.valid_bases(spec, revision):
+        if root not in (sb.EVENT, sb.JSONL_HEADER_ID, sb.RECORD_ID) or not oracle.valid(root, document):
+            continue
+        for bound, where in oracle.evaluated(root, document).items():
+            seen[bound] += 1
+            if seen[bound] > 3:  # three documents per bound: its places in different dispatches
+                continue
+            node, keyword, value = oracle.node(bound)
+            for path in where[:2]:
+                out.extend((root, broken, sb.label(bound)) for broken in sb.violations(document, path, node, keyword, value))
+    return out
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_every_bound_broken_alone_gets_the_oracles_verdict(revision: str) -> None:
+    """Deterministic: each bound a valid document reaches, broken alone, is judged by every fast evaluation as the
+    oracle judges it (a predicate that drops one `minLength` fails here, whatever Hypothesis draws)."""
+    from sessionspec.conformance import schema_bounds as sb
+
+    schemas = _schemas(revision)
+    documents = _broken_alone(revision)
+    assert len({bound for _, _, bound in documents}) > 100
+    for root, document, bound in documents:
+        if root == sb.JSONL_HEADER_ID:
+            compiled = schemas.header
+        elif root == sb.RECORD_ID and isinstance(document, dict) and isinstance(document.get("type"), str) \
+                and document["type"] in schemas.fast_types.rows:
+            compiled = schemas.row
+        elif root == sb.RECORD_ID:
+            continue  # a stored record that is not a row is an event under another root: the EVENT bases cover it
+        else:
+            compiled = schemas.event
+        verdict = compiled.oracle.is_valid(document)
+        assert compiled.is_valid(document) == verdict, (bound, document)
+        if root != sb.JSONL_HEADER_ID and _decoded(schemas, document):
+            assert verdict, (bound, document)
