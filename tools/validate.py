@@ -53,7 +53,10 @@ error`. A crash tail that every load repairs (a torn last record, a turn
 left open: the loader cuts the one and closes the other) is a warning that
 does not fail: such a log is `ok, needs repair` (exit 0) and `sessionspec
 repair` writes what a load makes of it; `--fail-on repair` fails it too
-(DEC-25).
+(DEC-25). A member an event's schema does not define, where no reader of the
+revision reads it (a stale `messagePrefix` in a request header), is a
+deviation (FORMAT_DEVIATION, DEC-27): shown with -v and in --format json,
+never failing unless `--fail-on deviation`.
 
 example:
   sessionspec validate ~/.dsh/sessions --level strict -j 4
@@ -86,10 +89,13 @@ from sessionspec.spec.loader import load_spec
 from sessionspec.storage import Unit, detect_form, open_units
 from sessionspec.validator.detect import Detection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
-from sessionspec.validator.lint import LEVELS, Checker, SchemaSet, registry_types, schema_set
+from sessionspec.validator.lint import DEVIATION, LEVELS, Checker, SchemaSet, registry_types, schema_set
 
-# `--fail-on repair`: also fail on the crash tails every load repairs (DEC-25), which the default lets pass.
+# `--fail-on repair`: also fail on the crash tails every load repairs (DEC-25), which the default lets pass;
+# `--fail-on deviation`: on content no reader reads as well (DEC-27), the lowest threshold.
 REPAIR = "repair"
+#: `--fail-on` thresholds, highest first: each fails what the ones before it fail, and more.
+THRESHOLDS = (ERROR, WARNING, REPAIR, DEVIATION)
 
 
 @functools.cache
@@ -110,9 +116,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "evidence), and its SQLite layout (--format json always has them)")
     parser.add_argument("--max-findings", type=int, default=100, metavar="N",
                         help="findings kept and shown per file (default 100; 0 = all); the rest are counted")
-    parser.add_argument("--fail-on", choices=(ERROR, WARNING, REPAIR), default=WARNING,
+    parser.add_argument("--fail-on", choices=THRESHOLDS, default=WARNING,
                         help="lowest severity that makes the exit status 1 (default: warning; a crash tail every "
-                             "load repairs needs `repair`, DEC-25)")
+                             "load repairs needs `repair`, DEC-25; content no reader reads needs `deviation`, "
+                             "DEC-27)")
     parser.add_argument("--revision", metavar="R", default=None,
                         help="format revision to check against (id or npm release); default: detected per file")
     parser.add_argument("--session", metavar="ID",
@@ -238,6 +245,8 @@ class Report:
         self.level = level
         self.files: list[dict[str, Any]] = []
         self.input_errors: list[str] = []
+        # deviations (DEC-27) are shown with -v, or when they fail (`--fail-on deviation`)
+        self.deviations = verbose or fail_on == DEVIATION
 
     def add(self, report: dict[str, Any]) -> None:
         """Add one `check_file` report (an unreadable file becomes an input error)."""
@@ -247,17 +256,24 @@ class Report:
         findings = [_finding(f) for f in report["findings"]]
         repairs = sum(f.severity == WARNING and f.code in load_repairs() for f in findings)
         needs_repair = report["errors"] == 0 and repairs > 0 and repairs == report["warnings"]
-        failing = report["errors"] > 0 or (report["warnings"] > 0 and self.fail_on != ERROR
-                                           and (self.fail_on == REPAIR or not needs_repair))
+        threshold = THRESHOLDS.index(self.fail_on)
+        failing = (report["errors"] > 0
+                   or (report["warnings"] > 0 and threshold > 0 and (threshold > 1 or not needs_repair))
+                   or (report.get("deviations", 0) > 0 and self.fail_on == DEVIATION))
         self.files.append({**report, "valid": not failing, "needsRepair": needs_repair, "findings": findings})
 
-    def shown(self, findings: list[Finding]) -> list[Finding]:
+    def shown(self, findings: list[Finding], deviations: bool = True) -> list[Finding]:
+        """The findings a report shows (``deviations`` False: without the deviations, DEC-27)."""
+        if not deviations:
+            findings = [f for f in findings if f.severity != DEVIATION]
         return findings if self.max_findings <= 0 else findings[: self.max_findings]
 
     @staticmethod
-    def hidden(entry: dict[str, Any], shown: list[Finding]) -> int:
-        """Findings of a file that are counted but not shown (nor kept: `--max-findings`)."""
-        return int(entry["errors"]) + int(entry["warnings"]) - len(shown)
+    def hidden(entry: dict[str, Any], shown: list[Finding], deviations: bool = True) -> int:
+        """Findings of a file that are counted but not shown (nor kept: `--max-findings`); deviations only when
+        they are shown at all."""
+        counted = int(entry["errors"]) + int(entry["warnings"])
+        return counted + (int(entry.get("deviations", 0)) if deviations else 0) - len(shown)
 
     def exit_code(self) -> int:
         if self.input_errors:
@@ -272,6 +288,7 @@ class Report:
             "files": len(self.files), "invalid": sum(not f["valid"] for f in self.files),
             "needsRepair": sum(f["valid"] and f["needsRepair"] for f in self.files),
             "errors": sum(f["errors"] for f in self.files), "warnings": sum(f["warnings"] for f in self.files),
+            "deviations": sum(f.get("deviations", 0) for f in self.files),
             "events": sum(f["events"] for f in self.files), "unreadable": len(self.input_errors), "level": self.level,
         }
 
@@ -279,9 +296,9 @@ class Report:
         for entry in self.files:
             findings = entry["findings"]
             name = display(entry["file"])
-            shown = self.shown(findings)
+            shown = self.shown(findings, self.deviations)  # deviations only with -v (DEC-27)
             out.writelines(format_text(f) + "\n" for f in shown)
-            hidden = self.hidden(entry, shown)
+            hidden = self.hidden(entry, shown, self.deviations)
             if hidden:
                 out.write(f"{name}: … {hidden} more finding(s) not shown (--max-findings)\n")
             out.write(f"{name}: {self._status(entry)}\n")
@@ -291,6 +308,7 @@ class Report:
         out.write(f"{s['files']} file(s) checked at level {s['level']}: {s['invalid']} invalid, "
                   + (f"{s['needsRepair']} need repair, " if s["needsRepair"] else "")
                   + f"{s['errors']} error(s), {s['warnings']} warning(s)"
+                  + (f", {s['deviations']} deviation(s)" if self.deviations and s["deviations"] else "")
                   + (f", {s['unreadable']} unreadable" if s["unreadable"] else "") + "\n")
 
     def _status(self, entry: dict[str, Any]) -> str:
@@ -303,6 +321,8 @@ class Report:
             line += f", {entry['errors']} error(s), {entry['warnings']} warning(s)"
         elif entry["warnings"]:
             line += f", {entry['warnings']} warning(s)"
+        if self.deviations and entry.get("deviations"):
+            line += f", {entry['deviations']} deviation(s) (DEC-27)"
         if entry["knockOnSuppressed"]:
             line += f", {entry['knockOnSuppressed']} knock-on finding(s) not repeated"
         if "revision" in entry and (verbose or not valid):
@@ -327,8 +347,8 @@ class Report:
 
     def _render_github(self, out: TextIO) -> None:
         for entry in self.files:
-            shown = self.shown(entry["findings"])
-            hidden = self.hidden(entry, shown)
+            shown = self.shown(entry["findings"], self.deviations)  # deviations as notices, with -v (DEC-27)
+            hidden = self.hidden(entry, shown, self.deviations)
             if hidden:
                 out.write(f"{display(entry['file'])}: … {hidden} more finding(s) not shown (--max-findings)\n")
             for f in shown:
@@ -339,7 +359,8 @@ class Report:
                     props.append(f"col={f.column}")
                 title = f.code + (f" {f.requirement}" if f.requirement else "")
                 props.append(f"title={_gh_escape(title, True)}")
-                out.write(f"::{f.severity} {','.join(props)}::{_gh_escape(bounded(describe(f)), False)}\n")
+                command = "notice" if f.severity == DEVIATION else f.severity
+                out.write(f"::{command} {','.join(props)}::{_gh_escape(bounded(describe(f)), False)}\n")
             out.writelines(f"::notice file={_gh_escape(entry['file'], True)}::{_gh_escape(note, False)}\n"
                            for note in entry.get("notes", ()))
         out.writelines(f"::error::{_gh_escape(problem, False)}\n" for problem in self.input_errors)
@@ -465,17 +486,24 @@ def _decide(detection: Detection, unit: Unit | None, given: str | None) -> tuple
     return detection.revision, detection.reason
 
 
-def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, keep: int = 0) -> dict[str, Any]:
-    """A plain report of a checked log: its first ``keep`` findings (0 = all) in report order, every one counted."""
+def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, keep: int = 0,
+           deviations: Deviations = ((), 0)) -> dict[str, Any]:
+    """A plain report of a checked log: its first ``keep`` findings (0 = all) in report order, every one counted;
+    the ``deviations`` (DEC-27: kept, counted) among them in log order, counted apart (``deviations``)."""
     findings = log.findings
     errors = sum(1 for f in findings if f.severity == ERROR)
     warnings = len(findings) - errors
     if isinstance(findings, FindingList):
         errors, warnings = errors + findings.cut_errors, warnings + findings.cut_warnings
+    noted, deviation_count = list(deviations[0]), deviations[1]
+    listed = list(findings)
+    if noted:
+        listed = sorted([*listed, *noted], key=lambda f: f.line if f.line is not None else 1 << 62)
     report: dict[str, Any] = {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
-        "lines": log.lines, "errors": errors, "warnings": warnings, "knockOnSuppressed": suppressed,
-        "findings": [f.to_json() for f in (findings[:keep] if keep else findings)], "revision": revision,
+        "lines": log.lines, "errors": errors, "warnings": warnings, "deviations": deviation_count,
+        "knockOnSuppressed": suppressed,
+        "findings": [f.to_json() for f in (listed[:keep] if keep else listed)], "revision": revision,
         "revisionReason": how,
     }
     if isinstance(log, LoadedLog) and log.upgraded:
@@ -489,6 +517,10 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
         report["notes"] = [*notes, f"{sum(kept.values())} earlier-format record(s) kept as stored, "
                            f"valid at the earlier revision (DEC-24: {kinds})"]
     return report
+
+
+#: The deviations of a checked log (DEC-27): those kept, and how many there are.
+Deviations = tuple[Iterable[Finding], int]
 
 
 def _finding(plain: dict[str, Any]) -> Finding:
@@ -526,15 +558,16 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     name = "<stdin>" if path == "-" else path
     if revision is None:
         revision, how = _detect(data)
-    log, suppressed = _check_bytes(data, name, level, registry, revision, progress, fast=not exact and not streamed,
-                                   keep=keep)
-    return _plain(log, suppressed, revision, how, keep)
+    log, suppressed, deviations = _check_bytes(data, name, level, registry, revision, progress,
+                                               fast=not exact and not streamed, keep=keep)
+    return _plain(log, suppressed, revision, how, keep, deviations)
 
 
 def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], revision: str,
                  progress: Progress, *, fast: bool, keep: int = 0,
-                 locate: Callable[[Finding], None] | None = None) -> tuple[LoadedLog | CleanLog, int]:
-    """The checked log and its knock-on count: the accept-fast pass when allowed, else the exact path."""
+                 locate: Callable[[Finding], None] | None = None) -> tuple[LoadedLog | CleanLog, int, Deviations]:
+    """The checked log, its knock-on count and its deviations (DEC-27): the accept-fast pass when allowed, else
+    the exact path."""
     schemas = schema_set(tuple(registry), revision) if level != "load" else None
     if fast and proves(revision):
         # Most logs are clean: prove it in one tight pass, or fall through to the exact path,
@@ -544,7 +577,7 @@ def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], 
                             revision=revision)
         progress.clear()
         if clean is not None:
-            return clean, 0
+            return clean, 0, ((), 0)
     checker = Checker(level, schemas, revision, registry_types(registry, revision, schemas))
     with gc_paused():  # parsed JSON is acyclic: the cyclic GC would only rescan the growing heap
         progress.start(f"reading {name}", data.count(b"\n") + 1)
@@ -552,9 +585,9 @@ def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], 
         progress.start(f"checking {name}", len(log.events))
         checker.check(log, progress.update if progress.enabled else None)
         progress.clear()
-    for finding in log.findings:
+    for finding in [*log.findings, *checker.deviations]:
         finding.file = name
-    return log, checker.suppressed
+    return log, checker.suppressed, (checker.deviations, checker.deviation_count)
 
 
 def _jobs(requested: int, files: int) -> int:
@@ -699,17 +732,17 @@ def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool,
     if unit.unreadable:
         return _plain(LoadedLog(name, unit.form, 0, findings=unit.findings), 0, revision, how, keep)
     storage: dict[str, Any] = {} if unit.layout is None else {"sqliteLayout": unit.layout}
-    log, suppressed = _check_bytes(data, name, level, registry, revision, progress,
-                                   fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
+    log, suppressed, deviations = _check_bytes(data, name, level, registry, revision, progress,
+                                               fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
     if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
         return _with_notes({**_plain(log, 0, revision, how, keep), "kind": unit.form, **storage}, unit)
-    for finding in log.findings:
+    for finding in [*log.findings, *deviations[0]]:
         unit.locate(finding)
     log.findings[:0] = unit.findings
     if isinstance(unit.findings, FindingList):
         log.findings.cut_errors += unit.findings.cut_errors
         log.findings.cut_warnings += unit.findings.cut_warnings
-    return _with_notes({**_plain(log, suppressed, revision, how, keep),
+    return _with_notes({**_plain(log, suppressed, revision, how, keep, deviations),
                         "kind": unit.form if unit.form != "jsonl" else log.kind, **storage}, unit)
 
 

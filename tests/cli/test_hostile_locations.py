@@ -21,10 +21,10 @@ def _check(path: str, *extra: str):
 def test_a_misnumbered_record_is_reported_once_and_later_defects_still_are(write):
     events = _five_turns()
     events[20]["seq"] = 92  # line 22: a wrong seq; the records after it continue from 21
-    events[40]["data"]["extra"] = 1  # further down: an unknown payload key ...
+    events[40]["data"]["extra"] = 1  # further down: an unknown payload key (a deviation, DEC-27) ...
     events[51]["data"]["chunk"]["type"] = "bogus"  # ... and a bad chunk type
     result = _check(write("seq.jsonl", jsonl(events)))
-    assert codes(result) == ["JSONL_CORRUPT", "SCHEMA_VIOLATION", "SCHEMA_VIOLATION"]
+    assert codes(result) == ["JSONL_CORRUPT", "FORMAT_DEVIATION", "SCHEMA_VIOLATION"]
     first, extra, bogus = findings(result)
     assert (first["line"], first["seq"]) == (22, 92) and "seq 20 was expected" in first["message"]
     assert (extra["line"], extra["seq"]) == (42, 40) and (bogus["line"], bogus["seq"]) == (53, 51)

@@ -107,6 +107,22 @@ def test_one_missing_field_does_not_flip_a_pinned_log_and_hide_its_schema_error(
     assert detect_revision(first).revision == PINNED
 
 
+def test_content_only_the_reader_can_hold_outranks_the_count(tmp_path):
+    """Pinned turns around one published turn (not a resumed log: pinned content after it, and more of it): the
+    published turn's identified messages hold members no pinned schema defines, which only the release can hold,
+    and the release reads the pinned records upgraded: read at the release (DEC-24). What a record lacks does not
+    count so (test_one_missing_field_does_not_flip_a_pinned_log_and_hide_its_schema_error)."""
+    events = turn_events(1, 0) + published_turn(2, 12)
+    for turn in range(3, 6):
+        events += turn_events(turn, len(events))
+    detection = detect_revision(events)
+    assert detection.scores[PINNED] > detection.scores[PUB]
+    assert detection.revision == PUB, detection.reason
+    assert detection.reason.startswith(f"interleaved; only {PUB} can hold user/message (a member only it defines)")
+    [report] = cli("validate", "--format", "json", "--level", "strict", str(_write(tmp_path, events))).json["files"]
+    assert (report["revision"], report["errors"]) == (PUB, 0), report["findings"]
+
+
 def test_detection_reads_the_whole_file_block_by_block(tmp_path):
     """The published content starts past the first 4 MiB: still weighed (no head-only detection)."""
     turns = (5 << 20) // len(jsonl(turn_events())) + 1

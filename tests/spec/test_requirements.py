@@ -37,7 +37,7 @@ EXPECTED_COUNTS: dict[str, int] = {
     "PERSIST": 12,
     "LIVE": 5,
 }
-EXPECTED_DECISIONS = 26
+EXPECTED_DECISIONS = 27
 ID_RE = re.compile(r"^([A-Z]+)-([1-9][0-9]*)$")
 # A rule id mentioned in prose, e.g. "SURF-5" or the ends of "SEED-5…SEED-7".
 MENTION_RE = re.compile(r"\b(" + "|".join(EXPECTED_COUNTS) + r"|DEC)-([0-9]+)\b")

@@ -17,11 +17,15 @@ A log's revision is the one whose load path reads all of its content (DEC-24):
 * evidence for one revision only: that revision;
 * evidence for several, where one of them (the *reader*) reads the others'
   records upgraded on load (JSONL-13): a log of the earlier format resumed by the
-  reader's software holds all its earlier-format content before its first
   reader-only content, and is read at the reader. Content interleaved otherwise
-  is not a resumed log: it is weighed, and the revision with more evidence wins
-  (the reader on a tie), so one stray record (a ``turn/start`` that lost a
-  field) neither flips a log nor hides its schema error;
+  is not a resumed log. When the reader's content holds what no earlier revision
+  can hold (a type only it registers, a payload member only its schemas define:
+  the earlier schemas reject it as an unexpected property), only the reader reads
+  the log whole and it is read there, whatever the counts; else the evidence is
+  weighed, and the revision with more evidence wins (the reader on a tie), so
+  one stray record (a ``turn/start`` that lost a field: evidence by what it
+  lacks, which an earlier revision can hold) neither flips a log nor hides its
+  schema error;
 * no evidence, or evidence no one revision reads whole: the default revision, and
   the detection says why.
 
@@ -120,13 +124,17 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
 class _Tally:
     """Evidence for one revision: how much, where it starts and ends (event index), and its first examples."""
 
-    __slots__ = ("_where", "count", "examples", "first", "first_at", "last")
+    __slots__ = ("_where", "beyond", "count", "examples", "first", "first_at", "held", "last")
 
     def __init__(self) -> None:
         self.count = 0
         self.first = self.last = -1
         self.first_at = ""
         self.examples: list[str] = []
+        # the revisions that cannot hold some of this revision's content (a type they do not register, a member
+        # their payload schema does not define), with the first such content (`held`)
+        self.beyond: set[str] = set()
+        self.held = ""
 
     def add(self, index: int, what: str, where: Callable[[], str]) -> None:
         if not self.count:
@@ -136,9 +144,33 @@ class _Tally:
         if len(self.examples) < EXAMPLES:
             self.examples.append(f"{what} at {where()}")
 
+    def holds(self, others: Iterable[str], what: str, where: Callable[[], str]) -> None:
+        """Content here that ``others`` cannot hold."""
+        new = set(others) - self.beyond
+        if new:
+            self.beyond |= new
+            self.held = self.held or f"{what} at {where()}"
+
     def ends_at(self) -> str:
         """Where the last piece of evidence is (labelled only when asked)."""
         return self._where()
+
+
+@functools.cache
+def _oracle(event_type: str, revision: str) -> Any:
+    """The schema validator of ``event_type``'s payload at ``revision`` (for what it says, not only whether)."""
+    spec = load_spec(revision=revision)
+    return spec.validator(spec.events[event_type]["payloadSchema"])
+
+
+def _holds_undefined(event_type: str, revision: str, data: Any) -> bool:
+    """Whether ``data`` holds a member the payload schema of ``event_type`` at ``revision`` does not define:
+    an unexpected property that the schema reports directly (not the best match among alternatives)."""
+    try:
+        return any(error.validator in ("additionalProperties", "unevaluatedProperties")
+                   for error in _oracle(event_type, revision).iter_errors(data))
+    except RecursionError:
+        return False
 
 
 @functools.cache
@@ -180,14 +212,22 @@ class _Detector:
         if revs is not None and revs != self.all_revisions:
             for rid in revs:
                 self.tallies[rid].add(index, etype, where)
+                self.tallies[rid].holds(self.all_revisions - revs, etype, where)  # a type they do not register
             return
         checks = self.payloads.get(etype)
         if checks is None:
             return
         fits = [rid for rid, validator in checks.items() if validator.is_valid(event.get("data"))]
         if 0 < len(fits) < len(checks):
+            misfits = [rid for rid in checks if rid not in fits]
             for rid in fits:
-                self.tallies[rid].add(index, f"{etype} payload of this revision", where)
+                tally = self.tallies[rid]
+                tally.add(index, f"{etype} payload of this revision", where)
+                # asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)
+                unknown = [o for o in misfits if o not in tally.beyond]
+                held = [o for o in unknown if _holds_undefined(etype, o, event.get("data"))]
+                if held:
+                    tally.holds(held, f"{etype} (a member only it defines)", where)
 
     def result(self) -> Detection:
         detection = self._result()
@@ -220,6 +260,12 @@ class _Detector:
             return Detection(reader, (tallies[earlier[0]].examples[0], first.examples[0]), False,
                              f"resumed: {', '.join(earlier)} content up to {last.ends_at()}, read upgraded by "
                              f"{reader}'s load path; {reader} content from {first.first_at}", scores)
+        if all(o in first.beyond for o in earlier):
+            # the reader's content holds what the earlier revisions cannot: only the reader reads the log whole
+            return Detection(reader, tuple(first.examples), False,
+                             f"interleaved; only {reader} can hold {first.held}, and its load path reads the "
+                             f"{', '.join(earlier)} records upgraded",
+                             scores)
         heaviest = max(earlier, key=lambda r: scores[r])
         if scores[heaviest] > scores[reader]:
             return Detection(heaviest, tuple(tallies[heaviest].examples), False,

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
 
 LEVELS = ("load", "schema", "strict")
+#: The severity of content no reader of the revision reads (DEC-27): a note, not a failure by default.
+DEVIATION = "deviation"
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
 _SCHEMA_BASE = "https://sessionspec.dev/schema/"
 
@@ -195,6 +197,13 @@ class Checker:
         self.level = level
         self.schemas = schemas if level != "load" else None
         self.suppressed = 0
+        # DEC-27: what no reader of the revision reads, apart from the log's findings (they never count as
+        # its errors or warnings); the first `deviations_kept` in log order kept (0 = all), every one counted
+        self.deviations: list[Finding] = []
+        self.deviation_count = 0
+        self.deviations_kept = 0
+        self._whole_reads = whole_reads(self.rules.revision.id)
+        self._own_types = own_types(self.rules.revision.id)
         # The findings of the line being checked, in the order found, each with its schema targets
         # (None: a load finding); settled into the log when the line is done (`_settle`).
         self._line: list[tuple[Finding, dict[str, Any] | None, str, tuple[str, ...]]] = []
@@ -202,6 +211,7 @@ class Checker:
 
     def check(self, log: LoadedLog, progress: Callable[[int], None] | None = None) -> None:
         self.suppressed = 0
+        self.deviations, self.deviation_count, self.deviations_kept = [], 0, log.findings.keep
         if log.kind == "jsonl":
             self.check_header(log)
         self._check_events(log, progress)
@@ -228,7 +238,17 @@ class Checker:
                 for target in targets
             ):
                 continue
-            log.add(finding)
+            if finding.severity == DEVIATION:
+                self._deviation(log, finding)
+            else:
+                log.add(finding)
+
+    def _deviation(self, log: LoadedLog, finding: Finding) -> None:
+        """Keep a deviation (DEC-27) beside the log's findings: counted always, kept up to ``deviations_kept``."""
+        finding.file = log.name
+        self.deviation_count += 1
+        if not self.deviations_kept or len(self.deviations) < self.deviations_kept:
+            self.deviations.append(finding)
 
     # -- header ---------------------------------------------------------------------------
     def check_header(self, log: LoadedLog) -> None:
@@ -439,7 +459,7 @@ class Checker:
         ref = self.schemas.payload_ref(event.get("type") if is_dict else None) if self.schemas else None
         # the suite's own schemas by their path under the base; a plugin's by its own full $id
         label = (ref.removeprefix(_SCHEMA_BASE) if ref else None) or "envelope/session-event.json"
-        self._schema_findings(compiled, event, line, seq, base, label, event if is_dict else None)
+        self._schema_findings(compiled, event, line, seq, base, label, event if is_dict else None, payload=True)
 
     def check_crash_tail(self, log: LoadedLog) -> None:
         try:
@@ -455,8 +475,9 @@ class Checker:
 
     # -- schema -----------------------------------------------------------------------------
     def _schema_findings(self, compiled: CompiledSchema, value: Any, line: int | None,
-                         seq: int | None, base: str, label: str, event: Any = None) -> None:
-        """The schema findings of a value of the line being checked (with what each is about, for `_settle`)."""
+                         seq: int | None, base: str, label: str, event: Any = None, *, payload: bool = False) -> None:
+        """The schema findings of a value of the line being checked (with what each is about, for `_settle`);
+        ``payload``: the value is an event, whose unread undefined members are deviations (DEC-27)."""
         errors = compiled.errors(value, limit=5)
         if not errors:
             self._line.append((Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too "
@@ -469,8 +490,31 @@ class Checker:
             message = error.message
             if len(message) > 300:
                 message = message[:300] + "…"
+            targets = _targets(error, rel) if event is not None else ()
+            if payload and targets and self._unread(error, event, targets):
+                for target in targets:  # one located note per undefined member, at the member
+                    self._line.append((Finding(
+                        "FORMAT_DEVIATION", "DEC-27", f"member {_member_name(target)} is not defined by "
+                        f"schema:{label}; no reader of revision {self.rules.revision.id} reads it: kept as stored",
+                        line=line, seq=seq, pointer=base + target, severity=DEVIATION), event, base, (target,)))
+                continue
             finding = Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None)
-            self._line.append((finding, event, base, _targets(error, rel) if event is not None else ()))
+            self._line.append((finding, event, base, targets))
+
+    def _unread(self, error: Any, event: Any, targets: tuple[str, ...]) -> bool:
+        """Whether a schema error is a deviation (DEC-27): it reports members the schema does not define, directly
+        (not within the alternatives of a oneOf/anyOf, whose best match may be a branch that does not apply), in
+        the event's payload (the envelope's key set is read whole by SEED-3), each outside every place a reader
+        of the revision reads whole (`whole_reads`). Only for a type of the revision's own registry: a type a
+        plugin registry adds is read by its plugin, which may read any member."""
+        if error.validator not in _UNDEFINED_MEMBER or error.parent is not None or type(event) is not dict:
+            return False
+        etype = event.get("type")
+        if type(etype) is not str or etype not in self._own_types:
+            return False  # a plugin's type (--registry): the spec does not know what its readers read
+        reads = self._whole_reads.get(etype, ())
+        return all(target.startswith("/data/") and not any(_same_branch(target, read) for read in reads)
+                   for target in targets)
 
     # -- invariants -----------------------------------------------------------------------------
     def _check_invariants(self, log: LoadedLog) -> None:
@@ -481,6 +525,38 @@ class Checker:
             base = log.event_pointers[i] if i is not None else ""
             log.add(Finding(error.code, error.requirement, error.message, line=line, seq=error.seq,
                             pointer=(base + (error.path or "")) or None))
+
+
+#: The schema keywords whose errors name members the schema does not define.
+_UNDEFINED_MEMBER = frozenset({"additionalProperties", "unevaluatedProperties"})
+
+
+@functools.cache
+def whole_reads(revision: str) -> dict[str, tuple[str, ...]]:
+    """Event type -> the places (pointers into the event) a reader of ``revision`` reads whole, every member of
+    them (``readers.wholeReads`` in the revision's constants, DEC-27)."""
+    from sessionspec.spec.loader import load_spec
+
+    reads = load_spec(revision=revision).constants["readers"]["wholeReads"]
+    return {etype: tuple(places) for etype, places in reads.items()}
+
+
+@functools.cache
+def own_types(revision: str) -> frozenset[str]:
+    """The event types of ``revision``'s own registry, whose readers the spec states (DEC-27)."""
+    from sessionspec.spec.loader import load_spec
+
+    return frozenset(load_spec(revision=revision).events)
+
+
+def _member_name(pointer: str) -> str:
+    """The last member of a JSON pointer, quoted as the schema validator quotes a property."""
+    return repr(pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~"))
+
+
+def _same_branch(target: str, place: str) -> bool:
+    """Whether pointer ``target`` is ``place``, inside it, or holds it."""
+    return target == place or target.startswith(place + "/") or place.startswith(target + "/")
 
 
 def _escape(segment: Any) -> str:
