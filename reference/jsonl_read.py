@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError
+from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
 from sessionspec.spec.schema_types import JsonValue
 
 from . import json_text
 from .chunk_rows import ROW_TYPES, decode_storage_record
+from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .revision import revision_of
 from .rule_table import TABLE
@@ -57,6 +58,7 @@ __all__ = [
     "load_log",
     "parse_line",
     "read_damaged",
+    "read_entries",
 ]
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
@@ -544,6 +546,29 @@ def read_damaged(lines: list[bytes], where: str | None = None) -> Damaged:
                    [n for n in holes if committed is None or n > committed], stopped)
 
 
+#: A storage form's refusal of a defect in the committed region, entry ``i``: a hole (``expected`` None) or a
+#: record whose seq is not the ``expected`` one.
+Refusal = Callable[[int, int | None, Any], SessionSpecError]
+
+
+def _at_or_before(i: int, last_turn_end: int) -> bool:
+    return i <= last_turn_end
+
+
+def read_entries(entries: list[list[Any] | None], refuse: Refusal,
+                 committed: Callable[[int, int], bool] | None = None) -> tuple[list[Any], int | None]:
+    """The load path's reading of a stored log held as entries other than lines (a SQLite session's rows: the
+    records of each, or None where it cannot be read), first defect, with `read_damaged`'s decisions: a
+    defect in the committed region raises ``refuse(i, expected, seq)``; reading stops at the first one after
+    it (a torn tail). The records kept, and the index of the entry reading stopped at (None: every one)."""
+    log = LoadedLog(name="", kind="jsonl", size=0, first_defect=True)
+    decoded: list[Any] = [_UNREADABLE if entry is None else entry for entry in entries]
+    with gc_paused():
+        _place_lines(log, decoded, 1, b"", refuse=refuse, committed=committed)
+    stopped = log.stopped_at_line
+    return log.events, None if stopped is None else stopped - 2  # (entry i is line i + 2)
+
+
 def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
     end = data.rfind(b"\n")
     fragment = data[end + 1 :]  # b"" when the file ends with a newline
@@ -690,11 +715,14 @@ def _past_commit(committed_line: int | None) -> str:
 
 
 def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False,
-                    lines: _LineMap | None = None) -> None:
+                    lines: _LineMap | None = None, refuse: Refusal | None = None,
+                    committed: Callable[[int, int], bool] | None = None) -> None:
     """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering. First defect: raise at
     the first defect inside the committed region, stop at the torn tail. Every defect: each is a finding and
     reading goes on where a loader would stop, except at a torn tail (`_Numbering` resynchronises after a
-    misnumbered record)."""
+    misnumbered record). ``refuse`` (first defect): the error a defect in the committed region raises, for a
+    storage form other than JSONL text; ``committed``: whether entry i lies in the committed region ending at
+    entry j (default: i <= j), a storage form's own statement of it."""
     last_turn_end = len(decoded) - 1 if array else -1  # a JSON array has no torn tail
     for i in range(len(decoded) - 1, -1, -1) if not array else ():
         entry = decoded[i]
@@ -709,7 +737,8 @@ def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes
     log.committed_line = committed_line
     first_defect = log.first_defect
     last_line = line_of(len(decoded)) - 1  # the last complete line
-    numbering = _Numbering(log, decoded, lines, array)
+    numbering = _Numbering(log, decoded, lines, array, refuse)
+    inside = committed if committed is not None else _at_or_before
     numbering.past_commit = _past_commit(committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason
     in_order = numbering.in_order
@@ -719,7 +748,9 @@ def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes
         number = line_of(i)
         if isinstance(entry, _Hole):
             if first_defect:
-                if i <= last_turn_end:
+                if inside(i, last_turn_end):
+                    if refuse is not None:
+                        raise refuse(i, None, None)
                     raise JsonlError(f"corrupt session log: unparsable committed event at line {number}",
                                      "JSONL_CORRUPT", requirement="JSONL-7", path=log.where)
                 log.stopped_at_line = number
@@ -768,7 +799,7 @@ def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes
         records = entry if type(entry) is list and not array else (entry,)
         if not numbering.placed and numbering.in_order(i, records):
             continue
-        if not numbering.line(i, records, i <= last_turn_end):
+        if not numbering.line(i, records, inside(i, last_turn_end)):
             log.stopped_at_line = number
             break
     if first_defect:
@@ -806,8 +837,9 @@ class _Numbering:
     the invariants see the log in seq order. The state kept is bounded (`_GAPS` entries each).
     """
 
-    def __init__(self, log: LoadedLog, decoded: list[Any], lines: _LineMap, array: bool) -> None:
-        self.log, self.decoded, self.array = log, decoded, array
+    def __init__(self, log: LoadedLog, decoded: list[Any], lines: _LineMap, array: bool,
+                 refuse: Refusal | None = None) -> None:
+        self.log, self.decoded, self.array, self.refuse = log, decoded, array, refuse
         self.first_defect = log.first_defect
         self.line_of = lines.line
         self.past_commit = _past_commit(None)  # where the uncommitted tail is, for its findings
@@ -869,6 +901,8 @@ class _Numbering:
                     self._finding(i, seq, "", WARNING)
                 return False
             if self.first_defect:
+                if self.refuse is not None:
+                    raise self.refuse(i, self.expected, seq)
                 raise JsonlError(
                     f"corrupt session log: seq gap in committed region at line {self.line_of(i)} "
                     f"(expected {self.expected}, got {seq!r})",

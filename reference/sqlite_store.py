@@ -40,6 +40,7 @@ from sessionspec.spec.schema_types import JsonValue
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
 from .jsonl import LoadedArtifact, _legacy_rejection, check_loadable, seed_repaired
+from .jsonl_read import read_entries
 from .rule_table import TABLE, define
 
 if TYPE_CHECKING:
@@ -789,22 +790,20 @@ class SqliteStore:
         """
         header = self.header(session_id)
         rows = self.rows(session_id)
-        decoded = [self.decode_row(row) for row in rows]
-        last_end = max((i for i, evs in enumerate(decoded) if evs is not None and any(e["type"] == "turn/end"
-                                                                                      for e in evs)), default=-1)
-        preserved: list[dict[str, Any]] = []
-        for i, evs in enumerate(decoded):
-            expected = len(preserved)
-            if evs is None or any(e["seq"] != expected + k for k, e in enumerate(evs)):
-                if TABLE.in_committed_region(i, last_end):
-                    what = "unparsable event row" if evs is None else f"seq gap (expected {expected}, got {rows[i][0]})"
-                    raise SqliteStoreError(f"corrupt session {session_id!r}: {what} in the committed region",
-                                           "SQLITE_CORRUPT", requirement="SQLITE-5", seq=rows[i][0],
-                                           path=f"{self.path}#{session_id}")
-                return StoredSession(header, preserved, len(rows), self.layout.rows.torn_from(expected, rows[i]),
-                                     len(rows) - i)
-            preserved.extend(evs)
-        return StoredSession(header, preserved, len(rows), None)
+        where = f"{self.path}#{session_id}"
+
+        def refuse(i: int, expected: int | None, seq: Any) -> SqliteStoreError:
+            what = "unparsable event row" if expected is None else f"seq gap (expected {expected}, got {rows[i][0]})"
+            return SqliteStoreError(f"corrupt session {session_id!r}: {what} in the committed region",
+                                    "SQLITE_CORRUPT", requirement="SQLITE-5", seq=rows[i][0], path=where)
+
+        # the one reader's first-defect mode over the rows (committed region, holes, numbering: JSONL-6 … JSONL-8's
+        # decisions), with this form's own statement of the committed region (SQLITE-5)
+        preserved, stopped = read_entries([self.decode_row(row) for row in rows], refuse, TABLE.in_committed_region)
+        if stopped is None:
+            return StoredSession(header, preserved, len(rows), None)
+        return StoredSession(header, preserved, len(rows), self.layout.rows.torn_from(len(preserved), rows[stopped]),
+                             len(rows) - stopped)
 
     # ------------------------------------------------------------ writing
 
