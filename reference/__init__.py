@@ -54,6 +54,11 @@ if TYPE_CHECKING:
     from .find import (
         find_last_message_turn_end,
     )
+    from .finding import (
+        ERROR,
+        WARNING,
+        Finding,
+    )
     from .invariants import (
         InvariantChecker,
         InvariantFold,
@@ -96,10 +101,7 @@ if TYPE_CHECKING:
         write_artifact,
     )
     from .jsonl_read import (
-        ERROR,
-        WARNING,
         Explainer,
-        Finding,
         FindingList,
         LoadedLog,
         fragment_finding,
@@ -299,8 +301,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Artifact", "LoadedArtifact", "append_batch", "encode_path_segment", "encode_records", "header_bytes",
         "header_line", "load_artifact", "project_dir_key", "read_artifact", "session_log_path", "write_artifact"
     ),
+    ".finding": ("ERROR", "WARNING", "Finding"),
     ".jsonl_read": (
-        "ERROR", "WARNING", "Explainer", "Finding", "FindingList", "LoadedLog", "fragment_finding",
+        "Explainer", "FindingList", "LoadedLog", "fragment_finding",
         "header_line_problem", "is_negative_zero", "load_log", "parse_line"
     ),
     ".jsonl_zstd": (

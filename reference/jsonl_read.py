@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
 from sessionspec.spec.schema_types import JsonValue
 
 from . import json_text
 from .chunk_rows import ROW_TYPES, decode_storage_record
+from .finding import ERROR, WARNING, Finding, bounded
 from .json_value import gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .revision import revision_of
@@ -70,33 +72,38 @@ UNREADABLE_LINE: Any = object()
 """What the line decoder gives for a line that holds no readable record (JSONL-5)."""
 
 
-def header_line_problem(value: JsonValue, revision: RevisionLike = None) -> tuple[str, str] | None:
-    """The reader's shape check of line 0 (JSONL-2) at ``revision``: why the parsed first line is not a
-    header line, with the JSON pointer of the member at fault ("" for the whole line), or None when it is one.
+def header_line_problem(value: JsonValue, revision: RevisionLike = None) -> Finding | None:
+    """The reader's shape check of line 0 (JSONL-2) at ``revision``: the finding (``JSONL_BAD_HEADER`` on line 1)
+    saying why the parsed first line is not a header line, pointing at the member at fault (no pointer for the
+    whole line), or None when it is one.
 
     Validators report the reason and drop a schema finding about the same member (one defect, one finding).
     """
     if not isinstance(value, dict):
-        return f"the first line is a JSON {type(value).__name__}, not a session header object", ""
+        return _bad_header(f"the first line is a JSON {type(value).__name__}, not a session header object", "")
     kind = value.get("type")
     if kind != _HEADER_TYPE:
         if isinstance(kind, str) and "seq" in value:
-            return f"the first line is a {kind!r} event: the session header line is missing", ""
-        return f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type"
+            return _bad_header(f"the first line is a {kind!r} event: the session header line is missing", "")
+        return _bad_header(f"the first line has type {kind!r}, not {_HEADER_TYPE!r}", "/type")
     if type(value.get("version")) not in (int, float):
-        return "header line: version must be a number", "/version"
+        return _bad_header("header line: version must be a number", "/version")
     if type(value.get("id")) is not str:
-        return "header line: id must be a string", "/id"
+        return _bad_header("header line: id must be a string", "/id")
     if not _is_nonneg_safe_int(value.get("createdAt")):
-        return "header line: createdAt must be a non-negative safe integer", "/createdAt"
+        return _bad_header("header line: createdAt must be a non-negative safe integer", "/createdAt")
     if "delegationDepth" not in value:
-        return "header line: delegationDepth is missing (always written, required on read)", "/delegationDepth"
+        return _bad_header("header line: delegationDepth is missing (always written, required on read)", "/delegationDepth")
     if not _is_nonneg_safe_int(value.get("delegationDepth")):
-        return "header line: delegationDepth must be a non-negative safe integer", "/delegationDepth"
+        return _bad_header("header line: delegationDepth must be a non-negative safe integer", "/delegationDepth")
     for key, form in _optional_line_fields(revision).items():
         if key in value and not _line_field_fits(value[key], form):
-            return f"header line: {key} must be {_line_field_words(form)} when present", f"/{key}"
+            return _bad_header(f"header line: {key} must be {_line_field_words(form)} when present", f"/{key}")
     return None
+
+
+def _bad_header(message: str, pointer: str) -> Finding:
+    return Finding("JSONL_BAD_HEADER", "JSONL-2", message, line=1, pointer=pointer or None)
 
 
 def _optional_line_fields(revision: RevisionLike) -> Mapping[str, Mapping[str, Any]]:
@@ -117,50 +124,6 @@ def _line_field_fits(value: Any, form: Mapping[str, Any]) -> bool:
 
 def _line_field_words(form: Mapping[str, Any]) -> str:
     return json_text.dumps(form["const"]) if "const" in form else f"a {form.get('type')}"
-
-
-ERROR = "error"
-WARNING = "warning"
-
-
-@dataclass(slots=True)
-class Finding:
-    """One located problem: file, line, event seq, JSON pointer, requirement id, code, explanation."""
-
-    code: str
-    requirement: str | None
-    message: str
-    line: int | None = None
-    seq: int | None = None
-    pointer: str | None = None
-    column: int | None = None
-    severity: str = ERROR
-    file: str = ""
-    #: for a compressed artifact: the 0-based zstd frame holding ``line`` (a logical line)
-    frame: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": self.file, "severity": self.severity, "code": self.code}
-        for key in ("requirement", "frame", "line", "column", "seq", "pointer"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
-        out["message"] = bounded(self.message)
-        if self.pointer is not None:
-            out["pointer"] = bounded(self.pointer)
-        return out
-
-
-#: characters of a finding's message (or pointer) a report shows: a message may quote the log (a seq, a key),
-#: and a crafted log may put 16 MiB there
-MAX_MESSAGE_CHARS = 2000
-
-
-def bounded(text: str) -> str:
-    """``text``, cut to `MAX_MESSAGE_CHARS` with a note of how much was left out."""
-    if len(text) <= MAX_MESSAGE_CHARS:
-        return text
-    return f"{text[:MAX_MESSAGE_CHARS]}… ({len(text) - MAX_MESSAGE_CHARS} more characters not shown)"
 
 
 _UNLINED = 1 << 62
@@ -364,7 +327,7 @@ def _excerpt(raw: bytes) -> str:
 
 
 #: the validators' finding of each anomaly kind of `json_text.loads`: kind -> (code, requirement, severity)
-ANOMALY_FINDINGS = {
+ANOMALY_FINDINGS: dict[str, tuple[ErrorCode, str, str]] = {
     "duplicate-key": ("JSON_DUPLICATE_KEY", "JSON-12", WARNING),
     "lone-surrogate": ("JSON_LONE_SURROGATE", "JSON-13", WARNING),
     "unsafe-integer": ("JSON_UNSAFE_INTEGER", "DEC-3", WARNING),
@@ -499,9 +462,9 @@ def _read_header(first: bytes, log: LoadedLog) -> bool:
             log.header_line = header
             log.header_ok = True
         else:
-            log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
-            if problem[1]:
-                log.explainers.setdefault(1, []).append(("JSONL_BAD_HEADER", None, problem[1]))
+            log.add(problem)
+            if problem.pointer is not None:
+                log.explainers.setdefault(1, []).append((problem.code, None, problem.pointer))
             if isinstance(header, dict) and header.get("type") == _HEADER_TYPE:
                 log.header_line = header
             elif isinstance(header, dict) and "seq" in header:

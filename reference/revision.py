@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessionspec.spec import load_spec
-from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.revisions import Revision, resolve_revision
 from sessionspec.spec.schema_types import JsonValue
 
+from .finding import Finding
 from .json_value import FrozenDict, FrozenList, freeze_json_value
 from .upgrade import LoadUpgrade
 
@@ -84,8 +84,9 @@ class MessageShape:
     #: the event types whose payload :meth:`seed_problem` looks into (any other: ``None`` without a call)
     seed_types: frozenset[str] = frozenset()
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
-        """``(message, code, requirement)`` when a seeded message payload is rejected, else ``None``."""
+    def seed_problem(self, etype: str, data: Any) -> Finding | None:
+        """The finding when a seeded message payload is rejected (its message completes "seed event at index N ..."),
+        else ``None``."""
         raise NotImplementedError
 
 
@@ -159,12 +160,12 @@ class FlatMessages(MessageShape):
         return {"turn": turn, "step": step, "callId": call_id,
                 "content": [{"type": "text", "text": text}], "isError": True}
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
+    def seed_problem(self, etype: str, data: Any) -> Finding | None:
         # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
         if etype in self.seed_types and isinstance(data, (Mapping, list, FrozenList)):
             provenance = data.get("provenance") if isinstance(data, Mapping) else None
             if not has_provider_model(provenance):
-                return "is an assistant/message that lacks provider/model provenance", "SEED_PROVENANCE", "SEED-6"
+                return Finding("SEED_PROVENANCE", "SEED-6", "is an assistant/message that lacks provider/model provenance")
         return None
 
 
@@ -226,16 +227,16 @@ class IdentifiedMessages(MessageShape):
         }
         return {"turn": turn, "step": step, "message": message}
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None:
+    def seed_problem(self, etype: str, data: Any) -> Finding | None:
         if etype not in self.seed_types:
             return None
         message = self._message(etype, data)
 
-        def bad(what: str) -> tuple[str, ErrorCode, str]:
-            return f"is a {etype} whose {what}", "SEED_MESSAGE", "SEED-18"
+        def bad(what: str) -> Finding:
+            return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} whose {what}")
 
         if not isinstance(message, Mapping) or not _nonempty_str(message.get("id")):
-            return f"is a {etype} that lacks an identified message", "SEED_MESSAGE", "SEED-18"
+            return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} that lacks an identified message")
         role = "assistant" if etype == "assistant/message" else "user"
         if message.get("role") != role:
             return bad(f'message must have role "{role}"')
@@ -247,7 +248,7 @@ class IdentifiedMessages(MessageShape):
             return bad("message has invalid content")
         if etype == "assistant/message":
             if source.get("kind") != "model" or not has_provider_model(source):
-                return f"is an {etype} whose message lacks a model source with provider/model", "SEED_PROVENANCE", "SEED-6"
+                return Finding("SEED_PROVENANCE", "SEED-6", f"is an {etype} whose message lacks a model source with provider/model")
             return None
         if etype == "tool/result":
             call_id = source.get("callId")

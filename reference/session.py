@@ -35,10 +35,10 @@ from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, Se
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .derive import MessageLog
+from .finding import Finding
 from .json_value import MAX_SAFE_INTEGER as _MAX_SAFE
 from .json_value import FrozenDict, FrozenList, freeze_json_value, gc_paused
 from .json_value import is_nonneg_safe_int as _nonneg_safe
-from .jsonl_read import Finding
 from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
 from .rule_table import TABLE, define
@@ -130,7 +130,7 @@ class Attachment(Protocol):
 # ---------------------------------------------------------------- validation
 
 
-def _seed_error(index: int, message: str, code: ErrorCode, requirement: str, seq: Any = None,
+def _seed_error(index: int, message: str, code: ErrorCode, requirement: str | None, seq: Any = None,
                 path: str | None = None) -> SeedError:
     return SeedError(
         f"seed event at index {index} {message}",
@@ -291,8 +291,7 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     else:
         message_problem = rules.messages.seed_problem(str(etype), data)  # a str: the envelope check passed
         if message_problem is not None:
-            text, code, requirement = message_problem
-            raise _seed_error(index, text, code, requirement, seq)
+            raise _seed_error(index, message_problem.message, message_problem.code, message_problem.requirement, seq)
     if rules.seed_checks_turn_end_reason and etype == "turn/end" and isinstance(data, dict):
         reason = data.get("reason")
         if isinstance(reason, dict) and reason.get("kind") == "aborted" and len(reason) != 1:

@@ -22,16 +22,16 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import JsonlError, SeedError
 
+from .finding import Finding
 from .json_value import is_safe_int
 
 
 class MessageChecks(Protocol):
     """What the upgrade needs of the revision's message shape (``revision.MessageShape``)."""
 
-    def seed_problem(self, etype: str, data: Any) -> tuple[str, ErrorCode, str] | None: ...
+    def seed_problem(self, etype: str, data: Any) -> Finding | None: ...
 
 __all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_error"]
 
@@ -232,9 +232,8 @@ class UpgradeReader:
         if type(etype) is str:
             problem = self.messages.seed_problem(etype, data)
             if problem is not None:
-                message, code, requirement = problem
-                raise SeedError(f"stored event at seq {event.get('seq')!r} {message}", code,
-                                requirement=requirement, index=index, seq=_seq(event), path=self.where)
+                raise SeedError(f"stored event at seq {event.get('seq')!r} {problem.message}", problem.code,
+                                requirement=problem.requirement, index=index, seq=_seq(event), path=self.where)
             message_id = _message_id(etype, data)
             if message_id is not None and _seq(event) is not None:
                 self.ids[event["seq"]] = message_id

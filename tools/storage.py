@@ -91,7 +91,7 @@ def detect_form(path: str) -> str:
     return _binary_form(prefix) or JSONL
 
 
-def _finding(code: str, requirement: str | None, message: str, *, severity: str = ERROR, frame: int | None = None,
+def _finding(code: ErrorCode, requirement: str | None, message: str, *, severity: str = ERROR, frame: int | None = None,
              line: int | None = None, seq: int | None = None, file: str = "") -> Finding:
     return Finding(code, requirement, message, line=line, seq=seq, severity=severity, file=file, frame=frame)
 
@@ -116,7 +116,7 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
         try:
             text = values.take(decompress(view[start:end], left), texts)
         except CompressedArtifactError as error:
-            unit.findings.append(_finding(error.code, error.requirement,
+            unit.findings.append(Finding.from_error(error,
                                           f"{error.message} (bytes {start}-{end}); "
                                           "the frames after it are not read", frame=index, line=values.line,
                                           file=name))
@@ -125,7 +125,7 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
         left -= len(text)
         texts.append(text)
     if not failed and scan.invalid is not None:
-        unit.findings.append(_finding(scan.invalid.code, scan.invalid.requirement,
+        unit.findings.append(Finding.from_error(scan.invalid,
                                       f"{scan.invalid.message}, where a frame should start; "
                                       "nothing after it is read", frame=len(texts), file=name))
         failed = True
@@ -134,7 +134,7 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
         try:
             torn = values.take(decompress(view[scan.torn_start :], left, tolerate_errors=True), texts)
         except CompressedArtifactError as error:  # a bomb in the torn frame is still a bomb
-            unit.findings.append(_finding(error.code, error.requirement, error.message, frame=len(texts),
+            unit.findings.append(Finding.from_error(error, frame=len(texts),
                                           line=values.line, file=name))
             failed = True
         else:
@@ -311,7 +311,7 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
         if error.code == "SQLITE_LOCKED":
             return [], f"{path}: {error.message} [{error.code}]"
         unit = Unit(path, SQLITE, b"", unreadable=True)
-        unit.findings.append(_finding(error.code, error.requirement, error.message, file=path))
+        unit.findings.append(Finding.from_error(error, file=path))
         return [unit], None
     units = []
     with store:
@@ -332,7 +332,7 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
             if error.code == "SQLITE_LOCKED":
                 return [], f"{path}: {error.message} [{error.code}]"
             unit = Unit(path, SQLITE, b"", unreadable=True)
-            unit.findings.append(_finding(error.code, error.requirement, error.message, file=path))
+            unit.findings.append(Finding.from_error(error, file=path))
             units.append(unit)
     return units, None
 

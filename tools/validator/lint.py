@@ -262,17 +262,17 @@ class Checker:
         # checks (`jsonl.headerLineOptionalFields`) are checked here, where the revision is known
         problem = header_line_problem(line, self.rules.revision) if log.header_ok else None
         if problem is not None:
-            self._load(Finding("JSONL_BAD_HEADER", "JSONL-2", problem[0], line=1, pointer=problem[1] or None))
+            self._load(problem)
         elif log.header_ok:
             self._unread_header_keys(log, line)
             refusal = version_refusal(line)  # JSONL-12: the load path's own refusal
             if refusal is not None:
-                self._load(Finding(refusal.code, refusal.requirement, refusal.message, line=1, pointer="/version"))
+                self._load(Finding.from_error(refusal, line=1, pointer="/version"))
             else:
                 try:
                     validate_header(line["id"], header_from_line(line), self.rules)
                 except HeaderError as error:
-                    self._load(Finding(error.code, error.requirement, error.message, line=1))
+                    self._load(Finding.from_error(error, line=1))
         self._settle(log, log.line_explainers(1))
 
     def _unread_header_keys(self, log: LoadedLog, line: dict[str, Any]) -> None:
@@ -391,7 +391,7 @@ class Checker:
                         self.suppressed += 1  # knock-on: it names an event that was already rejected
                         self._reject(None, seq_int, rejected)
                     else:
-                        self._reject(Finding(error.code, error.requirement, error.message, line=line, seq=seq_int,
+                        self._reject(Finding.from_error(error, line=line, seq=seq_int,
                                              pointer=base + _surface_pointer(error.requirement, error.code)),
                                      seq_int, rejected)
                     skipped += 1
@@ -523,7 +523,7 @@ class Checker:
             i = positions[error.index] if error.index is not None and error.index < len(positions) else None
             line = log.event_lines[i] if i is not None else None
             base = log.event_pointers[i] if i is not None else ""
-            log.add(Finding(error.code, error.requirement, error.message, line=line, seq=error.seq,
+            log.add(Finding.from_error(error, line=line, seq=error.seq,
                             pointer=(base + (error.path or "")) or None))
 
 
@@ -634,14 +634,14 @@ def _refusal_finding(error: JsonlError | SeedError | None, lossless: bool, line:
         return _seed_finding(error, lossless, line, seq, base)
     assert error is not None
     member = "/type" if error.code == "JSONL_UNKNOWN_TYPE" else "/data"
-    return Finding(error.code, error.requirement, error.message, line=line, seq=seq, pointer=base + member)
+    return Finding.from_error(error, line=line, seq=seq, pointer=base + member)
 
 
 def _seed_finding(error: SeedError, lossless: bool, line: int | None, seq: int | None, base: str) -> Finding | None:
     """The finding of a seed rule's error; None for SEED-2 on a line whose non-lossless number the reader located."""
     if error.code == "SEED_NOT_JSON" and lossless:
         return None
-    return Finding(error.code, error.requirement, error.message, line=line, seq=seq,
+    return Finding.from_error(error, line=line, seq=seq,
                    pointer=base + (error.path or _seed_pointer(error.code)))
 
 
