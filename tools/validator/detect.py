@@ -46,6 +46,7 @@ from sessionspec.reference import json_text
 from sessionspec.spec import load_spec
 from sessionspec.spec.errors import JsonTextError
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
+from sessionspec.spec.schema_types import JsonValue
 
 __all__ = ["Detection", "detect_in_blocks", "detect_in_bytes", "detect_revision", "reads_upgraded"]
 
@@ -276,7 +277,7 @@ class _Detector:
                          f"interleaved), whose load path reads the earlier-format records upgraded", scores)
 
 
-def detect_revision(events: Iterable[Any], lines: Sequence[int | None] | None = None) -> Detection:
+def detect_revision(events: Iterable[JsonValue], lines: Sequence[int | None] | None = None) -> Detection:
     """The revision of a log from its events, in one pass. Evidence is labelled with ``lines`` (file lines) when
     given, else with the event's seq (a database has no lines)."""
     detector = _Detector()

@@ -33,15 +33,33 @@ import itertools
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import CodeType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # jsonschema and referencing load only when a schema is compiled or an error located
     from jsonschema.exceptions import ValidationError
     from referencing import Registry
 
 __all__ = ["PASSIVE_KEYWORDS", "CompiledSchema", "Resolver", "compile_schema", "root_scope", "schema_accepts", "schema_errors"]
+
+
+Schema: TypeAlias = "JsonObject | bool"
+"""A JSON Schema document (an object, or ``true``/``false``)."""
+
+
+class Oracle(Protocol):
+    """What the compiler uses of a python-jsonschema validator (the oracle): its public members only."""
+
+    VALIDATORS: Mapping[str, object]
+
+    def is_valid(self, instance: JsonValue) -> bool: ...
+
+    def iter_errors(self, instance: JsonValue) -> Iterable[ValidationError]: ...
+
+    def descend(self, instance: JsonValue, schema: Schema, *, resolver: Resolver) -> Iterable[ValidationError]: ...
 
 
 class Resolver(Protocol):
@@ -52,7 +70,7 @@ class Resolver(Protocol):
     def in_subresource(self, subresource: Any) -> Resolver: ...
 
 
-def schema_accepts(oracle: Any, schema: Any, resolver: Resolver, instance: Any) -> bool:
+def schema_accepts(oracle: Oracle, schema: Schema, resolver: Resolver, instance: JsonValue) -> bool:
     """The oracle's verdict on `instance` for a subschema evaluated in `resolver`'s scope.
 
     Uses the validator's public `descend` (what keyword implementations call), so no private
@@ -838,7 +856,7 @@ class _Compiler:
             out.append(f"{pad}if not ({' or '.join(f'{n}({v})' for n in names) or 'False'}): return False")
 
 
-def root_scope(compiler: _Compiler, schema: Any, registry: Registry | None) -> Resolver:
+def root_scope(compiler: _Compiler, schema: Schema, registry: Registry | None) -> Resolver:
     """The oracle's own root scope for `schema`, rebuilt through referencing's public API."""
     from referencing import Registry
     from referencing.jsonschema import DRAFT202012
@@ -890,7 +908,7 @@ def checked_code(source: str, env: Mapping[str, Any]) -> CodeType:
 class CompiledSchema:
     """A schema compiled to a predicate, with the oracle kept for error reports."""
 
-    def __init__(self, schema: Any, oracle: Any, *, registry: Registry | None = None,
+    def __init__(self, schema: Schema, oracle: Oracle, *, registry: Registry | None = None,
                  fallback_keywords: frozenset[str] = frozenset()) -> None:
         """`registry` holds the schemas `schema` refers to (the one the oracle was built with)."""
         self.schema = schema
@@ -911,7 +929,7 @@ class CompiledSchema:
         self.fallbacks = tuple(sorted(set(compiler.fallbacks)))
         self.compiler = compiler  # kept for analyses of the same schema (`sessionspec.validator.schemavary`)
 
-    def predicate_for(self, instance: Any) -> Callable[[Any], bool]:
+    def predicate_for(self, instance: JsonValue) -> Callable[[JsonValue], bool]:
         """The fastest exact predicate for `instance` (specialised on its tag when it has a known one)."""
         if type(instance) is dict and self.tag_key is not None:
             tag = instance.get(self.tag_key)
@@ -919,7 +937,7 @@ class CompiledSchema:
                 return self.by_tag.get(tag, self._predicate)
         return self._predicate
 
-    def is_valid(self, instance: Any) -> bool:
+    def is_valid(self, instance: JsonValue) -> bool:
         """The fast verdict; a value too deep for the generated recursion is judged by the oracle."""
         try:
             return self.predicate_for(instance)(instance)
@@ -929,7 +947,7 @@ class CompiledSchema:
             except RecursionError:
                 return False
 
-    def errors(self, instance: Any, limit: int = 20) -> list[ValidationError]:
+    def errors(self, instance: JsonValue, limit: int = 20) -> list[ValidationError]:
         """The oracle's errors (for locations and messages), most relevant leaf first per error."""
         return schema_errors(self.oracle, instance, limit)
 
@@ -946,7 +964,7 @@ def _root_tags(compiler: _Compiler, schema: Any) -> tuple[str | None, list[str]]
     return key, list(dict.fromkeys(d[1] for d in discs if d is not None))
 
 
-def schema_errors(oracle: Any, instance: Any, limit: int = 20) -> list[ValidationError]:
+def schema_errors(oracle: Oracle, instance: JsonValue, limit: int = 20) -> list[ValidationError]:
     from jsonschema.exceptions import best_match
 
     out: list[ValidationError] = []
@@ -961,10 +979,10 @@ def schema_errors(oracle: Any, instance: Any, limit: int = 20) -> list[Validatio
     return out
 
 
-def _iter_sorted(oracle: Any, instance: Any) -> Iterator[ValidationError]:
+def _iter_sorted(oracle: Oracle, instance: JsonValue) -> Iterator[ValidationError]:
     return iter(sorted(oracle.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message)))
 
 
-def compile_schema(schema: Any, oracle: Any, registry: Registry | None = None) -> CompiledSchema:
+def compile_schema(schema: Schema, oracle: Oracle, registry: Registry | None = None) -> CompiledSchema:
     """Compile `schema` (its references in `registry`, as for the oracle) into a `CompiledSchema`."""
     return CompiledSchema(schema, oracle, registry=registry)

@@ -44,10 +44,16 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from sessionspec.validator.fastschema import CompiledSchema, Resolver, _Compiler, root_scope
+from sessionspec.spec.schema_types import JsonObject, JsonValue
+from sessionspec.validator.fastschema import CompiledSchema, Oracle, Resolver, _Compiler, root_scope
+
+if TYPE_CHECKING:
+    from sessionspec.spec.loader import Spec
+    from sessionspec.validator.mstypes import FastTypes
 
 __all__ = ["HEADER_SCHEMA_ID", "ROW_SCHEMA_ID", "TARGET", "Parts", "Pregenerated", "compiled_parts", "fingerprint",
            "generated_parts", "render"]
@@ -59,7 +65,7 @@ HEADER_SCHEMA_ID = "https://sessionspec.dev/schema/storage/jsonl-header.json"
 ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
 
 
-def fingerprint(spec: Any) -> str:
+def fingerprint(spec: Spec) -> str:
     """A digest of everything the generated code depends on in `spec`: the schemas and the event dispatch."""
     return content_digest([spec.event_schema, dict(spec.schemas)])
 
@@ -430,7 +436,7 @@ def generated_payload_checks(specs: dict[str, Any]) -> dict[str, dict[str, Any]]
             for event_type, by_rev in module.PAYLOADS.items()}
 
 
-def render(spec: Any) -> str:
+def render(spec: Spec) -> str:
     """The source of the generated module for `spec`, compiled now."""
     schemas = compiled_parts(spec)
     fast = schemas.fast_types
@@ -495,8 +501,9 @@ class Pregenerated(CompiledSchema):
     when something asks for them: an error to locate, a packed row's plan.
     """
 
-    def __init__(self, schema: Any, make_oracle: Any, entry: tuple[Any, dict[str, Any], str | None],
-                 spec: Any) -> None:
+    def __init__(self, schema: JsonObject, make_oracle: Callable[[], Oracle],
+                 entry: tuple[Callable[[JsonValue], bool], dict[str, Callable[[JsonValue], bool]], str | None],
+                 spec: Spec) -> None:
         self.schema = schema
         self._make_oracle = make_oracle
         self._spec = spec  # its `registry` (importing `referencing`, crawling every schema) only when asked for
@@ -504,7 +511,7 @@ class Pregenerated(CompiledSchema):
         self.fallbacks = ()
 
     @functools.cached_property
-    def oracle(self) -> Any:
+    def oracle(self) -> Oracle:  # type: ignore[override]  # built on first use, then an attribute as in the base
         return self._make_oracle()
 
     @functools.cached_property
@@ -523,10 +530,10 @@ class Parts:
     event: CompiledSchema
     header: CompiledSchema
     row: CompiledSchema
-    fast_types: Any  # `sessionspec.validator.mstypes.FastTypes`
+    fast_types: FastTypes
 
 
-def compiled_parts(spec: Any) -> Parts:
+def compiled_parts(spec: Spec) -> Parts:
     """Compile `spec`'s schemas and translate them to msgspec types now (the run-time path)."""
     from sessionspec.validator.mstypes import build_fast_types
 
@@ -536,7 +543,7 @@ def compiled_parts(spec: Any) -> Parts:
     return Parts(event, header, row, build_fast_types(event, row))
 
 
-def generated_parts(spec: Any, module: Any = None) -> Parts | None:
+def generated_parts(spec: Spec, module: ModuleType | SimpleNamespace | None = None) -> Parts | None:
     """The parts for `spec` from the generated module (or from `module`, a namespace holding `render`'s
     output), or None when it was generated from other schemas."""
     import msgspec
