@@ -193,7 +193,8 @@ def _pointer_class(pointer: str | None) -> str | None:
 def _signature(machine: str, label: str, op: str, expected: Mapping[str, Any], actual: Mapping[str, Any],
                verdict: Any, code_map: Mapping[str, str], args: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What identifies a difference: rule, op, expected and actual code, where the first difference is, and
-    its context (a persistence scenario's: whether a writer wrote through a stale view before it, PERSIST-12)."""
+    its context (a persistence or live scenario's: the differing step's kind, and whether a writer wrote
+    through a stale view before it, PERSIST-12)."""
     rejected = expected.get("rejected")
     kind = actual.get("kind")
     if kind == "rejected":
@@ -214,11 +215,11 @@ def _signature(machine: str, label: str, op: str, expected: Mapping[str, Any], a
 
 def _context(op: str, args: Mapping[str, Any], expected: Mapping[str, Any], verdict: Any) -> list[str]:
     """The context tags of a difference (``context`` of a fuzz expectation entry matches them)."""
-    if op != "persistence" or not verdict.differences:
+    if op not in ("persistence", "live") or not verdict.differences:
         return []
     result = expected.get("result")
     trace = result.get("trace") if isinstance(result, Mapping) else None
-    return difference_context(args, trace, verdict.differences[0].pointer)
+    return difference_context(args, trace, verdict.differences[0].pointer, live=op == "live")
 
 
 def failure_key(signature: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -220,19 +220,24 @@ def stale_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str,
     return stale
 
 
-def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None) -> list[str]:
+def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None, *, live: bool = False) -> list[str]:
     """The context tags of a scenario's first difference at ``pointer`` (``/trace/<n>/...``), given the
-    reference's trace: :data:`STALE_VIEW` when a stale append (:func:`stale_steps`) on the session of step
-    ``n`` (on any session, for a step naming none) came at or before it."""
+    reference's trace: ``do:<step>``, the kind of step ``n`` (``do:dispose``); and, for a persistence
+    scenario (not ``live``, §6b), :data:`STALE_VIEW` when a stale append (:func:`stale_steps`) on the session
+    of step ``n`` (on any session, for a step naming none) came at or before it."""
     steps = args.get("steps")
     parts = (pointer or "").split("/")
     if not isinstance(steps, list) or not isinstance(trace, list) or len(parts) < 3 or parts[1] != "trace" \
             or not parts[2].isdigit():
         return []
     at = int(parts[2])
-    session = _step_session(steps[at]) if at < len(steps) and isinstance(steps[at], Mapping) else None
+    step = steps[at] if at < len(steps) and isinstance(steps[at], Mapping) else {}
+    tags = [f"do:{step['do']}"] if isinstance(step.get("do"), str) else []
+    if live:
+        return tags
+    session = _step_session(step)
     stale = stale_steps([s if isinstance(s, Mapping) else {} for s in steps],
                         [e if isinstance(e, Mapping) else {} for e in trace])
     if any(i <= at and (session is None or sid == session) for i, sid in stale.items()):
-        return [STALE_VIEW]
-    return []
+        tags.append(STALE_VIEW)
+    return tags

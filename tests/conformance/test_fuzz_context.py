@@ -77,7 +77,8 @@ def test_a_view_goes_stale_when_the_stored_log_changes_behind_it(fault: dict[str
              {"do": "append", "id": "s1", "events": [{**TURN[0], "seq": 2, "data": {"turn": 2}}]}]
     trace = _reference_trace({"backend": "jsonl", "steps": steps})["result"]["trace"]
     assert (3 in stale_steps(steps, trace)) is stale
-    assert (difference_context({"steps": steps}, trace, "/trace/3/ok") == [STALE_VIEW]) is stale
+    context = difference_context({"steps": steps}, trace, "/trace/3/ok")
+    assert context[0] == "do:append" and (STALE_VIEW in context) is stale
 
 
 def test_a_crash_leaves_its_own_writer_stale() -> None:
@@ -113,7 +114,7 @@ def _persist3_case() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
 def test_the_node_entry_sets_aside_the_stale_cursor_and_not_a_persist3_difference() -> None:
     stale_sig = _signature(*_stale_cursor_case())
     persist3_sig = _signature(*_persist3_case())
-    assert stale_sig["context"] == [STALE_VIEW] and persist3_sig["context"] == []
+    assert stale_sig["context"] == ["do:append", STALE_VIEW] and persist3_sig["context"] == ["do:append"]
     # rule, op, codes and pointer alone cannot tell them apart: the context does
     fields = ("machine", "rule", "op", "expectedCode", "actualCode", "pointer")
     assert {k: stale_sig[k] for k in fields} == {k: persist3_sig[k] for k in fields}
@@ -166,5 +167,53 @@ def test_on_the_package_the_stale_cursor_vector_is_set_aside_by_the_entry(npm_co
     assert verdict.outcome == "failed"
     signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
                                     code_map, args)
-    assert signature["context"] == [STALE_VIEW]
+    assert STALE_VIEW in signature["context"]
     assert any(k.matches(signature) for k in load_expectations(NODE_EXPECT).fuzz if k.context)
+
+
+def test_on_the_package_a_failed_disposal_is_set_aside_only_at_its_dispose_step(npm_command: str) -> None:
+    """LIVE-4 (docs/node-results.md, Fuzzing): the package's disposal resolves after its drain failed; its entry matches the
+    difference at the `dispose` step (context `do:dispose`) and not a flush's difference of the same codes."""
+    args = {"backend": "jsonl", "steps": [{"do": "create", "id": "l"},
+                                          {"do": "append", "id": "l", "type": "turn/start", "data": {"turn": 1}},
+                                          {"do": "fail-writes", "count": 2}, {"do": "dispose"}]}
+    from sessionspec.conformance.harness import Implementation, InProcessConnection
+
+    reference = Implementation(lambda: InProcessConnection(revision="b150a551b8"), check_schema=False)
+    reference.start()
+    impl = start_implementation(connector_for(npm_command), 60.0)
+    try:
+        expected = machines._expectation(reference.request("live", args), "live", args)
+        actual = impl.request("live", args)
+        code_map = impl.code_map
+    finally:
+        impl.close()
+        reference.close()
+    verdict = judge("live", args, expected, actual, code_map=code_map)
+    assert verdict.outcome == "failed"
+    signature = machines._signature("persistence", "persistence.live", "live", expected, actual, verdict, code_map,
+                                    args)
+    assert signature["context"] == ["do:dispose"] and signature["pointer"] == "/trace/*/ok"
+    assert expected["result"]["trace"][3]["rejected"]["code"] == "SCRIPTED" and "ok" in actual["result"]["trace"][3]
+    known = load_expectations(NODE_EXPECT).fuzz
+    assert any(k.matches(signature) for k in known)
+    assert not any(k.matches({**signature, "context": ["do:flush"]}) for k in known)
+
+
+@pytest.mark.req("LIVE-4")
+@pytest.mark.parametrize("revision", ["2f74ac98ba", "b150a551b8"])
+def test_the_reference_disposal_rejects_when_its_drain_fails(revision: str) -> None:
+    """LIVE-4: a drain that fails makes the disposal reject with its failure (never a silent loss)."""
+    args = {"backend": "jsonl", "steps": [{"do": "create", "id": "l"},
+                                          {"do": "append", "id": "l", "type": "turn/start", "data": {"turn": 1}},
+                                          {"do": "fail-writes", "count": 2}, {"do": "dispose"}, {"do": "stored"}]}
+    from sessionspec.conformance.harness import Implementation, InProcessConnection
+
+    reference = Implementation(lambda: InProcessConnection(revision=revision), check_schema=False)
+    reference.start()
+    try:
+        trace = reference.request("live", args)["result"]["trace"]
+    finally:
+        reference.close()
+    assert trace[3]["rejected"]["code"] == "SCRIPTED"
+    assert trace[4]["ok"] == {"sessions": {}}
