@@ -395,22 +395,24 @@ class SessionMachine(Differential):
             self.derived = len(self.input["appends"])
             self.send("session.derive", "derive", self.input)
 
-    @rule(data=st.data())
-    def fold(self, data: st.DataObject) -> None:
-        draw = data.draw
+    @rule(data=st.data(), corruption=st.sampled_from([None, "surface", "seq-gap", "registry-invalid"]))
+    def fold(self, data: st.DataObject, corruption: str | None) -> None:
+        """The surface fold of the log so far, or of a corrupted copy of it (``corruption``, when there are events)."""
         events = copy.deepcopy(self.state["events"])
-        if events and draw(st.booleans()):
-            seed, _ = gen.seed_corruption(draw, events, draw(st.sampled_from(["surface", "seq-gap", "registry-invalid"])))
+        if events and corruption is not None:
+            seed, _ = gen.seed_corruption(data.draw, events, corruption)
             events = seed
         self.send("session.fold", "fold", {"events": events})
 
-    @rule(data=st.data())
-    def header_views(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), start=st.none() | st.composite(lambda draw: gen.request_header_data(draw)["header"])())
+    def header_views(self, data: st.DataObject, start: Any) -> None:
+        """The request-header fold of the log so far, from the default start or from ``start``; then the
+        canonical form of a header and its comparison with an edited copy (REQ-1, REQ-4, REQ-5)."""
         draw = data.draw
         events = self.state["events"]
         args: dict[str, Any] = {"events": events}
-        if draw(st.booleans()):
-            args["start"] = gen.request_header_data(draw)["header"]
+        if start is not None:
+            args["start"] = start
         self.send("session.header_views", "fold-request-header", args)
         raw = [e["data"]["header"] for e in events if e["type"] == gen.REQUEST_HEADER
                and isinstance(e.get("data"), dict) and isinstance(e["data"].get("header"), dict)]
@@ -421,12 +423,12 @@ class SessionMachine(Differential):
             b = _header_edit(draw, a)
             self.send("session.header_views", "header-equals", {"a": a, "b": b})
 
-    @rule(data=st.data())
-    def replay(self, data: st.DataObject) -> None:
+    @rule(invariants=st.booleans())
+    def replay(self, invariants: bool) -> None:
         """The log so far as a seed (SEED-14), sometimes with the invariant checker (SEED-16)."""
         args: dict[str, Any] = {"id": "replayed", "seed": self.state["events"]}
         needs: tuple[str, ...] = ()
-        if data.draw(st.booleans()):
+        if invariants:
             args["invariants"] = True
             needs = ("invariants",)
         self.send("session.replay", "load", args, needs=needs)
@@ -437,11 +439,11 @@ class SessionMachine(Differential):
         seed, _ = gen.seed_corruption(data.draw, self.state["events"], kind)
         self.send("session.seed_invalid", "load", {"id": "seeded", "seed": seed})
 
-    @rule(data=st.data())
-    def header(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), with_seed=st.booleans())
+    def header(self, data: st.DataObject, with_seed: bool) -> None:
         kind = self.kind(data.draw, "header")
         args: dict[str, Any] = {"id": "h", "header": gen.header_variant(data.draw, "h", kind)}
-        if data.draw(st.booleans()):
+        if with_seed:
             args["seed"] = self.state["events"]
         self.send("session.header", "load", args)
 
@@ -449,12 +451,12 @@ class SessionMachine(Differential):
     def json_value(self, value: Any) -> None:
         self.send("session.json_value", "json-value", {"value": value})
 
-    @rule(data=st.data())
-    def invariants(self, data: st.DataObject) -> None:  # type: ignore[override]  # a Hypothesis rule named for the INV family
+    @rule(data=st.data(), append_too=st.integers(0, 2).map(lambda n: n == 0))
+    def invariants(self, data: st.DataObject, append_too: bool) -> None:  # type: ignore[override]  # a Hypothesis rule named for the INV family
         draw = data.draw
         events = _relational_perturbation(draw, self.state["events"])
         self.send("session.invariants", "invariants", {"events": events})
-        if draw(st.integers(0, 2)) == 0:
+        if append_too:
             step = gen.moves_for(draw, self.ctx)
             args = {**self.input, "appends": [*self.input["appends"], step], "invariants": True}
             self.send("session.invariants", "append", args, needs=("invariants",))
@@ -536,10 +538,10 @@ class _OfflineLog(Differential):
         self.events += gen.materialise(steps, times, len(self.events))
         self.ctx = gen.scan(self.events)
 
-    @rule(data=st.data())
-    def grow(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), count=st.integers(1, 4))
+    def grow(self, data: st.DataObject, count: int) -> None:
         draw = data.draw
-        for _ in range(draw(st.integers(1, 4))):
+        for _ in range(count):
             self._extend(draw, [gen.moves_for(draw, self.ctx)])
 
     @rule(data=st.data())
@@ -592,8 +594,9 @@ class ForkMachine(_OfflineLog):
             args["live"] = list(live)
         self.send(label, "fork", args)
 
-    @rule(data=st.data())
-    def fork_valid(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), child=st.sampled_from([None, "child", "session-1"]),
+          live=st.sampled_from([(), ("other",), ("session-1",)]))
+    def fork_valid(self, data: st.DataObject, child: str | None, live: tuple[str, ...]) -> None:
         draw = data.draw
         ends = self.ctx.turn_ends
         last_is_end = bool(self.events) and self.events[-1]["type"] == gen.TURN_END
@@ -601,8 +604,6 @@ class ForkMachine(_OfflineLog):
         if not omit and not ends:
             return
         boundary = None if omit else draw(st.sampled_from(ends))
-        child = draw(st.sampled_from([None, "child", "session-1"]))
-        live = draw(st.sampled_from([(), ("other",), ("session-1",)]))
         if child is not None and child in live:
             child = None
         self._fork(draw, "fork.valid", boundary, omit, child, live)
@@ -690,14 +691,14 @@ class StorageMachine(_OfflineLog):
     def _header(self, draw: gen.Draw) -> dict[str, Any]:
         return gen.header_variant(draw, "s", "valid")  # type: ignore[no-any-return]
 
-    @rule(data=st.data())
-    def jsonl(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), load_id=st.sampled_from(["s", "s", "other"]))
+    def jsonl(self, data: st.DataObject, load_id: str) -> None:
         draw = data.draw
         text = self._write(draw, self.events, self._header(draw))
         if text is None:
             return
         self.send("storage.jsonl", "jsonl-read", {"data": {"text": text}})
-        self.send("storage.jsonl", "jsonl-load", {"id": draw(st.sampled_from(["s", "s", "other"])),
+        self.send("storage.jsonl", "jsonl-load", {"id": load_id,
                                                   "data": {"text": text}})
 
     @rule(data=st.data())
