@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sessionspec.spec.schema_types import JsonObject
+
 from .rule_table import TABLE, define
 
 __all__ = ["find_last_message_turn_end"]
@@ -27,7 +29,7 @@ def _turn_key(turn: Any) -> Any:
     return ("id", id(turn))
 
 
-def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> JsonObject | None:
     """The last ``turn/end`` whose ``turn/start`` (in ``events``) had ``trigger.kind == 'message'``.
 
     Returns the event object from ``events`` itself, or ``None`` (FIND-4).

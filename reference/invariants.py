@@ -158,7 +158,7 @@ class InvariantTrace:
     exactly as in the reference.
     """
 
-    last_seq: Any = -1
+    last_seq: JsonValue = -1
     open_turn: Any = None
     open_step: Any = None
     next_turn: int = 1

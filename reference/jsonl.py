@@ -28,7 +28,7 @@ import orjson
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SeedError, SessionSpecError
 from sessionspec.spec.inputs import read_input
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import json_text
 from .atomic import write_atomic
@@ -123,7 +123,7 @@ def _refuses_version_on_read(revision: RevisionLike, parsed: Any) -> bool:
     return type(version) in (int, float) and version != _FORMAT_VERSION
 
 
-def header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, Any]:
+def header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, JsonValue]:
     """The first record of an artifact, in the written key order (JSONL-1).
 
     Optional fields are omitted when absent (never ``null``); ``delegationDepth``

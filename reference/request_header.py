@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .json_text import dumps
 from .json_value import FrozenDict, freeze_json_value, json_equal
@@ -41,7 +41,7 @@ _MISSING: Any = object()
 def is_rejected_reason(reason: object) -> bool:
     """True for a removed request/header reason (``fallback``); any non-string is not one (REQ-6)."""
     return isinstance(reason, str) and reason in _REJECTED_REASONS
-def canonical_header(header: JsonObject, revision: RevisionLike = None) -> dict[str, Any]:
+def canonical_header(header: JsonObject, revision: RevisionLike = None) -> dict[str, JsonValue]:
     """``{config}`` plus ``system`` if a non-empty string, plus ``tools`` if a non-empty list (REQ-1).
 
     Other keys (e.g. a legacy ``messagePrefix``) are dropped; values are passed
@@ -84,7 +84,7 @@ def _header_of(event: Mapping[str, Any]) -> Any:
 
 def fold_request_header(
     events: Iterable[JsonObject], start: JsonObject | None = None, revision: RevisionLike = None
-) -> Mapping[str, Any] | None:
+) -> JsonObject | None:
     """Canonical header of the last ``request/header`` in ``events``, else ``start`` itself (REQ-2)."""
     state = start
     for event in events:

@@ -499,7 +499,7 @@ class Session:
         "_surface",
     )
 
-    def __init__(self, id: str, seed: Iterable[Any] | None = None, header: Any = NO_HEADER, *,
+    def __init__(self, id: str, seed: Iterable[JsonValue] | None = None, header: Any = NO_HEADER, *,
                  revision: RevisionLike = None, clock: Clock | None = None) -> None:
         self._open(id, revision, clock)
         if seed is not None:
@@ -681,7 +681,7 @@ class Session:
         """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
         return TABLE.message_deriver(self._rules.messages)(event)
 
-    def request_header(self) -> Any:
+    def request_header(self) -> JsonValue:
         """The canonical request header in force, or ``None`` before the first ``request/header`` (REQ-3)."""
         return self._request_header.fold(self._log)
 

@@ -35,7 +35,7 @@ from urllib.parse import quote
 from sessionspec.spec import constants
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import ChunkRowError, CompressedArtifactError, PersistenceError, SessionSpecError, SqliteStoreError
-from sessionspec.spec.schema_types import JsonValue
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
@@ -744,7 +744,7 @@ class SqliteStore:
         rows = self._query(self.layout.select_sessions + " ORDER BY id", ())
         return [self._header(row) for row in rows]
 
-    def header(self, session_id: str) -> dict[str, Any]:
+    def header(self, session_id: str) -> dict[str, JsonValue]:
         """A session's header; ``SQLITE_NO_SESSION`` when it has no row."""
         rows = self._query(self.layout.select_sessions + " WHERE id = ?", (session_id,))
         if not rows:
@@ -817,7 +817,7 @@ class SqliteStore:
         except sqlite3.Error as error:
             raise _sqlite_failure(error, self.path) from error
 
-    def append(self, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> None:
+    def append(self, header: Mapping[str, Any], events: Sequence[JsonObject]) -> None:
         """Append one batch in one transaction; the first append materialises the session (PERSIST-1 … PERSIST-4).
 
         The batch must continue the stored log (its first seq is the stored

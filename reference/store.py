@@ -324,7 +324,7 @@ class SessionStore:
         id: str | None = None,
         *,
         seed: Any = None,
-        meta: Mapping[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> Session:
         """Build an unpublished session (STORE-1, STORE-2, HDR-11).
 

@@ -117,7 +117,7 @@ class SurfacePlan:
         self.shadowed = shadowed
         self._version = version
 
-    def replacement(self) -> dict[str, Any]:
+    def replacement(self) -> dict[str, JsonValue]:
         """The ``replacements`` entry of :func:`fold_surface` for a replace plan."""
         return {"seq": self.seq, "start": self.start, "end": self.end, "shadowedSeqs": list(self.shadowed or ())}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sessionspec.spec.error_codes import ErrorCode
+from sessionspec.spec.schema_types import JsonValue
 
 
 class SessionSpecError(Exception):
@@ -51,7 +52,7 @@ class SessionSpecError(Exception):
         prefix = f"{', '.join(where)}: " if where else ""
         return f"{prefix}{self.message}{suffix}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonValue]:
         """The language-neutral form used by reports and the adapter protocol."""
         out: dict[str, Any] = {"code": self.code, "message": self.message}
         for key in ("requirement", "index", "seq", "path"):
