@@ -517,7 +517,7 @@ class _Pass:
         compiled = schemas.event if schemas is not None and level != "load" else None
         self.compiled = compiled
         self.by_tag = compiled.by_tag if compiled is not None else {}
-        self.generic = compiled._predicate if compiled is not None else None
+        self.generic = compiled.predicate if compiled is not None else None
         self.row_compiled = compiled if compiled is not None else core.event  # member checks of struct rows
         self.plans = _plans_for(self.row_compiled)
         self.strict = level == "strict"

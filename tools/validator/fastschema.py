@@ -929,6 +929,11 @@ class CompiledSchema:
         self.fallbacks = tuple(sorted(set(compiler.fallbacks)))
         self.compiler = compiler  # kept for analyses of the same schema (`sessionspec.validator.schemavary`)
 
+    @property
+    def predicate(self) -> Callable[[JsonValue], bool]:
+        """The root predicate: exact for every instance (`by_tag` holds the faster ones for tagged dicts)."""
+        return self._predicate
+
     def predicate_for(self, instance: JsonValue) -> Callable[[JsonValue], bool]:
         """The fastest exact predicate for `instance` (specialised on its tag when it has a known one)."""
         if type(instance) is dict and self.tag_key is not None:

@@ -56,7 +56,11 @@ _SCHEMA_BASE = "https://sessionspec.dev/schema/"
 
 
 class SchemaSet:
-    """The compiled schemas of one loaded spec (compiled once per process and registry)."""
+    """The one interface to the fast evaluations of one spec's schemas (compiled once per process and registry).
+
+    `event`, `header`, `row`: predicates compiled from the schemas (`fastschema`; for the core spec, the
+    generated `core_fast.py`), errors from the oracle; `fast_types`: the msgspec types translated from the same
+    schemas (`mstypes`). Each is held to python-jsonschema by `tests/cli/test_schema_evaluations.py`."""
 
     def __init__(self, spec: Any, parts: Parts | None = None) -> None:
         """Compile `spec`'s schemas, or take `parts` already built for it (`sessionspec.validator.pregen`)."""
