@@ -26,24 +26,20 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import orjson
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SeedError, SessionSpecError
+from sessionspec.spec.errors import JsonlError, SeedError, SessionSpecError
 from sessionspec.spec.inputs import read_input
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import json_text
 from .atomic import write_atomic
 from .chunk_rows import (
-    ROW_SPECS,
     decode_storage_record,
-    expand_row,
     expand_row_batches,
-    expand_row_frozen,
     pack_chunk_runs,
     row_spec,
-    validate_row,
 )
-from .json_value import NotLossless, freeze_parsed, gc_paused
-from .jsonl_read import UNREADABLE_LINE, header_line_problem, read_damaged
+from .json_value import gc_paused
+from .jsonl_read import UNREADABLE_LINE, header_line_problem, read_damaged, whole_lines
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
 from .revision import revision_of, rules_for
@@ -297,80 +293,18 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
                          requirement="JSONL-2", path=path)
 
     with gc_paused(long_lived=True):  # a bulk build of acyclic values: collections during it only re-traverse them
-        clean = _read_clean(lines, freeze=True) if freeze else _read_clean(lines)
-    if clean is not None:  # every line whole and contiguous: nothing to truncate, no holes
-        events, last_turn_end = clean
-        return Artifact(
-            header=header_from_line(parsed_header, revision),
-            header_line=parsed_header,
-            events=events,
-            size=size,
-            truncate_offset=size - fragment,
-            committed_through_line=last_turn_end + 1 if last_turn_end > 0 else None,
-            fragment_bytes=fragment,
-        ), freeze
-    return _read_damaged(lines, parsed_header, size, fragment, path, revision), False
-
-
-def _read_clean(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int] | None:
-    """The events of lines 2.. and the index of the last line holding a ``turn/end``, when every line is
-    a whole record and the seqs run on from 0 (the common case, in one pass); else None.
-
-    A line that is not a whole record in place (a hole, a seq gap, a malformed row) sends the whole
-    artifact to :func:`_read_damaged`, the one reader's first-defect mode, which decides exactly with the
-    line rule (``TABLE.decode_line``: a variant of it decides every line this pass does not read as a record); text only the exact parser reads costs
-    that line (`json_text.loads`, the one parsing path: its fast half inline here).
-    ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
-    ``freeze`` returns the events frozen by ``freeze_parsed`` (the load path); a value that is not
-    lossless (``-0.0``) declines too.
-    """
-    decode = json_text.fast_loads
-    declined = json_text.FAST_DECLINED
-    rows = ROW_SPECS
-    events: list[Any] = []
-    append = events.append if keep else _discard
-    extend = events.extend
-    expected = 0
-    last_turn_end = 0
-    for index in range(1, len(lines)):
-        try:
-            value = decode(lines[index])
-        except declined:  # `json_text.loads`'s fast half declines: its exact half reads this line alone
-            try:
-                value = json_text.loads(lines[index])
-            except JsonTextError:
-                return None
-        if value.__class__ is not dict:
-            return None
-        tag = value.get("type")
-        row = rows.get(tag) if tag.__class__ is str else None
-        if row is None:
-            seq = value.get("seq")
-            if seq.__class__ is not int or seq != expected:
-                return None
-            if freeze:
-                try:
-                    value = freeze_parsed(value)
-                except NotLossless:
-                    return None
-            append(value)
-            expected += 1
-            if tag == "turn/end":
-                last_turn_end = index
-        else:
-            if value.get("seq0") != expected:
-                return None
-            try:
-                if keep:
-                    members = expand_row_frozen(value, row) if freeze else expand_row(value, row)
-                    extend(members)
-                    expected += len(members)
-                else:
-                    expected += len(validate_row(value, row)[1])
-            except (ChunkRowError, NotLossless):
-                return None
-    return events, last_turn_end
-
+        read = read_damaged(lines, path, freeze=freeze, complete=size - fragment)
+    return Artifact(
+        header=header_from_line(parsed_header, revision),
+        header_line=parsed_header,
+        events=read.events,
+        size=size,
+        truncate_offset=read.truncate_offset,
+        committed_through_line=read.committed_through_line,
+        holes=read.holes,
+        stopped_at_line=read.stopped_at_line,
+        fragment_bytes=fragment,
+    ), read.frozen
 
 
 def _discard(value: Any) -> None:
@@ -397,7 +331,7 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
         parsed_header = json_text.loads(lines[0])
     except (SessionSpecError, ValueError):
         return None
-    if not _is_header_line(parsed_header, revision) or _read_clean(lines, keep=False) is None:
+    if not _is_header_line(parsed_header, revision) or whole_lines(lines, keep=False)[2] != len(lines):
         return None
     dumps = json_text.dumps_bytes
     orjson_dumps = orjson.dumps
@@ -427,24 +361,6 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
             continue
         handle.write(out)
     return events
-
-
-def _read_damaged(lines: list[bytes], parsed_header: dict[str, Any], size: int, fragment: int, path: str | None,
-                  revision: RevisionLike = None) -> Artifact:
-    """An artifact with holes, gaps or torn lines (JSONL-5 … JSONL-8): the one reader's first-defect mode."""
-    with gc_paused():
-        read = read_damaged(lines, path)
-    return Artifact(
-        header=header_from_line(parsed_header, revision),
-        header_line=parsed_header,
-        events=read.events,
-        size=size,
-        truncate_offset=read.truncate_offset,
-        committed_through_line=read.committed_through_line,
-        holes=read.holes,
-        stopped_at_line=read.stopped_at_line,
-        fragment_bytes=fragment,
-    )
 
 
 # ---------------------------------------------------------------- writing

@@ -34,9 +34,9 @@ from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, Se
 from sessionspec.spec.schema_types import JsonValue
 
 from . import json_text
-from .chunk_rows import ROW_TYPES, decode_storage_record
+from .chunk_rows import ROW_SPECS, ROW_TYPES, decode_storage_record, expand_row, expand_row_frozen, validate_row
 from .finding import ERROR, WARNING, Finding, bounded
-from .json_value import gc_paused
+from .json_value import NotLossless, freeze_parsed, gc_paused
 from .json_value import is_nonneg_safe_int as _is_nonneg_safe_int
 from .revision import revision_of
 from .rule_table import TABLE
@@ -61,6 +61,7 @@ __all__ = [
     "parse_line",
     "read_damaged",
     "read_entries",
+    "whole_lines",
 ]
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
@@ -481,32 +482,108 @@ class Damaged:
     committed_through_line: int | None
     holes: list[int]
     stopped_at_line: int | None
+    #: the events are frozen by ``freeze_parsed`` (every line was whole and in place, read with ``freeze``)
+    frozen: bool = False
 
 
-def read_damaged(lines: list[bytes], where: str | None = None) -> Damaged:
+def _discard(value: Any) -> None:
+    """``list.append`` for a pass that keeps nothing."""
+
+
+def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int, int]:
+    """The first-defect mode's step over whole records in place, from line 2 on (one pass, the common case):
+    their events, the index of the last line among them holding a ``turn/end`` (0: none) and the index of
+    the first line that is not a whole record with the next seq (``len(lines)``: none).
+
+    Such a line is what `_place_lines` places in one step (`_Numbering.in_order`); from the first other
+    line on (a hole, a seq gap, a malformed row, text only the exact parser reads as something else),
+    `read_damaged` decides each line with the line rule (``TABLE.decode_line``). Text `json_text.fast_loads`
+    declines costs that line the exact half of `json_text.loads`, the one parsing path.
+    ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
+    ``freeze``: the events frozen by ``freeze_parsed`` (the load path); a value that is not lossless
+    (``-0.0``) ends the step there too.
+    """
+    decode = json_text.fast_loads
+    declined = json_text.FAST_DECLINED
+    rows = ROW_SPECS
+    events: list[Any] = []
+    append = events.append if keep else _discard
+    extend = events.extend
+    expected = 0
+    last_turn_end = 0
+    for index in range(1, len(lines)):
+        try:
+            value = decode(lines[index])
+        except declined:  # `json_text.loads`'s fast half declines: its exact half reads this line alone
+            try:
+                value = json_text.loads(lines[index])
+            except JsonTextError:
+                return events, last_turn_end, index
+        if value.__class__ is not dict:
+            return events, last_turn_end, index
+        tag = value.get("type")
+        row = rows.get(tag) if tag.__class__ is str else None
+        if row is None:
+            seq = value.get("seq")
+            if seq.__class__ is not int or seq != expected:
+                return events, last_turn_end, index
+            if freeze:
+                try:
+                    value = freeze_parsed(value)
+                except NotLossless:
+                    return events, last_turn_end, index
+            append(value)
+            expected += 1
+            if tag == "turn/end":
+                last_turn_end = index
+        else:
+            if value.get("seq0") != expected:
+                return events, last_turn_end, index
+            try:
+                if keep:
+                    members = expand_row_frozen(value, row) if freeze else expand_row(value, row)
+                    extend(members)
+                    expected += len(members)
+                else:
+                    expected += len(validate_row(value, row)[1])
+            except (ChunkRowError, NotLossless):
+                return events, last_turn_end, index
+    return events, last_turn_end, len(lines)
+
+
+def read_damaged(lines: list[bytes], where: str | None = None, *, freeze: bool = False,
+                 complete: int | None = None) -> Damaged:
     """The load path's reading of an artifact's complete lines (``lines[0]``, the header line, checked by the
-    caller; a final fragment left out) (JSONL-4 … JSONL-8), first defect: each line after the header decoded
-    by the line rule (``TABLE.decode_line``); a hole or a seq gap inside the committed region raises
-    ``JSONL_CORRUPT``; reading stops at the first one after it (a torn tail), whose line start is where the
-    next write truncates."""
+    caller; a final fragment left out) (JSONL-4 … JSONL-8), first defect: whole records in place in one step
+    (`whole_lines`; ``freeze``: frozen), then each line from the first other one decoded by the line rule
+    (``TABLE.decode_line``); a hole or a seq gap inside the committed region raises ``JSONL_CORRUPT``; reading
+    stops at the first one after it (a torn tail), whose line start is where the next write truncates.
+    ``complete``: the bytes of the complete lines, when the caller knows them."""
+    events, last_whole_end, stop = whole_lines(lines, freeze=freeze)
+    if stop == len(lines):  # every line whole and in place: nothing to truncate, no holes
+        return Damaged(events, sum(map(len, lines)) + len(lines) if complete is None else complete,
+                       last_whole_end + 1 if last_whole_end > 0 else None, [], None, freeze)
     log = LoadedLog(name=where or "", kind="jsonl", size=0, first_defect=True, where=where)
+    log.events = events
     decode_line = TABLE.decode_line
     decoded: list[Any] = []
     append = decoded.append
     holes = log.hole_lines
-    for number in range(2, len(lines) + 1):
+    for number in range(stop + 1, len(lines) + 1):
         records = decode_line(lines[number - 1])
         if records is UNREADABLE_LINE:
             holes.append(number)
             append(_UNREADABLE)
         else:
             append(records)
-    _place_lines(log, decoded, 1, b"")
+    _place_lines(log, decoded, stop, b"", expected=len(events))  # entry i is line stop + i + 1
     stopped = log.stopped_at_line
-    kept = lines if stopped is None else lines[: stopped - 1]  # (no runs in this mode: entry i is line i + 2)
+    kept = lines if stopped is None else lines[: stopped - 1]
     committed = log.committed_line
+    if committed is None and last_whole_end > 0:  # no turn/end after the whole lines: the last one among them
+        committed = last_whole_end + 1
     return Damaged(log.events, sum(map(len, kept)) + len(kept), committed,
-                   [n for n in holes if committed is None or n > committed], stopped)
+                   [n for n in holes if committed is None or n > committed], stopped, False)
 
 
 #: A storage form's refusal of a defect in the committed region, entry ``i``: a hole (``expected`` None) or a
@@ -679,7 +756,7 @@ def _past_commit(committed_line: int | None) -> str:
 
 def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes, *, array: bool = False,
                     lines: _LineMap | None = None, refuse: Refusal | None = None,
-                    committed: Callable[[int, int], bool] | None = None) -> None:
+                    committed: Callable[[int, int], bool] | None = None, expected: int = 0) -> None:
     """JSONL-6/7 (SEED-9 for a JSON array): committed region, holes, seq numbering. First defect: raise at
     the first defect inside the committed region, stop at the torn tail. Every defect: each is a finding and
     reading goes on where a loader would stop, except at a torn tail (`_Numbering` resynchronises after a
@@ -701,6 +778,7 @@ def _place_lines(log: LoadedLog, decoded: list[Any], start: int, fragment: bytes
     first_defect = log.first_defect
     last_line = line_of(len(decoded)) - 1  # the last complete line
     numbering = _Numbering(log, decoded, lines, array, refuse)
+    numbering.expected = expected  # (first defect: the seq after the records placed before ``decoded``)
     inside = committed if committed is not None else _at_or_before
     numbering.past_commit = _past_commit(committed_line)
     run: list[Any] = []  # [finding, first line, last line, reason] of a run of unreadable lines of one reason

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sessionspec.reference import json_text, jsonl, surface
+from sessionspec.reference import json_text, jsonl, jsonl_read, surface
 from sessionspec.reference.json_text import dumps, loads
 from sessionspec.reference.json_value import FrozenDict, FrozenList
 from sessionspec.spec.errors import SessionSpecError
@@ -95,18 +95,25 @@ def _read(data: bytes) -> Any:
         return (type(error), error.code, str(error))
 
 
+def _no_whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int, int]:
+    """`jsonl_read.whole_lines` that reads no line whole: the line rule decides every line from line 2."""
+    return [], 0, 1
+
+
+# JSONL-5 … JSONL-8: the first-defect reader's step over whole records in place (`whole_lines`) is exact: the
+# reader decides as it does when the line rule decides every line, on generated logs, damaged or not.
 @given(session_logs(), _DAMAGE, st.integers(0, 10_000))
 def test_artifact_reader_one_pass_agrees_with_the_line_by_line_reader(
     events: list[dict[str, Any]], damage: str, at: int
 ) -> None:
     data = _damaged(events, damage, at)
     fast = _read(data)
-    original = jsonl._read_clean
-    jsonl._read_clean = lambda lines: None  # type: ignore[assignment]  # force the general reader
+    original = jsonl_read.whole_lines
+    jsonl_read.whole_lines = _no_whole_lines  # type: ignore[assignment]  # the line rule decides every line
     try:
         general = _read(data)
     finally:
-        jsonl._read_clean = original
+        jsonl_read.whole_lines = original
     assert fast == general
 
 
@@ -152,13 +159,13 @@ def test_load_path_that_keeps_the_frozen_parse_agrees_with_seeding_a_copy(
         path = Path(folder) / "s.jsonl"
         path.write_bytes(data)
         fast = _load(path)
-        original_read, original_clean = jsonl._read, jsonl._read_clean
+        original_read, original_whole = jsonl._read, jsonl_read.whole_lines
         jsonl._read = lambda source, revision=None, freeze=False: original_read(source, revision)  # type: ignore[assignment]
-        jsonl._read_clean = lambda lines: None  # type: ignore[assignment]  # force the general reader and seed
+        jsonl_read.whole_lines = _no_whole_lines  # type: ignore[assignment]  # the line rule decides, and seed
         try:
             general = _load(path)
         finally:
-            jsonl._read, jsonl._read_clean = original_read, original_clean
+            jsonl._read, jsonl_read.whole_lines = original_read, original_whole
         assert path.read_bytes() == data
     assert fast == general
     if isinstance(fast, tuple):
