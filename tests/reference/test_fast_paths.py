@@ -1,8 +1,8 @@
 """The storage path's fast paths decide exactly as the general paths they skip.
 
 Four shortcuts of issues 13 and 14 (docs/benchmarks.md): the JSON reader (msgspec,
-else the exact parser), the artifact reader (one pass over whole, contiguous
-lines, else the line-by-line reader of JSONL-5..8), the surface fold (plain
+else the exact parser), the first-defect reader's step over whole records in place
+(then the line rule of JSONL-5..8 from the first other line), the surface fold (plain
 log-only events are counted, not checked) and the streamed unpack. Each is compared with
 its general path on generated logs, including damaged ones.
 """
