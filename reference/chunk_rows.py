@@ -25,7 +25,7 @@ from typing import Any
 
 from sessionspec.spec import FORMAT, RowLayout
 from sessionspec.spec.errors import ChunkRowError
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, freeze_parsed, gc_paused
 from .json_value import _fd as _frozen_dict  # the shallow FrozenDict of a dict we own
@@ -422,7 +422,7 @@ def row_spec(value: Any) -> RowSpec | None:
     return _ROWS.get(tag) if tag.__class__ is str else None
 
 
-def decode_storage_record(value: Any) -> list[Any]:
+def decode_storage_record(value: JsonValue) -> list[Any]:
     """The events one stored record holds (CHUNK-8..11).
 
     A value that is not an object, or whose ``type`` is not a row tag, is
@@ -430,10 +430,10 @@ def decode_storage_record(value: Any) -> list[Any]:
     plain event dicts, or :class:`ChunkRowError` is raised.
     """
     row = row_spec(value)
-    return [value] if row is None else expand_row(value, row)
+    return [value] if row is None else expand_row(value, row)  # type: ignore[arg-type]  # a spec only for a row object
 
 
-def decode_storage_records(values: Iterable[Any]) -> list[Any]:
+def decode_storage_records(values: Iterable[JsonValue]) -> list[Any]:
     """Concatenated :func:`decode_storage_record` of several records.
 
     A bulk build of acyclic values, so the cyclic GC is paused meanwhile
@@ -453,7 +453,7 @@ def decode_storage_records(values: Iterable[Any]) -> list[Any]:
             if row is None:
                 append(value)
             else:
-                extend(expand_row(value, row))
+                extend(expand_row(value, row))  # type: ignore[arg-type]  # a spec only for a row object
     return out
 
 

@@ -673,13 +673,14 @@ class Session:
             self._messages.project(event)  # the message is built once, now (DERIVE-11)
 
     # ------------------------------------------------------------ derived views
-    def derive_messages(self) -> list[Any]:
+    def derive_messages(self) -> list[FrozenDict]:
         """The model-visible history in surface order, as a new list (DERIVE-1, DERIVE-7)."""
         return self._messages.messages(self._log, self._surface)
 
-    def derive_event_message(self, event: JsonObject) -> Any:
+    def derive_event_message(self, event: JsonObject) -> FrozenDict | None:
         """The message one event projects to, or ``None`` (DERIVE-2 … DERIVE-6)."""
-        return TABLE.message_deriver(self._rules.messages)(event)
+        message: FrozenDict | None = TABLE.message_deriver(self._rules.messages)(event)
+        return message
 
     def request_header(self) -> JsonValue:
         """The canonical request header in force, or ``None`` before the first ``request/header`` (REQ-3)."""

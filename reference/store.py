@@ -29,7 +29,7 @@ import builtins
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # asyncio loads when an awaitable listener appears, not with every reader of the package
@@ -323,7 +323,7 @@ class SessionStore:
         self,
         id: str | None = None,
         *,
-        seed: Any = None,
+        seed: Iterable[JsonValue] | None = None,
         meta: JsonObject | None = None,
     ) -> Session:
         """Build an unpublished session (STORE-1, STORE-2, HDR-11).
@@ -449,7 +449,7 @@ class SessionStore:
         self,
         id: str | None = None,
         *,
-        seed: JsonValue = None,
+        seed: Iterable[JsonValue] | None = None,
         meta: JsonObject | None = None,
         scope: Scope | None = None,
     ) -> Session:
