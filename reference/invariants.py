@@ -159,11 +159,11 @@ class InvariantTrace:
     """
 
     last_seq: JsonValue = -1
-    open_turn: Any = None
-    open_step: Any = None
+    open_turn: object = None
+    open_step: object = None
     next_turn: int = 1
     next_step: int = 1
-    pending: frozenset[Any] = field(default_factory=frozenset)
+    pending: frozenset[object] = field(default_factory=frozenset)
     rules: Rules = field(default=_PINNED, compare=False, repr=False)
     """The format revision whose rules the trace follows (INV-7, INV-10 differ between revisions)."""
 

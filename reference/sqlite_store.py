@@ -755,7 +755,7 @@ class SqliteStore:
         """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
         return self._query(self.layout.select_events, (session_id,))
 
-    def decode_row(self, row: Sequence[JsonValue]) -> list[dict[str, Any]] | None:
+    def decode_row(self, row: Sequence[object]) -> list[dict[str, Any]] | None:
         """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget;
         ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
         try:
@@ -890,7 +890,7 @@ class SqliteStore:
         return self.repair([session_id], durable=durable, seed=seed)[0]
 
     def repair(self, session_ids: Sequence[str], *, durable: bool = True,
-               revisions: Mapping[str, Any] | None = None, seed: bool | None = None) -> list[LoadedArtifact]:
+               revisions: Mapping[str, RevisionLike] | None = None, seed: bool | None = None) -> list[LoadedArtifact]:
         """The load path for several sessions, all repaired in ONE transaction (or none, on any failure).
 
         ``revisions`` maps a session id to the format revision it is read at and its closers follow (REPAIR-8;
