@@ -56,6 +56,19 @@ def _import_tree(source: Path, into: Path) -> Path:
 
 
 _CLI = "import sys; from sessionspec.cli import main; main()"
+# Facts once: with no edit of spec/openness.json or a revision's changes.json, the new payload is an openness
+# subject and the new type is known to every revision (its registry, less `events.removed`).
+_FACTS = f"""
+from sessionspec.spec.loader import load_spec
+from sessionspec.spec.revisions import known_revisions
+from sessionspec.reference.revision import rules_for
+for rid in known_revisions():
+    spec = load_spec(revision=rid)
+    assert {NEW_TYPE!r} in spec.events, rid
+    assert any({SCHEMA_ID!r} in s.get("schemas", ()) for s in spec.openness if s.get("schemasOf")), rid
+    known = rules_for(rid).load_known_types
+    assert known is None or {NEW_TYPE!r} in known, rid
+"""
 
 
 def _python(tree: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -141,7 +154,7 @@ def test_adding_a_core_event_type_touches_only_the_recipes_files(tmp_path: Path)
 
     # The copy is consistent: its checks and the tests that tie the vocabulary together pass (the vector file
     # was written by `format_case_file`, which refuses a file the vector loader would reject).
-    checks = [["-c", _CLI, "catalog", "--check"], ["-m", "sessionspec.validator.pregen", "--check"],
+    checks = [["-c", _FACTS], ["-c", _CLI, "catalog", "--check"], ["-m", "sessionspec.validator.pregen", "--check"],
               ["-m", "sessionspec.conformance.schema_bounds"],
               ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", "tests/spec/test_schemas.py",
                "tests/spec/test_revisions.py", "tests/spec/test_registry.py", "tests/spec/test_add_event_type.py"]]
