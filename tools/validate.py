@@ -496,14 +496,14 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
     if isinstance(findings, FindingList):
         errors, warnings = errors + findings.cut_errors, warnings + findings.cut_warnings
     noted, deviation_count = list(deviations[0]), deviations[1]
-    listed = list(findings)
-    if noted:
-        listed = sorted([*listed, *noted], key=lambda f: f.line if f.line is not None else 1 << 62)
+    listed = list(findings[:keep] if keep else findings)
+    if noted:  # the errors and warnings first in what is kept; the deviations in the room left, by line
+        listed = _merged(listed, noted[: keep - len(listed)] if keep else noted)
     report: dict[str, Any] = {
         "file": log.name, "kind": log.kind, "events": len(log.events) if isinstance(log, LoadedLog) else log.events,
         "lines": log.lines, "errors": errors, "warnings": warnings, "deviations": deviation_count,
         "knockOnSuppressed": suppressed,
-        "findings": [f.to_json() for f in (listed[:keep] if keep else listed)], "revision": revision,
+        "findings": [f.to_json() for f in listed], "revision": revision,
         "revisionReason": how,
     }
     if isinstance(log, LoadedLog) and log.upgraded:
@@ -517,6 +517,21 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
         report["notes"] = [*notes, f"{sum(kept.values())} earlier-format record(s) kept as stored, "
                            f"valid at the earlier revision (DEC-24: {kinds})"]
     return report
+
+
+def _merged(findings: list[Finding], deviations: list[Finding]) -> list[Finding]:
+    """``findings`` in their order (storage findings, which have no line, first), each deviation (in line order)
+    put before the first finding on a later line."""
+    out: list[Finding] = []
+    pending = sorted(deviations, key=lambda f: f.line if f.line is not None else 1 << 62)
+    at = 0
+    for finding in findings:
+        line = finding.line
+        while at < len(pending) and line is not None and (pending[at].line or line) < line:
+            out.append(pending[at])
+            at += 1
+        out.append(finding)
+    return out + pending[at:]
 
 
 #: The deviations of a checked log (DEC-27): those kept, and how many there are.

@@ -177,3 +177,19 @@ def test_the_spec_data_decides_every_registry_example(revision: str, tmp_path: P
             assert kinds == {"error"}, (etype, member, about)
         verdicts[next(iter(kinds)) if kinds else "none"] += 1
     assert verdicts["deviation"] and verdicts["error"], verdicts
+
+
+def test_deviations_never_crowd_out_an_error_that_max_findings_keeps(tmp_path: Path) -> None:
+    """`--max-findings 1` on a log with a deviation (line 5) before an error (a bad chunk type further down): the
+    error is the finding kept; the deviation is counted, and shown in line order when there is room."""
+    path = _stale_prefix_log(tmp_path)
+    events = [json.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    events[6]["data"]["chunk"]["type"] = "bogus"
+    path.write_bytes(jsonl(events))
+    [entry] = cli("validate", "--format", "json", "--max-findings", "1", str(path)).json["files"]
+    assert [f["code"] for f in entry["findings"]] == ["SCHEMA_VIOLATION"] and entry["notShown"] == 1, entry
+    assert (entry["errors"], entry["deviations"]) == (1, 1)
+    [whole] = cli("validate", "--format", "json", str(path)).json["files"]
+    assert [(f["code"], f["line"]) for f in whole["findings"]] == [("FORMAT_DEVIATION", 5), ("SCHEMA_VIOLATION", 8)]
+    text = cli("validate", "--max-findings", "1", str(path)).out
+    assert "SCHEMA_VIOLATION" in text and "FORMAT_DEVIATION" not in text and "INVALID" in text
