@@ -17,10 +17,12 @@ import io
 import itertools
 import json
 import os
+import sys
 import tempfile
 from collections import Counter
 from typing import Any, TextIO
 
+import orjson
 from sessionspec.reference import ERROR, Finding, FindingList, LoadedLog, json_text, load_log
 from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, temp_prefix, write_atomic
 from sessionspec.reference.derive import derive_messages
@@ -187,14 +189,74 @@ def _json(value: Any) -> str:
         raise _Failure(f"cannot print the value as JSON: {error}") from error
 
 
+#: deeper than this the indented form is not attempted (the standard library's encoder recurses): compact instead
+_PRETTY_DEPTH = 200
+#: an integer this large or larger has more digits than the interpreter turns into text (4,300 by default)
+_PRETTY_INT = 10 ** (sys.get_int_max_str_digits() or 10**6)
+#: characters of indented text gathered before each write
+_WRITE_CHUNK = 1 << 20
+
+
+def _pretty_form(value: Any) -> str:
+    """How ``value`` is written indented: ``"orjson"`` (C speed: no float, whose text orjson writes otherwise than
+    the standard library's ``repr``; its indented text is the standard library's otherwise), ``"stream"`` (the
+    standard library's encoder), or ``"compact"`` when that encoder cannot write it (nesting past
+    ``_PRETTY_DEPTH``, an integer past the interpreter's int-to-text limit). Decided before writing, since the
+    indented text is streamed and cannot fall back halfway; without recursion, in memory bounded by the depth."""
+    stack = [iter((value,))]
+    floats = False
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, dict | list):
+                if len(stack) > _PRETTY_DEPTH:
+                    return "compact"
+                stack.append(iter(item.values() if isinstance(item, dict) else item))
+                break
+            if type(item) is int and not -_PRETTY_INT < item < _PRETTY_INT:
+                return "compact"
+            if type(item) is float:
+                floats = True
+        else:
+            stack.pop()
+    return "stream" if floats else "orjson"
+
+
 def _dump(value: Any, out: TextIO, pretty: bool = True) -> None:
-    text = _json(value)
-    if pretty:
+    """``value`` as JSON on ``out``, indented unless ``pretty`` is false (or the value is too deep for it).
+
+    The indented text is encoded from the value itself, not from the compact text parsed again, and written in
+    pieces of about ``_WRITE_CHUNK`` characters: its memory is the text (orjson) or one piece (the standard
+    library's encoder, streamed), not the whole text twice plus a second copy of the value and a list of every
+    token and line (`derive` printing 345,000 content parts peaked at 551 MB and 2.9 s that way; issue 25)."""
+    text = _json(value)  # first: a value JSON cannot carry (1e400 read as infinity) is refused before any output
+    form = _pretty_form(value) if pretty else "compact"
+    if form == "compact":
+        out.write(text + "\n")
+        return
+    del text
+    if form == "orjson":
         try:
-            text = json_text.escape_surrogates(json.dumps(json.loads(text), ensure_ascii=False, indent=2))
-        except (RecursionError, ValueError):  # very deep payloads, integers of 4,300+ digits: keep the compact form
-            pass
-    out.write(text + "\n")
+            indented = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # lone surrogates, integers past 64 bits: the standard library's encoder
+        else:
+            start = 0
+            while start < len(indented):  # decoded a piece at a time, each ending on a character boundary
+                end = min(start + _WRITE_CHUNK, len(indented))
+                while end < len(indented) and indented[end] & 0xC0 == 0x80:
+                    end -= 1
+                out.write(indented[start:end].decode("utf-8"))
+                start = end
+            return
+    pieces: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(value):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= _WRITE_CHUNK:
+            out.write(json_text.escape_surrogates("".join(pieces)))
+            pieces, size = [], 0
+    out.write(json_text.escape_surrogates("".join(pieces)) + "\n")
 
 
 def _first_errors(findings: list[Finding]) -> str:
@@ -450,6 +512,8 @@ class Repair:
         # a log its load path cannot seed (SEED-*) is refused with FILE's located findings (DEC-22), not with the
         # unwritten result's
         _load_view(log, revision, io.StringIO(), "repair")
+        # the reference reads the log again below: one parsed copy of it at a time, not two (issue 25)
+        log.events, log.event_lines, log.event_pointers = [], [], []
         # A loader reads nothing past the line it stops at (a crash tail: it cuts there), so the reference reads
         # the log up to there: a tail of a hundred million blank lines is not read again, line by line.
         stop = None if log.stopped_at_line is None else _line_start(unit.data, log.stopped_at_line)
@@ -462,12 +526,14 @@ class Repair:
             content = data[:keep] + (compress_frame(frame) if frame else b"")
             logical: bytes | None = b"".join(_guard(lambda: decode_frames(content)).plaintexts)
             kept, cut = len(compressed.events), len(data) - keep
+            del compressed  # (the output's load check below parses it again: one parsed copy at a time)
         else:
             artifact = _read_artifact(unit.data if stop is None else unit.data[:stop])
             closers = interrupted_turn_closers(_as_loaded(log, revision, artifact.events), revision)
             content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
             logical = None
             kept, cut = len(artifact.events), len(data) - artifact.truncate_offset
+            del artifact
         _write_output(target, content, out, err, f"{kept} events kept, {cut} torn byte(s) cut, "
                       f"{len(closers)} closer(s) appended", revision, logical)
         return 0
@@ -582,17 +648,25 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
         events = log.events
         _require_clean(log)
         header = None
+        revision = _revision(args, log, err, unit)
     else:
         _refuse_unloadable(log, _revision(args, log, io.StringIO(), unit))  # located, before reading it again
+        revision = _revision(args, log, err, unit)
+        # one parsed copy of the log at a time (issue 25): the checker's events go before the reference reads it
+        log.events, log.event_lines, log.event_pointers = [], [], []
         artifact = _read_artifact(unit.data)
         events, header = artifact.events, artifact.header_line
-    revision = _revision(args, log, err, unit)
+        del artifact
     body = encode_records(events, pack=pack)
+    count = len(events)
+    del events
+    log.events = []  # (and before the output's load check parses what is written)
     # the header as the reader of the log's revision reads it (its keys: a subagent's origin, agentPreset)
     line = header_line(header_from_line(header, revision), revision) if header else None
     content = (json_text.dumps(line).encode("utf-8") + b"\n" if line else b"") + body
     records = body.count(b"\n")
-    _write_output(args.output, content, out, err, f"{len(events)} events in {records} records", revision)
+    del body
+    _write_output(args.output, content, out, err, f"{count} events in {records} records", revision)
     return 0
 
 

@@ -155,3 +155,26 @@ def run_full_disk(argv: Sequence[str], file_bytes: int) -> subprocess.CompletedP
 
     return subprocess.run([sys.executable, "-c", "from sessionspec.cli import main; main()", *argv], capture_output=True, text=True,
                           preexec_fn=limits, timeout=4 * CPU_SECONDS, check=False)
+
+
+def measure(argv: Sequence[str], cwd: str | None = None, *, modes_bind: bool = False) -> dict[str, Any]:
+    """``sessionspec ARGV`` in a child of its own under the hostile limits: its exit code, stdout, stderr, peak
+    resident set size (``rss_kb``, KiB, from ``wait4``: this child alone) and CPU seconds (user + system). The
+    exit code is 128 + the signal when a limit killed it (SIGXCPU, SIGKILL), so a runaway is a result here."""
+    def limits() -> None:
+        if modes_bind:
+            respect_modes()
+        _limits()
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen([sys.executable, "-c", "from sessionspec.cli import main; main()", *argv], cwd=cwd,
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                 preexec_fn=limits)  # noqa: PLW1509  (the test process starts no threads)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        code = child.returncode if child.returncode >= 0 else 128 - child.returncode
+        return {"argv": list(argv), "code": code, "out": out.read().decode("utf-8", "replace"),
+                "err": err.read().decode("utf-8", "replace"), "rss_kb": usage.ru_maxrss,
+                "cpu": usage.ru_utime + usage.ru_stime}

@@ -14,7 +14,7 @@ import zstandard
 from hostile_limits import run_limited
 from sessionspec.reference.jsonl import encode_records
 from sessionspec.reference.sqlite_store import SqliteStore
-from sessionspec.reference.zstd_frames import BUDGET_FLOOR, compress_frame
+from sessionspec.reference.zstd_frames import BUDGET_FLOOR, VALUE_FLOOR, compress_frame
 from storage_fixtures import HEADER, header_bytes, one_turn, open_turn
 
 #: blank lines inside the committed region: within the plaintext budget, ~100 M lines (one list slot each was 800 MB)
@@ -168,3 +168,84 @@ def test_the_values_a_plaintext_parses_to_are_budgeted_before_parsing(value_bomb
         assert "ZSTD_TOO_MANY_VALUES" in text and f"value budget of {VALUE_FLOOR}" in text, text[-2000:]
         assert str(source) in text and ("line 3" in text if form == "zstd" else "seq 1" in text), text[-2000:]
     assert not out.exists()
+
+
+#: what a command may hold per value mark of the budget, above a bare run: the parsed values themselves (the
+#: costliest shape found, a content part per 3 marks, is 150-210 bytes a mark), one copy at a time
+BYTES_PER_MARK = 220
+#: a command's own cost on a log of one turn, with room for the interpreter and the loaded schemas
+BASE_KB = 100 << 10
+
+
+def parts_bomb(folder: Path, scale: int = 1) -> Path:
+    """A zstd artifact whose user message holds content parts ``{"type":"text","text":"a"}`` up to ``scale`` x the
+    value budget's floor (3 marks each), padded with incompressible text so the file is big enough for its budget:
+    within every budget, the most memory per byte of budget found."""
+    from sessionspec.reference.zstd_frames import VALUE_FLOOR, value_budget, value_marks
+
+    events = one_turn()
+    parts: list[dict[str, str]] = [{"type": "text", "text": "a"}] * ((scale * VALUE_FLOOR - 2000) // 3)
+    if scale > 1:
+        import base64
+        import random
+
+        noise = random.Random(25).randbytes(scale * (VALUE_FLOOR // 8) + 8192)
+        parts.append({"type": "text", "text": base64.b64encode(noise).decode()})
+    events[1]["data"]["content"] = parts
+    body = encode_records(events)
+    path = folder / f"parts{scale}.jsonl.zstd"
+    path.write_bytes(compress_frame(header_bytes()) + zstandard.ZstdCompressor(write_checksum=True).compress(body))
+    assert value_marks(body) <= value_budget(path.stat().st_size)
+    return path
+
+
+@pytest.mark.parametrize("command", ["validate", "header", "stats", "derive", "fold", "repair", "pack", "unpack"])
+def test_memory_follows_the_value_budget_not_the_values(command: str, tmp_path: Path) -> None:
+    """At the value budget's floor (1,048,576 marks, a 1.3 KB artifact of 345,000 content parts) every command
+    peaks within BASE_KB + BYTES_PER_MARK per mark of the budget (330 MB): `derive` printed them at 552 MB (the
+    indented text made from the compact text parsed again), `repair`, `pack` and `unpack` at 460 MB (the checker's
+    events and the reference's alive together); the budget grows with the file (8 marks a byte), and memory with
+    it, by the same bound (`hostile_campaign.py` measures 4x)."""
+    from hostile_limits import measure
+    from sessionspec.reference.zstd_frames import value_budget
+
+    source = parts_bomb(tmp_path)
+    argv = [command, str(source)] + (["-o", str(tmp_path / "out.jsonl.zstd")] if command in ("repair", "pack",
+                                                                                              "unpack") else [])
+    result = measure(argv)
+    assert result["code"] == 0, result
+    bound = BASE_KB + BYTES_PER_MARK * value_budget(source.stat().st_size) // 1024
+    assert result["rss_kb"] < bound, (result["rss_kb"], bound)
+    if command == "derive":
+        messages = json.loads(result["out"])
+        assert len(messages[0]["content"]) == (VALUE_FLOOR - 2000) // 3
+
+
+@pytest.mark.parametrize("value", [
+    [{"t": "é😀" * 50, "n": [1, None, True, -(2**63)]}] * 3,  # orjson's form; pieces end on character boundaries
+    [{"t": "é\udfff", "f": 1.5e16, "z": -0.0}],  # floats, a lone surrogate: the standard library's, streamed
+    [2**70, {}], [[[]]], "x", 5,
+    [[[]]] * 2 + [json.loads("[" * 300 + "]" * 300)],  # too deep to indent: compact
+    [10**4100],  # within the int-to-text limit (4,300 digits): indented
+    [10**4400],  # past it: compact
+], ids=["orjson", "stream", "big-int", "empty", "str", "int", "deep", "long-int", "huge-int"])
+def test_the_indented_dump_is_the_standard_librarys_in_pieces(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_dump` writes what `json.dumps(indent=2)` of the compact text parsed again wrote (surrogates escaped), in
+    pieces of `_WRITE_CHUNK` characters (7 here, so multi-byte characters straddle them), or the compact text
+    where that could not be written."""
+    import io
+
+    from sessionspec import inspect_cmds
+    from sessionspec.reference import json_text
+
+    monkeypatch.setattr(inspect_cmds, "_WRITE_CHUNK", 7)
+    out = io.StringIO()
+    inspect_cmds._dump(value, out)
+    text = json_text.dumps(value)
+    try:
+        expected = json_text.escape_surrogates(json.dumps(json.loads(text), ensure_ascii=False, indent=2))
+    except (RecursionError, ValueError):
+        expected = text
+    if value == [[[]]] * 2 + [json.loads("[" * 300 + "]" * 300)]:
+        expected = text  # (the standard library indents 300 levels; the streamed form stops at 200: compact)
+    assert out.getvalue() == expected + "\n"
