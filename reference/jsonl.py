@@ -220,9 +220,9 @@ class Artifact:
     (the header is line 1).
     """
 
-    header: dict[str, Any]
-    header_line: dict[str, Any]
-    events: list[dict[str, Any]]
+    header: dict[str, JsonValue]
+    header_line: dict[str, JsonValue]
+    events: list[dict[str, JsonValue]]
     size: int
     truncate_offset: int
     #: file line of the last line holding a ``turn/end`` (the end of the committed region), if any
@@ -409,9 +409,9 @@ class LoadedArtifact:
     JSONL-12) and what repair did."""
 
     session: Session | None
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
-    closers: list[dict[str, Any]]
+    header: dict[str, JsonValue]
+    events: list[dict[str, JsonValue]]
+    closers: list[dict[str, JsonValue]]
     #: bytes of torn tail that were (or, when not durable, would be) truncated
     truncated_bytes: int
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec.errors import CompressedArtifactError, JsonlError
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .atomic import write_atomic
 from .jsonl import (
@@ -130,9 +130,9 @@ class CompressedArtifact:
     complete frames' plaintext (the same ``Artifact`` the raw reader makes).
     """
 
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
-    recovered: list[dict[str, Any]]
+    header: dict[str, JsonValue]
+    events: list[dict[str, JsonValue]]
+    recovered: list[dict[str, JsonValue]]
     decoded: DecodedFrames
     logical: Artifact
 

@@ -414,8 +414,8 @@ class StoredSession:
     preserved; ``torn_rows`` counts those rows.
     """
 
-    header: dict[str, Any]
-    events: list[dict[str, Any]]
+    header: dict[str, JsonValue]
+    events: list[dict[str, JsonValue]]
     rows: int
     torn_from: int | None
     torn_rows: int = 0
