@@ -964,6 +964,7 @@ class PersistenceMachine(Differential):
         self.live_log = gen.build_log(draw, max_events=12)
         self.live_sent = 0  # events of ``live_log`` appended live so far
         self.live_open = False  # whether the live scenario's backend is still attached
+        self.live_unsettled = False  # an event appended live that no resolved barrier has written since
         self._run([{"do": "create", "header": {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/work"}}])
 
     def _run(self, steps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1141,7 +1142,12 @@ class PersistenceMachine(Differential):
         elif kind == "flush-during-dispose":
             steps += [{"do": "flush", "id": "l", "async": "f"}, {"do": "dispose"}, {"do": "await", "promise": "f"}]
             self.live_open = False
-        steps.append({"do": "stored"})
+        # Where writes between barriers are eager (liveWrites, LIVE-2: at 2f74ac98ba), what a fresh reader sees
+        # of an event no barrier has written yet is a scheduling choice: read only when every append is settled.
+        if not (gen.RULES.live_writes_eager and (self.live_unsettled or kind in ("append", "deep"))):
+            steps.append({"do": "stored"})
+        if not steps:
+            return
         self.live_steps += steps
         reply = self.send("persistence.live", "live", {"backend": self.backend, "steps": self.live_steps},
                           needs=[_BACKEND_CAPABILITY[self.backend]])
@@ -1149,6 +1155,10 @@ class PersistenceMachine(Differential):
             raise ReferenceBroke(f"the reference refused a live scenario: {reply}")
         for step, entry in zip(steps, reply["result"]["trace"][-len(steps):], strict=True):
             self._behaviour("persistence.live", step, entry)
+            if step["do"] == "append":
+                self.live_unsettled = True
+            elif step["do"] in ("flush", "dispose", "await") and "ok" in entry:
+                self.live_unsettled = False  # a resolved barrier wrote every event committed before it (LIVE-1)
 
 
 def _multi_block_frame(draw: gen.Draw, plaintext: bytes) -> bytes:
