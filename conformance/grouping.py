@@ -36,6 +36,11 @@ def _difference_key(d: Difference) -> str:
     return f"{_leaf(d.pointer)}: {d.kind}{offset}"
 
 
+def _requirement_order(req: str) -> tuple[str, int, str]:
+    family, _, number = req.partition("-")
+    return (family, int(number) if number.isdigit() else 0, req)
+
+
 def cause_key(r: CaseResult) -> str:
     """A readable key that failures of one cause share."""
     if r.crash is not None:
@@ -59,7 +64,8 @@ class FailureGroup:
 
     @property
     def requirements(self) -> list[str]:
-        return sorted({req for r in self.results for req in r.case.requirements})
+        """The requirements of the group's cases in reading order (REPAIR-2 before REPAIR-10)."""
+        return sorted({req for r in self.results for req in r.case.requirements}, key=_requirement_order)
 
     @property
     def ops(self) -> list[str]:

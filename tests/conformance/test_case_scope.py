@@ -193,3 +193,14 @@ def test_a_serde_json_style_adapter_that_declares_its_limits_has_no_errored_case
     assert counts["--serde-undeclared"]["errored"] >= 5
     assert counts["--serde-limits"]["errored"] == 0 and counts["--serde-limits"]["failed"] == 0
     assert counts["--serde-limits"]["skipped"] == counts["--serde-undeclared"]["errored"]
+
+
+def test_a_group_lists_its_requirements_in_reading_order():
+    from sessionspec.conformance.grouping import FailureGroup
+    from sessionspec.conformance.results import CaseResult
+
+    picked = [c for c in CORPUS if {"REPAIR-2", "REPAIR-10"} & set(c.requirements)]
+    group = FailureGroup("x", tuple(CaseResult(case=c, outcome="failed") for c in picked))
+    order = group.requirements
+    assert "REPAIR-2" in order and "REPAIR-10" in order
+    assert order.index("REPAIR-2") < order.index("REPAIR-10")
