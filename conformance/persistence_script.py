@@ -195,9 +195,9 @@ def stale_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str,
             if key in fresh:
                 if not fresh[key]:
                     stale[index] = session
-            elif ok or code in _AFTER_ADOPTION:  # adopted as a load does: its repair may write
-                if session in torn or count.get(session) is None:
-                    changed(session, writer)
+            elif ok or code in _AFTER_ADOPTION:  # adopted as a load does: its repair may write (cut a torn
+                changed(session, writer)  # tail, close an open turn), which no trace entry shows
+                count[session] = None
                 torn.discard(session)
                 fresh[key] = True
             if ok:

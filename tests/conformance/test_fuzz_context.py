@@ -81,6 +81,17 @@ def test_a_view_goes_stale_when_the_stored_log_changes_behind_it(fault: dict[str
     assert context[0] == "do:append" and (STALE_VIEW in context) is stale
 
 
+def test_an_adoption_that_closes_an_open_turn_leaves_the_other_writer_stale() -> None:
+    """The second backend's adoption writes the open turn's closers even when its batch is then refused: the
+    first backend's next append is a stale one (its cursor does not count the closers)."""
+    steps = [{"do": "create", "header": HEADER}, {"do": "append", "id": "s1", "events": TURN[:1]},
+             {"do": "append", "id": "s1", "events": [{**TURN[0], "seq": 1}], "writer": "second"},
+             {"do": "append", "id": "s1", "events": [{**TURN[1], "seq": 1}]}]
+    trace = _reference_trace({"backend": "jsonl", "steps": steps})["result"]["trace"]
+    assert trace[2]["rejected"]["code"] == "PERSIST_SEQ_CONTINUE"  # the closer took seq 1
+    assert stale_steps(steps, trace) == {3: "s1"}
+
+
 def test_a_crash_leaves_its_own_writer_stale() -> None:
     """The crash step's torn tail is written behind the writer's cursor: its next append is a stale one."""
     steps = [{"do": "create", "header": HEADER}, {"do": "crash", "id": "s1", "events": TURN},
