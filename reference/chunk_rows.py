@@ -433,7 +433,7 @@ def decode_storage_record(value: JsonValue) -> list[Any]:
     return [value] if row is None else expand_row(value, row)  # type: ignore[arg-type]  # a spec only for a row object
 
 
-def decode_storage_records(values: Iterable[JsonValue]) -> list[Any]:
+def decode_storage_records(values: Iterable[JsonValue]) -> list[JsonValue]:
     """Concatenated :func:`decode_storage_record` of several records.
 
     A bulk build of acyclic values, so the cyclic GC is paused meanwhile

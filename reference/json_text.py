@@ -392,7 +392,7 @@ def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = 
     return _Parser(text, on_anomaly, infinity).parse()
 
 
-def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[Any, list[str]]:
+def loads_with_duplicates(text: str | bytes | bytearray | memoryview) -> tuple[JsonValue, list[str]]:
     """Like :func:`loads`, also returning the JSON pointers of repeated object keys.
 
     The last occurrence wins (as in :func:`loads`); validators report the

@@ -755,7 +755,7 @@ class SqliteStore:
         """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
         return self._query(self.layout.select_events, (session_id,))
 
-    def decode_row(self, row: Sequence[object]) -> list[dict[str, Any]] | None:
+    def decode_row(self, row: Sequence[object]) -> list[dict[str, JsonValue]] | None:
         """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget;
         ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
         try:
