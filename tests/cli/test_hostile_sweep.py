@@ -147,8 +147,13 @@ def _zstd(folder: Path, name: str, body: bytes, frames: int = 1) -> Path:
 
 @pytest.fixture(scope="module")
 def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("hostile")
-    base = write_db(tmp_path_factory.mktemp("base") / "base.db", [one_turn()])
+    return make_hostile_files(tmp_path_factory.mktemp("hostile"), tmp_path_factory.mktemp("base"))
+
+
+def make_hostile_files(folder: Path, scratch: Path) -> dict[str, Path]:
+    """Every hostile file of the sweep, by kind, in ``folder`` (with the benign ``crashed.jsonl`` the other
+    arguments take); ``scratch`` holds the store they are crafted from (also `hostile_campaign.py`'s corpus)."""
+    base = write_db(scratch / "base.db", [one_turn()])
     files = {name: _store(folder, name, statements, base) for name, statements in CRAFTS.items()}
     events = one_turn()
     head, tail = encode_records(events[:5]), encode_records(events[5:])
