@@ -6,7 +6,8 @@ alternate, so machine load hits both alike. Each process opens the log once (unt
 every operation once untimed, then ``--inner`` timed runs; the figure is the minimum CPU time
 of an operation over all runs of a side, and the ratio is new/old.
 
-    python bench/bench_ops_versus.py --baseline REV [--new REV] [--runs 3] [--inner 3] [--ops load,append,fold,pack] FILE
+    python bench/bench_ops_versus.py --baseline REV [--new REV] [--runs 3] [--inner 3] [--ops load,append,fold,pack]
+                                     [--revision b150a551b8] FILE
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import gc, json, sys, time
 sys.path.insert(0, TREE)
 sys.path.insert(0, BENCH)
 from bench_reference import PythonLog
-log = PythonLog(__import__("pathlib").Path(FILE))
+log = PythonLog(__import__("pathlib").Path(FILE), revision=REVISION)
 best = {}
 for op in OPS:
     log.run(op)
@@ -40,8 +41,9 @@ print(json.dumps(best))
 """
 
 
-def _run(tree: Path, path: str, ops: list[str], inner: int) -> dict[str, float]:
+def _run(tree: Path, path: str, ops: list[str], inner: int, revision: str | None = None) -> dict[str, float]:
     code = (_CHILD.replace("TREE", repr(str(tree))).replace("BENCH", repr(str(ROOT / "bench")))
+            .replace("REVISION", repr(revision))
             .replace("FILE", repr(path)).replace("OPS", repr(ops)).replace("INNER", str(inner)))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                           env={**os.environ, "PYTHONPATH": ""})
@@ -57,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="processes per side (alternating)")
     parser.add_argument("--inner", type=int, default=3, help="timed runs per operation and process")
     parser.add_argument("--ops", default="load,seed,append,fold,pack,unpack", help="comma-separated operations")
+    parser.add_argument("--revision", help="the format revision the session operations run at (default: the pinned one)")
     parser.add_argument("file", help="a JSONL artifact (bench/gen_logs.py)")
     args = parser.parse_args(argv)
     ops = args.ops.split(",")
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         best: dict[str, dict[str, float]] = {"old": {}, "new": {}}
         for _ in range(args.runs):
             for side in ("old", "new"):
-                for op, cpu in _run(trees[side], args.file, ops, args.inner).items():
+                for op, cpu in _run(trees[side], args.file, ops, args.inner, args.revision).items():
                     best[side][op] = min(best[side].get(op, 1e9), cpu)
     print(f"file: {args.file}; baseline {args.baseline}; new {args.new or 'working tree'}; CPU min of {args.runs * args.inner} runs per side")
     for op in ops:

@@ -76,10 +76,12 @@ class PythonLog:
     ``derive-repeat`` from the same session), ``meta`` what was computed.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, revision: str | None = None) -> None:
         from sessionspec.reference import decode_storage_records
 
         self.path = path
+        #: the format revision the session operations run at (None: the pinned default)
+        self.revision = revision
         header_line, self.records = load_records(path)
         self.events: list[Any] = decode_storage_records(self.records)
         self.session_id: str = header_line["id"]
@@ -129,7 +131,8 @@ class PythonLog:
     def op_load(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
         from sessionspec.reference.jsonl import load_artifact
 
-        times, loaded = self._time(op, lambda: load_artifact(self.path, self.session_id, durable=False, seed=True))
+        times, loaded = self._time(op, lambda: load_artifact(self.path, self.session_id, durable=False, seed=True,
+                                                                     revision=self.revision))
         return times, {"events": loaded.session.seq}
 
     def op_validate(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
@@ -147,7 +150,7 @@ class PythonLog:
         from sessionspec.reference import Session
 
         start = _perf()
-        session = Session(self.session_id, self.events)
+        session = Session(self.session_id, self.events, revision=self.revision)
         t_seed = _perf() - start
         if self._collect:
             gc.collect()
@@ -167,7 +170,7 @@ class PythonLog:
         args = self.args
 
         def append_all() -> int:
-            session = Session(self.session_id)
+            session = Session(self.session_id, revision=self.revision)
             append = session.append
             for etype, data, intent in args:
                 append(etype, data, intent)
@@ -178,7 +181,7 @@ class PythonLog:
     def op_fold(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
         from sessionspec.reference import fold_surface
 
-        times, folded = self._time(op, lambda: fold_surface(self.events))
+        times, folded = self._time(op, lambda: fold_surface(self.events, self.revision))
         return times, {"nodes": len(folded["nodes"]), "replaces": len(folded["replacements"])}
 
     def op_pack(self, op: str) -> tuple[dict[str, float], dict[str, Any]]:
