@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 
 from sessionspec.spec import FORMAT
@@ -205,6 +205,17 @@ def gc_paused(long_lived: bool = False) -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
+
+
+def is_object(value: object) -> bool:
+    """``isinstance(value, Mapping)``, the exact classes decided first: the load and seed paths ask it of every
+    record and payload, and an ABC's ``isinstance`` runs Python code (``abc.ABCMeta.__instancecheck__``)."""
+    cls = value.__class__
+    if cls is dict or cls is FrozenDict:
+        return True
+    if value is None or cls is str or cls is list or cls is int or cls is FrozenList:
+        return False
+    return isinstance(value, Mapping)
 
 
 def is_safe_int(value: object) -> bool:

@@ -20,7 +20,7 @@ from sessionspec.spec.revisions import Revision, resolve_revision
 from sessionspec.spec.schema_types import JsonValue
 
 from .finding import Finding
-from .json_value import FrozenDict, FrozenList, freeze_json_value
+from .json_value import FrozenDict, FrozenList, freeze_json_value, is_object
 from .upgrade import LoadUpgrade
 
 __all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "RevisionLike", "Rules", "revision_of", "rules_for"]
@@ -38,7 +38,7 @@ def _frozen(value: Any) -> Any:
 
 def has_provider_model(value: JsonValue) -> bool:
     """Whether an object carries non-empty string ``provider`` and ``model``."""
-    if not isinstance(value, Mapping):
+    if not is_object(value):
         return False
     provider = value.get("provider")
     model = value.get("model")
@@ -92,7 +92,7 @@ class MessageShape:
 
 def _content_blocks(content: Any) -> list[Any]:
     if isinstance(content, (list, FrozenList)):
-        return [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool-call"]
+        return [b for b in content if is_object(b) and b.get("type") == "tool-call"]
     return []
 
 
@@ -101,7 +101,7 @@ def _spread(data: Any, drop: str | None = None) -> dict[str, Any]:
 
     Strings and lists spread into index keys, other scalars into nothing.
     """
-    if isinstance(data, Mapping):
+    if is_object(data):
         return {k: v for k, v in data.items() if k != drop}
     if type(data) is str or isinstance(data, (list, FrozenList)):
         return {str(i): v for i, v in enumerate(data) if str(i) != drop}
@@ -115,24 +115,24 @@ class FlatMessages(MessageShape):
     seed_types = frozenset({"assistant/message"})
 
     def tool_calls(self, data: Any) -> list[Any]:
-        return _content_blocks(data.get("content")) if isinstance(data, Mapping) else []
+        return _content_blocks(data.get("content")) if is_object(data) else []
 
     def result_call_id(self, data: Any, default: Any = None) -> Any:
-        return data.get("callId", default) if isinstance(data, Mapping) else default
+        return data.get("callId", default) if is_object(data) else default
 
     def result_is_error(self, data: Any, default: Any = None) -> Any:
-        return data.get("isError", default) if isinstance(data, Mapping) else default
+        return data.get("isError", default) if is_object(data) else default
 
     def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
         etype = event.get("type")
         data = event.get("data")
         if etype == "user/message" or etype == "steering/message":
-            content = data.get("content", _MISSING) if isinstance(data, Mapping) else _MISSING
+            content = data.get("content", _MISSING) if is_object(data) else _MISSING
             if content is _MISSING:
                 return FrozenDict({"role": "user"})
             return FrozenDict({"role": "user", "content": _frozen(content)})
         if etype == "assistant/message":
-            if not isinstance(data, Mapping):
+            if not is_object(data):
                 return None
             content = data.get("content", _MISSING)
             if content is _MISSING or (type(content) in (list, FrozenList, str) and len(content) == 0):
@@ -143,7 +143,7 @@ class FlatMessages(MessageShape):
                 message["provenance"] = _frozen(provenance)
             return FrozenDict(message)
         if etype == "tool/result":
-            if not isinstance(data, Mapping):
+            if not is_object(data):
                 data = {}
             part: dict[str, Any] = {"type": "tool-result"}
             for source_key, key in (("callId", "toolCallId"), ("content", "content"), ("isError", "isError")):
@@ -162,8 +162,8 @@ class FlatMessages(MessageShape):
 
     def seed_problem(self, etype: str, data: Any) -> Finding | None:
         # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
-        if etype in self.seed_types and isinstance(data, (Mapping, list, FrozenList)):
-            provenance = data.get("provenance") if isinstance(data, Mapping) else None
+        if etype in self.seed_types and (is_object(data) or isinstance(data, (list, FrozenList))):
+            provenance = data.get("provenance") if is_object(data) else None
             if not has_provider_model(provenance):
                 return Finding("SEED_PROVENANCE", "SEED-6", "is an assistant/message that lacks provider/model provenance")
         return None
@@ -179,29 +179,29 @@ class IdentifiedMessages(MessageShape):
     def _message(etype: Any, data: Any) -> Any:
         if etype == "user/message":
             return data
-        return data.get("message", _MISSING) if isinstance(data, Mapping) else _MISSING
+        return data.get("message", _MISSING) if is_object(data) else _MISSING
 
     def tool_calls(self, data: Any) -> list[Any]:
         message = self._message("assistant/message", data)
-        return _content_blocks(message.get("content")) if isinstance(message, Mapping) else []
+        return _content_blocks(message.get("content")) if is_object(message) else []
 
     def result_call_id(self, data: Any, default: Any = None) -> Any:
         message = self._message("tool/result", data)
-        source = message.get("source") if isinstance(message, Mapping) else None
-        return source.get("callId", default) if isinstance(source, Mapping) else default
+        source = message.get("source") if is_object(message) else None
+        return source.get("callId", default) if is_object(source) else default
 
     def result_is_error(self, data: Any, default: Any = None) -> Any:
         message = self._message("tool/result", data)
-        content = message.get("content") if isinstance(message, Mapping) else None
+        content = message.get("content") if is_object(message) else None
         block = content[0] if isinstance(content, (list, FrozenList)) and content else None
-        return block.get("isError", default) if isinstance(block, Mapping) else default
+        return block.get("isError", default) if is_object(block) else default
 
     def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
         etype = event.get("type")
         if etype not in ("user/message", "assistant/message", "tool/result"):
             return None
         message = self._message(etype, event.get("data"))
-        if not isinstance(message, Mapping):
+        if not is_object(message):
             return None  # only an unvalidated live append can get here (APPEND-15)
         if etype == "assistant/message":
             content = message.get("content", _MISSING)
@@ -211,8 +211,8 @@ class IdentifiedMessages(MessageShape):
 
     def rewrite_key(self, data: Any) -> Any:
         rest = _spread(data)
-        message = data.get("message") if isinstance(data, Mapping) else None
-        content = message.get("content") if isinstance(message, Mapping) else None
+        message = data.get("message") if is_object(data) else None
+        content = message.get("content") if is_object(message) else None
         first = content[0] if isinstance(content, (list, FrozenList)) and content else None
         rest["message"] = {**_spread(message, "content"), "content": [{**_spread(first, "content"), "content": None}]}
         return rest
@@ -235,13 +235,13 @@ class IdentifiedMessages(MessageShape):
         def bad(what: str) -> Finding:
             return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} whose {what}")
 
-        if not isinstance(message, Mapping) or not _nonempty_str(message.get("id")):
+        if not is_object(message) or not _nonempty_str(message.get("id")):
             return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} that lacks an identified message")
         role = "assistant" if etype == "assistant/message" else "user"
         if message.get("role") != role:
             return bad(f'message must have role "{role}"')
         source = message.get("source")
-        if not isinstance(source, Mapping) or not _nonempty_str(source.get("kind")):
+        if not is_object(source) or not _nonempty_str(source.get("kind")):
             return bad("message has an invalid source")
         content = message.get("content")
         if not isinstance(content, (list, FrozenList)):
@@ -255,7 +255,7 @@ class IdentifiedMessages(MessageShape):
             if source.get("kind") != "tool" or not _nonempty_str(call_id):
                 return bad("message must have a tool source")
             block = content[0] if len(content) == 1 else None
-            if (not isinstance(block, Mapping) or block.get("type") != "tool-result"
+            if (not is_object(block) or block.get("type") != "tool-result"
                     or not isinstance(block.get("content"), (list, FrozenList))):
                 return bad("message must contain one tool-result block")
             if block.get("toolCallId") != call_id:

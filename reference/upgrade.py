@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from sessionspec.spec.errors import JsonlError, SeedError
 
 from .finding import Finding
-from .json_value import is_safe_int
+from .json_value import is_object, is_safe_int
 
 
 class MessageChecks(Protocol):
@@ -38,7 +38,7 @@ __all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_erro
 
 def _record(value: Any) -> Mapping[str, Any] | None:
     """An object (never an array), as the upgrade reads a payload."""
-    return value if isinstance(value, Mapping) else None
+    return value if is_object(value) else None
 
 
 def _only_keys(record: Mapping[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
@@ -221,7 +221,7 @@ class UpgradeReader:
         Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``, JSONL-14) and ``SeedError`` (SEED-18, SEED-6)
         as the load path does; ``index`` is the record's position, named by a ``SeedError``.
         """
-        if not isinstance(stored, Mapping):
+        if not is_object(stored):
             return stored
         event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
         if event is not stored:
@@ -276,7 +276,7 @@ def _seq(event: Mapping[str, Any]) -> int | None:
 
 def is_refused_type(event: Any, known: frozenset[str]) -> bool:
     """JSONL-15's test of one record: its type is not in ``known`` and it is not marked ``ignorable: true``."""
-    if not isinstance(event, Mapping):
+    if not is_object(event):
         return False
     etype = event.get("type")
     return not ((type(etype) is str and etype in known) or event.get("ignorable") is True)
