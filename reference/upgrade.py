@@ -165,6 +165,8 @@ class LoadUpgrade:
 
     def _message(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str]) -> Mapping[str, Any]:
         etype = event.get("type")
+        if etype != "user/message" and etype != "assistant/message" and etype != "tool/result":
+            return event  # (decided before reading the payload: most records of a log are chunks)
         data = _record(event.get("data"))
         if data is None:
             return event
