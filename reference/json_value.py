@@ -33,7 +33,7 @@ import contextlib
 import gc
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeGuard
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonValueError
@@ -207,7 +207,7 @@ def gc_paused(long_lived: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def is_object(value: object) -> bool:
+def is_object(value: object) -> TypeGuard[Mapping[Any, Any]]:
     """``isinstance(value, Mapping)``, the exact classes decided first: the load and seed paths ask it of every
     record and payload, and an ABC's ``isinstance`` runs Python code (``abc.ABCMeta.__instancecheck__``)."""
     cls = value.__class__
