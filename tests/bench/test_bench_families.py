@@ -48,7 +48,7 @@ def test_report_names_the_worst_family(families: Any) -> None:
               "groups": 1, "line_fallbacks": 0} for f, v in (("mix", 0.15), ("chat", 0.3))]
     ops = [{"family": f, "op": "fold", "py-pinned_cpu": p, "node_cpu": 1.0, "py-pinned_ratio": p}
            for f, p in (("mix", 0.5), ("tools", 1.5))]
-    args = argparse.Namespace(events=10, runs=1)
+    args = argparse.Namespace(events=10, runs=1, ops="fold")
     text = families.render(files, ops, args, (1.0, 1.0, 1.0), 0.1)
     assert "| validate, whole process / parse-only, <= 2.0 (moonshot 1.5) | chat pinned lines | 3.00x | **not met** |" in text
     assert "| fold, reference / package, <= 1.0 | tools (py-pinned) | 1.50x | **not met** |" in text
