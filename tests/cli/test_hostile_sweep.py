@@ -192,6 +192,13 @@ def _check(results: list[dict[str, Any]], named: str, codes: tuple[int, ...] = (
         assert named in text, (result["argv"], named, text[-1500:])  # located: names what it refuses
 
 
+#: the commands that read a log, and the code they refuse each hostile file with (a crafted store's layout: SQLITE_LAYOUT)
+LOG_COMMANDS = {"validate", "header", "stats", "derive", "fold", "repair", "pack", "unpack"}
+FILE_CODES = {"schema-not-utf8": "SQLITE_NOT_DATABASE", "sqlite-huge-values": "ZSTD_TOO_MANY_VALUES",
+              "zstd-blank-lines": "ZSTD_TOO_MANY_VALUES", "zstd-huge-array": "ZSTD_TOO_MANY_VALUES",
+              "zstd-huge-string": "JSONL_CORRUPT", "zstd-many-frames": "JSONL_CORRUPT", "not-text": "JSONL_BAD_HEADER"}
+
+
 @pytest.mark.parametrize("kind", [*sorted(CRAFTS), "zstd-blank-lines", "zstd-huge-array", "zstd-huge-string",
                                   "zstd-many-frames", "sqlite-huge-values", "not-text"])
 def test_every_command_on_a_hostile_file(kind: str, hostile_files: dict[str, Path], tmp_path: Path) -> None:
@@ -200,6 +207,12 @@ def test_every_command_on_a_hostile_file(kind: str, hostile_files: dict[str, Pat
     before = _digests(source.parent)
     results = run_each(_sweep("input", str(source), tmp_path))
     _check(results, source.name)
+    # the commands that read it as a log refuse it for what it is, not for something on the way there
+    code = FILE_CODES.get(kind, "SQLITE_LAYOUT")
+    logs = [r for r in results if r["argv"][0] in LOG_COMMANDS]
+    assert len(logs) == len(LOG_COMMANDS)
+    for result in logs:
+        assert code in result["out"] + result["err"], (result["argv"], code, (result["out"] + result["err"])[-1500:])
     assert _digests(source.parent) == before  # inputs are never modified, nothing appears beside them
     assert sorted(os.listdir(tmp_path)) == ["crashed.jsonl"]  # nothing written
 
