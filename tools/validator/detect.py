@@ -194,6 +194,7 @@ class _Detector:
     def __init__(self) -> None:
         self.registered, self.payloads = _tables()
         self.all_revisions = frozenset(known_revisions())
+        self.others = len(self.all_revisions) - 1  # the revisions a revision's content can be beyond
         self.tallies = {r: _Tally() for r in known_revisions()}
         (self.opens, self.closes), self.outside = _outside_turns()
         self.in_turn = False
@@ -211,9 +212,12 @@ class _Detector:
                 self.placed[rid] += 1
         revs = self.registered.get(etype)
         if revs is not None and revs != self.all_revisions:
+            others = self.all_revisions - revs  # they do not register the type: they cannot hold it
             for rid in revs:
-                self.tallies[rid].add(index, etype, where)
-                self.tallies[rid].holds(self.all_revisions - revs, etype, where)  # a type they do not register
+                tally = self.tallies[rid]
+                tally.add(index, etype, where)
+                if not tally.beyond >= others:
+                    tally.holds(others, etype, where)
             return
         checks = self.payloads.get(etype)
         if checks is None:
@@ -225,10 +229,10 @@ class _Detector:
                 tally = self.tallies[rid]
                 tally.add(index, f"{etype} payload of this revision", where)
                 # asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)
-                unknown = [o for o in misfits if o not in tally.beyond]
-                held = [o for o in unknown if _holds_undefined(etype, o, event.get("data"))]
-                if held:
-                    tally.holds(held, f"{etype} (a member only it defines)", where)
+                if len(tally.beyond) < self.others:
+                    held = [o for o in misfits if o not in tally.beyond and _holds_undefined(etype, o, event.get("data"))]
+                    if held:
+                        tally.holds(held, f"{etype} (a member only it defines)", where)
 
     def result(self) -> Detection:
         detection = self._result()
