@@ -19,7 +19,7 @@ or append after an explicit truncation; they never touch other files.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -75,6 +75,7 @@ __all__ = [
     "seed_repaired",
     "session_dir",
     "session_log_path",
+    "unpacked_chunks",
     "version_refusal",
     "write_artifact",
     "write_unpacked",
@@ -311,17 +312,52 @@ def _discard(value: Any) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
+def unpacked_chunks(header: JsonObject | None, records: Iterable[Any], batch: int = 4096,
+                    revision: RevisionLike = None) -> Iterator[bytes]:
+    """The unpacked form of a log, a piece at a time: its header line as the reader of ``revision``
+    reads it (none for ``None``), then every event on its own line (CHUNK-*, JSONL-3).
+
+    ``records`` are stored records (a packed row is expanded ``batch`` members at a time, never whole)
+    or events already read. The one unpack: :func:`write_unpacked` writes the pieces as they come, a
+    whole-log caller joins them; memory is bounded by ``batch`` member events plus one record.
+    """
+    dumps = json_text.dumps_bytes
+    orjson_dumps = orjson.dumps
+    if header is not None:
+        yield dumps(header_line(header_from_line(header, revision), revision)) + b"\n"
+    out = bytearray()
+    for value in records:
+        row = row_spec(value)
+        if row is None:
+            out += dumps(value)
+            out += b"\n"
+            if len(out) >= 1 << 20:  # a piece at a time, not one write per small record
+                yield bytes(out)
+                out.clear()
+            continue
+        for members in expand_row_batches(value, row, batch):
+            for event in members:
+                # built from a validated row: JSON values whose only hazard is a lone surrogate
+                # (orjson refuses it), so the lossless-value walk of dumps_bytes is not needed
+                try:
+                    out += orjson_dumps(event)
+                except orjson.JSONEncodeError:
+                    out += dumps(event)
+                out += b"\n"
+            yield bytes(out)
+            out.clear()
+    if out:
+        yield bytes(out)
+
+
 def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: RevisionLike = None) -> int | None:
     """Write the artifact ``data`` with every event on its own line to ``handle``; the number of events.
 
-    The header line is checked and rewritten as the reader of ``revision`` reads it (its optional members,
-    ``jsonl.headerLineOptionalFields``, and its header keys).
-
-    The same bytes as ``header line + encode_records(read_artifact(data).events, pack=False)``, in memory
-    bounded by the input and ``batch`` member events (a row is expanded ``batch`` members at a time,
-    never whole), for an artifact whose lines are all whole and contiguous. Anything else (holes, gaps,
-    a malformed row, a bad header) returns None before writing anything: the caller then takes
-    :func:`read_artifact`, which decides and reports exactly.
+    :func:`unpacked_chunks` of the artifact's records, streamed from its lines (memory bounded by the
+    input and ``batch`` member events), for an artifact whose header is one and whose lines are all
+    whole and contiguous. Anything else (holes, gaps, a malformed row, a bad header) returns None before
+    writing anything: the caller then reads it with :func:`read_artifact`, which decides and reports
+    exactly, and unpacks the events read.
     """
     lines = data.split(b"\n")
     if len(lines) == 1:
@@ -333,34 +369,13 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
         return None
     if not _is_header_line(parsed_header, revision) or whole_lines(lines, keep=False)[2] != len(lines):
         return None
-    dumps = json_text.dumps_bytes
-    orjson_dumps = orjson.dumps
-    handle.write(dumps(header_line(header_from_line(parsed_header, revision), revision)) + b"\n")
-    events = 0
-    for index in range(1, len(lines)):
-        value = json_text.loads(lines[index])
-        row = row_spec(value)
-        out = bytearray()
-        if row is None:
-            out += dumps(value)
-            out += b"\n"
-            events += 1
-        else:
-            for members in expand_row_batches(value, row, batch):
-                out.clear()
-                for event in members:
-                    # built from a validated row: JSON values whose only hazard is a lone surrogate
-                    # (orjson refuses it), so the lossless-value walk of dumps_bytes is not needed
-                    try:
-                        out += orjson_dumps(event)
-                    except orjson.JSONEncodeError:
-                        out += dumps(event)
-                    out += b"\n"
-                handle.write(out)
-                events += len(members)
-            continue
-        handle.write(out)
-    return events
+    loads = json_text.loads
+    records = (loads(lines[index]) for index in range(1, len(lines)))
+    written = 0
+    for piece in unpacked_chunks(parsed_header, records, batch, revision):
+        handle.write(piece)
+        written += piece.count(b"\n")
+    return written - 1  # (the header line)
 
 
 # ---------------------------------------------------------------- writing

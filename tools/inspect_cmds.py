@@ -32,6 +32,7 @@ from sessionspec.reference.jsonl import (
     header_line,
     read_artifact,
     read_stored,
+    unpacked_chunks,
     write_unpacked,
 )
 from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
@@ -657,15 +658,21 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
         artifact = _read_artifact(unit.data)
         events, header = artifact.events, artifact.header_line
         del artifact
-    body = encode_records(events, pack=pack)
     count = len(events)
-    del events
-    log.events = []  # (and before the output's load check parses what is written)
-    # the header as the reader of the log's revision reads it (its keys: a subagent's origin, agentPreset)
-    line = header_line(header_from_line(header, revision), revision) if header else None
-    content = (json_text.dumps(line).encode("utf-8") + b"\n" if line else b"") + body
-    records = body.count(b"\n")
-    del body
+    if not pack:  # the one unpack (`unpacked_chunks`, which `_unpack_streamed` writes as it comes), collected
+        content = b"".join(unpacked_chunks(header or None, events, UNPACK_BATCH, revision))
+        records = count
+        del events
+        log.events = []  # (and before the output's load check parses what is written)
+    else:
+        body = encode_records(events, pack=True)
+        del events
+        log.events = []  # (and before the output's load check parses what is written)
+        # the header as the reader of the log's revision reads it (its keys: a subagent's origin, agentPreset)
+        line = header_line(header_from_line(header, revision), revision) if header else None
+        content = (json_text.dumps(line).encode("utf-8") + b"\n" if line else b"") + body
+        records = body.count(b"\n")
+        del body
     _write_output(args.output, content, out, err, f"{count} events in {records} records", revision)
     return 0
 

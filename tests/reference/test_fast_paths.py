@@ -4,7 +4,7 @@ Four shortcuts of issues 13 and 14 (docs/benchmarks.md): the JSON reader (msgspe
 else the exact parser), the first-defect reader's step over whole records in place
 (then the line rule of JSONL-5..8 from the first other line), the surface fold (plain
 log-only events are counted, not checked) and the streamed unpack. Each is compared with
-its general path on generated logs, including damaged ones.
+its general path on generated logs, including damaged ones (the unpack, one form, with what it reads back as).
 """
 
 from __future__ import annotations
@@ -230,10 +230,11 @@ def test_fold_that_skips_plain_log_events_agrees_with_checking_every_event(
 
 
 @given(session_logs(), _DAMAGE, st.integers(0, 10_000), st.sampled_from([1, 2, 4096]))
-def test_streamed_unpack_writes_what_the_whole_log_path_writes(
+def test_the_unpack_writes_every_event_read_on_its_own_line(
     events: list[dict[str, Any]], damage: str, at: int, batch: int
 ) -> None:
-    """`write_unpacked` (a row a batch at a time) gives the bytes of read + encode_records, or declines."""
+    """CHUNK-*: `write_unpacked` (a row ``batch`` members at a time) writes a log that reads back as the
+    header and events read from the input, one line an event (no row left), or declines, writing nothing."""
     data = _damaged(events, damage, at)
     buffer = io.BytesIO()
     written = jsonl.write_unpacked(data, buffer, batch)
@@ -241,10 +242,11 @@ def test_streamed_unpack_writes_what_the_whole_log_path_writes(
         assert buffer.getvalue() == b""
         assert damage != "none"  # a whole log is always streamed
         return
-    artifact = jsonl.read_artifact(data)
-    expected = dumps(jsonl.header_line(artifact.header)).encode() + b"\n" + jsonl.encode_records(artifact.events, pack=False)
-    assert buffer.getvalue() == expected
-    assert written == len(artifact.events)
+    source, unpacked = jsonl.read_artifact(data), jsonl.read_artifact(buffer.getvalue())
+    assert unpacked.header == source.header
+    assert [dumps(event) for event in unpacked.events] == [dumps(event) for event in source.events]
+    assert written == len(source.events) == buffer.getvalue().count(b"\n") - 1
+    assert (unpacked.holes, unpacked.fragment_bytes) == ([], 0)
 
 
 # JSON-12/13, DEC-3, JSON-2: with the validators' hook, the one parsing path (`loads`) takes its fast half only
