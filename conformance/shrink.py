@@ -178,6 +178,26 @@ def _seq_drops(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
         chunk //= 2
 
 
+def _anchored_drops(node: dict[str, Any], limit: int = 64) -> Iterator[dict[str, Any]]:
+    """``node`` with one or two lists of its tree one entry shorter and one integer of its tree one larger:
+    a run whose last position is what matters keeps that position while it loses an entry (a chunk row's
+    last member seq is ``seq0`` plus its length; its ``dt`` list is one shorter than its members)."""
+    paths = _paths(node, limit)
+    if len(paths) >= limit:
+        return
+    lists = [p for p in paths if p and isinstance(_get(node, p), list) and _get(node, p)]
+    for i, first in enumerate(lists):
+        for second in (None, *lists[i + 1:]):
+            shorter = _put(node, first, _get(node, first)[:-1])
+            if second is not None:
+                if second[: len(first)] == first or first[: len(second)] == second:
+                    continue
+                shorter = _put(shorter, second, _get(shorter, second)[:-1])
+            for anchor in _paths(shorter, limit):
+                if anchor and type(_get(shorter, anchor)) is int:
+                    yield _put(shorter, anchor, _get(shorter, anchor) + 1)
+
+
 def _candidates(node: Any, top: bool, phase: int) -> Iterator[Any]:
     """Smaller replacements of one node, coarse first. Phase 0 drops runs of a log's events with the log
     renumbered, then runs of list entries (events, seed entries, batches), phase 1 drops object keys and
@@ -193,6 +213,8 @@ def _candidates(node: Any, top: bool, phase: int) -> Iterator[Any]:
                 yield node[:start] + node[start + chunk:]
             chunk //= 2
     elif phase == 1 and isinstance(node, dict):
+        if not top:
+            yield from _anchored_drops(node)
         for key in node:
             yield {k: v for k, v in node.items() if k != key}
         if not top:

@@ -71,12 +71,13 @@ def _assert_null_seed(failure: dict[str, Any], step: TraceStep) -> None:
 
 
 def _assert_near_miss_row(failure: dict[str, Any], step: TraceStep) -> None:
-    """CHUNK-9: one row of the fewest members a row has (minRun 3), empty texts, its last seq just past 2^53 - 1."""
+    """CHUNK-9: one row of the fewest members a decoded row can have (two: its first seq is safe, its last is
+    not; minRun binds packing, not decoding), empty texts, its last seq just past 2^53 - 1."""
     assert failure["rule"] == "storage.decode_invalid" and failure["expectedCode"] == "CHUNK_ROW_MALFORMED"
     record = step.args["record"]
     assert step.op == "decode" and list(step.args) == ["record"]
     members = record["data"]["texts"] if "texts" in record["data"] else record["data"]["args"]
-    assert len(members) == 3 and all(m == "" for m in members)
+    assert len(members) == 2 and all(m == "" for m in members)
     assert record["seq0"] + len(members) - 1 == MAX_SAFE + 1
 
 
