@@ -164,7 +164,7 @@ def npm_command(node_adapter_dir: Path) -> str:
 
 
 def test_on_the_package_the_stale_cursor_vector_is_set_aside_by_the_entry(npm_command: str) -> None:
-    """The real package's reply to vector 56d27d2f48a666bb: its difference carries the tag and the entry
+    """PERSIST-12 on the package: its reply to vector 56d27d2f48a666bb carries the tag and the entry
     matches it (the package, not a recorded reply)."""
     case = next(c for c in _cases() if c["id"] == "56d27d2f48a666bb")
     impl = start_implementation(connector_for(npm_command), 60.0)
