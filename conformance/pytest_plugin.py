@@ -207,7 +207,7 @@ def _unmatched(known: Sequence[FuzzExpectation], seen: Counter[int], budget: int
 
     if not isinstance(budget, int) or budget < STRICT_FUZZ_EXAMPLES:
         return []
-    unmatched = [k.describe() for i, k in enumerate(known) if not seen[i] and answers_for(k)]
+    unmatched = [k.describe() for i, k in enumerate(known) if not seen[i] and answers_for(k) and not k.heldBy]
     return FuzzResult([], unmatched=unmatched, strict=True).problems
 
 

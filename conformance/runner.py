@@ -45,6 +45,7 @@ class RunResult:
     fuzz_failures: list[dict[str, Any]] = field(default_factory=list)
     fuzz_known: list[dict[str, Any]] = field(default_factory=list)  # known differences and their matches
     fuzz_unmatched: list[str] = field(default_factory=list)  # known differences never seen
+    fuzz_held: list[str] = field(default_factory=list)  # of those, the ones a named test holds (no failure)
 
     @property
     def exit_code(self) -> int:

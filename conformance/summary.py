@@ -250,11 +250,15 @@ def _render_fuzz(run: Any, out: TextIO, command: str | None = None) -> None:
                 impl = f" --impl {shlex.quote(command)}" if command else ""
                 out.write(display(f"    replay with: sessionspec replay {shlex.quote(str(f['trace']))}{impl}") + "\n")
     out.writelines(f"\nfuzz known difference, matched {known['matches']} time(s): {display(known['entry'])}\n" for known in getattr(run, "fuzz_known", ()))
-    unmatched = getattr(run, "fuzz_unmatched", ())
+    held = set(getattr(run, "fuzz_held", ()))
+    unmatched = [u for u in getattr(run, "fuzz_unmatched", ()) if u not in held]
     if unmatched:
         out.write(f"\nfuzz expectation entries no difference matched in this run ({len(unmatched)}); a deep run "
                   "(--fuzz 100 or more) fails on them:\n")
         out.writelines(f"  {display(entry)}\n" for entry in unmatched)
+    if held:
+        out.write(f"\nfuzz expectation entries this run did not reach, each held by the test it names ({len(held)}):\n")
+        out.writelines(f"  {display(entry)}\n" for entry in sorted(held))
 
 
 def _req_key(label: str) -> tuple[str, int]:

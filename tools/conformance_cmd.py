@@ -352,6 +352,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result.fuzz_failures = fuzzed.failures
         result.fuzz_known = fuzzed.known
         result.fuzz_unmatched = fuzzed.unmatched
+        result.fuzz_held = fuzzed.held
         result.problems.extend(fuzzed.problems)
     render_summary(result, out, failures_only=args.failures_only, verbose=args.verbose, revision=revision.id,
                    command=args.impl)
