@@ -60,6 +60,8 @@ class Mutant:
     """Machine -> the rules (``"rule"`` or ``"rule:kind,kind"``) a short run focuses on."""
     revision: str | None = None
     """The format revision the mutant serves and is judged at (its vectors are that revision's; default: pinned)."""
+    steps: int | None = None
+    """The probe's history length when its rule needs a longer one than :func:`check`'s (a crash with calls pending)."""
 
     @property
     def family(self) -> str:
@@ -78,7 +80,7 @@ MUTANTS: dict[str, Mutant] = {}
 
 
 def mutant(name: str, rule: str, description: str, entry: str, *, revision: str | None = None,
-           **probe: Sequence[str]) -> Callable[[Callable[[Entry], Entry]], Callable[[Entry], Entry]]:
+           steps: int | None = None, **probe: Sequence[str]) -> Callable[[Callable[[Entry], Entry]], Callable[[Entry], Entry]]:
     """Register a mutant of one table entry: ``probe`` keywords are machine names mapped to their focus rules;
     ``revision`` is the format revision it serves (a rule the published revision binds is broken there)."""
 
@@ -87,7 +89,7 @@ def mutant(name: str, rule: str, description: str, entry: str, *, revision: str 
             raise ValueError(f"duplicate mutant {name!r}")
         if entry not in rule_table.HOMES:
             raise ValueError(f"mutant {name!r}: {entry!r} is not a rule table entry")
-        MUTANTS[name] = Mutant(name, rule, description, entry, build, dict(probe), revision)
+        MUTANTS[name] = Mutant(name, rule, description, entry, build, dict(probe), revision, steps)
         return build
 
     return register
@@ -395,7 +397,7 @@ def _chunk9(validate_row: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any
 
 
 @mutant("repair6-step-end-first", "REPAIR-6", "closes the open step before answering the pending calls",
-        "interrupted_turn_closers", storage=("repair", "grow"))
+        "interrupted_turn_closers", steps=20, storage=("repair", "grow"))
 def _repair6(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., list[dict[str, Any]]]:
     def interrupted_turn_closers(events: Any, *rest: Any) -> list[dict[str, Any]]:
         closers = closers_of(events, *rest)
@@ -418,7 +420,7 @@ def _repair7(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., l
 
 
 @mutant("repair9-swapped-texts", "REPAIR-9", "uses the not-started text for a started call and vice versa",
-        "repair_texts", storage=("repair", "grow"))
+        "repair_texts", steps=20, storage=("repair", "grow"))
 def _repair9(texts: Mapping[str, Any]) -> Mapping[str, Any]:
     return {
         **texts,
@@ -639,7 +641,7 @@ def check(name: str, *, examples: int = 30, steps: int = 12, vectors: bool = Tru
         if machines and mutant_.probe:
             with tempfile.TemporaryDirectory(prefix="sessionspec-mutant-") as tmp:
                 failures = machines_mod.run(
-                    connect=lambda: impl, examples=examples, steps=steps, trace_dir=trace_dir or Path(tmp),
+                    connect=lambda: impl, examples=examples, steps=mutant_.steps or steps, trace_dir=trace_dir or Path(tmp),
                     out=io.StringIO(), machines=dict(mutant_.probe), shrink=False, derandomize=True,
                     stop_at_first=True, content=trace_dir is not None,  # a catch needs no small trace
                 )
