@@ -64,7 +64,8 @@ class FuzzExpectation:
     expectedCode: str | None = None  # noqa: N815 - the expectation file's field name
     actualCode: str | None = None  # noqa: N815 - the expectation file's field name
     context: tuple[str, ...] | None = None
-    """Tags the difference must all carry (``stale-view``: PERSIST-12's stale writer, :mod:`.persistence_script`)."""
+    """Tags the difference must all carry (``stale-view``: PERSIST-12's stale writer; ``unreadable-log``: an
+    append to a log whose header line reading refuses; :mod:`.persistence_script`)."""
     node: tuple[int, ...] | None = None
     """The Node majors the difference is known on (None: every runtime)."""
     heldBy: str | None = None  # noqa: N815 - the expectation file's field name

@@ -19,6 +19,7 @@ run any step through a second backend on the same location (``"writer":
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +27,18 @@ from typing import Any
 
 from sessionspec.spec.errors import SessionSpecError
 
-__all__ = ["NON_JSON_KINDS", "STALE_VIEW", "WRITERS", "difference_context", "host_value", "run_persistence", "stale_steps"]
+__all__ = [
+    "NON_JSON_KINDS",
+    "STALE_VIEW",
+    "UNREADABLE_LOG",
+    "WRITERS",
+    "difference_context",
+    "header_refusals",
+    "host_value",
+    "run_persistence",
+    "stale_steps",
+    "unreadable_steps",
+]
 
 #: the backends a step may run through: the scenario's own, and a second one on the same location
 WRITERS = ("first", "second")
@@ -220,11 +232,44 @@ def stale_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str,
     return stale
 
 
+UNREADABLE_LOG = "unreadable-log"
+"""The context tag of a difference met at or after an append (or crash) to a session whose stored log the
+reference's reader refuses (:func:`unreadable_steps`)."""
+
+#: the requirement whose codes are the reader's refusals of a stored log's header line (JSONL-2)
+_HEADER_RULE = "JSONL-2"
+
+
+@functools.cache
+def header_refusals() -> frozenset[str]:
+    """The codes by which reading refuses a stored log's header line: spec data (``codes`` of JSONL-2)."""
+    from sessionspec.spec import load_spec
+
+    return frozenset(load_spec().requirements[_HEADER_RULE].get("codes", ()))
+
+
+def unreadable_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str, Any]]) -> dict[int, Any]:
+    """The appends (and crashes) the reference refused because its continuation read (PERSIST-12) refuses
+    the stored log's header line (JSONL-2), by index, with the session id: a session created with a header
+    that create accepts as it is (PERSIST-10) and reading refuses, such as one without ``version``. An
+    implementation that appends without reading the stored log accepts them. Read from ``trace``, the
+    reference's trace entries of ``steps``."""
+    refused = header_refusals()
+    hit: dict[int, Any] = {}
+    for index, step in enumerate(steps):
+        rejected = (trace[index] if index < len(trace) else {}).get("rejected")
+        if step.get("do") in ("append", "crash") and isinstance(rejected, Mapping) and rejected.get("code") in refused:
+            hit[index] = _step_session(step)
+    return hit
+
+
 def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None, *, live: bool = False) -> list[str]:
     """The context tags of a scenario's first difference at ``pointer`` (``/trace/<n>/...``), given the
     reference's trace: ``do:<step>``, the kind of step ``n`` (``do:dispose``); and, for a persistence
     scenario (not ``live``, §6b), :data:`STALE_VIEW` when a stale append (:func:`stale_steps`) on the session
-    of step ``n`` (on any session, for a step naming none) came at or before it."""
+    of step ``n`` (on any session, for a step naming none) came at or before it, and :data:`UNREADABLE_LOG`
+    when, so placed, an append the reference refused by reading the stored log's header line
+    (:func:`unreadable_steps`) did."""
     steps = args.get("steps")
     parts = (pointer or "").split("/")
     if not isinstance(steps, list) or not isinstance(trace, list) or len(parts) < 3 or parts[1] != "trace" \
@@ -240,4 +285,8 @@ def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None,
                         [e if isinstance(e, Mapping) else {} for e in trace])
     if any(i <= at and (session is None or sid == session) for i, sid in stale.items()):
         tags.append(STALE_VIEW)
+    unreadable = unreadable_steps([s if isinstance(s, Mapping) else {} for s in steps],
+                                  [e if isinstance(e, Mapping) else {} for e in trace])
+    if any(i <= at and (session is None or sid == session) for i, sid in unreadable.items()):
+        tags.append(UNREADABLE_LOG)
     return tags

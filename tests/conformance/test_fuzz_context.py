@@ -4,7 +4,10 @@ The package's stale-cursor defect (PERSIST-12: a backend appends through its in-
 writer changed the stored log) shows with the code PERSIST-3 has too (`PERSIST_SEQ_CONTINUE`), so an entry
 by rule and code alone would also set aside a real PERSIST-3 difference. The persistence machine tags a
 difference `stale-view` when a writer appended through a stale view at or before it
-(`persistence_script.stale_steps`), and the Node expectation file's entry asks for that tag.
+(`persistence_script.stale_steps`), and the Node expectation file's entry asks for that tag. An append the
+reference refuses because reading the stored log's header line refuses it (a header create accepted without
+`version`) is tagged `unreadable-log` (`persistence_script.unreadable_steps`): the same class of defect, the
+package appends without reading what is stored.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ from sessionspec.conformance import machines
 from sessionspec.conformance.compare import judge
 from sessionspec.conformance.expectations import FuzzExpectation, load_expectations
 from sessionspec.conformance.harness import connector_for
-from sessionspec.conformance.persistence_script import STALE_VIEW, difference_context, stale_steps
+from sessionspec.conformance.persistence_script import (
+    STALE_VIEW,
+    UNREADABLE_LOG,
+    difference_context,
+    stale_steps,
+    unreadable_steps,
+)
 from sessionspec.conformance.runner import start_implementation
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "conformance" / "vectors" / "persistence.json"
 NODE_EXPECT = ROOT / "conformance" / "adapters" / "node-dsh-session" / "expectations.json"
+UPSTREAM_EXPECT = ROOT / "conformance" / "adapters" / "upstream-source" / "expectations.json"
 HEADER = {"version": 0, "id": "s1", "createdAt": 1000, "cwd": "/work"}
 TURN = [{"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1}},
         {"type": "turn/end", "seq": 1, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}}]
@@ -260,3 +270,51 @@ def test_the_reference_disposal_rejects_when_its_drain_fails(revision: str) -> N
         reference.close()
     assert trace[3]["rejected"]["code"] == "SCRIPTED"
     assert trace[4]["ok"] == {"sessions": {}}
+
+
+def _unreadable_case() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A session created with a header without `version` (create accepts it as it is, PERSIST-10; reading
+    refuses it, JSONL-2), then two appends: the reference's second append reads the stored log and is refused."""
+    header = {k: v for k, v in HEADER.items() if k != "version"}
+    args = {"backend": "jsonl", "steps": [{"do": "create", "header": header}, {"do": "append", "id": "s1", "events": TURN[:1]},
+                                          {"do": "append", "id": "s1", "events": TURN[1:]}]}
+    return args, _reference_trace(args)
+
+
+@pytest.mark.req("PERSIST-12")
+def test_an_append_the_reader_refuses_is_tagged_unreadable_log_and_a_persist3_difference_is_not() -> None:
+    args, expected = _unreadable_case()
+    trace = expected["result"]["trace"]
+    assert "ok" in trace[1] and trace[2]["rejected"]["code"] == "JSONL_BAD_HEADER"
+    assert unreadable_steps(args["steps"], trace) == {2: "s1"} and not stale_steps(args["steps"], trace)
+    assert difference_context(args, trace, "/trace/2/ok") == ["do:append", UNREADABLE_LOG]
+    assert UNREADABLE_LOG not in difference_context(args, trace, "/trace/1/ok")  # before the refused append
+    persist3_args, persist3_expected, _ = _persist3_case()
+    persist3_trace = persist3_expected["result"]["trace"]
+    assert not unreadable_steps(persist3_args["steps"], persist3_trace)
+    assert UNREADABLE_LOG not in difference_context(persist3_args, persist3_trace, "/trace/2/ok")
+    for path in (NODE_EXPECT, UPSTREAM_EXPECT):
+        entries = [k for k in load_expectations(path).fuzz if k.context and UNREADABLE_LOG in k.context]
+        assert entries, f"{path.name} lists the unreadable-log difference"
+        assert not any(k.matches(_signature(*_persist3_case())) for k in entries)
+
+
+def test_on_the_package_an_append_to_an_unreadable_log_is_set_aside_by_its_entry(npm_command: str) -> None:
+    """The real package accepts the append the reference refuses (it appends without reading the stored log):
+    the difference carries `unreadable-log` and the Node file's entry of that tag matches it."""
+    args, expected = _unreadable_case()
+    impl = start_implementation(connector_for(npm_command), 60.0)
+    try:
+        actual = impl.request("persistence", args)
+        code_map = impl.code_map
+    finally:
+        impl.close()
+    assert "ok" in actual["result"]["trace"][2]
+    verdict = judge("persistence", args, expected, actual, code_map=code_map)
+    assert verdict.outcome == "failed"
+    signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
+                                    code_map, args)
+    assert signature["context"] == ["do:append", UNREADABLE_LOG]
+    known = load_expectations(NODE_EXPECT).fuzz
+    assert any(k.matches(signature) for k in known if k.context == (UNREADABLE_LOG,))
+    assert not any(k.matches({**signature, "context": ["do:append"]}) for k in known)
