@@ -300,7 +300,7 @@ def test_an_append_the_reader_refuses_is_tagged_unreadable_log_and_a_persist3_di
 
 
 def test_on_the_package_an_append_to_an_unreadable_log_is_set_aside_by_its_entry(npm_command: str) -> None:
-    """The real package accepts the append the reference refuses (it appends without reading the stored log):
+    """PERSIST-12 on the package: it accepts the append the reference refuses (it appends without reading the stored log):
     the difference carries `unreadable-log` and the Node file's entry of that tag matches it."""
     args, expected = _unreadable_case()
     impl = start_implementation(connector_for(npm_command), 60.0)
