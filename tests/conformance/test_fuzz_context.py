@@ -302,8 +302,26 @@ def test_an_append_the_reader_refuses_is_tagged_unreadable_log_and_a_persist3_di
 def test_on_the_package_an_append_to_an_unreadable_log_is_set_aside_by_its_entry(npm_command: str) -> None:
     """PERSIST-12 on the package: it accepts the append the reference refuses (it appends without reading the stored log):
     the difference carries `unreadable-log` and the Node file's entry of that tag matches it."""
+    _assert_unreadable_log_entry(npm_command, NODE_EXPECT)
+
+
+def test_on_the_source_an_append_to_an_unreadable_log_is_set_aside_by_its_entry(node_adapter_dir: Path) -> None:
+    """PERSIST-12 on upstream's source at 2f74ac98ba (its build, when present): the same difference, matched by the
+    source's entry."""
+    build = ROOT / "conformance" / "adapters" / "upstream-source" / "build" / "BUILD.json"
+    try:
+        built = json.loads(build.read_text(encoding="utf-8")).get("commit", "")
+    except (OSError, ValueError):
+        built = ""
+    if not built.startswith("2f74ac98ba"):
+        pytest.skip("no build of upstream's source at 2f74ac98ba here (conformance/adapters/upstream-source/build.mjs)")
+    command = shlex.join(["node", str(node_adapter_dir / "adapter.mjs"), "--target", "upstream-2f74ac98ba"])
+    _assert_unreadable_log_entry(command, UPSTREAM_EXPECT)
+
+
+def _assert_unreadable_log_entry(command: str, expectations: Path) -> None:
     args, expected = _unreadable_case()
-    impl = start_implementation(connector_for(npm_command), 60.0)
+    impl = start_implementation(connector_for(command), 60.0)
     try:
         actual = impl.request("persistence", args)
         code_map = impl.code_map
@@ -315,6 +333,6 @@ def test_on_the_package_an_append_to_an_unreadable_log_is_set_aside_by_its_entry
     signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
                                     code_map, args)
     assert signature["context"] == ["do:append", UNREADABLE_LOG]
-    known = load_expectations(NODE_EXPECT).fuzz
+    known = load_expectations(expectations).fuzz
     assert any(k.matches(signature) for k in known if k.context == (UNREADABLE_LOG,))
     assert not any(k.matches({**signature, "context": ["do:append"]}) for k in known)
