@@ -28,6 +28,7 @@ from typing import Any
 from sessionspec.spec.errors import SessionSpecError
 
 __all__ = [
+    "DEEP_VALUE",
     "NON_JSON_KINDS",
     "STALE_VIEW",
     "UNREADABLE_LOG",
@@ -232,6 +233,27 @@ def stale_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping[str,
     return stale
 
 
+DEEP_VALUE = "deep-value"
+"""The context tag of a difference met at or after an append of a value nested deeper than
+:data:`DEEP_LEVELS` (one append accepts, DEC-16): what a serialiser at its limit loses (LIVE-5)."""
+
+DEEP_LEVELS = 1000
+"""Levels past which an appended value is deep (the machines draw 1,000 and 10,000; a recursive serialiser's
+default stack ends near here)."""
+
+
+def deeper_than(value: Any, levels: int) -> bool:
+    """Whether ``value`` nests more than ``levels`` containers deep (iterative: untrusted depth, no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth >= levels:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
 UNREADABLE_LOG = "unreadable-log"
 """The context tag of a difference met at or after an append (or crash) to a session whose stored log the
 reference's reader refuses (:func:`unreadable_steps`)."""
@@ -265,7 +287,8 @@ def unreadable_steps(steps: Sequence[Mapping[str, Any]], trace: Sequence[Mapping
 
 def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None, *, live: bool = False) -> list[str]:
     """The context tags of a scenario's first difference at ``pointer`` (``/trace/<n>/...``), given the
-    reference's trace: ``do:<step>``, the kind of step ``n`` (``do:dispose``); and, for a persistence
+    reference's trace: ``do:<step>``, the kind of step ``n`` (``do:dispose``); :data:`DEEP_VALUE` when an
+    append at or before it carried a value deeper than :data:`DEEP_LEVELS`; and, for a persistence
     scenario (not ``live``, §6b), :data:`STALE_VIEW` when a stale append (:func:`stale_steps`) on the session
     of step ``n`` (on any session, for a step naming none) came at or before it, and :data:`UNREADABLE_LOG`
     when, so placed, an append the reference refused by reading the stored log's header line
@@ -278,6 +301,8 @@ def difference_context(args: Mapping[str, Any], trace: Any, pointer: str | None,
     at = int(parts[2])
     step = steps[at] if at < len(steps) and isinstance(steps[at], Mapping) else {}
     tags = [f"do:{step['do']}"] if isinstance(step.get("do"), str) else []
+    if any(isinstance(s, Mapping) and s.get("do") == "append" and deeper_than(s, DEEP_LEVELS) for s in steps[:at + 1]):
+        tags.append(DEEP_VALUE)
     if live:
         return tags
     session = _step_session(step)

@@ -23,6 +23,7 @@ from sessionspec.conformance.compare import judge
 from sessionspec.conformance.expectations import FuzzExpectation, load_expectations
 from sessionspec.conformance.harness import connector_for
 from sessionspec.conformance.persistence_script import (
+    DEEP_VALUE,
     STALE_VIEW,
     UNREADABLE_LOG,
     difference_context,
@@ -336,3 +337,58 @@ def _assert_unreadable_log_entry(command: str, expectations: Path) -> None:
     known = load_expectations(expectations).fuzz
     assert any(k.matches(signature) for k in known if k.context == (UNREADABLE_LOG,))
     assert not any(k.matches({**signature, "context": ["do:append"]}) for k in known)
+
+
+def _deep_case(levels: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A live session on the zstd backend that appends a tool/code-dispatch whose arguments nest ``levels``
+    deep (append accepts it, DEC-16), flushes and reads the store (the persistence machine's ``deep`` kind)."""
+    from sessionspec.conformance.harness import Implementation, InProcessConnection
+
+    arguments: Any = 1
+    for _ in range(levels):
+        arguments = [arguments]
+    data = {"rootCallId": "call_7", "parentCallId": "call_7", "subCallId": "call_7:code:2", "name": "grep",
+            "arguments": arguments, "isError": False, "content": []}
+    args = {"backend": "jsonl-zstd", "steps": [{"do": "create", "id": "l"},
+                                               {"do": "append", "id": "l", "type": "tool/code-dispatch", "data": data},
+                                               {"do": "flush", "id": "l"}, {"do": "stored"}]}
+    reference = Implementation(lambda: InProcessConnection(revision="b150a551b8"), check_schema=False)
+    reference.start()
+    try:
+        expected = machines._expectation(reference.request("live", args), "live", args)
+    finally:
+        reference.close()
+    return args, expected
+
+
+@pytest.mark.req("LIVE-5")
+def test_a_difference_after_a_deep_append_is_tagged_deep_value() -> None:
+    args, expected = _deep_case(10_000)
+    trace = expected["result"]["trace"]
+    assert "l" in trace[3]["ok"]["sessions"]  # the reference stores it
+    assert difference_context(args, trace, "/trace/3/ok/sessions/l", live=True) == ["do:stored", DEEP_VALUE]
+    assert DEEP_VALUE not in difference_context(args, trace, "/trace/0/ok", live=True)  # before the append
+    shallow, shallow_expected = _deep_case(3)
+    assert difference_context(shallow, shallow_expected["result"]["trace"], "/trace/3/ok/sessions/l", live=True) == [
+        "do:stored"]
+
+
+def test_on_the_package_a_deep_value_lost_by_the_store_is_set_aside_by_its_entry(npm_command: str) -> None:
+    """LIVE-5 on the package: a 10,000-level value a live session accepts is never stored (its write path's
+    clone overflows); the difference carries `deep-value` and only the Node file's entry of that tag matches it."""
+    args, expected = _deep_case(10_000)
+    impl = start_implementation(connector_for(npm_command), 60.0)
+    try:
+        actual = impl.request("live", args)
+        code_map = impl.code_map
+    finally:
+        impl.close()
+    verdict = judge("live", args, expected, actual, code_map=code_map)
+    assert verdict.outcome == "failed"
+    signature = machines._signature("persistence", "persistence.live", "live", expected, actual, verdict, code_map,
+                                    args)
+    assert DEEP_VALUE in signature["context"]
+    known = load_expectations(NODE_EXPECT).fuzz
+    assert any(k.matches(signature) for k in known if k.context and DEEP_VALUE in k.context)
+    assert not any(k.matches({**signature, "context": [t for t in signature["context"] if t != DEEP_VALUE]})
+                   for k in known)
