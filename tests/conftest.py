@@ -60,3 +60,20 @@ def node_adapter_dir() -> Path:
         pytest.skip("node and npm are not on PATH: the published TypeScript package cannot be run here")
     npm_ci(NODE_ADAPTER_DIR)
     return NODE_ADAPTER_DIR
+
+
+@pytest.fixture(scope="module")
+def source_command(node_adapter_dir: Path) -> str:
+    """The Node adapter's command for upstream's source at 2f74ac98ba (its build by
+    conformance/adapters/upstream-source/build.mjs), or a skip where no such build is present."""
+    import json
+    import shlex
+
+    build = NODE_ADAPTER_DIR.parent / "upstream-source" / "build" / "BUILD.json"
+    try:
+        built = json.loads(build.read_text(encoding="utf-8")).get("commit", "")
+    except (OSError, ValueError):
+        built = ""
+    if not built.startswith("2f74ac98ba"):
+        pytest.skip("no build of upstream's source at 2f74ac98ba here (conformance/adapters/upstream-source/build.mjs)")
+    return shlex.join(["node", str(node_adapter_dir / "adapter.mjs"), "--target", "upstream-2f74ac98ba"])

@@ -16,7 +16,6 @@ slowest single test 7 s. Hypothesis' own shrinking is off (its search for a smal
 from __future__ import annotations
 
 import io
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,6 @@ from sessionspec.conformance.harness import connector_for
 from sessionspec.conformance.runner import start_implementation
 from sessionspec.conformance.trace import TraceStep, read_trace
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE_BUILD = ROOT / "conformance" / "adapters" / "upstream-source" / "build" / "BUILD.json"
 MAX_SAFE = 2**53 - 1
 
 
@@ -50,17 +47,6 @@ def _trace(command: str, machine: str, focus: list[str], tmp: Path, examples: in
 @pytest.fixture(scope="module")
 def npm_command(node_adapter_dir: Path) -> str:
     return shlex.join(["node", str(node_adapter_dir / "adapter.mjs")])
-
-
-@pytest.fixture(scope="module")
-def source_command(node_adapter_dir: Path) -> str:
-    try:
-        built = json.loads(SOURCE_BUILD.read_text(encoding="utf-8")).get("commit", "")
-    except (OSError, ValueError):
-        built = ""
-    if not built.startswith("2f74ac98ba"):
-        pytest.skip("no build of upstream's source at 2f74ac98ba here (conformance/adapters/upstream-source/build.mjs)")
-    return shlex.join(["node", str(node_adapter_dir / "adapter.mjs"), "--target", "upstream-2f74ac98ba"])
 
 
 def _assert_null_seed(failure: dict[str, Any], step: TraceStep) -> None:
