@@ -206,21 +206,26 @@ def npm_command(node_adapter_dir: Path) -> str:
     return shlex.join(["node", str(node_adapter_dir / "adapter.mjs")])
 
 
+def _differs_on(command: str, op: str, rule: str, args: dict[str, Any], expected: dict[str, Any]
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The real implementation's reply to one request and the machine signature of how it differs from
+    ``expected`` (the reference's), as a fuzz run would key it; the request must differ."""
+    impl = start_implementation(connector_for(command), 60.0)
+    try:
+        actual = impl.request(op, args)
+        code_map = impl.code_map
+    finally:
+        impl.close()
+    verdict = judge(op, args, expected, actual, code_map=code_map)
+    assert verdict.outcome == "failed"
+    return actual, machines._signature("persistence", rule, op, expected, actual, verdict, code_map, args)
+
+
 def test_on_the_package_the_stale_cursor_vector_is_set_aside_by_the_entry(npm_command: str) -> None:
     """PERSIST-12 on the package: its reply to vector 56d27d2f48a666bb carries the tag and the entry
     matches it (the package, not a recorded reply)."""
     case = next(c for c in _cases() if c["id"] == "56d27d2f48a666bb")
-    impl = start_implementation(connector_for(npm_command), 60.0)
-    try:
-        actual = impl.request("persistence", case["input"]["args"])
-        code_map = impl.code_map
-    finally:
-        impl.close()
-    args, expected = case["input"]["args"], case["expect"]
-    verdict = judge("persistence", args, expected, actual, code_map=code_map)
-    assert verdict.outcome == "failed"
-    signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
-                                    code_map, args)
+    _, signature = _differs_on(npm_command, "persistence", "persistence.script", case["input"]["args"], case["expect"])
     assert STALE_VIEW in signature["context"]
     assert any(k.matches(signature) for k in load_expectations(NODE_EXPECT).fuzz if k.context)
 
@@ -313,18 +318,8 @@ def test_on_the_source_an_append_to_an_unreadable_log_is_set_aside_by_its_entry(
 
 
 def _assert_unreadable_log_entry(command: str, expectations: Path) -> None:
-    args, expected = _unreadable_case()
-    impl = start_implementation(connector_for(command), 60.0)
-    try:
-        actual = impl.request("persistence", args)
-        code_map = impl.code_map
-    finally:
-        impl.close()
+    actual, signature = _differs_on(command, "persistence", "persistence.script", *_unreadable_case())
     assert "ok" in actual["result"]["trace"][2]
-    verdict = judge("persistence", args, expected, actual, code_map=code_map)
-    assert verdict.outcome == "failed"
-    signature = machines._signature("persistence", "persistence.script", "persistence", expected, actual, verdict,
-                                    code_map, args)
     assert signature["context"] == ["do:append", UNREADABLE_LOG]
     known = load_expectations(expectations).fuzz
     assert any(k.matches(signature) for k in known if k.context == (UNREADABLE_LOG,))
@@ -368,17 +363,7 @@ def test_a_difference_after_a_deep_append_is_tagged_deep_value() -> None:
 def test_on_the_package_a_deep_value_lost_by_the_store_is_set_aside_by_its_entry(npm_command: str) -> None:
     """LIVE-5 on the package: a 10,000-level value a live session accepts is never stored (its write path's
     clone overflows); the difference carries `deep-value` and only the Node file's entry of that tag matches it."""
-    args, expected = _deep_case(10_000)
-    impl = start_implementation(connector_for(npm_command), 60.0)
-    try:
-        actual = impl.request("live", args)
-        code_map = impl.code_map
-    finally:
-        impl.close()
-    verdict = judge("live", args, expected, actual, code_map=code_map)
-    assert verdict.outcome == "failed"
-    signature = machines._signature("persistence", "persistence.live", "live", expected, actual, verdict, code_map,
-                                    args)
+    _, signature = _differs_on(npm_command, "live", "persistence.live", *_deep_case(10_000))
     assert DEEP_VALUE in signature["context"]
     known = load_expectations(NODE_EXPECT).fuzz
     assert any(k.matches(signature) for k in known if k.context and DEEP_VALUE in k.context)
