@@ -33,7 +33,7 @@ import contextlib
 import gc
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, NoReturn, TypeGuard
+from typing import Any, NoReturn, TypeGuard, overload
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonValueError
@@ -623,7 +623,7 @@ def _is_json_value(value: object) -> bool:
 define("is_json_value", _is_json_value)
 
 
-def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - one explicit-stack pass; frame open/close as functions measured 4-12% slower (bench in docs/benchmarks.md, issue 11)
+def _copy_walk(value: Any, freeze: bool) -> JsonValue:  # noqa: C901 - one explicit-stack pass; frame open/close as functions measured 4-12% slower (bench in docs/benchmarks.md, issue 11)
     """One pass: validate and copy. ``freeze`` builds FrozenDict/FrozenList.
 
     A frame is ``[items-iterator, out, src, is_dict, key_in_parent, changed]``;
@@ -632,12 +632,13 @@ def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - one explicit-st
     themselves is returned as is (it is then deeply frozen and may be shared).
     """
     t = type(value)
+    scalar: JsonValue = value  # a str, int, bool, None or finite float is returned as it is
     if t is str or t is int or t is bool or value is None:
-        return value
+        return scalar
     if t is float:
         if _bad_float(value) is not None:
             raise _Invalid
-        return value
+        return scalar
     if t is dict or t is FrozenDict:
         if not _keys_ok(value):
             raise _Invalid
@@ -648,7 +649,7 @@ def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - one explicit-st
         raise _Invalid
     ancestors = {id(value)}
     stack = [root]
-    result: Any = None
+    result: JsonValue = None
     while stack:
         frame = stack[-1]
         out = frame[1]
@@ -748,7 +749,11 @@ def _copy_walk(value: Any, freeze: bool) -> Any:  # noqa: C901 - one explicit-st
     return result
 
 
-def snapshot_json_value(value: object) -> Any:
+@overload
+def snapshot_json_value(value: JsonObject) -> dict[str, JsonValue]: ...
+@overload
+def snapshot_json_value(value: object) -> JsonValue: ...
+def snapshot_json_value(value: object) -> JsonValue:
     """Validate and return a plain, mutable deep copy sharing nothing with ``value``.
 
     Raises :class:`JsonValueError` (code ``JSON_NOT_LOSSLESS``, ``path`` = JSON
@@ -757,8 +762,9 @@ def snapshot_json_value(value: object) -> Any:
     """
     t = type(value)
     value_: Any = value  # each walk below is chosen by the exact type `t`
+    scalar: JsonValue = value_  # a str, int, bool, None or finite float is returned as it is
     if t is str or t is int or t is bool or value is None:
-        return value_
+        return scalar
     try:
         try:
             if t is dict or t is FrozenDict:
@@ -768,13 +774,17 @@ def snapshot_json_value(value: object) -> Any:
         except (_TooDeep, RecursionError):
             return _copy_walk(value_, False)
         if t is float and not _bad(value_):
-            return value_
+            return scalar
         raise _Invalid
     except _Invalid:
         _fail(value)
 
 
-def freeze_json_value(value: object) -> Any:
+@overload
+def freeze_json_value(value: JsonObject) -> FrozenDict: ...
+@overload
+def freeze_json_value(value: object) -> JsonValue: ...
+def freeze_json_value(value: object) -> JsonValue:
     """Validate and return a deep read-only copy (FrozenDict/FrozenList) in one pass.
 
     Already deeply frozen parts (e.g. events of another session) are shared,
@@ -782,8 +792,9 @@ def freeze_json_value(value: object) -> Any:
     """
     t = type(value)
     value_: Any = value  # each walk below is chosen by the exact type `t`
+    scalar: JsonValue = value_  # a str, int, bool, None or finite float is returned as it is
     if t is str or t is int or t is bool or value is None:
-        return value_
+        return scalar
     try:
         try:
             if t is dict:
@@ -797,7 +808,7 @@ def freeze_json_value(value: object) -> Any:
         except (_TooDeep, RecursionError):
             return _copy_walk(value_, True)
         if t is float and not _bad(value_):
-            return value_
+            return scalar
         raise _Invalid
     except _Invalid:
         _fail(value)
@@ -868,7 +879,11 @@ def freeze_parsed(value: Any) -> Any:
     return value
 
 
-def thaw_json_value(value: JsonValue) -> Any:
+@overload
+def thaw_json_value(value: JsonObject) -> dict[str, JsonValue]: ...
+@overload
+def thaw_json_value(value: JsonValue) -> JsonValue: ...
+def thaw_json_value(value: JsonValue) -> JsonValue:
     """A plain mutable deep copy of a (possibly frozen) JSON value."""
     return snapshot_json_value(value)
 
