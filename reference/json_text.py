@@ -162,7 +162,7 @@ class _Parser:
         #: or only collect the pointers of repeated keys (`loads_with_duplicates`)
         self.duplicates = duplicates
 
-    def parse(self) -> Any:  # noqa: C901 - an iterative JSON parser is one state machine
+    def parse(self) -> JsonValue:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
         end = len(text)
         ws = _WS_AT
@@ -223,7 +223,8 @@ class _Parser:
                     pos = ws(text, pos).end()
                     if pos != end:
                         raise JsonSyntaxError(text, pos, "extra data after the JSON value")
-                    return value
+                    done: JsonValue = value
+                    return done
                 frame = stack[-1]
                 container = frame[0]
                 if frame[1]:
@@ -331,7 +332,7 @@ def _decode(text: str | bytes | bytearray | memoryview) -> str:
 
 
 def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook | None = None,
-          infinity: bool = False, invalid_utf8: Literal["error", "replace"] = "error") -> Any:
+          infinity: bool = False, invalid_utf8: Literal["error", "replace"] = "error") -> JsonValue:
     """Parse strict JSON text (JSON-12) into plain dicts/lists; raises :class:`JsonTextError`.
 
     The one parsing path of log text: every reader (the load path of every storage form, the
@@ -348,14 +349,15 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     """
     if text.__class__ is bytes and on_anomaly is not None:  # every line a validator reads
         try:
-            value = orjson.loads(text)
+            value: JsonValue = orjson.loads(text)
             if orjson.dumps(value, option=_STRICT_INTEGER) == text and b"-0.0" not in text:
                 return value
         except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # not JSON, or not its canonical text
             pass
     elif on_anomaly is None:
         try:
-            return fast_loads(text)
+            fast: JsonValue = fast_loads(text)
+            return fast
         except FAST_DECLINED:
             pass  # not JSON, or JSON msgspec declines: the exact parser decides and locates
         except TypeError:
@@ -380,7 +382,7 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     return _Parser(decoded, on_anomaly, infinity).parse()
 
 
-def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = False) -> Any:
+def parse(text: str, *, on_anomaly: AnomalyHook | None = None, infinity: bool = False) -> JsonValue:
     """The exact reader of :func:`loads` (no orjson), with the validators' diagnostics hook.
 
     ``on_anomaly`` receives each :class:`Anomaly` (duplicate key, lone

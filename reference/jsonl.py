@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeGuard
 
 import orjson
 from sessionspec.spec import FORMAT
@@ -109,7 +109,7 @@ def _header_keys(revision: RevisionLike) -> list[str]:
     return keys
 
 
-def _refuses_version_on_read(revision: RevisionLike, parsed: Any) -> bool:
+def _refuses_version_on_read(parsed: object, revision: RevisionLike) -> TypeGuard[JsonObject]:
     """Whether the reader of ``revision`` refuses this first line for its format version before any
     shape check (the published reader does, so a newer log says "upgrade", not "corrupt")."""
     from sessionspec.spec import load_spec
@@ -149,7 +149,7 @@ def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> di
     return line
 
 
-def _is_header_line(value: Any, revision: RevisionLike = None) -> bool:
+def _is_header_line(value: JsonValue, revision: RevisionLike = None) -> TypeGuard[JsonObject]:
     return header_line_problem(value, revision) is None
 
 
@@ -222,7 +222,7 @@ class Artifact:
     """
 
     header: dict[str, JsonValue]
-    header_line: dict[str, JsonValue]
+    header_line: JsonObject
     events: list[dict[str, JsonValue]]
     size: int
     truncate_offset: int
@@ -286,7 +286,7 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
     except (SessionSpecError, ValueError) as error:
         raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
                          requirement="JSONL-2", path=path, cause=error) from error
-    if revision is not None and _refuses_version_on_read(revision, parsed_header):
+    if revision is not None and _refuses_version_on_read(parsed_header, revision):
         raise JsonlError(f"unsupported session format version {parsed_header['version']!r} (only "
                          f"{_FORMAT_VERSION} is read)", "JSONL_VERSION", requirement="JSONL-12", path=path)
     if not _is_header_line(parsed_header, revision):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import ChunkRowError, JsonlError, JsonTextError, SessionSpecError
-from sessionspec.spec.schema_types import JsonValue
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import json_text
 from .chunk_rows import ROW_SPECS, ROW_TYPES, decode_storage_record, expand_row, expand_row_frozen, validate_row
@@ -219,7 +219,7 @@ class LoadedLog:
     name: str
     kind: str  # "jsonl" | "json"
     size: int
-    header_line: dict[str, Any] | None = None  # the parsed first line when it is a session header
+    header_line: JsonObject | None = None  # the parsed first line when it is a session header
     header_ok: bool = False  # JSONL-2 shape check passed
     events: list[Any] = field(default_factory=list)
     event_lines: list[int | None] = field(default_factory=list)
@@ -349,7 +349,7 @@ def _anomaly_finding(anomaly: json_text.Anomaly, line: int | None, base: str = "
     return Finding(code, req, message, line=line, pointer=base + anomaly.pointer, severity=severity)
 
 
-def parse_line(raw: bytes, line: int | None, findings: list[Finding]) -> Any:
+def parse_line(raw: bytes, line: int | None, findings: list[Finding]) -> JsonValue | _Hole:
     """One JSON text (a JSONL line, or a whole JSON document) -> value, or a `_Hole`; its anomalies (each
     located) are appended to `findings`. The one parsing path, `json_text.loads`, with its anomaly hook."""
     anomalies: list[json_text.Anomaly] = []
@@ -460,7 +460,7 @@ def _read_header(first: bytes, log: LoadedLog) -> bool:
     else:
         problem = header_line_problem(header)
         if problem is None:
-            log.header_line = header
+            log.header_line = header if isinstance(header, dict) else None  # (it is one: a header line is an object)
             log.header_ok = True
         else:
             log.add(problem)

@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from sessionspec.spec import constants
 from sessionspec.spec.errors import HeaderError, JsonlError, PersistenceError, StoreError
+from sessionspec.spec.schema_types import JsonValue
 
 from . import json_text
 from .json_value import is_json_value, is_nonneg_safe_int
@@ -89,8 +90,7 @@ def _checked_header(header: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(header, Mapping) or not TABLE.created_at_ok(created_at):
         raise HeaderError("session metadata createdAt must be a non-negative safe integer", "HEADER_CREATED_AT",
                           requirement="PERSIST-10")
-    plain: dict[str, Any] = json_text.loads(json_text.dumps(header))
-    return plain
+    return cast("dict[str, JsonValue]", json_text.loads(json_text.dumps(header)))  # a Mapping's text is an object
 
 
 def _already_exists(session_id: str) -> StoreError:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sessionspec.reference import ERROR, WARNING, Explainer, Finding, LoadedLog, is_negative_zero
 from sessionspec.reference.invariants import check_invariants
@@ -42,6 +42,7 @@ from sessionspec.reference.session import (
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
+from sessionspec.spec.schema_types import JsonObject
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, content_digest, generated_parts
 
@@ -274,12 +275,12 @@ class Checker:
                 self._load(Finding.from_error(refusal, line=1, pointer="/version"))
             else:
                 try:
-                    validate_header(line["id"], header_from_line(line), self.rules)
+                    validate_header(cast(str, line["id"]), header_from_line(line), self.rules)  # (shape-checked)
                 except HeaderError as error:
                     self._load(Finding.from_error(error, line=1))
         self._settle(log, log.line_explainers(1))
 
-    def _unread_header_keys(self, log: LoadedLog, line: dict[str, Any]) -> None:
+    def _unread_header_keys(self, log: LoadedLog, line: JsonObject) -> None:
         """A ``-0.0`` under a header key the revision does not define is a warning, not JSON-2's error: the
         loader drops the key unread (`header_from_line`), as the schema level's unknown-key finding says. (An
         infinite number stays an error: the loader's parser refuses the whole header line.)"""
