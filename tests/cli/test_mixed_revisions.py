@@ -183,13 +183,15 @@ def _with_hook(dialect: str) -> list[dict[str, Any]]:
 def test_earlier_format_records_the_release_keeps_as_stored_are_not_flagged(tmp_path, level):
     """A pinned hook record (dialect 'claude', a name the published revision dropped) in a resumed log: the
     release's load path keeps it as stored (`jsonl.loadUpgrade.otherEarlierRecords`), so it is no finding;
-    a dialect no revision has is still one."""
+    a dialect no revision has is still one: a deviation, since no reader of the release reads a hook record's
+    members (`readers` in its constants, DEC-27), failing only with `--fail-on deviation`."""
     report = cli("validate", "--format", "json", "--level", level, str(_write(tmp_path, _with_hook("claude")))).json
     [entry] = report["files"]
     assert (entry["revision"], entry["errors"], entry["keptAsStored"]) == (PUB, 0, {"hook/invoked": 1}), entry
-    bad = cli("validate", "--format", "json", "--level", level,
-              str(_write(tmp_path, _with_hook("bogus"), "bad.jsonl"))).json["files"][0]
-    assert [(f["code"], f["seq"]) for f in bad["findings"]] == [("SCHEMA_VIOLATION", 11)]
+    bad_log = str(_write(tmp_path, _with_hook("bogus"), "bad.jsonl"))
+    bad = cli("validate", "--format", "json", "--level", level, bad_log).json["files"][0]
+    assert [(f["code"], f["seq"], f["pointer"]) for f in bad["findings"]] == [("FORMAT_DEVIATION", 11, "/data/dialect")]
+    assert cli("validate", "--fail-on", "deviation", "--level", level, bad_log).code == 1
 
 
 SETTINGS = ["permission/preset", "sandbox/mode", "approval/policy", "plan/mode"]

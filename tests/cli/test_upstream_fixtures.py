@@ -58,11 +58,15 @@ STALE_CONTENT: list[tuple[str, set[str], set[tuple[str, str]], set[tuple[str, st
     # header drops it (REQ-1), no reader reads it: a deviation at both revisions
     ("messagePrefix", {log for log in SEEDED if b'"messagePrefix":' in MEMBERS[log]},
      set(), {("FORMAT_DEVIATION", "/data/header/messagePrefix")}),
-    # the python-sdk snapshot's scrubber wrote tool names where the header holds tool schemas (REQ-1 keeps the tools)
+    # the python-sdk snapshot's scrubber wrote tool names where the header holds tool schemas: REQ-1 reads the list
+    # (its length, its order) and keeps and compares each tool as stored, reading no member by name: a deviation
     ("tool names", {log for log in SEEDED if b'"tools":["' in MEMBERS[log]},
-     {("SCHEMA_VIOLATION", f"/data/header/tools/{i}") for i in range(64)}, set()),
+     {("SCHEMA_VIOLATION", f"/data/header/tools/{i}") for i in range(64)},
+     {("FORMAT_DEVIATION", f"/data/header/tools/{i}") for i in range(64)}),
     # the acp-snapshot suite's hand-made hook/result with only a decision (no hook runner writes one): members missing
-    ("hand-made hook/result", {"fx-a55b440570c1.jsonl"}, {("SCHEMA_VIOLATION", "/data")}, set()),
+    # from a payload no reader of either revision reads (`readers` names none of hook/result): deviations
+    ("hand-made hook/result", {"fx-a55b440570c1.jsonl"}, {("SCHEMA_VIOLATION", "/data")},
+     {("FORMAT_DEVIATION", f"/data/{member}") for member in ("handlerId", "point", "turn")}),
     # user/message `meta` of workspace instructions: the workspace-context plugin at 2f74ac98ba writes them as a
     # message source (`source.kind: workspace-instructions`), the release has neither. Read at the pinned revision
     # (its content), whose derive copies a message's content only: a deviation; the release's derive copies the

@@ -207,7 +207,7 @@ class Checker:
         self.deviations: list[Finding] = []
         self.deviation_count = 0
         self.deviations_kept = 0
-        self._whole_reads = whole_reads(self.rules.revision.id)
+        self._reader_places = reader_places(self.rules.revision.id)
         self._own_types = own_types(self.rules.revision.id)
         # The findings of the line being checked, in the order found, each with its schema targets
         # (None: a load finding); settled into the log when the line is done (`_settle`).
@@ -482,13 +482,15 @@ class Checker:
     def _schema_findings(self, compiled: CompiledSchema, value: Any, line: int | None,
                          seq: int | None, base: str, label: str, event: Any = None, *, payload: bool = False) -> None:
         """The schema findings of a value of the line being checked (with what each is about, for `_settle`);
-        ``payload``: the value is an event, whose unread undefined members are deviations (DEC-27)."""
-        errors = compiled.errors(value, limit=5)
+        ``payload``: the value is an event, whose schema errors about what no reader reads are deviations (DEC-27).
+        The oracle is asked for more errors than are kept, so deviations never hide an error it would report."""
+        errors = compiled.errors(value, limit=_ERRORS_ASKED if payload else _ERRORS_KEPT)
         if not errors:
             self._line.append((Finding("SCHEMA_VIOLATION", f"schema:{label}", "does not match its JSON Schema (too "
                                        "deeply nested for the oracle to locate the error)", line=line, seq=seq,
                                        pointer=base or None), None, "", ()))
             return
+        kept = 0
         for error in errors:
             rel = "".join("/" + _escape(p) for p in error.absolute_path)
             pointer = base + rel
@@ -497,28 +499,47 @@ class Checker:
                 message = message[:300] + "…"
             targets = _targets(error, rel) if event is not None else ()
             if payload and targets and self._unread(error, event, targets):
-                for target in targets:  # one located note per undefined member, at the member
+                for target in targets:  # one located note per member, at the member
                     self._line.append((Finding(
-                        "FORMAT_DEVIATION", "DEC-27", f"member {_member_name(target)} is not defined by "
-                        f"schema:{label}; no reader of revision {self.rules.revision.id} reads it: kept as stored",
+                        "FORMAT_DEVIATION", "DEC-27", self._deviation_text(error, message, target, label),
                         line=line, seq=seq, pointer=base + target, severity=DEVIATION), event, base, (target,)))
                 continue
-            finding = Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq, pointer=pointer or None)
-            self._line.append((finding, event, base, targets))
+            if kept < _ERRORS_KEPT:
+                kept += 1
+                finding = Finding("SCHEMA_VIOLATION", f"schema:{label}", message, line=line, seq=seq,
+                                  pointer=pointer or None)
+                self._line.append((finding, event, base, targets))
+
+    def _deviation_text(self, error: Any, message: str, target: str, label: str) -> str:
+        """A deviation's message: what the schema says of the member, and that no reader of the revision reads it."""
+        rev = self.rules.revision.id
+        if error.validator in _UNDEFINED_MEMBER:
+            return (f"member {_member_name(target)} is not defined by schema:{label}; no reader of revision {rev} "
+                    f"reads it: kept as stored")
+        if error.validator == "required":
+            return (f"member {_member_name(target)} required by schema:{label} is missing; no reader of revision "
+                    f"{rev} reads it: kept as stored")
+        return f"schema:{label}: {message}; no reader of revision {rev} reads it: kept as stored"
 
     def _unread(self, error: Any, event: Any, targets: tuple[str, ...]) -> bool:
-        """Whether a schema error is a deviation (DEC-27): it reports members the schema does not define, directly
-        (not within the alternatives of a oneOf/anyOf, whose best match may be a branch that does not apply), in
-        the event's payload (the envelope's key set is read whole by SEED-3), each outside every place a reader
-        of the revision reads whole (`whole_reads`). Only for a type of the revision's own registry: a type a
-        plugin registry adds is read by its plugin, which may read any member."""
-        if error.validator not in _UNDEFINED_MEMBER or error.parent is not None or type(event) is not dict:
+        """Whether a schema error is a deviation (DEC-27): reported directly (not within the alternatives of a
+        oneOf/anyOf, whose best match may be a branch that does not apply), about the event's payload (the
+        envelope's key set is read whole by SEED-3; the payload itself only where no reader reads any of it), each
+        target outside every place a reader of the revision reads
+        whole (`reader_places`: inside, holding or equal to one is read) and neither a member a reader reads by
+        name nor holding one (a reader reads the member's own value, not what lies inside it). Only for a type of
+        the revision's own registry: a type a plugin registry adds is read by its plugin, which may read any
+        member."""
+        if error.parent is not None or type(event) is not dict:
             return False
         etype = event.get("type")
         if type(etype) is not str or etype not in self._own_types:
             return False  # a plugin's type (--registry): the spec does not know what its readers read
-        reads = self._whole_reads.get(etype, ())
-        return all(target.startswith("/data/") and not any(_same_branch(target, read) for read in reads)
+        whole, named = self._reader_places.get(etype, ((), ()))
+        if targets == ("/data",):  # the payload as a whole (a `not` over its members): unread when nothing of it is
+            return not whole and not named and error.validator != "type"  # an object payload is what SEED-3 reads
+        return all(target.startswith("/data/") and not any(_same_branch(target, read) for read in whole)
+                   and not any(read == target or read.startswith(target + "/") for read in named)
                    for target in targets)
 
     # -- invariants -----------------------------------------------------------------------------
@@ -534,16 +555,21 @@ class Checker:
 
 #: The schema keywords whose errors name members the schema does not define.
 _UNDEFINED_MEMBER = frozenset({"additionalProperties", "unevaluatedProperties"})
+#: The schema errors kept per event, and how many the oracle is asked for (the rest may be deviations).
+_ERRORS_KEPT, _ERRORS_ASKED = 5, 64
 
 
 @functools.cache
-def whole_reads(revision: str) -> dict[str, tuple[str, ...]]:
-    """Event type -> the places (pointers into the event) a reader of ``revision`` reads whole, every member of
-    them (``readers.wholeReads`` in the revision's constants, DEC-27)."""
+def reader_places(revision: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Event type -> (the places a reader of ``revision`` reads whole, every member of them; the members it reads
+    by name): pointers into the event, ``readers.wholeReads`` and ``readers.byName`` in the revision's constants
+    (DEC-27)."""
     from sessionspec.spec.loader import load_spec
 
-    reads = load_spec(revision=revision).constants["readers"]["wholeReads"]
-    return {etype: tuple(places) for etype, places in reads.items()}
+    readers = load_spec(revision=revision).constants["readers"]
+    whole, named = readers["wholeReads"], readers["byName"]
+    return {etype: (tuple(whole.get(etype) or ()), tuple(named.get(etype) or ()))
+            for etype in set(whole) | set(named)}
 
 
 @functools.cache
