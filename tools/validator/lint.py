@@ -523,19 +523,22 @@ class Checker:
 
     def _unread(self, error: Any, event: Any, targets: tuple[str, ...]) -> bool:
         """Whether a schema error is a deviation (DEC-27): reported directly (not within the alternatives of a
-        oneOf/anyOf, whose best match may be a branch that does not apply), about the event's payload (the
+        oneOf/anyOf, whose best match may be a branch that does not apply, unless no reader reads any of the
+        payload), about the event's payload (the
         envelope's key set is read whole by SEED-3; the payload itself only where no reader reads any of it), each
         target outside every place a reader of the revision reads
         whole (`reader_places`: inside, holding or equal to one is read) and neither a member a reader reads by
         name nor holding one (a reader reads the member's own value, not what lies inside it). Only for a type of
         the revision's own registry: a type a plugin registry adds is read by its plugin, which may read any
         member."""
-        if error.parent is not None or type(event) is not dict:
+        if type(event) is not dict:
             return False
         etype = event.get("type")
         if type(etype) is not str or etype not in self._own_types:
             return False  # a plugin's type (--registry): the spec does not know what its readers read
         whole, named = self._reader_places.get(etype, ((), ()))
+        if error.parent is not None and (whole or named):  # among alternatives of a payload a reader reads
+            return False
         if targets == ("/data",):  # the payload as a whole (a `not` over its members): unread when nothing of it is
             return not whole and not named and error.validator != "type"  # an object payload is what SEED-3 reads
         return all(target.startswith("/data/") and not any(_same_branch(target, read) for read in whole)
