@@ -668,6 +668,16 @@ def _on_dask(paths: list[str], args: argparse.Namespace) -> Iterator[dict[str, A
             yield from reports
 
 
+def _registry_problem(exc: Exception) -> str:
+    """A registry refusal located once: the loader's message already starts with FILE#POINTER, so the error's
+    own pointer (which `str()` puts first) is left out when the message holds it."""
+    from sessionspec.spec.errors import SessionSpecError
+
+    if isinstance(exc, SessionSpecError) and exc.path and exc.path in exc.message.partition(": ")[0]:
+        return f"{exc.message} [{exc.code}]"
+    return str(exc)
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.max_findings < 0:
         err.write("sessionspec validate: error: --max-findings must be >= 0\n")
@@ -696,7 +706,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             schema_set(tuple(args.registry), args.given_revision or DEFAULT_REVISION)
         except Exception as exc:  # noqa: BLE001 - a broken plugin registry is a usage error, reported plainly
-            err.write(f"sessionspec validate: error: cannot load the registry: {exc}\n")
+            err.write(f"sessionspec validate: error: cannot load the registry: {_registry_problem(exc)}\n")
             return 2
     progress = Progress.for_stream(err, args.quiet)
     jobs = _jobs(args.jobs, len(paths))

@@ -316,6 +316,9 @@ def test_every_command_on_a_hostile_registry(kind: str, tmp_path: Path) -> None:
         assert result["code"] in (1, 2), (result["argv"], result["code"], text[-1500:])
         for part in says:  # the refusal is about the hostile part, and names the file holding it
             assert part in text, (result["argv"], part, text[-1500:])
+        for line in text.splitlines():  # located once: FILE#POINTER, not the pointer again before it
+            pointer = line.partition("x.json#")[2].partition(": ")[0]
+            assert not pointer or line.count(f"{pointer}: ") == 1, (result["argv"], line[:500])
     assert sorted(os.listdir(tmp_path)) == sorted(["crashed.jsonl", "registry", *(["vectors"] if vectors else [])])
 
 
