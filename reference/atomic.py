@@ -12,20 +12,29 @@ and the file it names is replaced, so the link survives. Every failure (an
 empty path, a refused target, a read-only or full disk, ``/proc``) raises
 :class:`OutputError` with a message naming the path, after removing the temp
 file: the target is then exactly as it was.
+
+A ``kill -9`` runs no exit path, so it can leave the temp file behind. Its name says whose it is, for which
+target and which process wrote it (``.OUT.sessionspec-tmp.PID.RANDOM.tmp``), and the writer holds an exclusive
+``flock`` on it while it lives. The next write to the same target removes the temp files of that target (and a
+SQLite temp's ``-journal``/``-wal``/``-shm``) that are ours beyond doubt: regular files we own, named for that
+target in that folder, whose writer is gone (no process with their pid here, and their lock free). Nothing else
+is ever removed: not another target's temp files, not a living writer's, not a file of that name we do not own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["OutputError", "atomic_writer", "check_new_output", "check_target", "fsync_dir", "temp_prefix",
-           "write_atomic"]
+__all__ = ["OutputError", "atomic_writer", "check_new_output", "check_target", "fsync_dir", "locked_temp",
+           "remove_stale_temps", "temp_prefix", "write_atomic"]
 
 
 class OutputError(OSError):
@@ -136,6 +145,86 @@ def temp_prefix(name: str) -> str:
     return f".{name}.sessionspec-tmp."
 
 
+#: what SQLite puts beside a database file while it writes one (a temp file's own, removed with it)
+_SIDECARS = ("-journal", "-wal", "-shm")
+
+
+def locked_temp(folder: str | os.PathLike[str], name: str, suffix: str) -> tuple[int, str]:
+    """A new temp file for target ``name`` in ``folder``, after removing that target's stale ones
+    (`remove_stale_temps`): its descriptor, holding an exclusive ``flock`` for as long as it stays open (so no
+    later writer takes it for a killed one's), and its path, ``.NAME.sessionspec-tmp.PID.RANDOM{suffix}``."""
+    remove_stale_temps(folder, name)
+    fd, path = tempfile.mkstemp(prefix=f"{temp_prefix(name)}{os.getpid()}.", suffix=suffix, dir=folder)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # a file system without flock: the pid in the name still protects a living writer
+        pass
+    return fd, path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: a process of another user has that pid
+        return True
+    return True
+
+
+def _unlocked(path: str) -> bool:
+    """True when nobody holds a lock on ``path`` (its writer is gone: a killed process's locks are released)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held by a living writer, or no flock here: not provably stale
+        return False
+    finally:
+        os.close(fd)  # (releases the probe's lock)
+    return True
+
+
+def remove_stale_temps(folder: str | os.PathLike[str], name: str) -> list[str]:
+    """Remove the temp files a killed writer left for target ``name`` in ``folder`` and return their paths.
+
+    Only files that are ours beyond doubt go: regular files (not symlinks) owned by this user, named
+    ``.NAME.sessionspec-tmp.PID.RANDOM.tmp`` or ``.db`` for exactly this target, whose process ``PID`` is not
+    running and whose ``flock`` nobody holds, with the SQLite journal, WAL and shared-memory files beside such a
+    temp (or beside a temp already gone, when its pid is not running). Anything that cannot be proved stale
+    stays; a failure to look or to remove is not an error of the write that asked."""
+    pattern = re.compile(re.escape(temp_prefix(name)) + r"(\d+)\.[A-Za-z0-9_]+\.(?:tmp|db)(-journal|-wal|-shm)?")
+    removed: list[str] = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in sorted(entries, key=lambda e: (e.endswith(_SIDECARS), e)):  # temps before their sidecars
+        match = pattern.fullmatch(entry)
+        if match is None or _alive(int(match[1])):
+            continue
+        path = os.path.join(folder, entry)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        if match[2] is None:
+            if not _unlocked(path):
+                continue
+        elif os.path.lexists(path.removesuffix(match[2])):  # a sidecar of a temp that stays
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, force: bool | None = None) -> None:
     """Replace the contents of ``path`` with ``data`` atomically; ``force`` as for :func:`atomic_writer`."""
     with atomic_writer(path, force=force) as handle:
@@ -163,9 +252,10 @@ def atomic_writer(path: str | os.PathLike[str], *, force: bool | None = None) ->
             mode = target.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o644
-        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=target.parent)
+        fd, tmp = locked_temp(target.parent, target.name, ".tmp")
     except OSError as exc:
         raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
+    lock = os.dup(fd)  # the lock lives until the temp is renamed or removed, past the handle's close
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
@@ -184,6 +274,8 @@ def atomic_writer(path: str | os.PathLike[str], *, force: bool | None = None) ->
         if isinstance(exc, OSError) and not isinstance(exc, OutputError):
             raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
         raise
+    finally:
+        os.close(lock)
     fsync_dir(target.parent)
 
 

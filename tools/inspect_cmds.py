@@ -18,13 +18,12 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 from collections import Counter
 from typing import Any, TextIO
 
 import orjson
 from sessionspec.reference import ERROR, Finding, FindingList, LoadedLog, json_text, load_log
-from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, temp_prefix, write_atomic
+from sessionspec.reference.atomic import OutputError, atomic_writer, check_new_output, locked_temp, write_atomic
 from sessionspec.reference.derive import derive_messages
 from sessionspec.reference.jsonl import (
     encode_records,
@@ -600,12 +599,11 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _Failure(f"cannot load the log: {error}") from error
             raise _store_refusal(args, sid, revisions[sid], error) from error
         temp = None
+        lock = -1  # the temp's locked descriptor, open until the temp is renamed or removed (`locked_temp`)
         if not args.in_place:
             directory = os.path.dirname(os.path.abspath(args.output))
             try:
-                fd, temp = tempfile.mkstemp(prefix=temp_prefix(os.path.basename(args.output)), suffix=".db",
-                                            dir=directory)
-                os.close(fd)
+                lock, temp = locked_temp(directory, os.path.basename(args.output), ".db")
             except OSError as error:
                 raise OutputError(f"cannot write {args.output}: {error.strerror or error}") from None
         output = args.file if temp is None else args.output
@@ -627,6 +625,8 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for leftover in leftovers:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(leftover)
+            if lock >= 0:  # (after SQLite closed the file: closing it earlier would drop SQLite's own locks)
+                os.close(lock)
     closers = sum(len(item.closers) for item in loaded)
     torn = sum(item.truncated_bytes for item in loaded)
     out.write(f"wrote {args.file if args.in_place else args.output}: {len(loaded)} session(s) repaired in one "
