@@ -195,17 +195,18 @@ def remove_stale_temps(folder: str | os.PathLike[str], name: str) -> list[str]:
     running and whose ``flock`` nobody holds, with the SQLite journal, WAL and shared-memory files beside such a
     temp (or beside a temp already gone, when its pid is not running). Anything that cannot be proved stale
     stays; a failure to look or to remove is not an error of the write that asked."""
-    pattern = re.compile(re.escape(temp_prefix(name)) + r"(\d+)\.[A-Za-z0-9_]+\.(?:tmp|db)(-journal|-wal|-shm)?")
+    pattern = re.compile(re.escape(temp_prefix(name)) + r"(\d+)\.[A-Za-z0-9_]+\.(?:tmp|db)("
+                         + "|".join(map(re.escape, _SIDECARS)) + ")?")
     removed: list[str] = []
     try:
         entries = os.listdir(folder)
     except OSError:
         return removed
-    for entry in sorted(entries, key=lambda e: (e.endswith(_SIDECARS), e)):  # temps before their sidecars
-        match = pattern.fullmatch(entry)
-        if match is None or _alive(int(match[1])):
+    matches = [match for match in map(pattern.fullmatch, entries) if match is not None]  # only ours, then sorted
+    for match in sorted(matches, key=lambda m: (m[2] is not None, m[0])):  # temps before their sidecars
+        if _alive(int(match[1])):
             continue
-        path = os.path.join(folder, entry)
+        path = os.path.join(folder, match[0])
         try:
             info = os.lstat(path)
         except OSError:
