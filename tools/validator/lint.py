@@ -522,15 +522,14 @@ class Checker:
         return f"schema:{label}: {message}; no reader of revision {rev} reads it: kept as stored"
 
     def _unread(self, error: Any, event: Any, targets: tuple[str, ...]) -> bool:
-        """Whether a schema error is a deviation (DEC-27): reported directly (not within the alternatives of a
-        oneOf/anyOf, whose best match may be a branch that does not apply, unless no reader reads any of the
-        payload), about the event's payload (the
-        envelope's key set is read whole by SEED-3; the payload itself only where no reader reads any of it), each
-        target outside every place a reader of the revision reads
-        whole (`reader_places`: inside, holding or equal to one is read) and neither a member a reader reads by
-        name nor holding one (a reader reads the member's own value, not what lies inside it). Only for a type of
-        the revision's own registry: a type a plugin registry adds is read by its plugin, which may read any
-        member."""
+        """Whether a schema error is a deviation (DEC-27). It must be reported directly, not within the
+        alternatives of a oneOf/anyOf (whose best match may be a branch that does not apply), unless no reader
+        reads any of the payload. It must be about the event's payload: the envelope's key set is read whole by
+        SEED-3, and the payload as a whole only counts where no reader reads any of it. Each target must lie
+        outside every place a reader of the revision reads whole (`reader_places`: inside, holding or equal to one
+        is read), and be neither a member a reader reads by name nor hold one (a reader reads the member's own
+        value, not what lies inside it). Only for a type of the revision's own registry: a type a plugin registry
+        adds is read by its plugin, which may read any member."""
         if type(event) is not dict:
             return False
         etype = event.get("type")
