@@ -352,10 +352,11 @@ def _clip_deep(value: Any) -> Any:
 
 @functools.cache
 def _compiled(name: str) -> Any:
-    from sessionspec.validator.fastschema import CompiledSchema
+    """The protocol schema ``name`` compiled to a predicate by the validator's one compiler (`lint.compiled_schema`)."""
+    from sessionspec.validator.lint import compiled_schema
 
     oracle = _validator(name)
-    return CompiledSchema(oracle.schema, oracle)
+    return compiled_schema(oracle.schema, oracle, schema_registry())
 
 
 def is_valid(instance: Any, schema: str) -> bool:

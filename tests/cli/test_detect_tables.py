@@ -58,7 +58,7 @@ def test_a_reference_the_walk_cannot_follow_keeps_the_check():
 
 # -- the payload checks generated ahead of time (`sessionspec.validator.pregen`) -------------------------
 
-GENERATED = pregen.generated_payload_checks(SPECS)
+GENERATED = pregen.generated_payloads(SPECS)
 EVIDENCE = pregen.evidence_payloads(SPECS)
 EVIDENCE_EXAMPLES = [(t, case["event"]["data"]) for t in EVIDENCE for rid in EVIDENCE[t]
                      for group in SPECS[rid].events[t].get("examples", {}).values() for case in group
@@ -66,14 +66,36 @@ EVIDENCE_EXAMPLES = [(t, case["event"]["data"]) for t in EVIDENCE for rid in EVI
 
 
 def test_detection_uses_the_generated_checks_for_the_installed_revisions():
-    assert GENERATED is not None
-    assert {t: set(checks) for t, checks in GENERATED.items()} == {t: set(ids) for t, ids in EVIDENCE.items()}
-    assert PAYLOADS is not None and set(PAYLOADS) == set(EVIDENCE)
+    """Each revision's `SchemaSet.payload` hands detection the predicate generated for it (no compiling)."""
+    wanted: dict[str, set[str]] = {}
+    for ids in EVIDENCE.values():
+        for rid, schema_id in ids.items():
+            wanted.setdefault(rid, set()).add(schema_id)
+    assert {rid: set(fns) for rid, fns in GENERATED.items()} == wanted
+    assert set(PAYLOADS) == set(EVIDENCE)
+    for event_type, checks in PAYLOADS.items():
+        assert set(checks) == set(EVIDENCE[event_type])
+        assert all(isinstance(check, pregen.Pregenerated) for check in checks.values()), event_type
 
 
 def test_other_revisions_never_get_the_generated_checks():
     rid = known_revisions()[0]
-    assert pregen.generated_payload_checks({rid: SPECS[rid]}) is None
+    assert pregen.generated_payloads({rid: SPECS[rid]}) == {}
+
+
+def test_a_payload_schema_without_a_generated_check_is_compiled_by_the_same_interface():
+    from sessionspec.validator.fastschema import CompiledSchema
+    from sessionspec.validator.lint import schema_set
+
+    rid = known_revisions()[0]
+    schemas = schema_set(revision=rid)
+    schema_id = SPECS[rid].events["assistant/chunk"]["payloadSchema"]  # the same everywhere: never evidence
+    compiled = schemas.payload(schema_id)
+    assert type(compiled) is CompiledSchema and schemas.payload(schema_id) is compiled
+    for group in SPECS[rid].events["assistant/chunk"]["examples"].values():
+        for case in group:
+            data = case["event"].get("data")
+            assert compiled.is_valid(data) == compiled.oracle.is_valid(data)
 
 
 @given(st.sampled_from(EVIDENCE_EXAMPLES), st.data())
@@ -82,7 +104,6 @@ def test_generated_payload_checks_agree_with_python_jsonschema(example, data):
     if data.draw(st.booleans()):
         mutated = mutate(data.draw, {"data": payload})
         payload = mutated.get("data") if isinstance(mutated, dict) else mutated
-    assert GENERATED is not None
-    for rid, check in GENERATED[etype].items():
+    for rid, check in PAYLOADS[etype].items():
         oracle = SPECS[rid].validator(SPECS[rid].events[etype]["payloadSchema"])
         assert check.is_valid(payload) == oracle.is_valid(payload), (etype, rid)

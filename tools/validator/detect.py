@@ -40,13 +40,16 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionspec.reference import json_text
 from sessionspec.spec import load_spec
 from sessionspec.spec.errors import JsonTextError
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
 from sessionspec.spec.schema_types import JsonValue
+
+if TYPE_CHECKING:
+    from sessionspec.validator.fastschema import CompiledSchema
 
 __all__ = ["Detection", "detect_in_blocks", "detect_in_bytes", "detect_revision", "reads_upgraded"]
 
@@ -106,19 +109,20 @@ def reads_upgraded(reader: str, earlier: str) -> bool:
 
 
 @functools.cache
-def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, Any]]]:
-    """Type -> revisions registering it; type -> {revision: payload validator} for shared types."""
+def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, CompiledSchema]]]:
+    """Type -> revisions registering it; type -> {revision: its compiled payload schema} for the shared types
+    whose payloads can be evidence (from each revision's `SchemaSet`: generated ahead of time for the installed
+    revisions, compiled at first use otherwise)."""
+    from sessionspec.validator.lint import schema_set
+    from sessionspec.validator.pregen import evidence_payloads
+
     specs = {r: load_spec(revision=r) for r in known_revisions()}
     registered: dict[str, set[str]] = {}
     for rid, spec in specs.items():
         for event_type in spec.events:
             registered.setdefault(event_type, set()).add(rid)
-    from sessionspec.validator.pregen import evidence_payloads, generated_payload_checks
-
-    payloads = generated_payload_checks(specs)  # generated ahead of time for the installed revisions
-    if payloads is None:
-        payloads = {event_type: {rid: specs[rid].validator(schema_id) for rid, schema_id in ids.items()}
-                    for event_type, ids in evidence_payloads(specs).items()}
+    payloads = {event_type: {rid: schema_set(revision=rid).payload(schema_id) for rid, schema_id in ids.items()}
+                for event_type, ids in evidence_payloads(specs).items()}
     return {t: frozenset(r) for t, r in registered.items()}, payloads
 
 
@@ -159,9 +163,11 @@ class _Tally:
 
 @functools.cache
 def _oracle(event_type: str, revision: str) -> Any:
-    """The schema validator of ``event_type``'s payload at ``revision`` (for what it says, not only whether)."""
-    spec = load_spec(revision=revision)
-    return spec.validator(spec.events[event_type]["payloadSchema"])
+    """The oracle of ``event_type``'s payload schema at ``revision`` (for what it says, not only whether)."""
+    from sessionspec.validator.lint import schema_set
+
+    schemas = schema_set(revision=revision)
+    return schemas.payload(schemas.spec.events[event_type]["payloadSchema"]).oracle
 
 
 def _holds_undefined(event_type: str, revision: str, data: Any) -> bool:

@@ -42,9 +42,16 @@ from sessionspec.reference.session import (
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 from sessionspec.validator.fastschema import CompiledSchema
-from sessionspec.validator.pregen import HEADER_SCHEMA_ID, ROW_SCHEMA_ID, Parts, content_digest, generated_parts
+from sessionspec.validator.pregen import (
+    HEADER_SCHEMA_ID,
+    ROW_SCHEMA_ID,
+    Parts,
+    Pregenerated,
+    content_digest,
+    generated_parts,
+)
 
 if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
@@ -57,41 +64,100 @@ _SCHEMA_BASE = "https://sessionspec.dev/schema/"
 
 
 class SchemaSet:
-    """The one interface to the fast evaluations of one spec's schemas (compiled once per process and registry).
+    """The one interface to the fast evaluations of one spec's schemas (built once per process, revision and registry).
 
     `event`, `header`, `row`: predicates compiled from the schemas (`fastschema`; for the core spec, the
-    generated `core_fast.py`), errors from the oracle; `fast_types`: the msgspec types translated from the same
-    schemas (`mstypes`). Each is held to python-jsonschema by `tests/cli/test_schema_evaluations.py`."""
+    generated `core_fast.py`), errors from the oracle; `payload(schema_id)`: one payload schema the same way
+    (revision detection's, generated for the installed revisions); `fast_types`: the msgspec types translated
+    from the same schemas (`mstypes`). Each is built on first use, so a caller pays only for what it asks.
+    Nothing outside `sessionspec.validator`'s schema modules compiles a schema (`compiled_schema` serves the
+    schemas of no spec, the protocol's); each evaluation is held to python-jsonschema by
+    `tests/cli/test_schema_evaluations.py`."""
 
-    def __init__(self, spec: Any, parts: Parts | None = None) -> None:
-        """Compile `spec`'s schemas, or take `parts` already built for it (`sessionspec.validator.pregen`)."""
+    def __init__(self, spec: Any, parts: Parts | Callable[[], Parts | None] | None = None, *,
+                 payloads: Mapping[str, Callable[[JsonValue], bool]] | None = None) -> None:
+        """Compile `spec`'s schemas when asked, or take `parts` already built for it (or a function building
+        them, None when it cannot: `sessionspec.validator.pregen`); `payloads`: generated payload predicates by
+        schema id."""
         self.spec = spec
+        self._given = parts
+        self._generated = dict(payloads or {})
+        self._payloads: dict[str, CompiledSchema] = {}
+
+    @functools.cached_property
+    def _parts(self) -> Parts | None:
+        given = self._given
+        return given() if callable(given) else given
+
+    @functools.cached_property
+    def event(self) -> CompiledSchema:
+        """Every event (a dispatch over the registered types, `by_tag` one predicate per type)."""
+        parts, spec = self._parts, self.spec
         if parts is not None:
-            self.event, self.header = parts.event, parts.header
-            self.__dict__["row"], self.__dict__["fast_types"] = parts.row, parts.fast_types
-            return
-        self.event = CompiledSchema(spec.event_schema, spec.event_validator(), registry=spec.registry)
-        self.header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID),
-                                     registry=spec.registry)
+            return parts.event
+        return compiled_schema(spec.event_schema, spec.event_validator(), spec.registry)
+
+    @functools.cached_property
+    def header(self) -> CompiledSchema:
+        """The JSONL header line."""
+        parts, spec = self._parts, self.spec
+        if parts is not None:
+            return parts.header
+        return compiled_schema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID), spec.registry)
 
     @functools.cached_property
     def row(self) -> CompiledSchema:
         """A stored chunk row (a dispatch over the row tags): the source of the msgspec row types."""
-        return CompiledSchema(self.spec.schemas[ROW_SCHEMA_ID], self.spec.validator(ROW_SCHEMA_ID),
-                              registry=self.spec.registry)
+        parts, spec = self._parts, self.spec
+        if parts is not None:
+            return parts.row
+        return compiled_schema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID), spec.registry)
 
     @functools.cached_property
     def fast_types(self) -> Any:
         """The msgspec decoder generated from these schemas (`sessionspec.validator.mstypes`), or None without msgspec."""
+        if self._parts is not None:
+            return self._parts.fast_types
         try:
             from sessionspec.validator.mstypes import build_fast_types
         except ImportError:  # pragma: no cover - msgspec is a dependency; without it the Python path runs
             return None
         return build_fast_types(self.event, self.row)
 
+    def payload(self, schema_id: str) -> CompiledSchema:
+        """The payload schema `schema_id` (a registry entry's `payloadSchema`), compiled once: the generated
+        predicate where `core_fast.py` holds one for this spec (revision detection's), else compiled now."""
+        compiled = self._payloads.get(schema_id)
+        if compiled is None:
+            spec = self.spec
+            generated = self._generated.get(schema_id)
+            if generated is not None:
+                compiled = Pregenerated(spec.schemas[schema_id], lambda: spec.validator(schema_id),
+                                        (generated, {}, None), spec)
+            else:
+                compiled = compiled_schema(spec.schemas[schema_id], spec.validator(schema_id), spec.registry)
+            self._payloads[schema_id] = compiled
+        return compiled
+
     def payload_ref(self, event_type: Any) -> str | None:
         entry = self.spec.events.get(event_type) if isinstance(event_type, str) else None
         return entry["payloadSchema"] if entry else None
+
+
+def compiled_schema(schema: JsonObject, oracle: Any, registry: Any = None) -> CompiledSchema:
+    """A schema of no spec (the protocol's messages) compiled to a predicate, `oracle` kept for its errors: the
+    one compiler, for callers outside this package (a spec's schemas come from its `SchemaSet`)."""
+    return CompiledSchema(schema, oracle, registry=registry)
+
+
+@functools.cache
+def _generated_payloads() -> dict[str, dict[str, Callable[[JsonValue], bool]]]:
+    """Revision -> the payload predicates `core_fast.py` holds for it (none when generated from other revisions)."""
+    from sessionspec.spec.loader import load_spec
+    from sessionspec.spec.revisions import known_revisions
+    from sessionspec.validator.pregen import generated_payloads
+
+    return generated_payloads({rid: load_spec(revision=rid) for rid in known_revisions()})
 
 
 @functools.cache
@@ -100,7 +166,8 @@ def _core_schemas() -> SchemaSet:
 
     spec = load_spec()
     # Built ahead of time when the generated module matches this spec (no compiling at start-up).
-    return SchemaSet(spec, generated_parts(spec))
+    return SchemaSet(spec, functools.partial(generated_parts, spec),
+                     payloads=_generated_payloads().get(spec.revision.id))
 
 
 def schema_set(registry_dirs: tuple[str, ...] = (), revision: str | None = None) -> SchemaSet:
@@ -147,7 +214,7 @@ def _registry_types(registry_dirs: tuple[str, ...], revision: str | None) -> fro
 def _revision_schemas(revision: str) -> SchemaSet:
     from sessionspec.spec.loader import load_spec
 
-    return SchemaSet(load_spec(revision=revision))
+    return SchemaSet(load_spec(revision=revision), payloads=_generated_payloads().get(revision))
 
 
 class _Fold:

@@ -9,10 +9,10 @@ edited by hand, checked fresh by `tests/cli/test_pregen.py` and by
 ``python -m sessionspec.validator.pregen --check``). Python caches its bytecode,
 so a process imports the result instead of building it.
 
-It also holds revision detection's payload checks (`generated_payload_checks`:
+It also holds revision detection's payload checks (`generated_payloads`:
 each payload schema that differs between the installed revisions, compiled at
-each revision, keyed by `revisions_fingerprint`), so `validate` never imports
-python-jsonschema to detect a log's revision.
+each revision, keyed by `revisions_fingerprint`; `lint.SchemaSet.payload` hands
+them out), so `validate` never imports python-jsonschema to detect a log's revision.
 
 The generated module carries the fingerprint of the schemas it was built from
 (`fingerprint`); a spec whose schemas differ (a plugin registry, another
@@ -406,34 +406,21 @@ def _payload_predicates(specs: dict[str, Any]) -> tuple[list[str], dict[str, dic
     return lines, table
 
 
-class _PayloadCheck:
-    """A generated payload predicate with python-jsonschema's `is_valid` name (what detection calls); a value
-    the predicate cannot take (it never should: detection reads JSON) goes to the oracle."""
-
-    __slots__ = ("_predicate", "_schema_id", "_spec")
-
-    def __init__(self, predicate: Any, spec: Any, schema_id: str) -> None:
-        self._predicate, self._spec, self._schema_id = predicate, spec, schema_id
-
-    def is_valid(self, value: Any) -> bool:
-        try:
-            return bool(self._predicate(value))
-        except (TypeError, ValueError, KeyError, RecursionError):
-            return bool(self._spec.validator(self._schema_id).is_valid(value))
-
-
-def generated_payload_checks(specs: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
-    """Revision detection's payload checks from the generated module, or None when it was generated
-    from other revisions (then detection builds python-jsonschema validators)."""
+def generated_payloads(specs: dict[str, Any]) -> dict[str, dict[str, Callable[[JsonValue], bool]]]:
+    """Revision -> {payload schema id: predicate} from the generated module: revision detection's payload
+    schemas at each revision (`evidence_payloads`), or nothing when it was generated from other revisions.
+    Callers take them through `lint.SchemaSet.payload`, which compiles the schemas this leaves out."""
     try:
         module: Any = __import__(_MODULE, fromlist=["PAYLOADS"])
     except ImportError:
-        return None
+        return {}
     if getattr(module, "REVISIONS_FINGERPRINT", None) != revisions_fingerprint(specs):
-        return None
-    return {event_type: {rid: _PayloadCheck(fn, specs[rid], specs[rid].events[event_type]["payloadSchema"])
-                         for rid, fn in by_rev.items()}
-            for event_type, by_rev in module.PAYLOADS.items()}
+        return {}
+    out: dict[str, dict[str, Callable[[JsonValue], bool]]] = {}
+    for event_type, by_rev in module.PAYLOADS.items():
+        for rid, fn in by_rev.items():
+            out.setdefault(rid, {})[specs[rid].events[event_type]["payloadSchema"]] = fn
+    return out
 
 
 def render(spec: Spec) -> str:
