@@ -33,7 +33,12 @@ class MessageChecks(Protocol):
 
     def seed_problem(self, etype: str, data: Any) -> Finding | None: ...
 
-__all__ = ["LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_error"]
+__all__ = ["UPGRADED_TYPES", "LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_error"]
+
+#: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record): a record of any other
+#: type is read as stored, which a reader of the log may take as given (the validator's fast pass).
+UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
+                            "tool/result"})
 
 
 def _record(value: Any) -> Mapping[str, Any] | None:
@@ -77,6 +82,8 @@ class LoadUpgrade:
     def _upgrade(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str],
                  where: str | None) -> Mapping[str, Any]:
         etype = event.get("type")
+        if type(etype) is not str or etype not in UPGRADED_TYPES:  # (a type that is no string is unhashable)
+            return event
         if etype == "turn/start":
             return self._turn_start(event, session_id, where)
         if etype == "turn/end":

@@ -506,10 +506,10 @@ def _plain(log: LoadedLog | CleanLog, suppressed: int, revision: str, how: str, 
         "findings": [f.to_json() for f in listed], "revision": revision,
         "revisionReason": how,
     }
-    if isinstance(log, LoadedLog) and log.upgraded:
+    if log.upgraded:  # (the fast pass proves them too: `CleanLog` counts them as the exact path does)
         upgraded = dict(sorted(log.upgraded.items()))
         report["upgraded"], report["notes"] = upgraded, [upgrade_note(upgraded)]
-    if isinstance(log, LoadedLog) and log.kept_as_stored:
+    if log.kept_as_stored:
         kept = dict(sorted(log.kept_as_stored.items()))
         kinds = ", ".join(f"{count} {display(kind)}" for kind, count in kept.items())
         report["keptAsStored"] = kept
@@ -555,11 +555,18 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     """
     progress = progress or Progress.for_stream(sys.stderr, True)
     how = "given"
+    streamed = False
+    if not exact and path != "-" and revision is not None and _needs_no_detection(revision, level) and proves(revision):
+        # The report of a log the pass proves at a given revision says "given" whatever detection would find
+        # (`_needs_no_detection`): the whole detection pass is skipped.
+        schemas = schema_set(tuple(registry), revision) if level != "load" else None
+        streamed, clean = _check_file_streaming(path, level, schemas, progress, revision)
+        if clean is not None:
+            return _plain(clean, 0, revision, how, keep)
     decided = _detect_file(path, revision) if path != "-" else None
     if decided is not None:
         revision, how = decided
-    streamed = False
-    if not exact and path != "-" and revision is not None and proves(revision):
+    if not exact and not streamed and path != "-" and revision is not None and proves(revision):
         # A regular file is proved clean block by block (memory: one block, the surface and the open
         # turn); anything else, and a file with findings, is read whole below.
         schemas = schema_set(tuple(registry), revision) if level != "load" else None
@@ -576,6 +583,18 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
     log, suppressed, deviations = _check_bytes(data, name, level, registry, revision, progress,
                                                fast=not exact and not streamed, keep=keep)
     return _plain(log, suppressed, revision, how, keep, deviations)
+
+
+def _needs_no_detection(given: str, level: str) -> bool:
+    """Whether a log the fast pass proves clean at revision ``given`` has, for certain, no content that ``given``'s
+    load path does not read (`Detection.contradiction` would find none, so the report's reason is "given"): every
+    other revision's records are read upgraded by ``given`` (JSONL-13), or the level checks the schemas, which
+    refuse the types and payload shapes another revision alone has (detection's content evidence; where settings
+    are placed is not content)."""
+    from sessionspec.spec.revisions import known_revisions
+    from sessionspec.validator.detect import reads_upgraded
+
+    return level != "load" or all(reads_upgraded(given, other) for other in known_revisions() if other != given)
 
 
 def _check_bytes(data: bytes, name: str, level: str, registry: tuple[str, ...], revision: str,

@@ -198,3 +198,23 @@ def test_types_msgspec_refuses_are_left_out():
         except msgspec.MsgspecError:
             continue
         assert oracle.is_valid({"l": value})
+
+
+def test_the_published_revision_has_structs_and_its_ignorable_marker_is_exact():
+    """The published envelope's `ignorable` (`const: true`) is translated as `Literal[True]`: before, no published
+    type had a struct (every log the npm package writes took the slow path); `false` or `1` stays refused."""
+    from sessionspec.validator.lint import schema_set
+
+    published = schema_set((), "b150a551b8")
+    fast = published.fast_types
+    for tag in ("assistant/chunk", "assistant/message", "tool/call", "tool/result", "user/message", "step/start",
+                "step/end", "turn/start", "turn/end"):
+        assert tag in fast.events, fast.skipped
+    event = {"type": "step/start", "seq": 3, "time": 5, "data": {"turn": 1, "step": 1}}
+    for marker, valid in ((True, True), (False, False), (1, False), (None, False)):
+        raw = json_text.dumps_bytes({**event, "ignorable": marker})
+        try:
+            accepted = fast.encoder.encode(fast.decoder.decode(raw)) == raw
+        except msgspec.MsgspecError:
+            accepted = False
+        assert accepted is valid is bool(published.event.oracle.is_valid({**event, "ignorable": marker})), marker

@@ -19,10 +19,15 @@ What makes it fast:
   ``encode_lines(decode_lines(text)) == text`` proves every line is lossless
   JSON (no duplicate key, every integer safe, canonical numbers; no ``-0.0``,
   which the generated types cannot hold: `_no_negative_zero`, else the text is
-  scanned for it) and exactly one struct. A group that fails is read
-  again line by line: what the structs refuse goes through the one parsing
+  scanned for it) and exactly one struct. A line a group cannot take costs that
+  line only: the lines before it are taken, it is read alone, and the batch goes
+  on after it (`group`): what the structs refuse goes through the one parsing
   path of log text (`json_text.loads`, taken only when it reports no anomaly) and
   the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
+* the revision's rules are read from its `Rules`, and a record its load path may
+  read apart (JSONL-13..15: a type the upgrade may rewrite, a type outside the
+  registry) is read by the load path's own `StoredReader` before any check, so the
+  pass checks the records the exact path checks (upgraded, kept as stored: counted);
 * the load rules are inlined; what a struct type implies (envelope keys, seq
   and time bounds, SEED-6, a row's CHUNK-9 types) is verified on the generated
   type (`_struct_kinds`), so a log-only event costs one seq test and a typed
@@ -54,11 +59,13 @@ from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_tex
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
-from sessionspec.reference.jsonl import header_line_problem
+from sessionspec.reference.jsonl import StoredReader, header_line_problem
 from sessionspec.reference.request_header import is_rejected_reason
-from sessionspec.reference.revision import rules_for
-from sessionspec.reference.session import SEED_DATA_RULE_TYPES, check_seed_entry, is_event_envelope
+from sessionspec.reference.revision import Rules, rules_for
+from sessionspec.reference.rule_table import TABLE
+from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
+from sessionspec.reference.upgrade import UPGRADED_TYPES
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
@@ -67,20 +74,30 @@ from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_
 
 if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
+    from sessionspec.reference.upgrade import UpgradeReader
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
 _MAX = FORMAT.max_safe_integer
-_SURFACE = FORMAT.surface_types
-_ENVELOPE = FORMAT.envelope_keys
 _LEGACY = frozenset(FORMAT.legacy_rejected_types)
 _HEADER_TYPE = FORMAT.jsonl_header_line_type
 _ROW_SPECS = ROW_SPECS  # the reference's own row layouts (from the spec constants)
 _ROW_ENVELOPE = ROW_ENVELOPE_KEYS  # type, seq0, time0, data
 _NUMBER_KEYS = NUMBER_KEYS  # turn, step, index: JSON numbers
-# Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of an
-# assistant/message is proved on its type: `_struct_kinds`); events of these types are converted.
-_DATA_CHECKED = SEED_DATA_RULE_TYPES - {"assistant/message"}
+
+
+def _looked_into(rules: Rules) -> frozenset[str]:
+    """The types whose seed rules look into `data` at a revision (SEED-4 ... SEED-8, its message shape's check)."""
+    return SEED_DATA_RULE_TYPES | rules.messages.seed_types
+
+
+def _data_checked(rules: Rules) -> frozenset[str]:
+    """Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of a flat
+    assistant/message is proved on its type: `_struct_kinds`); events of these types are converted. Where the
+    revision's load path upgrades earlier-format records (JSONL-13), the types it may rewrite are converted too:
+    the dict path reads them through the load path's own reader first (`UPGRADED_TYPES`)."""
+    on_type = frozenset({"assistant/message"}) if rules.messages.name == "flat" else frozenset()
+    return (_looked_into(rules) - on_type) | (UPGRADED_TYPES if rules.load_upgrade is not None else frozenset())
 _BOM = b"\xef\xbb\xbf"
 _NONE: frozenset[str] = frozenset()
 _NEG_ZERO = re.compile(rb"-0\.0")  # a regex scans for it twice as fast as bytes.find
@@ -98,6 +115,9 @@ class CleanLog:
     rows: int
     kind: str = "jsonl"
     findings: list[Finding] = field(default_factory=list)
+    #: what the revision's load path read upgraded (JSONL-13) and kept as stored (DEC-24), by stored type
+    upgraded: dict[str, int] = field(default_factory=dict)
+    kept_as_stored: dict[str, int] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- chunk rows
@@ -160,7 +180,9 @@ class RowPlan:
     prove the shortcut; the caller then checks members one by one.
     """
 
-    def __init__(self, tag: str, present: frozenset[str], compiled: CompiledSchema | None) -> None:
+    def __init__(self, tag: str, present: frozenset[str], compiled: CompiledSchema | None,
+                 rules: Rules | None = None) -> None:
+        rules = rules_for(rules)
         spec = _ROW_SPECS[tag]
         sentinels: dict[Any, tuple[str, str]] = {}  # sentinel -> ("row", key) | ("data", key) | ("member", "")
         counter = itertools.count(7_000_001, 2)
@@ -195,8 +217,8 @@ class RowPlan:
         # Load level: a member must be a plain log-only event whose only seed rule is the envelope.
         self.loadable = (
             type(self.member_type) is str
-            and self.member_type not in _SURFACE | _LEGACY | SEED_DATA_RULE_TYPES | {_HEADER_TYPE}
-            and member.keys() <= _ENVELOPE
+            and self.member_type not in rules.surface_types | _LEGACY | _data_checked(rules) | {_HEADER_TYPE}
+            and member.keys() <= rules.envelope_keys
             and "data" in member
             and "surfaceOp" not in member
             and "sourceEventSeqs" not in member
@@ -325,6 +347,41 @@ class _GiveUp(Exception):
     """The log is not provably clean: the exact path must explain it."""
 
 
+_AT_VALUE = re.compile(r"at `\$\[(\d+)\]")  # a decode_lines ValidationError: the index of the value at fault
+_AT_BYTE = re.compile(r"\(byte (\d+)\)")  # a DecodeError: the offset of the malformed byte
+
+
+def _failed_line(text: bytes, error: Exception) -> int:
+    """The start of the line of `text` that msgspec's `error` names (0 when it names none: the first line, read
+    alone, is then taken and the batch goes on after it). A value index counts the lines before it only when none
+    of them is blank; a cut too early costs a line read alone, never a verdict."""
+    message = str(error)
+    found = _AT_VALUE.search(message)
+    if found is not None:
+        start, skip = 0, int(found.group(1))
+        for _ in range(skip):
+            start = text.find(b"\n", start) + 1
+            if start == 0:
+                return 0
+        return start if start < len(text) else 0
+    found = _AT_BYTE.search(message)
+    if found is not None and int(found.group(1)) < len(text):
+        return text.rfind(b"\n", 0, int(found.group(1))) + 1
+    return 0
+
+
+def _first_difference(one: bytes, two: bytes) -> int:
+    """The index of the first byte where `one` and `two` differ (they do): bisection on slices (memcmp), then a scan."""
+    low, high = 0, min(len(one), len(two))
+    while high - low > 64:  # invariant: one[:low] == two[:low], and they differ within [low, high]
+        mid = (low + high) // 2
+        if one[low:mid] == two[low:mid]:
+            low = mid
+        else:
+            high = mid
+    return next((i for i in range(low, high) if one[i] != two[i]), high)
+
+
 def _trusted(raw: bytes, number: int) -> Any:
     """The value of a line known to be lossless JSON, or `_GiveUp`."""
     findings: list[Finding] = []
@@ -342,9 +399,8 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
     `data` is the whole artifact or its bytes in consecutive blocks (a file read piece by piece):
     the pass keeps one block, the surface and the open turn, never the log. `size` (the total, when
     known) scales `progress`, which is called with bytes done and bytes in all. `revision` (default:
-    the pinned one) is the revision the log is checked at: the pass proves the pinned revision's
-    rules only, so it declines every other one, among them any whose load path reads stored records
-    other than as stored (JSONL-13..15: upgrades, refusals; `proves`).
+    the pinned one) is the revision the log is checked at (`proves`): its rules, and its load path's
+    reading of stored records (JSONL-13..15: upgrades, refusals) record by record.
     """
     if not proves(revision):
         return None
@@ -352,7 +408,7 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
     try:
         with gc_paused():
             return _check(iter(blocks), name, level, schemas, progress,
-                          len(data) if isinstance(data, bytes) else size)
+                          len(data) if isinstance(data, bytes) else size, rules_for(revision))
     except (_GiveUp, SessionSpecError, RecursionError):
         return None
     except (TypeError, ValueError, KeyError, OverflowError):
@@ -362,14 +418,19 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
 
 
 def proves(revision: RevisionLike = None) -> bool:
-    """Whether the pass can prove a log clean at ``revision``: only at the pinned one, whose rules it inlines.
+    """Whether the pass can prove a log clean at ``revision``: at every revision the spec describes.
 
-    Every revision that differs declines; the guard also names the load path's own reading of stored
-    records (JSONL-13..15), so a pinned revision that gained one would decline too (CONTRIBUTING.md:
-    the rule copies; ``tests/cli/test_fastlog.py`` holds it to the exact path).
+    It reads what differs from the revision's `Rules` (surface types, envelope keys, time bounds, the message
+    shape's seed check, INV-10) and takes every record its load path may read apart (JSONL-13..15: a type the
+    upgrade may rewrite, a type outside the registry) through the load path's own reader (`StoredReader.read`)
+    before any other check, so the records it checks are the ones the exact path checks (CONTRIBUTING.md: the
+    rule copies; ``tests/cli/test_fastlog.py`` holds it to the exact path at every revision).
     """
-    rules = rules_for(revision)
-    return rules is rules_for(None) and rules.load_upgrade is None and rules.load_known_types is None
+    try:
+        rules_for(revision)
+    except SessionSpecError:  # a revision the spec does not describe: the exact path says so
+        return False
+    return True
 
 
 #: Bytes of the open turn's lines kept for the crash-tail check; a longer open turn gives the log to the
@@ -434,14 +495,18 @@ def _required_str(info: Any, name: str) -> bool:
     return bool(field and field.required and isinstance(kind, msgspec.inspect.StrType) and (kind.min_length or 0) >= 1)
 
 
-def _struct_kinds(fast: Any) -> dict[type, int]:
+def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     """For each generated struct, the cheapest exact way to apply the load rules to it.
 
     Acceptance by a struct implies the schema, so some load rules hold by construction; each
     such implication is *checked here on the generated type* (not assumed): the envelope keys
     and the seq/time bounds (SEED-3), the provider/model of an assistant message (SEED-6).
-    Whatever cannot be shown takes `_CONVERT`: a plain dict, then the dict path's rules.
+    Whatever cannot be shown takes `_CONVERT`: a plain dict, then the dict path's rules (at ``rules``' revision:
+    its envelope keys and time bounds, its surface types, the types its seed rules or load path read into).
     """
+    rules = rules_for(rules)
+    envelope, surface, data_checked = rules.envelope_keys, rules.surface_types, _data_checked(rules)
+    low_time = -_MAX if rules.negative_time else 0
     kinds: dict[type, int] = {}
     for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
         fields = {f.name: f for f in info.fields}
@@ -453,11 +518,11 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
             continue
         envelope_ok = (
             plain
-            and set(fields) <= _ENVELOPE - {"type"}
+            and set(fields) <= envelope - {"type"}
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
             and _int_field(fields["seq"].type, 0, _MAX)
-            and _int_field(fields["time"].type, 0, _MAX)
-            and tag not in _LEGACY | _DATA_CHECKED | {_HEADER_TYPE}
+            and _int_field(fields["time"].type, low_time, _MAX)
+            and tag not in _LEGACY | data_checked | {_HEADER_TYPE}
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
@@ -467,7 +532,7 @@ def _struct_kinds(fast: Any) -> dict[type, int]:
                 data, msgspec.inspect.StructType) else None
             plain_turn = turn is not None and turn.required and turn.encode_name == "turn"
             kinds[cls] = _TURN_START if plain_turn and not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
-        elif tag in _SURFACE:
+        elif tag in surface:
             seed_ok = True
             if tag == "assistant/message":  # SEED-6 must follow from the type
                 data = fields["data"].type
@@ -509,20 +574,24 @@ class _Pass:
     """
 
     def __init__(self, name: str, level: str, schemas: SchemaSet | None,
-                 progress: Callable[[int, int], None] | None, total: int | None) -> None:
+                 progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None) -> None:
         self.name, self.level, self.schemas = name, level, schemas
+        rules = self.rules = rules_for(rules)
+        self.surface_types = rules.surface_types
+        self.looked_into = _looked_into(rules)
+        self.min_time = -_MAX if rules.negative_time else 0  # SEED-3: a member's time (the envelope's bound)
         self.progress = progress if progress is not None and total else None
         self.total = total or 0
-        core = schemas if schemas is not None else _core_schema_set()
+        core = schemas if schemas is not None else _core_schema_set(rules.id)
         compiled = schemas.event if schemas is not None and level != "load" else None
         self.compiled = compiled
         self.by_tag = compiled.by_tag if compiled is not None else {}
         self.generic = compiled.predicate if compiled is not None else None
         self.row_compiled = compiled if compiled is not None else core.event  # member checks of struct rows
-        self.plans = _plans_for(self.row_compiled)
+        self.plans = _plans_for(self.row_compiled, rules)
         self.strict = level == "strict"
         fast = self.fast = core.fast_types if msgspec is not None else None
-        kinds = _kinds_of(fast) if fast is not None else {}
+        kinds = _kinds_of(fast, rules) if fast is not None else {}
         self.decode = fast.decoder.decode if fast is not None else None
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
@@ -542,8 +611,15 @@ class _Pass:
                             for cls in self.typed_rows} if fast is not None else {}
         self.in_step_classes: frozenset[Any] = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
         self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
-        self.surface = SurfaceState(self._lookup)
-        self.inv = InvariantFold()  # INV-*: a mutable fold, advanced in place
+        self.surface = SurfaceState(self._lookup, rules)
+        self.inv = InvariantFold(revision=rules)  # INV-*: a mutable fold, advanced in place
+        # JSONL-13..15: the load path's reading of each record the dict path takes (None: records read as stored;
+        # made with the header's session id); the types a registry adds are known to it, as to the exact path's.
+        self.extra_types = frozenset(schemas.spec.events) if schemas is not None else frozenset()
+        self.reader: StoredReader | None = None
+        # DEC-24: earlier-format records kept as stored (valid at the parent revision), by type
+        self.kept_as_stored: dict[str, int] = {}
+        self.earlier = Checker(level, schemas, rules).earlier_schemas() if compiled is not None else None
         self.expected = 0  # the seq the next event must have (JSONL-7)
         self.rows = 0
         self.open_turn: Any = None
@@ -581,9 +657,11 @@ class _Pass:
         if type(header) is not dict or header_line_problem(header) is not None:
             raise _GiveUp
         probe = LoadedLog(name=self.name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
-        Checker(self.level, self.schemas).check_header(probe)
+        Checker(self.level, self.schemas, self.rules).check_header(probe)
         if probe.findings:
             raise _GiveUp
+        reader = StoredReader(header["id"] if type(header.get("id")) is str else "", None, self.rules, self.extra_types)
+        self.reader = reader if reader.active else None
         self.done = len(header_raw) + 1
         return rest
 
@@ -644,24 +722,58 @@ class _Pass:
             self.tail_lost = True
 
     def group(self, text: bytes, index: int) -> int:
-        """Complete lines from line `index` (0 = header) on: all decoded by the generated types and re-encoded to
-        themselves (lossless JSON) with one call each way, or else line by line. Returns the number of lines."""
-        if self.decode_lines is not None:
+        """Complete lines from line `index` (0 = header) on: decoded by the generated types and re-encoded to
+        themselves (lossless JSON) with one call each way. A line that cannot be taken so costs only itself (no
+        cliff): the lines before it are taken as verified, it is read alone (`line`), and the batch goes on after
+        it (its structs verified against the text after the line, or the rest decoded again after a decoding
+        error). Returns the number of lines."""
+        taken = 0
+        while text:
             try:
-                objs = self.decode_lines(text)
-            except msgspec.MsgspecError:
-                objs = None
-            # `encode_lines` writes each struct's canonical JSON and a newline: equal bytes mean each line is
-            # exactly one struct's canonical form (blank lines, spaces, escapes, duplicate keys all differ).
-            if objs is not None and self.encode_lines(objs) == text and not (  # type: ignore[misc]
-                    self.neg_zero and _NEG_ZERO.search(text)):
-                self.structs(objs, index)
-                return len(objs)
-        lines = text.split(b"\n")
-        lines.pop()  # the empty text after the last newline
-        for number, raw in enumerate(lines, index + 1):
-            self.line(raw, number)
-        return len(lines)
+                objs = self.decode_lines(text) if self.decode_lines is not None else None
+                error: Exception | None = None
+            except msgspec.MsgspecError as exc:
+                objs, error = None, exc
+            if objs is None:
+                cut = _failed_line(text, error) if error is not None else 0
+                if cut:  # the lines before the one msgspec names: decoded and verified by themselves
+                    taken += self.group(text[:cut], index + taken)
+            else:
+                # `encode_lines` writes each struct's canonical JSON and a newline: equal bytes mean each line is
+                # exactly one struct's canonical form (blank lines, spaces, escapes, duplicate keys all differ).
+                encoded = self.encode_lines(objs)  # type: ignore[misc]
+                while True:
+                    doubt = self._doubtful(encoded, text)
+                    verified = len(objs) if doubt is None else text.count(b"\n", 0, doubt)
+                    if verified:
+                        self.structs(objs[:verified], index + taken)
+                        taken += verified
+                    if doubt is None:
+                        return taken
+                    end = text.index(b"\n", doubt) + 1
+                    taken += 1
+                    self.line(text[doubt:end - 1], index + taken)
+                    # the structs after it against the text after it: equal bytes prove those lines, whichever
+                    # struct the doubtful line decoded to
+                    after = encoded.find(b"\n", doubt) + 1
+                    text = text[end:]
+                    if not after or not text:
+                        break
+                    objs, encoded = objs[verified + 1:], encoded[after:]
+                continue
+            end = text.index(b"\n", cut) + 1
+            taken += 1
+            self.line(text[cut:end - 1], index + taken)
+            text = text[end:]
+        return taken
+
+    def _doubtful(self, encoded: bytes, text: bytes) -> int | None:
+        """The start of the first line of `text` that is not its struct's re-encoding (or holds ``-0.0`` where the
+        types could: `scan_neg_zero`); None when every line is."""
+        if encoded == text:
+            zero = _NEG_ZERO.search(text) if self.neg_zero else None
+            return None if zero is None else text.rfind(b"\n", 0, zero.start()) + 1
+        return text.rfind(b"\n", 0, _first_difference(encoded, text)) + 1
 
     def line(self, raw: bytes, number: int) -> None:
         """One line by itself: a generated struct when it verifies, else the value the one parsing path reads
@@ -762,7 +874,7 @@ class _Pass:
         tmax = tmin + sum(dt)
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((tag, present))
-        if (plan is None or not plan.loadable or tmin < 0 or tmax > _MAX or (self.compiled is not None and not (
+        if (plan is None or not plan.loadable or tmin < self.min_time or tmax > _MAX or (self.compiled is not None and not (
                 plan.constant is True and not plan.reads_data and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
             return
@@ -802,14 +914,23 @@ class _Pass:
         """
         if type(value) is not dict:
             raise _GiveUp
+        stored = value
+        if self.reader is not None:  # JSONL-13..15: the record as the load path reads it, before every check
+            value, refusal = self.reader.read(value, index)
+            if refusal is not None or type(value) is not dict:
+                raise _GiveUp
+            checked = checked and value is stored  # an upgraded record is checked again
         seq = value.get("seq")
         if type(seq) is not int or seq != self.expected:
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
-        if not is_event_envelope(value) or tag in _LEGACY:
+        rules = self.rules
+        if not is_event_envelope(value, rules) or tag in _LEGACY:
             raise _GiveUp  # SEED-3, JSONL-12
-        if tag in SEED_DATA_RULE_TYPES:
-            check_seed_entry(value, seq)  # SEED-4 ... SEED-8 (raises SeedError)
+        if tag in self.looked_into:
+            # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
+            # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy
+            TABLE.check_seed_entry(value, seq, rules)
             payload = value["data"]
             if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
                 raise _GiveUp  # JSONL-12
@@ -822,8 +943,8 @@ class _Pass:
         if self.generic is not None and tag not in self.by_tag:
             raise _GiveUp  # a type in no registry: the exact path warns (EVENT_TYPE_UNREGISTERED)
         if not checked and self.generic is not None and not self.by_tag.get(tag, self.generic)(value):  # type: ignore[arg-type]
-            raise _GiveUp  # schema
-        if tag in _SURFACE or "surfaceOp" in value or "sourceEventSeqs" in value:
+            self._kept_as_stored(stored)  # DEC-24, else the exact path explains the schema finding
+        if tag in self.surface_types or "surfaceOp" in value or "sourceEventSeqs" in value:
             state = self.surface
             state.skip(seq - state.length)  # the log-only events before it
             if not (("sourceEventSeqs" not in value and state.try_append(tag, value.get("surfaceOp")))
@@ -834,6 +955,16 @@ class _Pass:
         if self.strict and self.inv.step(value, seq):
             raise _GiveUp
         self.expected = seq + 1
+
+    def _kept_as_stored(self, stored: dict[str, Any]) -> None:
+        """An event the revision's schemas reject: an earlier-format record the load path keeps as stored when the
+        parent revision's schemas accept its stored form (DEC-24: counted, as the exact path counts it), else
+        `_GiveUp`."""
+        earlier = self.earlier
+        etype = stored.get("type")
+        if earlier is None or type(etype) is not str or etype not in earlier[1] or not earlier[0].is_valid(stored):
+            raise _GiveUp  # schema
+        self.kept_as_stored[etype] = self.kept_as_stored.get(etype, 0) + 1
 
     def row(self, tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, index: int, typed: bool = False) -> None:
         """One chunk row (`value`: the row as a dict, or a function building it when the members must be expanded)."""
@@ -847,9 +978,9 @@ class _Pass:
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
         plan = self.plans.get((tag, present))
         if plan is None:
-            plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled)
+            plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled, self.rules)
         self.rows += 1
-        if not plan.loadable or tmin < 0 or (
+        if not plan.loadable or tmin < self.min_time or (
             self.compiled is not None and not plan.members_valid(seq0, times, tmin, tmax, row_data, members)
         ):
             for member in decode_storage_record(value() if callable(value) else value):  # the exact per-event checks
@@ -877,38 +1008,54 @@ class _Pass:
                 raise _GiveUp
             suffix = LoadedLog(name=self.name, kind="jsonl", size=size)
             lines = b"".join(buf[lo:hi] for buf, lo, hi in self.tail).split(b"\n")[self.tail_skip:-1]
+            # the records as the load path reads them (JSONL-13), as the exact path's crash-tail check sees them
+            reading = self.reader.reader if self.reader is not None else None
+            again = reading.upgrade.reader(reading.session_id, self.rules.messages) if reading is not None else None
             for number, raw in enumerate(lines, self.turn_line + 1):
                 for member in decode_storage_record(json_text.loads(raw)):
-                    suffix.events.append(member)
+                    suffix.events.append(_read_again(again, member, len(suffix.events)))
                     suffix.event_lines.append(number)
-            Checker(self.level, self.schemas).check_crash_tail(suffix)
+            Checker(self.level, self.schemas, self.rules).check_crash_tail(suffix)
             findings += suffix.findings
         if fragment:
             findings.append(fragment_finding(fragment, self.base + 1))
         for finding in findings:
             finding.file = self.name
         findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
+        upgraded = dict(self.reader.upgraded) if self.reader is not None else {}
         return CleanLog(name=self.name, events=self.expected, lines=self.base + (1 if fragment else 0), rows=self.rows,
-                        findings=findings)
+                        findings=findings, upgraded=upgraded, kept_as_stored=dict(self.kept_as_stored))
+
+
+def _read_again(reader: UpgradeReader | None, event: Any, index: int) -> Any:
+    """An event of the open turn as the load path reads it (the pass proved it reads without a refusal; a
+    replacement whose message id lies before the turn cannot be minted again here: `_GiveUp`)."""
+    if reader is None:
+        return event
+    try:
+        return reader.read(event, index)
+    except SessionSpecError:
+        raise _GiveUp from None
 
 
 def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,
-           progress: Callable[[int, int], None] | None, total: int | None) -> CleanLog:
-    run = _Pass(name, level, schemas, progress, total)
+           progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None) -> CleanLog:
+    run = _Pass(name, level, schemas, progress, total, rules)
     run.block(run.header(blocks))
     for block in blocks:
         run.block(block)
     return run.finish()
 
 
-_PLANS: dict[int, tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
+_PLANS: dict[tuple[int, str], tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
 
 
-def _plans_for(compiled: CompiledSchema | None) -> dict[tuple[str, frozenset[str]], RowPlan]:
-    """Row plans are pure functions of the schemas: built once per compiled schema (and once without)."""
-    cached = _PLANS.get(id(compiled))
+def _plans_for(compiled: CompiledSchema | None, rules: Rules) -> dict[tuple[str, frozenset[str]], RowPlan]:
+    """Row plans are pure functions of the schemas and rules: built once per compiled schema and revision."""
+    key = (id(compiled), rules.id)
+    cached = _PLANS.get(key)
     if cached is None or cached[0] is not compiled:
-        cached = _PLANS[id(compiled)] = (compiled, {})
+        cached = _PLANS[key] = (compiled, {})
     return cached[1]
 
 
@@ -963,13 +1110,14 @@ def _no_negative_zero_of(fast: Any) -> bool:
     return cached[1]
 
 
-_KINDS: dict[int, tuple[Any, dict[type, int]]] = {}
+_KINDS: dict[tuple[int, str], tuple[Any, dict[type, int]]] = {}
 
 
-def _kinds_of(fast: Any) -> dict[type, int]:
-    cached = _KINDS.get(id(fast))
+def _kinds_of(fast: Any, rules: Rules) -> dict[type, int]:
+    key = (id(fast), rules.id)
+    cached = _KINDS.get(key)
     if cached is None or cached[0] is not fast:
-        cached = _KINDS[id(fast)] = (fast, _struct_kinds(fast))
+        cached = _KINDS[key] = (fast, _struct_kinds(fast, rules))
     return cached[1]
 
 
@@ -997,7 +1145,7 @@ def _in_step_classes(fast: Any) -> frozenset[type]:
     return cached[1]
 
 
-def _core_schema_set() -> SchemaSet:
+def _core_schema_set(revision: str | None = None) -> SchemaSet:
     from sessionspec.validator.lint import schema_set
 
-    return schema_set()
+    return schema_set((), revision)

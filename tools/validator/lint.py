@@ -122,7 +122,9 @@ class SchemaSet:
             from sessionspec.validator.mstypes import build_fast_types
         except ImportError:  # pragma: no cover - msgspec is a dependency; without it the Python path runs
             return None
-        return build_fast_types(self.event, self.row)
+        from sessionspec.validator.pregen import struct_prefix
+
+        return build_fast_types(self.event, self.row, struct_prefix(self.spec))
 
     def payload(self, schema_id: str) -> CompiledSchema:
         """The payload schema `schema_id` (a registry entry's `payloadSchema`), compiled once: the generated
@@ -214,7 +216,9 @@ def _registry_types(registry_dirs: tuple[str, ...], revision: str | None) -> fro
 def _revision_schemas(revision: str) -> SchemaSet:
     from sessionspec.spec.loader import load_spec
 
-    return SchemaSet(load_spec(revision=revision), payloads=_generated_payloads().get(revision))
+    spec = load_spec(revision=revision)
+    # every installed revision is generated ahead of time (`pregen`: keyed by each one's fingerprint)
+    return SchemaSet(spec, functools.partial(generated_parts, spec), payloads=_generated_payloads().get(revision))
 
 
 class _Fold:
@@ -388,7 +392,7 @@ class Checker:
         stored = reading if reading is not None and reading.active else None
         # An earlier-format record no upgrade rewrites is kept as stored where the revision says so: checked
         # against the earlier revision's schemas, not flagged for the current ones (DEC-24).
-        earlier = self._earlier_schemas() if stored is not None and compiled is not None else None
+        earlier = self.earlier_schemas() if stored is not None and compiled is not None else None
         kept: dict[str, int] = {}
         # A type in no registry passes the schema with its envelope only: said once per type (a warning).
         registered = (frozenset(self.schemas.spec.events) | self.extra_types) if self.schemas is not None else None
@@ -500,7 +504,7 @@ class Checker:
         else:
             self._event_schema_findings(compiled, event, line, seq, base)
 
-    def _earlier_schemas(self) -> Any:
+    def earlier_schemas(self) -> Any:
         """The event schema of the parent revision and the types it registers, when this revision's load path
         keeps the earlier-format records it does not upgrade as stored (``jsonl.loadUpgrade.otherEarlierRecords``);
         else None. A type the parent does not register (a plugin's) is never an earlier-format record."""

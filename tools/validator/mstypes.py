@@ -19,7 +19,8 @@ rejects, and the caller falls back to the exact path), never looser:
   validator finding (DEC-3). No accepted struct holds a float outside a
   ``JsonValue``, so none holds ``-0.0`` (JSON-2) and the log pass need not scan
   for it (`sessionspec.validator.fastlog`);
-* ``const``/``enum`` of strings become ``Literal``; ``minLength``/``maxLength``
+* ``const``/``enum`` of strings (or of booleans: the published envelope's ``ignorable: true``) become
+  ``Literal``; ``minLength``/``maxLength``
   and ``minItems``/``maxItems`` and numeric bounds become ``Meta``;
   ``uniqueItems`` (of ints or strings) becomes a ``__post_init__`` check;
 * a tag dispatch (``allOf`` of ``if <key> is <value> then ...``) becomes a
@@ -100,7 +101,8 @@ class FastTypes:
 
 
 class _Translator:
-    def __init__(self, compiled: CompiledSchema) -> None:
+    def __init__(self, compiled: CompiledSchema, prefix: str = "") -> None:
+        self.prefix = prefix  # struct names of one revision's types (`pregen.struct_prefix`): one module holds every revision's
         self.compiler = compiled.compiler
         self.oracle = compiled.oracle
         self.known = self.compiler.known
@@ -152,7 +154,7 @@ class _Translator:
         stem = stem if stem[:1].isalpha() else f"S{stem}"
         # numbered per stem, not per translator: another type's structs never renumber these (a local diff)
         self.counter[stem] = self.counter.get(stem, 0) + 1
-        return f"{stem}_{self.counter[stem]}"
+        return f"{self.prefix}{stem}_{self.counter[stem]}"
 
     # -- translation -------------------------------------------------------------
     def translate(self, schema: Any, resolver: Any, facts: dict[str, str] | None = None, hint: str = "T") -> Any:
@@ -195,9 +197,9 @@ class _Translator:
             values = [schema["const"]] if "const" in schema else schema["enum"]
             if "const" in schema and "enum" in schema:
                 values = [v for v in schema["enum"] if self.accepts({"const": schema["const"]}, resolver, v)]
-            values = [v for v in values if isinstance(v, str) and ("type" not in schema or self.accepts({"type": kind}, resolver, v))]
-            if not values:
-                raise Unsupported("no string value")
+            values = [v for v in values if type(v) in (str, bool) and ("type" not in schema or self.accepts({"type": kind}, resolver, v))]
+            if not values or len({type(v) for v in values}) != 1:
+                raise Unsupported("no string value" if not values else "strings and booleans in one enum")
             return Literal[tuple(values)]
         if isinstance(kind, list):
             if words - {"type"}:
@@ -560,10 +562,11 @@ def _post_init(unique: list[str], universal: list[str]) -> Callable[[Any], None]
     return __post_init__
 
 
-def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None) -> FastTypes:
+def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None, prefix: str = "") -> FastTypes:
     """One decoder for every event type (and chunk row tag) that translates (see the module docstring).
 
-    `rows` is the schema of a stored chunk row (a tag dispatch over the row tags).
+    `rows` is the schema of a stored chunk row (a tag dispatch over the row tags); `prefix` starts every struct
+    name (`pregen.struct_prefix`: the revision's, so the generated module can hold every revision's structs).
     """
     tags: dict[type, str] = {}
     skipped: dict[str, str] = {}
@@ -572,7 +575,7 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None) 
     for group, compiled in (("events", event), ("rows", rows)):
         if compiled is None:
             continue
-        translator = _Translator(compiled)
+        translator = _Translator(compiled, prefix)
         resolver = compiled.root_resolver
         try:
             union = translator.translate(compiled.schema, resolver, hint=group)
