@@ -175,7 +175,9 @@ def test_the_module_writer_holds_schema_content_as_values_only(spec: Any) -> Non
     module = types.ModuleType("hostile_core_fast")
     sys.modules[module.__name__] = module  # msgspec reads a struct's annotations in its module
     try:
-        exec(compile(text, "<rendered>", "exec"), module.__dict__)  # noqa: S102 - the module pregen writes, under test
+        # dont_inherit: compiled as an import compiles it, without this file's `from __future__ import annotations`
+        # (each revision's structs are classes of a builder function: their annotations must be objects)
+        exec(compile(text, "<rendered>", "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the module pregen writes, under test
         parts = pregen.generated_parts(spec, module)
     finally:
         del sys.modules[module.__name__]
