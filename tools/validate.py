@@ -778,7 +778,9 @@ def _unit_report(unit: Unit, level: str, registry: tuple[str, ...], exact: bool,
     storage: dict[str, Any] = {} if unit.layout is None else {"sqliteLayout": unit.layout}
     log, suppressed, deviations = _check_bytes(data, name, level, registry, revision, progress,
                                                fast=not exact and not unit.findings, keep=keep, locate=unit.locate)
-    if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass
+    if not isinstance(log, LoadedLog):  # proved clean by the accept-fast pass: its crash-tail warnings located too
+        for finding in log.findings:
+            unit.locate(finding)
         return _with_notes({**_plain(log, 0, revision, how, keep), "kind": unit.form, **storage}, unit)
     for finding in [*log.findings, *deviations[0]]:
         unit.locate(finding)

@@ -150,7 +150,11 @@ def test_adding_a_core_event_type_touches_only_the_recipes_files(tmp_path: Path)
     sizes = {rel: _changed_lines(ROOT / rel, copy / rel) for rel in sorted(changed - HAND_EDITED)}
     print("generated diffs:", sizes)
     assert sizes["tools/validator/core_fast.py"] > 0
-    assert {rel: n for rel, n in sizes.items() if n > LOCAL} == {}
+    # core_fast.py holds each installed revision's tables (pregen: keyed by fingerprint): a core type is local in each
+    from sessionspec.spec.revisions import known_revisions
+
+    limit = {"tools/validator/core_fast.py": LOCAL * len(known_revisions())}
+    assert {rel: n for rel, n in sizes.items() if n > limit.get(rel, LOCAL)} == {}
 
     # The copy is consistent: its checks and the tests that tie the vocabulary together pass (the vector file
     # was written by `format_case_file`, which refuses a file the vector loader would reject).
