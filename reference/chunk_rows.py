@@ -436,14 +436,16 @@ def decode_storage_record(value: JsonValue) -> list[Any]:
 def decode_storage_records(values: Iterable[JsonValue]) -> list[JsonValue]:
     """Concatenated :func:`decode_storage_record` of several records.
 
-    A bulk build of acyclic values, so the cyclic GC is paused meanwhile
-    (collections during it would only re-traverse the growing output).
+    A bulk build of acyclic values that the caller keeps (the decoded log), so the cyclic GC is paused
+    meanwhile (collections during it would only re-traverse the growing output) and what was built is
+    moved to the oldest generation at the end, as a load's events are (``gc_paused(long_lived=True)``):
+    the first young collection after it would traverse every decoded event and free none.
     """
     out: list[Any] = []
     append = out.append
     extend = out.extend
     rows = _ROWS
-    with gc_paused():
+    with gc_paused(long_lived=True):
         for value in values:
             if value.__class__ is dict:  # the common case, inlined: a parsed record
                 tag = value.get("type")

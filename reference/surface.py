@@ -412,15 +412,13 @@ class SurfaceState:
         self, event: Mapping[str, Any], etype: str, seq: int, shadowed: Sequence[int], index: int,
         complete: bool = True,
     ) -> None:
-        """SURF-7 (shape of sourceEventSeqs) then SURF-9 (replace coverage).
+        """SURF-7 (shape of sourceEventSeqs) then SURF-9 (replace coverage), in SURF-16's order.
 
-        ``shadowed`` is the first nodes of the range, all of them when ``complete``.
+        ``shadowed`` is the first nodes of the range, all of them when ``complete``. One pass over the
+        sources: the common source (an exact int, an earlier seq, a safe integer) costs one test; only a
+        source failing it is looked at again, to tell an invalid one (raised at once) from a later seq.
         """
         raw = event.get("sourceEventSeqs", _MISSING)
-        if not shadowed and raw.__class__ in _LISTS and len(raw) == 1:
-            only = raw[0]  # the common case (a tool result cites its call): no findings
-            if only.__class__ is int and 0 <= only < seq:
-                return
         if raw is _MISSING:
             if shadowed:
                 missing = _seq_list(shadowed, complete)
@@ -448,18 +446,21 @@ class SurfaceState:
                 event,
                 index,
             )
+        earlier = seq if seq <= MAX_SAFE_INTEGER else MAX_SAFE_INTEGER + 1  # a source below it is earlier and safe
         not_earlier = None
         for source in raw:
-            if type(source) is not int or not 0 <= source <= MAX_SAFE_INTEGER:
-                raise self._error(
-                    f'session event "{etype}" sourceEventSeqs must contain non-negative safe integers; got {source!r}',
-                    "SURFACE_SOURCES_INVALID",
-                    "SURF-7",
-                    event,
-                    index,
-                )
-            if not_earlier is None and source >= seq:
-                not_earlier = source
+            if type(source) is not int or not 0 <= source < earlier:
+                if type(source) is not int or not 0 <= source <= MAX_SAFE_INTEGER:
+                    raise self._error(
+                        f'session event "{etype}" sourceEventSeqs must contain non-negative safe integers; '
+                        f"got {source!r}",
+                        "SURFACE_SOURCES_INVALID",
+                        "SURF-7",
+                        event,
+                        index,
+                    )
+                if not_earlier is None:
+                    not_earlier = source
         sources = set(raw)
         if len(sources) != len(raw):
             raise self._error(
@@ -477,11 +478,10 @@ class SurfaceState:
                 event,
                 index,
             )
-        missing_seqs = [s for s in shadowed if s not in sources]
-        if missing_seqs:
+        if shadowed and not sources.issuperset(shadowed):
             raise self._error(
                 "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
-                + _seq_list(missing_seqs, complete),
+                + _seq_list([s for s in shadowed if s not in sources], complete),
                 "SURFACE_SOURCES_COVERAGE",
                 "SURF-9",
                 event,
@@ -618,39 +618,44 @@ def fold_surface(events: Sequence[JsonObject], revision: RevisionLike = None) ->
     skip = state.skip
     push = state._push
     types = state._types
-    pending = 0  # plain log-only events not yet counted into the state
+    frozen = FrozenDict
+    done = 0  # the events before this position are in the state, or are plain and held below
+    appended: list[int] = []  # the plain appends among the held events, in order
     for position, event in enumerate(events):
-        # A dict whose seq is its position and whose type is a str outside the surface types, without
-        # either marker: check() would only count it, so it is counted in bulk (most events of a real
-        # log are chunks). A surface event with surfaceOp "append": its sourceEventSeqs (if any) are
-        # judged by the rule table's check_sources, which raises what check() would raise, and the
-        # append is committed as apply() would. Anything else goes through check(), which decides and reports.
+        # A plain event is held rather than committed: a log-only one (a dict whose seq is its position,
+        # whose type is not a surface type, without either marker: check() would only count it) and a
+        # surface append (its type a surface type, surfaceOp "append"; its sourceEventSeqs, if any, judged
+        # by the rule table's check_sources, which raises what check() would raise). The held events are
+        # committed as apply() commits their plans (counted, the appends pushed in order) before the next
+        # event that is not plain, which check() decides and reports.
         cls = event.__class__
-        if cls is dict or cls is FrozenDict:
-            seq = event.get("seq")
-            etype = event.get("type")
-            if seq == position and seq.__class__ is int and etype.__class__ is str:
-                if etype not in types:
-                    if "surfaceOp" not in event and "sourceEventSeqs" not in event:
-                        pending += 1
+        if cls is dict or cls is frozen:
+            try:
+                etype = event["type"]
+                seq = event["seq"]
+                if etype not in types:  # (a non-str type is never a surface type, as in check())
+                    if seq.__class__ is int and seq == position and "surfaceOp" not in event and "sourceEventSeqs" not in event:
                         continue
-                else:
+                elif etype.__class__ is str and seq.__class__ is int and seq == position:
                     op = event.get("surfaceOp")
                     if op == "append" and op.__class__ is str:
-                        sources = event.get("sourceEventSeqs", _MISSING)
-                        if sources is not _MISSING:  # SURF-7, raising what check() would raise
+                        if "sourceEventSeqs" in event:  # SURF-7, raising what check() would raise
                             check_sources(state, event, etype, seq, (), position)
-                        skip(pending + 1)  # the pending log-only events, and this one (as apply() counts it)
-                        pending = 0
-                        push(seq)
+                        appended.append(seq)
                         continue
-        if pending:
-            skip(pending)
-            pending = 0
+            except (KeyError, TypeError):  # no type or seq, an unhashable type: check() decides
+                pass
+        skip(position - done)
+        for seq in appended:
+            push(seq)
+        appended = []
         plan = check(event)
         apply(plan)
+        done = position + 1
         if plan.kind == "replace":
             replacements.append(plan.replacement())
-    skip(pending)
+    skip(len(events) - done)
+    for seq in appended:
+        push(seq)
     return {"nodes": list(state.nodes), "replacements": replacements}
 
