@@ -75,6 +75,7 @@ from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_
 if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
     from sessionspec.reference.upgrade import UpgradeReader
+    from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
@@ -207,7 +208,7 @@ class RowPlan:
         paths: dict[tuple[str, str], tuple[str, ...]] = {}
         consts: list[Any] = []  # values the template holds that no literal states exactly (read as c[i])
         body = _template_source(member, sentinels, (), paths, consts)
-        self.builder: Callable[[int, int, dict[str, Any], str], dict[str, Any]] = eval(  # noqa: S307 - generated here
+        self.builder: Callable[[int, int, JsonObject, str], dict[str, Any]] = eval(  # noqa: S307 - generated here
             "lambda seq, time, d, member, c=c: " + body, {"__builtins__": {}}, {"c": tuple(consts)})
         self.member_type = member.get("type")
         self.seq_path, self.time_path = paths[("row", "seq0")], paths[("row", "time0")]
@@ -258,7 +259,7 @@ class RowPlan:
                     self.checks.append(("value", b[path], key))
         self.reads_data = any(what == "value" for what, _, _ in self.checks)
 
-    def members_valid(self, seq0: int, times: list[int], tmin: int, tmax: int, data: dict[str, Any],
+    def members_valid(self, seq0: int, times: list[int], tmin: int, tmax: int, data: JsonObject,
                       members: list[str]) -> bool:
         """Whether every member satisfies the event schema (exact; a None plan answers False).
 
@@ -271,7 +272,7 @@ class RowPlan:
             self.constant = predicate is not None and bool(predicate(self.builder(seq0, times[0], data, members[0])))
         return self.constant
 
-    def bounds_ok(self, seq0: int, tmin: int, tmax: int, data: Mapping[str, Any] | None, members: list[str]) -> bool:
+    def bounds_ok(self, seq0: int, tmin: int, tmax: int, data: JsonObject | None, members: list[str]) -> bool:
         """Whether each varying and per-row value meets its bounds (`data` is only read when `reads_data`)."""
         if self.bounds is None or self.predicate is None:
             return False
@@ -329,15 +330,18 @@ def _blank(value: Any, paths: set[tuple[str, ...]], path: tuple[str, ...] = ()) 
     return value
 
 
-def row_members_ok(value: dict[str, Any], compiled: CompiledSchema) -> bool | None:
+def row_members_ok(value: dict[str, JsonValue], compiled: CompiledSchema) -> bool | None:
     """For tests: the family verdict of a row's members (None when the row is malformed)."""
-    spec = _ROW_SPECS[value["type"]]
+    tag, seq0 = value.get("type"), value.get("seq0")
+    if type(tag) is not str or tag not in _ROW_SPECS or type(seq0) is not int:
+        return None
+    spec = _ROW_SPECS[tag]
     shape = _row_shape(value, spec)
     if shape is None:
         return None
     data, members, times, tmin, tmax = shape
-    plan = RowPlan(value["type"], frozenset([k for k in spec.optional if k in data]), compiled)
-    return plan.members_valid(value["seq0"], times, tmin, tmax, data, members)
+    plan = RowPlan(tag, frozenset([k for k in spec.optional if k in data]), compiled)
+    return plan.members_valid(seq0, times, tmin, tmax, data, members)
 
 
 # ----------------------------------------------------------------------------- the loop

@@ -41,9 +41,9 @@ from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # jsonschema and referencing load only when a schema is compiled or an error located
     from jsonschema.exceptions import ValidationError
-    from referencing import Registry
+    from referencing import Registry, Resource
 
-__all__ = ["PASSIVE_KEYWORDS", "CompiledSchema", "Resolver", "compile_schema", "root_scope", "schema_accepts", "schema_errors"]
+__all__ = ["PASSIVE_KEYWORDS", "CompiledSchema", "Resolved", "Resolver", "compile_schema", "root_scope", "schema_accepts", "schema_errors"]
 
 
 Schema: TypeAlias = "JsonObject | bool"
@@ -62,12 +62,22 @@ class Oracle(Protocol):
     def descend(self, instance: JsonValue, schema: Schema, *, resolver: Resolver) -> Iterable[ValidationError]: ...
 
 
+class Resolved(Protocol):
+    """What a `Resolver.lookup` gives: the schema a ``$ref`` names, and the scope to evaluate it in."""
+
+    @property
+    def contents(self) -> Schema: ...
+
+    @property
+    def resolver(self) -> Resolver: ...
+
+
 class Resolver(Protocol):
     """What the compiler uses of a `referencing` resolver (its public methods only)."""
 
-    def lookup(self, ref: str) -> Any: ...
+    def lookup(self, ref: str) -> Resolved: ...
 
-    def in_subresource(self, subresource: Any) -> Resolver: ...
+    def in_subresource(self, subresource: Resource[Schema]) -> Resolver: ...
 
 
 def schema_accepts(oracle: Oracle, schema: Schema, resolver: Resolver, instance: JsonValue) -> bool:

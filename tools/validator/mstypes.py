@@ -92,7 +92,7 @@ class _Obj:
 class FastTypes:
     """The generated decoder and what is known about each struct class."""
 
-    decoder: msgspec.json.Decoder[Any]
+    decoder: msgspec.json.Decoder[object]  # a generated struct per event type or row tag, else None
     encoder: msgspec.json.Encoder
     tags: dict[type, str]  # struct class -> its tag value (event type or row tag)
     events: frozenset[str]  # event types with a struct

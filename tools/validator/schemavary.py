@@ -26,9 +26,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, Resolver, schema_accepts
+
+if TYPE_CHECKING:
+    from sessionspec.spec.schema_types import JsonObject
 
 __all__ = ["ScalarBounds", "Unsupported", "varying_constraints"]
 
@@ -64,10 +67,11 @@ class ScalarBounds:
     max_len: int | None = None
     patterns: list[re.Pattern[str]] = field(default_factory=list)
 
-    def add(self, schema: dict[str, Any]) -> None:
+    def add(self, schema: JsonObject) -> None:
+        """Conjoin the scalar keywords of `schema` (a subschema the registry check passed as a JSON Schema)."""
         kind = schema.get("type")
         if kind is not None:
-            names = frozenset([kind] if isinstance(kind, str) else kind)
+            names = frozenset([kind] if isinstance(kind, str) else cast("Iterable[str]", kind))
             if "number" in names:
                 names = names | {"integer"}
             self.types = names if self.types is None else self.types & names
@@ -75,7 +79,7 @@ class ScalarBounds:
                                       ("maximum", False, False), ("exclusiveMaximum", False, True)):
             if word in schema:
                 bound = schema[word]
-                if type(bound) not in (int, float):
+                if type(bound) is not int and type(bound) is not float:
                     raise Unsupported(f"non-numeric {word}")
                 if is_low and (self.lo is None or bound > self.lo or (bound == self.lo and is_open)):
                     self.lo, self.lo_open = bound, is_open
@@ -91,7 +95,7 @@ class ScalarBounds:
                 else:
                     self.max_len = bound if self.max_len is None else min(self.max_len, bound)
         if "pattern" in schema:
-            self.patterns.append(re.compile(schema["pattern"]))
+            self.patterns.append(re.compile(cast(str, schema["pattern"])))  # a str (the meta-schema's)
 
     def ints_ok(self, low: int, high: int) -> bool:
         """Whether every ``int`` from `low` to `high` (the extremes of the values) passes."""
@@ -115,14 +119,13 @@ class ScalarBounds:
         """Every int and every finite float passes."""
         return (self.types is None or "number" in self.types) and self.lo is None and self.hi is None
 
-    def value_ok(self, value: Any) -> bool:
+    def value_ok(self, value: object) -> bool:
         """Whether one JSON scalar passes (``bool`` never counts as a number)."""
-        kind = type(value)
-        if kind is str:
+        if type(value) is str:
             return self.strs_ok([value])
-        if kind is int:
+        if type(value) is int:
             return self.ints_ok(value, value)
-        if kind is float:
+        if type(value) is float:
             if self.types is not None and "number" not in self.types and not ("integer" in self.types and value.is_integer()):
                 return False
             if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
@@ -130,7 +133,7 @@ class ScalarBounds:
             if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):  # noqa: SIM103 - each early return names a reason the analysis gives up
                 return False
             return True
-        if kind is bool:
+        if type(value) is bool:
             return self.types is None or "boolean" in self.types
         if value is None:
             return self.types is None or "null" in self.types
@@ -319,7 +322,7 @@ def _bounds(walker: _Walker, leaves: list[tuple[Any, Resolver]]) -> ScalarBounds
     return bounds
 
 
-def varying_constraints(compiled: CompiledSchema, template: dict[str, Any], varying: Iterable[Path],
+def varying_constraints(compiled: CompiledSchema, template: JsonObject, varying: Iterable[Path],
                         per_row: Iterable[Path] = ()) -> dict[Path, ScalarBounds]:
     """For each varying path, the scalar constraints the schema puts there (see the module docstring).
 
