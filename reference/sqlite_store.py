@@ -685,6 +685,19 @@ class SqliteStore:
                 raise _error(f"table {table['name']!r} has generated column(s) "
                              f"{', '.join(json_text.display(str(c)) for c in generated)}; a store's columns hold data",
                              "SQLITE_LAYOUT", "SQLITE-9", self.path)
+            mistyped = [c for c in table["columns"] if str(have[c["name"]][2]).upper() != c["type"].upper()
+                        or ("NOT NULL" in c["constraint"].upper() and not have[c["name"]][3])]
+            if mistyped:
+                declared = "; ".join(
+                    f"{c['name']} is {json_text.display(str(have[c['name']][2])) or 'untyped'}"
+                    f"{' NOT NULL' if have[c['name']][3] else ''}, the layout's {c['type']} {c['constraint']}".rstrip()
+                    for c in mistyped)
+                raise _error(f"table {table['name']!r} declares column(s) unlike the layout: {declared}",
+                             "SQLITE_LAYOUT", "SQLITE-9", self.path)
+            strict = self._query("SELECT strict FROM pragma_table_list WHERE schema = 'main' AND name = ?", (table["name"],))
+            if not strict or strict[0][0] != 1:
+                raise _error(f"table {table['name']!r} is not STRICT, so its columns may hold values of any type; "
+                             "a session store's tables are STRICT (SQLITE-2)", "SQLITE_LAYOUT", "SQLITE-9", self.path)
             want = _primary_key(table)
             keys = [row[1] for row in sorted((row for row in info if row[5]), key=lambda row: row[5])]
             if keys != want:

@@ -20,6 +20,10 @@ from storage_fixtures import one_turn, write_db
 _ENDLESS = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT 's1' AS session_id, x AS seq, "
             "'t' AS type, 0 AS time, '{}' AS data, NULL AS source_event_seqs, NULL AS surface_op FROM c ORDER BY x DESC")
 
+_LOOSE_EVENTS = ("CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, "
+                 "time INTEGER NOT NULL, data TEXT NOT NULL, source_event_seqs TEXT, surface_op TEXT, "
+                 "PRIMARY KEY (session_id, seq))")
+
 CRAFTS = {
     "events-view": ["ALTER TABLE events RENAME TO ev0", f"CREATE VIEW events AS {_ENDLESS}"],
     "sessions-view": ["ALTER TABLE sessions RENAME TO s0",
@@ -31,6 +35,14 @@ CRAFTS = {
     "generated-column": ["ALTER TABLE events ADD COLUMN g TEXT GENERATED ALWAYS AS (upper(type)) VIRTUAL"],
     "no-primary-key": ["CREATE TABLE e2 AS SELECT * FROM events", "DROP TABLE events",
                        "ALTER TABLE e2 RENAME TO events"],
+    # tables with the layout's columns and keys whose columns may hold any type: blobs, reals, text seqs
+    "not-strict": ["ALTER TABLE events RENAME TO ev0", _LOOSE_EVENTS, "INSERT INTO events SELECT * FROM ev0",
+                   "DROP TABLE ev0", "UPDATE events SET data = CAST(data AS BLOB), time = time + 0.5"],
+    "untyped-columns": ["ALTER TABLE events RENAME TO ev0", _LOOSE_EVENTS.replace(" INTEGER", "").replace(" TEXT", ""),
+                        "INSERT INTO events SELECT * FROM ev0", "DROP TABLE ev0", "UPDATE events SET seq = seq || 'x'"],
+    "nullable-data": ["ALTER TABLE events RENAME TO ev0", _LOOSE_EVENTS.replace("data TEXT NOT NULL", "data TEXT")
+                      + " STRICT", "INSERT INTO events SELECT * FROM ev0", "DROP TABLE ev0",
+                      "UPDATE events SET data = NULL"],
     "schema-not-utf8": ["PRAGMA writable_schema = ON",
                         "UPDATE sqlite_schema SET name = CAST(X'78FF' AS TEXT), tbl_name = CAST(X'78FF' AS TEXT), "
                         "sql = CAST(X'435245415445205441424C45207846462028612920' AS TEXT) "
