@@ -24,6 +24,7 @@ import functools
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
@@ -484,12 +485,25 @@ def _primary_key(table: Mapping[str, Any]) -> list[str]:
 
 
 _JOURNALS = ("-journal", "-wal")
+_SIDE_FILES = {"-journal": "rollback journal", "-wal": "write-ahead log", "-shm": "shared-memory index"}
 
 
 def _private_copy(where: str) -> tuple[str, str] | None:
     """A hot journal (a rollback journal, or a write-ahead log without its shared-memory index, both left by a
     writer that died) is recovered by SQLite on open, which writes the store: a read makes a private copy of
-    the database and its journal and reads that instead. None when there is nothing to recover."""
+    the database and its journal and reads that instead. None when there is nothing to recover. A journal (or
+    index) that is not a regular file of its own (a folder, a symbolic link, a device) is refused: SQLite would
+    follow it, and whether it holds uncommitted pages cannot be told."""
+    for suffix in (*_JOURNALS, "-shm"):
+        try:
+            mode = os.lstat(where + suffix).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise _error(f"the store's {_SIDE_FILES[suffix]} {json_text.display(where + suffix)} is {kind}; "
+                         "a store's journal is a regular file of its own (nothing was read)",
+                         "SQLITE_NOT_DATABASE", "SQLITE-1", where)
     for suffix in _JOURNALS:
         journal = where + suffix
         try:
@@ -499,9 +513,15 @@ def _private_copy(where: str) -> tuple[str, str] | None:
         if hot:
             folder = tempfile.mkdtemp(prefix="sessionspec-recover-")
             copy = os.path.join(folder, "store.db")
-            shutil.copyfile(where, copy)
-            shutil.copyfile(journal, copy + suffix)
-            return copy, suffix.lstrip("-").replace("wal", "write-ahead log")
+            try:
+                shutil.copyfile(where, copy)
+                shutil.copyfile(journal, copy + suffix)
+            except OSError as error:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise _error(f"the store has a hot {_SIDE_FILES[suffix]} left by a writer that did not finish, and "
+                             f"it could not be recovered on a private copy: {json_text.display(str(error))}",
+                             "SQLITE_NOT_DATABASE", "SQLITE-1", where) from error
+            return copy, _SIDE_FILES[suffix]
     return None
 
 

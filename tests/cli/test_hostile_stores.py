@@ -103,6 +103,33 @@ def test_hot_journal_is_recovered_on_a_private_copy(base: Path, tmp_path: Path) 
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("side", ["-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("kind", ["folder", "symlink", "fifo"])
+def test_a_journal_that_is_not_a_regular_file_is_refused(side: str, kind: str, base: Path, tmp_path: Path) -> None:
+    """SQLite would follow a journal (or index) that is a link or a folder, or copy it: refused, nothing read."""
+    store = tmp_path / "odd.db"
+    shutil.copy(base, store)
+    target = Path(f"{store}{side}")
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"\0" * 4096)
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "symlink":
+        target.symlink_to(outside)
+    else:
+        os.mkfifo(target)
+    if side == "-shm":
+        Path(f"{store}-wal").touch()
+    before = sorted(os.listdir(tmp_path))
+    for result in run_limited(_commands(store, tmp_path / "out.db")):
+        assert result["code"] == 1, result
+        assert "SQLITE_NOT_DATABASE" in result["out"] + result["err"], result
+        assert "is a regular file of its own" in result["out"] + result["err"], result
+        assert "Traceback" not in result["err"], result
+    assert sorted(os.listdir(tmp_path)) == before
+    assert outside.read_bytes() == b"\0" * 4096
+
+
 def test_reading_a_wal_store_creates_nothing_beside_it(base: Path, tmp_path: Path) -> None:
     store = write_db(tmp_path / "wal.db", [one_turn()], journal_mode="wal")
     for suffix in ("-wal", "-shm"):
