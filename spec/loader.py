@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -57,6 +58,22 @@ def json_pointer(parts: Iterable[Any]) -> str:
     rejections, conformance diffs and lint anomalies all locate values with it.
     """
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def schema_refs(schema: Any, base: str) -> Iterator[tuple[str, str, str]]:
+    """``(pointer, $ref, absolute target)`` of every ``$ref`` in ``schema`` (iterative; ``$id`` changes the base)."""
+    stack: list[tuple[Any, tuple[Any, ...], str]] = [(schema, (), base)]
+    while stack:
+        node, path, here = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$id"), str):
+                here = urllib.parse.urljoin(here, node["$id"])
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                yield json_pointer((*path, "$ref")), ref, urllib.parse.urljoin(here, ref)
+            stack.extend((v, (*path, k), here) for k, v in node.items() if k not in ("const", "enum", "examples", "default"))
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i), here) for i, v in enumerate(node))
 
 
 class Source:
@@ -175,8 +192,32 @@ class Spec:
         self.event_sources: Mapping[str, str] = MappingProxyType(dict(sorted(event_sources.items())))
         self.surface_types: frozenset[str] = frozenset(t for t, e in events.items() if e["class"] == "surface")
         self.out_of_band_types: frozenset[str] = frozenset(t for t, e in events.items() if e["outOfBand"])
+        if plugins:
+            self._check_plugin_refs({source.label for source in plugins})
 
     # -- loading helpers ---------------------------------------------------------------
+
+    def _check_plugin_refs(self, plugin: set[str]) -> None:
+        """A plugin schema's ``$id`` is absolute and outside the core's space, and each of its ``$ref``s resolves
+        offline to a loaded schema: else a located refusal for every command that loads the registry (nothing is
+        ever retrieved: no file, no network)."""
+        ours = {schema_id: doc for schema_id, doc in self.schemas.items() if self.schema_sources.get(schema_id) in plugin}
+        for schema_id in ours:
+            parsed = urllib.parse.urlsplit(schema_id)
+            if not parsed.scheme or not parsed.netloc:
+                raise registry_error(f"{self.schema_files[schema_id]}#/$id: $id {schema_id!r} is not an absolute URI",
+                                     path="/$id")
+            if schema_id.startswith(SCHEMA_BASE):
+                raise registry_error(f"{self.schema_files[schema_id]}#/$id: $id {schema_id!r} is in the core's space "
+                                     f"({SCHEMA_BASE}); a plugin's schemas need an $id of its own domain", path="/$id")
+        resolver = self.registry.resolver()
+        for schema_id, doc in ours.items():
+            for pointer, ref, target in schema_refs(doc, schema_id):
+                try:
+                    resolver.lookup(target)
+                except Exception as exc:  # noqa: BLE001 - referencing raises several unresolvable kinds
+                    raise registry_error(f"{self.schema_files[schema_id]}#{pointer}: $ref {ref!r} resolves to "
+                                         f"nothing loaded ({type(exc).__name__})", path=pointer) from None
 
     def _apply_event_changes(
         self, rev: _revisions.Revision, events: dict[str, dict[str, Any]], event_sources: dict[str, str]

@@ -268,10 +268,19 @@ class Renderer:
         folder = schema_id[len(SCHEMA_BASE) :].split("/", 1)[0]
         return dict(SECTIONS).get(folder)
 
+    def schema_of(self, ref: str) -> dict[str, Any] | None:
+        """The top-level schema a ``$ref`` names; None for a reference into one (a fragment such as ``#``, a
+        plugin's relative reference), which the catalogs show as written."""
+        found = self.spec.schemas.get(ref)
+        return found if isinstance(found, dict) else None
+
     def title(self, schema_id: str) -> str:
-        return str(self.spec.schemas[schema_id].get("title", schema_id.rsplit("/", 1)[-1]))
+        schema = self.schema_of(schema_id)
+        return str(schema.get("title", schema_id.rsplit("/", 1)[-1])) if schema is not None else schema_id
 
     def link(self, schema_id: str) -> str:
+        if self.schema_of(schema_id) is None:
+            return code(schema_id)
         name = self.title(schema_id)
         if schema_id == ENVELOPE_ID:
             return f"[{name}](#event-envelope)"
@@ -285,8 +294,13 @@ class Renderer:
 
     def resolve(self, schema: Any) -> Any:
         """Follow a bare top-level ``$ref`` (as in a payload that is exactly a nested type)."""
+        seen: set[str] = set()
         while isinstance(schema, dict) and set(schema) <= {"$ref", "description", "title", "$id", "$schema"} and "$ref" in schema:
-            schema = self.spec.schemas[schema["$ref"]]
+            target = self.schema_of(schema["$ref"]) if schema["$ref"] not in seen else None
+            if target is None:  # a fragment, a relative reference, or a cycle of bare references
+                return schema
+            seen.add(schema["$ref"])
+            schema = target
         return schema
 
     def type_of(self, schema: Any) -> str:
@@ -336,8 +350,9 @@ class Renderer:
             description = prop.get("description", "") if isinstance(prop, dict) else ""
             if not description and isinstance(prop, dict) and "const" in prop:
                 description = "Always this value."
-            if not description and isinstance(prop, dict) and "$ref" in prop:
-                description = str(self.spec.schemas[prop["$ref"]].get("description", "")).split(". ")[0].rstrip(".") + "."
+            target = self.schema_of(prop["$ref"]) if isinstance(prop, dict) and "$ref" in prop else None
+            if not description and target is not None:
+                description = str(target.get("description", "")).split(". ")[0].rstrip(".") + "."
             rows.append([code(label), self.type_of(prop), "yes" if name in required else "no", cell(description)])
             if isinstance(prop, dict) and prop.get("type") == "object" and "properties" in prop:
                 rows += self.field_rows(prop, label + ".")

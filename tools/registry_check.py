@@ -12,7 +12,6 @@ is a :class:`Problem` located by file and JSON pointer.
 from __future__ import annotations
 
 import os
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,24 +29,6 @@ class Problem:
 
     def render(self) -> str:
         return f"{self.where}: {self.severity}: {self.message}"
-
-
-def _refs(schema: Any, base: str) -> Iterator[tuple[str, str, str]]:
-    """``(pointer, $ref, absolute target)`` of every ``$ref`` in ``schema`` (iterative; ``$id`` changes the base)."""
-    from sessionspec.spec.loader import json_pointer
-
-    stack: list[tuple[Any, tuple[Any, ...], str]] = [(schema, (), base)]
-    while stack:
-        node, path, here = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("$id"), str):
-                here = urllib.parse.urljoin(here, node["$id"])
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                yield json_pointer((*path, "$ref")), ref, urllib.parse.urljoin(here, ref)
-            stack.extend((v, (*path, k), here) for k, v in node.items() if k not in ("const", "enum", "examples", "default"))
-        elif isinstance(node, list):
-            stack.extend((v, (*path, i), here) for i, v in enumerate(node))
 
 
 def _error_summary(errors: Sequence[Any]) -> str:
@@ -88,28 +69,12 @@ def check_registries(directories: Sequence[str], revision: str | None = None) ->
 
 
 def _schema_problems(spec: Any, plugin: set[str]) -> Iterator[Problem]:
-    """A plugin schema's ``$id`` (absolute, outside the core's space) and its ``$ref``s (each resolves offline);
-    a schema nothing uses is a warning."""
-    from sessionspec.spec.loader import SCHEMA_BASE
+    """A plugin schema nothing uses is a warning (the loader has refused an ``$id`` that is not absolute or is in
+    the core's space, and a ``$ref`` that does not resolve offline)."""
+    from sessionspec.spec.loader import schema_refs
 
-    resolver = spec.registry.resolver()
-    for schema_id, doc in spec.schemas.items():
-        if spec.schema_sources.get(schema_id) not in plugin:
-            continue
-        where = spec.schema_files[schema_id]
-        parsed = urllib.parse.urlsplit(schema_id)
-        if not parsed.scheme or not parsed.netloc:
-            yield Problem(f"{where}#/$id", "error", f"$id {schema_id!r} is not an absolute URI")
-        if schema_id.startswith(SCHEMA_BASE):
-            yield Problem(f"{where}#/$id", "error", f"$id {schema_id!r} is in the core's space ({SCHEMA_BASE}); "
-                                                    "a plugin's schemas need an $id of its own domain")
-        for pointer, ref, target in _refs(doc, schema_id):
-            try:
-                resolver.lookup(target)
-            except Exception as exc:  # noqa: BLE001 - referencing raises several unresolvable kinds
-                yield Problem(f"{where}#{pointer}", "error", f"$ref {ref!r} resolves to nothing loaded ({type(exc).__name__})")
     used = {entry["payloadSchema"] for entry in spec.events.values()}
-    used |= {target.split("#")[0] for other_id, other in spec.schemas.items() for _, _, target in _refs(other, other_id)}
+    used |= {target.split("#")[0] for other_id, other in spec.schemas.items() for _, _, target in schema_refs(other, other_id)}
     for schema_id in spec.schemas:
         if spec.schema_sources.get(schema_id) in plugin and schema_id not in used:
             yield Problem(spec.schema_files[schema_id], "warning",

@@ -218,3 +218,27 @@ def test_snapshot_update_is_refused_with_several_workers() -> None:
     )
     assert result.returncode == 4, result.stdout + result.stderr
     assert "--snapshot-update" in result.stderr and "worker" in result.stderr
+
+
+def test_a_plugin_schemas_fragment_and_relative_references_render_as_written(tmp_path: Path) -> None:
+    """A plugin schema may ``$ref`` itself (``#``), its own ``$defs`` or a sibling by a relative reference: the
+    catalogs show such a reference as written (it names no catalog section) instead of failing on it."""
+    import shutil
+
+    registry = tmp_path / "reg"
+    shutil.copytree(PLUGIN, registry)
+    ping = registry / "schemas" / "payload" / "acme" / "ping.json"
+    doc = json.loads(ping.read_text(encoding="utf-8"))
+    doc["$defs"] = {"hop": {"type": "object", "properties": {"next": {"$ref": "#/$defs/hop"}}}}
+    doc["properties"]["again"] = {"$ref": "#"}
+    doc["properties"]["hop"] = {"$ref": "#/$defs/hop"}
+    doc["properties"]["sibling"] = {"$ref": "../../type/ping-target.json"}
+    ping.write_text(json.dumps(doc), encoding="utf-8")
+    spec = load_spec([registry])
+    text = catalog.render_catalogs(spec)[catalog.PERSISTENCE]
+    rows = {line.split(" | ")[0]: line for line in text.splitlines()
+            if line.startswith(("| `again`", "| `hop`", "| `sibling`"))}
+    assert "`#`" in rows["| `again`"] and "`#/$defs/hop`" in rows["| `hop`"], rows
+    assert "`../../type/ping-target.json`" in rows["| `sibling`"], rows
+    code, out, err = cli("catalog", "--registry", str(registry), "--out", str(tmp_path / "out"))
+    assert code == 0 and "Traceback" not in err, out + err

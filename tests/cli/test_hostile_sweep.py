@@ -271,6 +271,10 @@ REGISTRIES: dict[str, tuple[bytes, bytes | None, tuple[str, ...], tuple[str, ...
              + b"}", None, ("nested too deeply", "SPEC_REGISTRY_INVALID", "x.json"), ()),
     "not-json": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, ', b'{"type": ',
                  ("not JSON", "SPEC_REGISTRY_INVALID", "x.json"), ("JSON_TEXT_INVALID", "defects.json")),
+    # a reference outside the registry: nothing is retrieved (no file, no network), every command refuses it
+    "ref-outside": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}, "t": {"$ref": "file:///etc/passwd"}, '
+                    b'"u": {"$ref": "http://169.254.169.254/latest/meta-data"}}}', None,
+                    ("resolves to nothing loaded", "SPEC_REGISTRY_INVALID", "x.json#/properties/"), ()),
     "redos-pattern": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string", "pattern": "(a+)+$"}}}', None,
                       ("SPEC_REGISTRY_PATTERN_UNSAFE", "x.json#/properties/s/pattern"), ()),
     "redos-pattern-properties": (_SCHEMA_HEAD + b'"properties": {"s": {"type": "string"}}, '
