@@ -29,6 +29,7 @@ column, JSON pointer).
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -90,6 +91,9 @@ class Anomaly(NamedTuple):
     offset: int | None = None
 
 
+#: anomalies of one kind listed for one JSON text; the rest are counted in one more anomaly of that kind
+ANOMALY_LIMIT = 100
+
 ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number", "invalid-utf8")
 
 AnomalyHook = Callable[[Anomaly], None]
@@ -120,17 +124,25 @@ class JsonSyntaxError(JsonTextError):
 
 
 def _parse_int(digits: str) -> int:
-    """int() without CPython's 4300-digit conversion limit (DEC-3: any size)."""
+    """int() without CPython's 4300-digit conversion limit (DEC-3: any size), by halves: the two halves' values
+    joined by one multiplication, so a million digits cost a second, not the minutes of a digit-chunk loop."""
     if len(digits) <= _INT_DIGITS_LIMIT:
         return int(digits)
     negative = digits.startswith("-")
-    body = digits[1:] if negative else digits
-    value = 0
-    step = _INT_DIGITS_LIMIT
-    for i in range(0, len(body), step):
-        chunk = body[i : i + step]
-        value = value * 10 ** len(chunk) + int(chunk)
+    value = _int_by_halves(digits[1:] if negative else digits)
     return -value if negative else value
+
+
+def _int_by_halves(body: str) -> int:
+    if len(body) <= _INT_DIGITS_LIMIT:
+        return int(body)
+    low = len(body) // 2
+    return _int_by_halves(body[:-low]) * _power_of_ten(low) + _int_by_halves(body[-low:])
+
+
+@functools.lru_cache(maxsize=64)
+def _power_of_ten(exponent: int) -> int:
+    return 10**exponent
 
 
 def _short(token: str) -> str:
@@ -161,6 +173,8 @@ class _Parser:
         self.diagnose = hook is not None
         #: or only collect the pointers of repeated keys (`loads_with_duplicates`)
         self.duplicates = duplicates
+        #: anomalies reported so far, by kind (past `ANOMALY_LIMIT` of a kind they are only counted)
+        self.reported: dict[str, int] = {}
 
     def parse(self) -> JsonValue:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
@@ -223,6 +237,7 @@ class _Parser:
                     pos = ws(text, pos).end()
                     if pos != end:
                         raise JsonSyntaxError(text, pos, "extra data after the JSON value")
+                    self._report_unlisted()
                     done: JsonValue = value
                     return done
                 frame = stack[-1]
@@ -251,8 +266,17 @@ class _Parser:
                 raise JsonSyntaxError(text, pos, f"expected {expected}, found {ch!r}")
 
     def _report(self, stack: list[list[Any]], kind: str, detail: str) -> None:
+        count = self.reported[kind] = self.reported.get(kind, 0) + 1
+        if count > ANOMALY_LIMIT:  # counted only: a crafted text may hold millions (a key repeated in one object)
+            return
         tokens: list[str | int] = [frame[2] if frame[1] else frame[3] for frame in stack]
         self.hook(Anomaly(kind, json_pointer(tokens), detail))  # type: ignore[misc]  # only called with a hook
+
+    def _report_unlisted(self) -> None:
+        for kind, count in self.reported.items():
+            if count > ANOMALY_LIMIT:
+                self.hook(Anomaly(kind, "", f"and {count - ANOMALY_LIMIT} more of this kind in this JSON "  # type: ignore[misc]
+                                            f"text, not listed one by one (at most {ANOMALY_LIMIT} are)"))
 
     def _key(self, stack: list[list[Any]], pos: int) -> int:
         text = self.text

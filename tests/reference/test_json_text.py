@@ -184,6 +184,40 @@ def test_the_hook_reports_every_anomaly_located_in_document_order() -> None:
     assert set(ANOMALY_KINDS) - {"invalid-utf8"} == {kind for kind, _ in found}
 
 
+def test_the_hook_lists_at_most_the_limit_of_a_kind_and_counts_the_rest() -> None:
+    """A key repeated a million times in one object is a million anomalies: the first ANOMALY_LIMIT of a kind
+    are listed, one more (at the root) counts the rest, so a crafted line costs no memory per repeat."""
+    from sessionspec.reference.json_text import ANOMALY_LIMIT
+
+    extra = 5000
+    text = "{" + ",".join(['"k":1'] * (ANOMALY_LIMIT + extra + 1)) + ',"s":"\\ud800"}'
+    value, found = _diagnosed(text)
+    assert value == {"k": 1, "s": "\ud800"}
+    assert found[:ANOMALY_LIMIT] == [("duplicate-key", "/k")] * ANOMALY_LIMIT
+    assert found[ANOMALY_LIMIT:] == [("lone-surrogate", "/s"), ("duplicate-key", "")]
+    anomalies: list[Anomaly] = []
+    loads(text, on_anomaly=anomalies.append)
+    assert f"and {extra} more of this kind" in anomalies[-1].detail
+
+
+def test_big_integers_read_in_less_than_quadratic_time() -> None:
+    """Digits past CPython's conversion limit are read by halves (one multiplication joins them): 8x the
+    digits cost about 8^1.6 = 28x, where the digit-chunk loop it replaced cost 64x."""
+    import time
+
+    def cost(digits: int) -> float:
+        text = "7" * digits
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            loads(text)
+            best = min(best, time.process_time() - started)
+        return best
+
+    small, large = cost(80_000), cost(640_000)
+    assert large < 40 * small + 0.02, (small, large)
+
+
 def test_log_text_that_is_not_utf8_reads_replaced_with_its_byte_located() -> None:
     found: list[Anomaly] = []
     assert loads(b'{"a":"x\xff"}', on_anomaly=found.append, invalid_utf8="replace") == {"a": "x\ufffd"}
