@@ -142,7 +142,8 @@ def _int_by_halves(body: str) -> int:
 
 @functools.lru_cache(maxsize=64)
 def _power_of_ten(exponent: int) -> int:
-    return 10**exponent
+    power: int = 10**exponent
+    return power
 
 
 def _short(token: str) -> str:
