@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
 
 __all__ = [
+    "MAX_FULL_PER_REQUIREMENT",
+    "MAX_LISTED_PER_REQUIREMENT",
+    "MAX_PAGE_CASES",
+    "MAX_PAGE_LINES",
     "OUTCOME_ORDER",
     "PROBLEM_VIEW",
     "RunView",
@@ -65,16 +69,33 @@ PROBLEM_VIEW = frozenset({"failed", "crashed", "errored", "xpass", "xfail"})
 # Caps: what a page shows of one value. The full JSON is one click away, itself capped.
 _MAX_TEXT = 10_000  # a message, description or requirement text
 _MAX_SHORT = 300  # a label, an id, a summary line
-_MAX_FULL_JSON = 200_000  # the "full JSON" of one value
-_MAX_DIFF_LINES = 3_000  # per side, for the line diff
+_MAX_FULL_JSON = 20_000  # the "full JSON" of one value
+_MAX_DIFF_LINES = 1_000  # per side, for the line diff
+_MAX_DIFF_SHOWN = 400  # lines of one line diff
 _MAX_LINE = 2_000  # characters of one diff line
+_MAX_ELIDED = 8_000  # characters of one elided value
 _ELIDE_DEPTH = 4
 _ELIDE_ITEMS = 25
 _ELIDE_STRING = 160
-#: failing cases shown on one page, and the characters their items may take together (issue 25: 10,000 failures
-#: made a 93 MB page that took a browser 30 s); the rest are counted and left to the JSONL report
-MAX_PAGE_CASES = 1_000
-MAX_PAGE_CHARS = 20_000_000
+# What one page shows of its failing cases (issue 25: 10,000 failures made a 93 MB page that took Chromium 30 s to
+# open). Per requirement (a case's first one) the first MAX_FULL_PER_REQUIREMENT failing cases are shown in full and
+# the next MAX_LISTED_PER_REQUIREMENT as one line each, taken a rank at a time across the requirements so that each
+# has its first case shown before any has its second; the page holds at most MAX_PAGE_CASES cases in full (their
+# items at most MAX_FULL_CHARS characters together, one item at most MAX_CASE_CHARS) and MAX_PAGE_LINES listed ones
+# (at most MAX_LISTED_CHARS). The rest are counted, per requirement, and left to the JSONL report.
+MAX_FULL_PER_REQUIREMENT = 5
+MAX_LISTED_PER_REQUIREMENT = 50
+MAX_PAGE_CASES = 300
+MAX_PAGE_LINES = 2_000
+MAX_FULL_CHARS = 2_500_000
+MAX_LISTED_CHARS = 1_000_000
+MAX_CASE_CHARS = 100_000
+MAX_PASSED_ROWS = 1_000  # passed cases listed per run
+_MAX_COUNT_ROWS = 300  # rows of the per-requirement table of what is not shown
+_MAX_MATRIX_FAMILIES = 200  # rule families in the matrix (the rest counted in one row)
+_MAX_MATRIX_REQUIREMENTS = 1_000  # requirement rows in the matrix
+_MAX_GROUPS, _MAX_GROUP_CASES = 100, 50  # groups by cause, and case ids named per group
+_MAX_FUZZ_CHARS = 1_500_000  # the fuzz failures' items together
 _MAX_TRACE_BYTES = 5_000_000
 _MAX_TRACE_STEPS = 50
 
@@ -179,34 +200,45 @@ _TOO_DEEP_NOTE = ('<p class="note">This value is nested more than 254 levels dee
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring
 
 
-def _elided(value: Any, depth: int = 0, indent: str = "") -> str:
-    """Indented JSON with deep containers, long lists and long strings elided (bounded size)."""
+def _elided(value: Any) -> str:
+    """Indented JSON with deep containers, long lists and long strings elided, at most about ``_MAX_ELIDED``
+    characters in all (past that, a container's remaining members are counted, not shown)."""
+    return _elide(value, 0, "", [_MAX_ELIDED])
+
+
+def _elide(value: Any, depth: int, indent: str, budget: list[int]) -> str:
     if isinstance(value, str):
         if len(value) > _ELIDE_STRING:
-            return _encode_str(value[:_ELIDE_STRING])[:-1] + f'…" (+{len(value) - _ELIDE_STRING:,} chars)'
-        return _encode_str(value)
-    if isinstance(value, dict):
+            text = _encode_str(value[:_ELIDE_STRING])[:-1] + f'…" (+{len(value) - _ELIDE_STRING:,} chars)'
+        else:
+            text = _encode_str(value)
+        budget[0] -= len(text)
+        return text
+    if isinstance(value, dict | list):
         if not value:
-            return "{}"
+            return "{}" if isinstance(value, dict) else "[]"
+        what, ends = ("key", "{}") if isinstance(value, dict) else ("item", "[]")
         if depth >= _ELIDE_DEPTH:
-            return f"{{… {len(value)} key{'s' if len(value) != 1 else ''}}}"
+            return f"{ends[0]}… {len(value)} {what}{'s' if len(value) != 1 else ''}{ends[1]}"
         inner = indent + "  "
-        parts = [f"{inner}{_elided(str(k))}: {_elided(v, depth + 1, inner)}"
-                 for k, v in list(value.items())[:_ELIDE_ITEMS]]
-        if len(value) > _ELIDE_ITEMS:
-            parts.append(f"{inner}… {len(value) - _ELIDE_ITEMS} more keys")
-        return "{\n" + ",\n".join(parts) + f"\n{indent}}}"
-    if isinstance(value, list):
-        if not value:
-            return "[]"
-        if depth >= _ELIDE_DEPTH:
-            return f"[… {len(value)} item{'s' if len(value) != 1 else ''}]"
-        inner = indent + "  "
-        parts = [f"{inner}{_elided(v, depth + 1, inner)}" for v in value[:_ELIDE_ITEMS]]
-        if len(value) > _ELIDE_ITEMS:
-            parts.append(f"{inner}… {len(value) - _ELIDE_ITEMS} more items")
-        return "[\n" + ",\n".join(parts) + f"\n{indent}]"
-    return _scalar_text(value) if value is not None else "null"
+        parts = []
+        members = list(value.items())[:_ELIDE_ITEMS] if isinstance(value, dict) else value[:_ELIDE_ITEMS]
+        for member in members:
+            if budget[0] <= 0:
+                break
+            if isinstance(value, dict):
+                key, item = member
+                parts.append(f"{inner}{_elide(str(key), depth, inner, budget)}: {_elide(item, depth + 1, inner, budget)}")
+            else:
+                parts.append(f"{inner}{_elide(member, depth + 1, inner, budget)}")
+            budget[0] -= len(inner) + 2
+        budget[0] -= len(indent) + 2
+        if len(value) > len(parts):
+            parts.append(f"{inner}… {len(value) - len(parts)} more {what}s")
+        return ends[0] + "\n" + ",\n".join(parts) + f"\n{indent}{ends[1]}"
+    text = _scalar_text(value) if value is not None else "null"
+    budget[0] -= len(text)
+    return text
 
 
 def _value_block(value: Any, what: str) -> str:
@@ -469,7 +501,8 @@ def _matrix(runs: Sequence[RunView], tags: Sequence[str], requirements: Mapping[
                    + f' <span class="rev">revision {esc(_cap(_scalar_text(_run_revision(run)), 80))}</span></th>'
                    for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
     body = []
-    for fam in order:
+    req_rows = 0
+    for fam in order[:_MAX_MATRIX_FAMILIES]:
         i = index[fam]
         title = families.get(fam, {}).get("title")
         title_html = f' <span class="title">{esc(_cap(title, 120))}</span>' if isinstance(title, str) else ""
@@ -480,7 +513,10 @@ def _matrix(runs: Sequence[RunView], tags: Sequence[str], requirements: Mapping[
                 f'aria-controls="fam-{i}-reqs" data-fam="{i}"><span class="sign" aria-hidden="true">+</span> '
                 f'<span class="fid">{esc(fam)}</span>{title_html} <span class="nreq">({n_reqs} requirement'
                 f'{"s" if n_reqs != 1 else ""})</span></button></th>{cells}</tr>']
-        for r in reqs_by_family.get(fam, ()):
+        fam_reqs = reqs_by_family.get(fam, [])
+        room = max(0, _MAX_MATRIX_REQUIREMENTS - req_rows)
+        req_rows += min(room, len(fam_reqs))
+        for r in fam_reqs[:room]:
             entry = requirements.get(r, {})
             level = entry.get("level")
             r_title = entry.get("title")
@@ -490,7 +526,13 @@ def _matrix(runs: Sequence[RunView], tags: Sequence[str], requirements: Mapping[
                         else ' <span class="title">(not in this spec)</span>'))
             cells = "".join(_cell(per_req[k].get(r, Counter())) for k in range(len(runs)))
             rows.append(f'<tr class="req" hidden><th scope="row">{label}</th>{cells}</tr>')
+        if len(fam_reqs) > room:
+            rows.append(f'<tr class="req" hidden><th scope="row" colspan="{len(runs) + 1}">{len(fam_reqs) - room:,} more '
+                        f'requirement(s) not shown (a page shows {_MAX_MATRIX_REQUIREMENTS:,} requirement rows)</th></tr>')
         body.append(f'<tbody id="fam-{i}-reqs">' + "\n".join(rows) + "</tbody>\n")
+    if len(order) > _MAX_MATRIX_FAMILIES:
+        body.append(f'<tbody><tr><th scope="row" colspan="{len(runs) + 1}">{len(order) - _MAX_MATRIX_FAMILIES:,} more rule '
+                    f'families not shown (a page shows {_MAX_MATRIX_FAMILIES:,}); their cases count in "all cases"</th></tr></tbody>')
     totals = "".join(_cell(run.counts()) for run in runs)
     table = (
         '<div class="scroll" role="region" aria-label="results matrix" tabindex="0"><table class="matrix">'
@@ -548,6 +590,10 @@ def _line_diff(expected: Any, actual: Any) -> str:
         else:
             css = "ctx"
         out.append(f'<span class="{css}">{line}</span>')
+        if len(out) >= _MAX_DIFF_SHOWN and number + 1 < len(lines):
+            out.append(f'<span class="hunk">… {len(lines) - number - 1:,} more diff lines not shown; '
+                       'the report file holds both values in full</span>')
+            break
     return '<pre class="diff" aria-label="line diff: lines starting with - are expected, + actual">' + "\n".join(out) + "</pre>"
 
 
@@ -628,8 +674,9 @@ def _replay(parts: Sequence[str]) -> str:
 _GENERIC_DIFF = re.compile(r"result differs in [0-9]+ place\(s\)")
 
 
-def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_index: Mapping[str, int],
-               requirements: Mapping[str, Mapping[str, Any]]) -> str:
+def _case_head(run_index: int, case: Mapping[str, Any], family_index: Mapping[str, int],
+               requirements: Mapping[str, Mapping[str, Any]], css_class: str) -> tuple[str, str]:
+    """A failing case's ``<li>`` start tag (what the filters read) and its one-line summary."""
     outcome = str(case.get("outcome"))
     label = LABELS.get(outcome, _cap(outcome, 30))
     case_id = _cap(_scalar_text(case.get("id")), 80)
@@ -640,6 +687,31 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
     search = " ".join([case_id, _cap(description, 500), " ".join(reqs), _scalar_text(case.get("area")),
                        _cap(message, 500), label]).lower()
     css, _ = _status({outcome: 1})
+    meta = [f'<span class="area">{esc(_cap(_scalar_text(case.get("area")), 40))}</span>',
+            f'<span class="reqs">{esc(", ".join(reqs))}</span>' if reqs else ""]
+    start = (f'<li class="{css_class}" data-run="{run_index}" data-outcome="{attr(outcome)}" '
+             f'data-fams=" {" ".join(str(i) for i in fams)} " data-text="{attr(search)}">')
+    summary = (f'<span class="badge st-{css}">{esc(label.upper())}</span> '
+               f'<span class="runref">run {run_index}</span> <code class="cid">{esc(case_id)}</code> '
+               f'<span class="desc">{esc(_cap(description, _MAX_SHORT))}</span> {" ".join(m for m in meta if m)}')
+    return start, summary
+
+
+def _listed_item(run_index: int, case: Mapping[str, Any], family_index: Mapping[str, int],
+                 requirements: Mapping[str, Mapping[str, Any]], why: str) -> str:
+    """A failing case past the page's cap for showing cases in full: its summary line, and why that is all."""
+    start, summary = _case_head(run_index, case, family_index, requirements, "case listed")
+    message = _scalar_text(case.get("message")).strip().split("\n", 1)[0]
+    said = f' <span class="msg1">{esc(_cap(message, 160))}</span>' if message else ""
+    return f'{start}<p class="line">{summary}{said} <span class="note">({why})</span></p></li>'
+
+
+def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_index: Mapping[str, int],
+               requirements: Mapping[str, Mapping[str, Any]]) -> str:
+    start, summary = _case_head(run_index, case, family_index, requirements, "case")
+    case_id = _cap(_scalar_text(case.get("id")), 80)
+    reqs = _case_requirements(case)
+    message = _scalar_text(case.get("message"))
     body = []
     reply = case.get("reply")
     own = _scalar_text(reply.get("message")) if isinstance(reply, dict) and reply.get("message") is not None else ""
@@ -668,16 +740,7 @@ def _case_item(run_index: int, run: RunView, case: Mapping[str, Any], family_ind
         body.append(f'<p class="note">Stored in <code>{esc(_cap(case["source"], _MAX_SHORT))}</code> '
                     "(the full input, where the report elides deep values).</p>")
     body.append(_replay(["sessionspec", "conformance", *run.replay_prefix(), "--only", case_id]))
-    meta = [f'<span class="area">{esc(_cap(_scalar_text(case.get("area")), 40))}</span>',
-            f'<span class="reqs">{esc(", ".join(reqs))}</span>' if reqs else ""]
-    return (
-        f'<li class="case" data-run="{run_index}" data-outcome="{attr(outcome)}" '
-        f'data-fams=" {" ".join(str(i) for i in fams)} " data-text="{attr(search)}">'
-        f'<details><summary><span class="badge st-{css}">{esc(label.upper())}</span> '
-        f'<span class="runref">run {run_index}</span> <code class="cid">{esc(case_id)}</code> '
-        f'<span class="desc">{esc(_cap(description, _MAX_SHORT))}</span> {" ".join(m for m in meta if m)}</summary>'
-        f'<div class="body">{"".join(body)}</div></details></li>'
-    )
+    return f'{start}<details><summary>{summary}</summary><div class="body">{"".join(body)}</div></details></li>'
 
 
 # -- fuzz ------------------------------------------------------------------------------------
@@ -733,11 +796,16 @@ def _trace_block(path_text: str, base: Path | None) -> str:
 
 def _fuzz_section(runs: Sequence[RunView], trace_base: Callable[[RunView], Path | None]) -> str:
     items = []
+    size = hidden = 0
     for i, run in enumerate(runs, 1):
         failures = run.footer.get("fuzz")
         if not isinstance(failures, list):
             continue
+        hidden += max(0, len(failures) - 200)
         for failure in failures[:200]:
+            if size >= _MAX_FUZZ_CHARS:
+                hidden += 1
+                continue
             if not isinstance(failure, dict):
                 failure = {"message": _scalar_text(failure)}
             machine = _cap(_scalar_text(failure.get("machine", "?")), 60)
@@ -762,11 +830,14 @@ def _fuzz_section(runs: Sequence[RunView], trace_base: Callable[[RunView], Path 
             items.append(f'<li><details><summary><span class="badge st-fail">FUZZ</span> <span class="runref">run {i}</span> '
                          f'machine <code>{esc(machine)}</code>: {esc(_cap(first_line, _MAX_SHORT))}'
                          f'</summary><div class="body">{"".join(body)}</div></details></li>')
+            size += len(items[-1])
     if not items:
         return ""
-    return (f'<section id="fuzz" aria-labelledby="fuzz-h"><h2 id="fuzz-h">Fuzz failures ({len(items)})</h2>'
+    more = (f'<p class="note">{hidden:,} more fuzz failure(s) not shown (a page shows at most 200 a run, '
+            f'{_MAX_FUZZ_CHARS:,} characters in all); the JSONL report\'s footer holds them.</p>' if hidden else "")
+    return (f'<section id="fuzz" aria-labelledby="fuzz-h"><h2 id="fuzz-h">Fuzz failures ({len(items) + hidden:,})</h2>'
             f'<p>Failures found by the differential state machines (<code>--fuzz</code>), each shrunk to a replayable trace.</p>'
-            '<ol class="cases">' + "\n".join(items) + "</ol></section>\n")
+            '<ol class="cases">' + "\n".join(items) + "</ol>" + more + "</section>\n")
 
 
 # -- the page ---------------------------------------------------------------------------------
@@ -784,8 +855,8 @@ def _groups_section(runs: Sequence[RunView]) -> str:
             cases = [c for c in group.get("cases") or () if isinstance(c, str)]
             reqs = ", ".join(_cap(r, 40) for r in group.get("requirements") or () if isinstance(r, str))
             ops = ", ".join(_cap(o, 40) for o in group.get("ops") or () if isinstance(o, str))
-            shown = " ".join(f"<code>{esc(_cap(c, 80))}</code>" for c in cases[:50])
-            more = f" and {len(cases) - 50:,} more" if len(cases) > 50 else ""
+            shown = " ".join(f"<code>{esc(_cap(c, 80))}</code>" for c in cases[:_MAX_GROUP_CASES])
+            more = f" and {len(cases) - _MAX_GROUP_CASES:,} more" if len(cases) > _MAX_GROUP_CASES else ""
             run_note = f" (run {i})" if len(runs) > 1 else ""
             items.append(f'<li class="group"><p><strong>{esc(_cap(_scalar_text(group.get("cause")), 300))}</strong>'
                          f"{esc(run_note)}: {len(cases):,} case{'s' if len(cases) != 1 else ''}</p>"
@@ -794,7 +865,9 @@ def _groups_section(runs: Sequence[RunView]) -> str:
         return ""
     return (f'<section id="groups" aria-labelledby="groups-h"><h2 id="groups-h">Failures by cause ({len(items):,})</h2>'
             '<p>Failing cases that differ from the spec in the same way, largest group first: usually one bug each.</p>'
-            f'<ol class="groups">{"".join(items[:200])}</ol></section>')
+            f'<ol class="groups">{"".join(items[:_MAX_GROUPS])}</ol>'
+            + (f'<p class="note">{len(items) - _MAX_GROUPS:,} more groups not shown; the JSONL report\'s footer lists them.</p>'
+               if len(items) > _MAX_GROUPS else "") + "</section>")
 
 
 def _ms(value: Any) -> float | None:
@@ -821,9 +894,9 @@ def _passed_section(runs: Sequence[RunView]) -> str:
             f'<td>{esc(_cap(_scalar_text(c.get("area")), 40))}</td>'
             f'<td>{esc(_cap(_scalar_text(c.get("description")), _MAX_SHORT))}</td>'
             f'<td class="num">{esc(_duration(c.get("durationMs")))}</td></tr>'
-            for c in passed[:MAX_PAGE_CASES])
-        more = (f'<p class="note">{len(passed) - MAX_PAGE_CASES:,} more passed case(s) not shown; see the JSONL report.</p>'
-                if len(passed) > MAX_PAGE_CASES else "")
+            for c in passed[:MAX_PASSED_ROWS])
+        more = (f'<p class="note">{len(passed) - MAX_PASSED_ROWS:,} more passed case(s) not shown; see the JSONL report.</p>'
+                if len(passed) > MAX_PASSED_ROWS else "")
         blocks.append(
             f'<details class="passed" data-run="{i}"><summary>Run {i}: {len(passed):,} passed case(s), slowest first</summary>'
             '<table><thead><tr><th scope="col">case</th><th scope="col">area</th><th scope="col">description</th>'
@@ -864,6 +937,97 @@ def _revision_requirements(revision: RevisionLike) -> Mapping[str, Mapping[str, 
         return None
 
 
+@dataclass
+class _RequirementCount:
+    """A requirement's failing cases on the page: how many, and how many shown in full or listed."""
+
+    failing: int = 0
+    full: int = 0
+    listed: int = 0
+
+
+def _select_cases(runs: Sequence[RunView], family_index: Mapping[str, int],
+                  per_run: Sequence[Mapping[str, Mapping[str, Any]]]) -> tuple[list[str], dict[str, _RequirementCount], int]:
+    """The failing cases' items in report order (each in full, or listed by one line, or left out: see
+    ``MAX_FULL_PER_REQUIREMENT``), what each requirement has on the page, and the number of failing cases."""
+    by_requirement: dict[str, list[tuple[int, int, Mapping[str, Any]]]] = {}
+    total = 0
+    for i, run in enumerate(runs, 1):
+        for position, case in enumerate(run.cases):
+            if case.get("outcome") in PROBLEM_VIEW:
+                reqs = _case_requirements(case)
+                by_requirement.setdefault(reqs[0] if reqs else "(none)", []).append((i, position, case))
+                total += 1
+    counts = {r: _RequirementCount(len(found)) for r, found in by_requirement.items()}
+    items: dict[tuple[int, int], str] = {}
+    full_chars = listed_chars = listed = 0
+    demoted: list[tuple[str, int, int, Mapping[str, Any]]] = []
+    # a page with room for every failing case shows each in full (as its character budget allows); past that, the
+    # first cases of each requirement: each one's first, then each one's second, ...
+    per_requirement = MAX_FULL_PER_REQUIREMENT if total > MAX_PAGE_CASES else MAX_PAGE_CASES
+    for rank in range(per_requirement):
+        for r, found in by_requirement.items():
+            if rank >= len(found) or len(items) >= MAX_PAGE_CASES or full_chars >= MAX_FULL_CHARS:
+                continue
+            i, position, case = found[rank]
+            item = _case_item(i, runs[i - 1], case, family_index, per_run[i - 1])
+            if len(item) > MAX_CASE_CHARS:  # one case's details past what a page gives one case: listed instead
+                demoted.append((r, i, position, case))
+                continue
+            items[(i, position)] = item
+            full_chars += len(item)
+            counts[r].full += 1
+    too_long = f"its details take more than {MAX_CASE_CHARS:,} characters; the JSONL report holds them"
+    past_cap = "listed only; the JSONL report holds its details"
+    candidates = [(r, i, position, case, too_long) for r, i, position, case in demoted]
+    for rank in range(per_requirement, per_requirement + MAX_LISTED_PER_REQUIREMENT):
+        candidates += [(r, *found[rank], past_cap) for r, found in by_requirement.items() if rank < len(found)]
+    if len(items) >= MAX_PAGE_CASES or full_chars >= MAX_FULL_CHARS:  # the page's cap, not the requirement's
+        candidates += [(r, *entry, past_cap) for r, found in by_requirement.items()
+                       for entry in found[:per_requirement] if (entry[0], entry[1]) not in items]
+    for r, i, position, case, why in candidates:
+        if listed >= MAX_PAGE_LINES or listed_chars >= MAX_LISTED_CHARS:
+            break
+        if (i, position) in items:
+            continue
+        item = _listed_item(i, case, family_index, per_run[i - 1], why)
+        items[(i, position)] = item
+        listed_chars += len(item)
+        listed += 1
+        counts[r].listed += 1
+    return [items[key] for key in sorted(items)], counts, total
+
+
+def _cap_note(runs: Sequence[RunView], total: int, full: int, listed: int, hidden: int) -> str:
+    """What the page leaves out of its failing cases, and where they are."""
+    reports = esc(_cap(", ".join(run.source for run in runs), _MAX_SHORT))
+    not_shown = f"; {hidden:,} failing case(s) not shown" if hidden else ""
+    return (f'<p class="note" id="not-shown">This page shows {full:,} of the {total:,} failing cases in full (at most '
+            f"{MAX_PAGE_CASES:,} and {MAX_FULL_CHARS:,} characters of them; of a page with more, at most "
+            f"{MAX_FULL_PER_REQUIREMENT} per requirement) and lists {listed:,} more by one line (at most "
+            f"{MAX_LISTED_PER_REQUIREMENT} more per requirement, {MAX_PAGE_LINES:,} a page){not_shown}. "
+            f'The JSONL report{"s" if len(runs) > 1 else ""} {reports} hold{"" if len(runs) > 1 else "s"} every case; '
+            "the table below counts them per requirement.</p>")
+
+
+def _count_table(counts: Mapping[str, _RequirementCount]) -> str:
+    """Per requirement (a case's first): its failing cases, and how many the page shows in full, lists, leaves out."""
+    ordered = sorted(counts.items(), key=lambda kv: (-(kv[1].failing - kv[1].full), _req_sort_key(kv[0])))
+    rows = [f'<tr><th scope="row"><code>{esc(r)}</code></th><td class="num">{c.failing:,}</td><td class="num">{c.full:,}</td>'
+            f'<td class="num">{c.listed:,}</td><td class="num">{c.failing - c.full - c.listed:,}</td></tr>'
+            for r, c in ordered[:_MAX_COUNT_ROWS]]
+    rest = ordered[_MAX_COUNT_ROWS:]
+    if rest:
+        rows.append(f'<tr><th scope="row">{len(rest):,} more requirements</th>'
+                    + "".join(f'<td class="num">{sum(getattr(c, k) for _, c in rest):,}</td>' for k in ("failing", "full", "listed"))
+                    + f'<td class="num">{sum(c.failing - c.full - c.listed for _, c in rest):,}</td></tr>')
+    return ('<div class="scroll" role="region" aria-label="failing cases per requirement" tabindex="0">'
+            '<table class="counts"><caption>Failing cases per requirement (a case counts under its first requirement), '
+            'most left out first</caption><thead><tr><th scope="col">requirement</th><th scope="col">failing</th>'
+            '<th scope="col">in full</th><th scope="col">listed</th><th scope="col">not shown</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
 def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[str, Any]] | None = None,
                 families: Sequence[Mapping[str, Any]] | None = None) -> str:
     """The page for ``runs`` (in order), as one HTML document.
@@ -888,16 +1052,10 @@ def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[s
     tags = _tags(runs)
     matrix, family_index = _matrix(runs, tags, merged, fam_entries)
 
-    cases: list[str] = []
-    total = size = 0
-    for i, run in enumerate(runs, 1):
-        for case in run.cases:
-            if case.get("outcome") in PROBLEM_VIEW:
-                total += 1
-                if len(cases) < MAX_PAGE_CASES and size < MAX_PAGE_CHARS:
-                    cases.append(_case_item(i, run, case, family_index, per_run[i - 1]))
-                    size += len(cases[-1])
-    hidden = total - len(cases)
+    cases, counts, total = _select_cases(runs, family_index, per_run)
+    shown_full = sum(c.full for c in counts.values())
+    listed = sum(c.listed for c in counts.values())
+    hidden = total - shown_full - listed
     present = Counter(str(c.get("outcome")) for run in runs for c in run.cases if c.get("outcome") in PROBLEM_VIEW)
     run_options = "".join(f'<option value="{i}">{i}. {attr(run.name)} {attr(run.version)}{f" ({attr(tag)})" if tag else ""}</option>'
                           for i, (run, tag) in enumerate(zip(runs, tags, strict=True), 1))
@@ -914,10 +1072,9 @@ def render_html(runs: Sequence[RunView], *, requirements: Mapping[str, Mapping[s
             '<button type="button" id="f-clear">Clear</button></form>'
             f'<p id="f-count" aria-live="polite">{len(cases):,} cases</p>'
             '<ol class="cases" id="case-list">' + "\n".join(cases) + "</ol>"
-            + (f'<p class="note" id="not-shown">{hidden:,} more failing case(s) not shown (a page holds at most '
-               f'{MAX_PAGE_CASES:,}); see the JSONL report{"s" if len(runs) > 1 else ""}: '
-               f'{esc(_cap(", ".join(run.source for run in runs), _MAX_SHORT))}</p>' if hidden else "")
         )
+        if shown_full < total:
+            failures = _cap_note(runs, total, shown_full, listed, hidden) + failures + _count_table(counts)
     else:
         failures = "<p>No case failed, crashed, errored or is a known failure in any run.</p>"
     names = ", ".join(f"{run.name} {run.version}".strip() for run in runs)

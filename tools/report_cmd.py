@@ -22,7 +22,7 @@ import difflib
 from pathlib import Path
 from typing import TextIO
 
-from sessionspec.conformance.html_report import RunView, render_html
+from sessionspec.conformance.html_report import PROBLEM_VIEW, RunView, render_html
 from sessionspec.conformance.report import InvalidReport, atomic_write_text, load_report
 from sessionspec.reference.atomic import OutputError, check_new_output
 from sessionspec.spec.inputs import read_text
@@ -81,6 +81,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except OSError as exc:
         err.write(f"sessionspec report: {exc}\n")
         return 2
-    failing = page.count('<li class="case"')
-    out.write(f"wrote {target}: {len(runs)} run(s), {failing} failing case(s) listed\n")
+    full, listed = page.count('<li class="case"'), page.count('<li class="case listed"')
+    failing = sum(1 for run in runs for case in run.cases if case.get("outcome") in PROBLEM_VIEW)
+    more = f", {listed:,} by one line, {failing - full - listed:,} left to the JSONL report" if full < failing else ""
+    out.write(f"wrote {target}: {len(runs)} run(s), {failing:,} failing case(s), {full:,} shown in full{more}\n")
     return 0

@@ -280,19 +280,112 @@ def test_cases_group_by_rule_family_and_each_requirement_row_counts_its_cases() 
     assert surf.count('<tr class="req" hidden>') == 2
 
 
-def test_a_page_of_ten_thousand_failures_is_capped_and_says_where_the_rest_are() -> None:
-    """Issue 25: 10,000 failures made a 93 MB page (26-31 s in Chromium): a page shows at most MAX_PAGE_CASES
-    failing cases, counts all of them and names the JSONL report for the rest."""
-    from sessionspec.conformance.html_report import MAX_PAGE_CASES, MAX_PAGE_CHARS
+def many_failures(n: int) -> list[dict[str, Any]]:
+    """``n`` failing cases repeated from the recorded failing Node run (its failed and crashed cases, each with
+    request, expectation, reply and diff; about 9 KB of page each, as in issue 25's 93 MB page), fresh ids."""
+    recorded = [c for c in load_report(FAILING_RUN).cases if c["outcome"] in ("failed", "crashed")]
+    return [{**recorded[k % len(recorded)], "id": f"{recorded[k % len(recorded)]['id']}-{k}"} for k in range(n)]
 
-    cases = [failing(n, reply={"seq": n, "kind": "result", "result": {"isJsonValue": False, "pad": "x" * 5_000}})
+
+def shown_per_requirement(page: str) -> tuple[int, int]:
+    """(cases shown in full, cases listed by one line) on a page."""
+    return page.count('<li class="case" '), page.count('<li class="case listed" ')
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000])
+def test_a_page_of_thousands_of_failures_is_at_most_5_mb_and_says_how_many_it_does_not_show(n: int) -> None:
+    """Issue 25: 10,000 failures made a 93 MB page (26-31 s in Chromium). Each requirement gets its first failing
+    cases in full, the next ones by one line; the rest are counted and left to the JSONL report."""
+    from sessionspec.conformance import html_report as h
+
+    cases = many_failures(n)
+    page = page_of([header(revision="2f74ac98ba"), *cases, footer(cases)])
+    assert len(page.encode("utf-8")) <= 5_000_000, len(page)
+    full, listed = shown_per_requirement(page)
+    assert 0 < full <= h.MAX_PAGE_CASES and 0 < listed <= h.MAX_PAGE_LINES
+    assert f"Failing cases ({n:,})" in page
+    # the cap note states how many are in full, listed and not shown, and where they all are
+    assert f"This page shows {full:,} of the {n:,} failing cases in full" in page
+    assert f"lists {listed:,} more by one line" in page
+    assert f"{n - full - listed:,} failing case(s) not shown" in page and "run1.jsonl holds every case" in page
+    # per requirement (a case's first): at most MAX_FULL_PER_REQUIREMENT in full, and every requirement
+    # that fails has its first case in full before any has a sixth
+    first: dict[str, int] = {}
+    for c in cases:
+        first[c["requirements"][0]] = first.get(c["requirements"][0], 0) + 1
+    table = page.split('<table class="counts">')[1].split("</table>")[0]
+    rows = re.findall(r'<tr><th scope="row"><code>([^<]+)</code></th><td class="num">([\d,]+)</td>'
+                      r'<td class="num">([\d,]+)</td><td class="num">([\d,]+)</td><td class="num">([\d,]+)</td></tr>', table)
+    got = {r: tuple(int(x.replace(",", "")) for x in xs) for r, *xs in rows}
+    assert {r: v[0] for r, v in got.items()} == first
+    assert all(1 <= f <= h.MAX_FULL_PER_REQUIREMENT and f + li + rest == total for total, f, li, rest in got.values())
+    assert sum(v[1] for v in got.values()) == full and sum(v[2] for v in got.values()) == listed
+    # a listed case still carries what the filters read, and says why it is one line
+    listed_item = page.split('<li class="case listed" ')[1].split("</li>")[0]
+    assert 'data-outcome="' in listed_item and "data-text=" in listed_item
+    assert "listed only; the JSONL report holds its details" in listed_item
+
+
+def test_a_page_with_room_shows_every_failing_case_in_full_and_needs_no_cap_note() -> None:
+    cases = many_failures(40)
+    page = page_of([header(revision="2f74ac98ba"), *cases, footer(cases)])
+    assert shown_per_requirement(page) == (40, 0)
+    assert 'id="not-shown"' not in page and '<table class="counts">' not in page
+
+
+def test_padded_failures_keep_the_page_within_its_character_budget() -> None:
+    """Each item's full JSON is capped, and the page's items stop at MAX_FULL_CHARS: the rest are listed."""
+    from sessionspec.conformance import html_report as h
+
+    cases = [failing(n, reply={"seq": n, "kind": "result", "result": {"isJsonValue": False, "pad": "x" * 50_000}})
              for n in range(10_000)]
     page = page_of([header(), *cases, footer(cases)])
-    assert len(page) < MAX_PAGE_CHARS + 2_000_000, len(page)
-    assert page.count('<li class="case') <= MAX_PAGE_CASES
-    assert "Failing cases (10,000)" in page
-    shown = page.count('<li class="case')
-    assert f"{10_000 - shown:,} more failing case(s) not shown" in page and "run1.jsonl" in page
+    assert len(page.encode("utf-8")) <= 5_000_000, len(page)
+    full, listed = shown_per_requirement(page)
+    assert full <= h.MAX_FULL_PER_REQUIREMENT and listed == h.MAX_LISTED_PER_REQUIREMENT  # one requirement: JSON-1
+    assert f"{10_000 - full - listed:,} failing case(s) not shown" in page
+    assert "(48,014 more characters)" in page  # a long value truncated, with a visible marker
+
+
+def test_one_huge_case_is_listed_not_shown_in_full_and_says_why() -> None:
+    """A case whose details pass MAX_CASE_CHARS (wide values of characters each escaped to a marked span) is one
+    line with the reason; the page stays small and every string in it is still escaped."""
+    from sessionspec.conformance import html_report as h
+
+    wide = {f"k{i}": {f"j{j}": "\ud800" * 150 for j in range(25)} for i in range(25)}
+    cases = [failing(1, id=HOSTILE, description=HOSTILE, message=HOSTILE, request={"op": "json-value", "args": {"value": wide}},
+                     expected={"result": wide}, reply={"seq": 1, "kind": "result", "result": {"x": wide}}),
+             failing(2)]
+    page = page_of([header(), *cases, footer(cases)])
+    assert shown_per_requirement(page) == (1, 1)
+    assert f"its details take more than {h.MAX_CASE_CHARS:,} characters" in page
+    assert len(page) < 1_000_000, len(page)
+    doc = outline(page)
+    assert sum(1 for t, _ in doc.tags if t == "script") == 1 and not any(t == "img" for t, _ in doc.tags)
+    assert "<script>window.__pwned = 1</script>" in "".join(doc.text)
+
+
+def test_an_elided_value_is_bounded_however_wide() -> None:
+    from sessionspec.conformance.html_report import _MAX_ELIDED, _elided
+
+    wide = {f"k{i}": {f"j{j}": [list(range(25)) for _ in range(25)] for j in range(25)} for i in range(25)}
+    text = _elided(wide)
+    assert len(text) < _MAX_ELIDED + 2_000, len(text)
+    assert "more keys" in text  # what is not shown is counted, visibly
+
+
+def test_the_matrix_groups_and_fuzz_failures_of_a_crafted_report_are_bounded() -> None:
+    """A report may name thousands of requirements, families, groups and fuzz failures: each part of the page
+    shows a stated number of them and counts the rest."""
+    cases = [case(n, "failed", requirements=[f"F{n}-1"]) for n in range(3_000)]
+    groups = [{"cause": f"cause {n}", "cases": [f"case{m:04d}" for m in range(100)], "requirements": [], "ops": [],
+               "outcomes": ["failed"]} for n in range(500)]
+    fuzz = [{"machine": "m", "message": "x" * 9_000, "rule": "r"} for _ in range(600)]
+    page = page_of([header(), *cases, footer(cases, groups=groups, fuzz=fuzz)])
+    assert len(page.encode("utf-8")) <= 5_000_000, len(page)
+    assert "2,800 more rule families not shown (a page shows 200)" in page
+    assert "400 more groups not shown" in page and page.count(" and 50 more") == 100
+    assert "Fuzz failures (600)" in page and "more fuzz failure(s) not shown" in page
 
 
 def test_no_failing_case_says_so() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from sessionspec.conformance.html_report import render_html, run_from_lines
 from sessionspec.conformance.report import load_report
-from test_html_report import EXAMPLE, FAILING_RUN, HOSTILE, RECORDED, case, failing, footer, header
+from test_html_report import EXAMPLE, FAILING_RUN, HOSTILE, RECORDED, case, failing, footer, header, many_failures
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +35,12 @@ def hostile_page() -> str:
     h = header()
     h["implementation"]["implementation"]["name"] = HOSTILE
     return render_html([run_from_lines([h, *cases, footer(cases, problems=[HOSTILE])], HOSTILE)])
+
+
+def capped_page(n: int) -> str:
+    """A page of ``n`` failing cases repeated from a recorded failing run, past the page's caps (issue 25)."""
+    cases = many_failures(n)
+    return render_html([run_from_lines([header(revision="2f74ac98ba"), *cases, footer(cases)], "failing.jsonl")])
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -57,7 +64,9 @@ def test_the_pages_are_valid_html_for_the_nu_checker(tmp_path) -> None:
     assert vnu_errors(broken), "the checker must catch an invalid page"
     hostile = tmp_path / "hostile.html"
     hostile.write_text(hostile_page(), encoding="utf-8")
-    for page in (EXAMPLE, hostile):
+    capped = tmp_path / "capped.html"  # cases in full, listed by one line, and the per-requirement counts
+    capped.write_text(capped_page(1_000), encoding="utf-8")
+    for page in (EXAMPLE, hostile, capped):
         assert vnu_errors(page) == [], page
 
 
@@ -170,3 +179,26 @@ def test_the_page_fits_a_narrow_window_and_prints(page) -> None:
     assert page.locator("table.matrix").is_visible()
     pdf = page.pdf()
     assert pdf.startswith(b"%PDF") and len(pdf) > 10_000
+
+
+def test_a_page_of_ten_thousand_failures_opens_in_three_seconds_and_its_filters_reach_listed_cases(page, tmp_path) -> None:
+    """Issue 25: the 10,000-failure page was 93 MB and took Chromium 26-31 s to open; it opens, laid out, in 3 s."""
+    path = tmp_path / "ten-thousand.html"
+    path.write_text(capped_page(10_000), encoding="utf-8")
+    assert path.stat().st_size <= 5_000_000
+    start = time.monotonic()
+    page.goto(path.as_uri(), wait_until="load", timeout=60_000)
+    height = page.evaluate("document.documentElement.scrollHeight")  # forces the layout of the whole page
+    elapsed = time.monotonic() - start
+    assert elapsed <= 3.0, f"{elapsed:.2f} s to load and lay out the page"
+    assert height > 0 and page.errors == []
+    note = page.locator("#not-shown")
+    assert note.is_visible() and "failing case(s) not shown" in note.inner_text()
+    assert page.locator("table.counts tbody tr").count() > 0
+    # a listed case is found by the filter like a case shown in full
+    listed = page.locator("li.case.listed").first
+    case_id = listed.locator("code.cid").inner_text()
+    page.locator("#f-text").fill(case_id)
+    visible = page.locator("li.case:visible")
+    assert visible.count() == 1 and visible.first.locator("code.cid").inner_text() == case_id
+    assert "listed only; the JSONL report holds its details" in visible.first.inner_text()
