@@ -6,7 +6,8 @@ a child of its own under the hostile limits, and a table of what each did.
 The corpus is the sweep's (`test_hostile_sweep.py`: crafted SQLite stores, zstd bombs, a layout-17 store past its
 value budget, a file that is not text, hostile registries and vector files, the output targets no command may
 write) and the value-budget probe at 4x the floor (`test_input_budgets.parts_bomb`, a valid log: its commands must
-end 0, within the limits). Each run records exit code, error codes named, peak RSS (``wait4``), CPU, whether its
+end 0, within the limits), and `kill -9` of `repair` in every storage form, to OUT and in place, at ten points
+(`test_killed_writers.kill_once`: the target must be old or new, the next repair must leave no temp file). Each run records exit code, error codes named, peak RSS (``wait4``), CPU, whether its
 inputs are unchanged and nothing was written, and whether it meets the issue's "done when": within 20 s CPU and
 1 GB resident, exit 1 or 2 (0 for the probe), a finding naming the input (or target), no traceback. Exit status:
 0 when every run meets it, 1 otherwise (the failing runs are listed first).
@@ -33,11 +34,14 @@ sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 
 import hostile_limits  # noqa: E402
 import test_hostile_sweep as sweep  # noqa: E402
+import test_killed_writers as killed  # noqa: E402
 from storage_fixtures import one_turn, open_turn, write_raw  # noqa: E402
 from test_input_budgets import parts_bomb  # noqa: E402
 
 #: the commands that read a log (the budget probe runs these, and must end 0)
 LOG_COMMANDS = ("validate", "header", "stats", "derive", "fold", "repair", "pack", "unpack")
+#: where the kill group's `kill -9` lands in a repair (as in `test_killed_writers.KILL_POINTS`, more of them)
+KILL_POINTS: tuple[float | str, ...] = (0.2, 0.4, 0.6, 0.8, 0.9, 0.95, "temp", "temp+0.005", "temp+0.02", "temp+0.05")
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 
 
@@ -53,6 +57,7 @@ class Run:
     codes: tuple[int, ...] = (1, 2)
     says: tuple[str, ...] = ()  # more the output must hold (a reason, a code)
     modes_bind: bool = False
+    kill: tuple[str, str, float | str] | None = None  # (form, mode, point): a repair killed with SIGKILL there
     result: dict[str, Any] = field(default_factory=dict)
     unchanged: bool = False
     problems: list[str] = field(default_factory=list)
@@ -111,6 +116,32 @@ def _target_runs(root: Path) -> Iterator[Run]:
             yield Run("output target", f"{kind} ({flag})", argv, named, folder, codes=(2,), modes_bind=True)
 
 
+def _kill_runs(root: Path) -> Iterator[Run]:
+    """`kill -9` of repair in every storage form, to OUT and in place, at each point of KILL_POINTS."""
+    for form in killed.FORMS:
+        for mode in killed.MODES:
+            for number, point in enumerate(KILL_POINTS):
+                folder = root / "kills" / f"{form}-{mode}-{number}"
+                target = "OUT --force" if mode == "output" else "--in-place"
+                yield Run("kill -9 of repair", f"{form} {mode} at {point}", ["repair", f"crashed-{form}", target], "",
+                          folder, codes=(0,), kill=(form, mode, point))
+
+
+def _perform_kill(run: Run) -> Run:
+    """Kill a repair at its point; it meets the issue's rule when the target is old or new after the kill, and the
+    next repair to it ends 0, leaves it new and the folder as it was (no temp file, no journal)."""
+    assert run.kill is not None
+    form, mode, point = run.kill
+    plan = killed.kill_plan(form, mode, run.watch)
+    outcome = killed.kill_once(plan, point)
+    usage = outcome.rusage
+    run.result = {"code": outcome.status, "out": outcome.next_output, "err": "", "cpu": usage.ru_utime + usage.ru_stime,
+                  "rss_kb": usage.ru_maxrss, "state": outcome.state, "strays": outcome.strays}
+    run.unchanged = outcome.state in ("old", "new")
+    run.problems += outcome.problems(plan)
+    return run
+
+
 def _judge(run: Run) -> None:
     result = run.result
     text = result["out"] + result["err"]
@@ -130,6 +161,8 @@ def _judge(run: Run) -> None:
 
 
 def _perform(run: Run, out_root: Path) -> Run:
+    if run.kill is not None:
+        return _perform_kill(run)
     before = _digests(run.watch)
     outs = [a for a in run.argv if a.startswith(str(out_root / "out-"))]
     for out in outs:
@@ -153,6 +186,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _unchanged(run: Run) -> str:
+    """The table's `unchanged` cell: yes or NO; for a kill, what the target was after it (old, new or NEITHER)."""
+    if run.kill is not None:
+        return str(run.result["state"]) if run.unchanged else "NEITHER"
+    return "yes" if run.unchanged else "NO"
+
+
+def _kill_summary(runs: list[Run]) -> list[str]:
+    kills = [r for r in runs if r.kill is not None]
+    if not kills:
+        return []
+    states = {state: sum(1 for r in kills if r.result["state"] == state) for state in ("old", "new", "neither")}
+    landed = sum(1 for r in kills if r.result["code"] == -9)
+    left = sum(1 for r in kills if r.result["strays"])
+    clean = sum(1 for r in kills if not any("next repair" in p for p in r.problems))
+    return [f"**kill -9 of repair: {len(kills)} kills, {landed} of them mid-run; the target was old after "
+            f"{states['old']}, new after {states['new']}, neither after {states['neither']}; {left} left a temp file "
+            f"or journal, and the next repair cleaned up after {clean} of {len(kills)}.**", ""]
+
+
 def table(runs: list[Run], wall: float, command: str) -> str:
     """The Markdown page: a summary, the failing runs, then every run by group and input."""
     failing = [r for r in runs if r.problems]
@@ -167,6 +220,15 @@ def table(runs: list[Run], wall: float, command: str) -> str:
         "A run meets it when it exits 1 or 2 (a budget probe: 0; an output target: 2), names its input (or target)",
         "and, for registries, the reason, shows no traceback, stays within the limits, leaves its input's folder",
         "unchanged and writes nothing it was refused.", "",
+        "A `kill -9 of repair` run starts `sessionspec repair` of a crashed log of 300 turns (raw JSONL, zstd artifact,",
+        "SQLite store; `-o OUT --force` over an old OUT, or `--in-place`) and kills it with SIGKILL at a fraction of an",
+        "unkilled repair's wall time, or when a new file appears beside the target (`temp`), or that many seconds",
+        "after (`temp+S`). Its exit is the killed process's status (-9: killed mid-run, 0: it had finished), its RSS",
+        "and CPU the killed process's, and `unchanged` says what the target was then: `old` (its old bytes; a store in place: its",
+        "old rows, once SQLite rolls back the journal the kill left) or `new` (the complete repaired output). It meets the",
+        "rule when the target is one of those, the kill left only the target's own temp file (or a store's journal), and the next repair to",
+        "the same target exits 0, leaves it repaired and leaves no temp file or journal in the folder.", "",
+        *_kill_summary(runs),
     ]
     header = ["| group | input | command | exit | codes named | peak RSS | CPU | unchanged | verdict |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -176,7 +238,7 @@ def table(runs: list[Run], wall: float, command: str) -> str:
         verdict = "ok" if not r.problems else "FAIL: " + "; ".join(r.problems)
         return (f"| {r.group} | {_cell(r.kind)} | `{_cell(shown)}` | {r.result['code']} | "
                 f"{_cell(_codes(r.result['out'] + r.result['err']))} | {r.result['rss_kb'] // 1024} MB | "
-                f"{r.result['cpu']:.1f} s | {'yes' if r.unchanged else 'NO'} | {_cell(verdict)} |")
+                f"{r.result['cpu']:.1f} s | {_unchanged(r)} | {_cell(verdict)} |")
 
     if failing:
         lines += ["## Failing runs", "", *header, *map(row, failing), ""]
@@ -188,11 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", type=Path, help="write the table (Markdown) here as well as printing a summary")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2: the machine is shared)")
-    parser.add_argument("--only", choices=("files", "registries", "targets"), action="append",
+    parser.add_argument("--only", choices=("files", "registries", "targets", "kills"), action="append",
                         help="run only these groups (default all)")
     args = parser.parse_args(argv)
     groups: dict[str, Callable[[Path], Iterator[Run]]] = {
-        "files": _file_runs, "registries": _registry_runs, "targets": _target_runs}
+        "files": _file_runs, "registries": _registry_runs, "targets": _target_runs, "kills": _kill_runs}
     root = Path(tempfile.mkdtemp(prefix="hostile-campaign-"))
     try:
         runs = [run for name, make in groups.items() if not args.only or name in args.only for run in make(root)]
