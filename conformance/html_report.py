@@ -961,7 +961,7 @@ def _select_cases(runs: Sequence[RunView], family_index: Mapping[str, int],
     counts = {r: _RequirementCount(len(found)) for r, found in by_requirement.items()}
     items: dict[tuple[int, int], str] = {}
     full_chars = listed_chars = listed = 0
-    demoted: list[tuple[str, int, int, Mapping[str, Any]]] = []
+    demoted: set[tuple[int, int]] = set()
     # a page with room for every failing case shows each in full (as its character budget allows); past that, the
     # first cases of each requirement: each one's first, then each one's second, ...
     per_requirement = MAX_FULL_PER_REQUIREMENT if total > MAX_PAGE_CASES else MAX_PAGE_CASES
@@ -972,29 +972,26 @@ def _select_cases(runs: Sequence[RunView], family_index: Mapping[str, int],
             i, position, case = found[rank]
             item = _case_item(i, runs[i - 1], case, family_index, per_run[i - 1])
             if len(item) > MAX_CASE_CHARS:  # one case's details past what a page gives one case: listed instead
-                demoted.append((r, i, position, case))
+                demoted.add((i, position))
                 continue
             items[(i, position)] = item
             full_chars += len(item)
             counts[r].full += 1
     too_long = f"its details take more than {MAX_CASE_CHARS:,} characters; the JSONL report holds them"
     past_cap = "listed only; the JSONL report holds its details"
-    candidates = [(r, i, position, case, too_long) for r, i, position, case in demoted]
-    for rank in range(per_requirement, per_requirement + MAX_LISTED_PER_REQUIREMENT):
-        candidates += [(r, *found[rank], past_cap) for r, found in by_requirement.items() if rank < len(found)]
-    if len(items) >= MAX_PAGE_CASES or full_chars >= MAX_FULL_CHARS:  # the page's cap, not the requirement's
-        candidates += [(r, *entry, past_cap) for r, found in by_requirement.items()
-                       for entry in found[:per_requirement] if (entry[0], entry[1]) not in items]
-    for r, i, position, case, why in candidates:
-        if listed >= MAX_PAGE_LINES or listed_chars >= MAX_LISTED_CHARS:
-            break
-        if (i, position) in items:
-            continue
-        item = _listed_item(i, case, family_index, per_run[i - 1], why)
-        items[(i, position)] = item
-        listed_chars += len(item)
-        listed += 1
-        counts[r].listed += 1
+    # then by one line, in the same order: the cases the page had no room for in full, and each requirement's next
+    for rank in range(per_requirement + MAX_LISTED_PER_REQUIREMENT):
+        for r, found in by_requirement.items():
+            if rank >= len(found) or (found[rank][0], found[rank][1]) in items:
+                continue
+            if listed >= MAX_PAGE_LINES or listed_chars >= MAX_LISTED_CHARS:
+                break
+            i, position, case = found[rank]
+            item = _listed_item(i, case, family_index, per_run[i - 1], too_long if (i, position) in demoted else past_cap)
+            items[(i, position)] = item
+            listed_chars += len(item)
+            listed += 1
+            counts[r].listed += 1
     return [items[key] for key in sorted(items)], counts, total
 
 
@@ -1004,8 +1001,8 @@ def _cap_note(runs: Sequence[RunView], total: int, full: int, listed: int, hidde
     not_shown = f"; {hidden:,} failing case(s) not shown" if hidden else ""
     return (f'<p class="note" id="not-shown">This page shows {full:,} of the {total:,} failing cases in full (at most '
             f"{MAX_PAGE_CASES:,} and {MAX_FULL_CHARS:,} characters of them; of a page with more, at most "
-            f"{MAX_FULL_PER_REQUIREMENT} per requirement) and lists {listed:,} more by one line (at most "
-            f"{MAX_LISTED_PER_REQUIREMENT} more per requirement, {MAX_PAGE_LINES:,} a page){not_shown}. "
+            f"{MAX_FULL_PER_REQUIREMENT} per requirement) and lists {listed:,} more by one line (those, then each "
+            f"requirement's next {MAX_LISTED_PER_REQUIREMENT}; at most {MAX_PAGE_LINES:,} a page){not_shown}. "
             f'The JSONL report{"s" if len(runs) > 1 else ""} {reports} hold{"" if len(runs) > 1 else "s"} every case; '
             "the table below counts them per requirement.</p>")
 
