@@ -152,7 +152,7 @@ _data_of = itemgetter("data")
 _chunk_of = itemgetter("chunk")
 
 
-def pack_chunk_runs(events: Iterable[JsonObject]) -> list[Any]:
+def pack_chunk_runs(events: Iterable[JsonObject]) -> list[JsonObject]:
     """Records to store for a batch: runs of >= MIN_RUN packable deltas become rows (CHUNK-1..7).
 
     Pure: the input is not modified and events are passed through as the same
@@ -422,7 +422,7 @@ def row_spec(value: Any) -> RowSpec | None:
     return _ROWS.get(tag) if tag.__class__ is str else None
 
 
-def decode_storage_record(value: JsonValue) -> list[Any]:
+def decode_storage_record(value: JsonValue) -> list[JsonValue]:
     """The events one stored record holds (CHUNK-8..11).
 
     A value that is not an object, or whose ``type`` is not a row tag, is
@@ -430,7 +430,10 @@ def decode_storage_record(value: JsonValue) -> list[Any]:
     plain event dicts, or :class:`ChunkRowError` is raised.
     """
     row = row_spec(value)
-    return [value] if row is None else expand_row(value, row)  # type: ignore[arg-type]  # a spec only for a row object
+    if row is None:
+        return [value]
+    members: list[Any] = expand_row(value, row)  # type: ignore[arg-type]  # a spec only for a row object
+    return members
 
 
 def decode_storage_records(values: Iterable[JsonValue]) -> list[JsonValue]:

@@ -19,7 +19,7 @@ mirroring the reference's undefined properties (DERIVE-3).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec.schema_types import JsonObject
@@ -90,14 +90,16 @@ class MessageLog:
         self._cursor = 0
         self._projected: dict[int, FrozenDict | None] = {}
 
-    def project(self, event: Mapping[str, Any]) -> None:
+    def project(self, event: JsonObject) -> None:
         """Build the message of a committed surface node now (the event is frozen, so it cannot go stale).
 
         Never raises: it runs after a commit, which must not fail (APPEND-1).
         Should the projection fail, the node is simply derived when gathered.
         """
+        seq: Any  # (a committed node's seq: an int)
         try:
-            self._projected[event["seq"]] = self._derive(event)
+            seq = event["seq"]
+            self._projected[seq] = self._derive(event)
         except Exception:  # noqa: BLE001, S110 - deferred to messages(), which reports it to its caller
             pass
 

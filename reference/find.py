@@ -29,13 +29,14 @@ def _turn_key(turn: Any) -> Any:
     return ("id", id(turn))
 
 
-def find_last_message_turn_end(events: Iterable[Mapping[str, Any]]) -> JsonObject | None:
+def find_last_message_turn_end(events: Iterable[JsonObject]) -> JsonObject | None:
     """The last ``turn/end`` whose ``turn/start`` (in ``events``) had ``trigger.kind == 'message'``.
 
     Returns the event object from ``events`` itself, or ``None`` (FIND-4).
     """
     pending: set[Any] = set()
     latest = None
+    event: Any  # an event as read: members narrowed by the rule table's checks, not by isinstance
     for event in events:
         etype = event.get("type")
         if etype == "turn/start":

@@ -83,7 +83,7 @@ __all__ = [
 
 _JSONL = FORMAT.jsonl
 _HEADER_TYPE: str = _JSONL["headerLineType"]
-_HEADER_KEYS: list[str] = _JSONL["headerKeyOrder"]
+_HEADER_KEYS: tuple[str, ...] = _JSONL["headerKeyOrder"]
 _OPTIONAL_KEYS = ("cwd", "parentSession", "seedLength")
 _PLAIN_NAME: str = _JSONL["plainFileName"]
 _COMPRESSED_NAME: str = _JSONL["compressedFileName"]
@@ -98,14 +98,14 @@ Compression = Literal["zstd", "none"]
 # ---------------------------------------------------------------- header line
 
 
-def _header_keys(revision: RevisionLike) -> list[str]:
+def _header_keys(revision: RevisionLike) -> Sequence[str]:
     """The header line's keys in written order, at ``revision`` (the published one adds ``origin``
     and ``agentPreset``)."""
     if revision is None:
         return _HEADER_KEYS
     from sessionspec.spec import load_spec
 
-    keys: list[str] = load_spec(revision=revision_of(revision)).constants["jsonl"]["headerKeyOrder"]
+    keys: Sequence[str] = load_spec(revision=revision_of(revision)).constants["jsonl"]["headerKeyOrder"]
     return keys
 
 

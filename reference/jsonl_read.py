@@ -221,7 +221,7 @@ class LoadedLog:
     size: int
     header_line: JsonObject | None = None  # the parsed first line when it is a session header
     header_ok: bool = False  # JSONL-2 shape check passed
-    events: list[Any] = field(default_factory=list)
+    events: list[JsonObject] = field(default_factory=list)
     event_lines: list[int | None] = field(default_factory=list)
     event_pointers: list[str] = field(default_factory=list)  # "" for JSONL, "/<index>" for JSON arrays
     findings: FindingList = field(default_factory=FindingList)

@@ -327,7 +327,7 @@ class SqliteBackend:
                                           self.format_revision)
 
     def list(self) -> list[str]:
-        return sorted(h["id"] for h in self.store.list_sessions())
+        return sorted(cast(str, h["id"]) for h in self.store.list_sessions())  # (the sessions table's TEXT key)
 
     def revision(self, session_id: str) -> str | None:
         """The change-detection token; None when nothing is stored (PERSIST-11: absence, not an error)."""

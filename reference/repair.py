@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sessionspec.spec import FORMAT
-from sessionspec.spec.schema_types import JsonObject
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .revision import rules_for
 from .rule_table import TABLE, define
@@ -37,7 +37,7 @@ def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return data if isinstance(data, Mapping) else {}
 
 
-def interrupted_turn_closers(events: Sequence[JsonObject], revision: RevisionLike = None) -> list[dict[str, Any]]:
+def interrupted_turn_closers(events: Sequence[JsonObject], revision: RevisionLike = None) -> list[dict[str, JsonValue]]:
     """Closer events for an open final turn, or ``[]`` when no turn is open (REPAIR-1).
 
     Seqs continue from the last event's ``seq + 1``; every closer reuses the

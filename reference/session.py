@@ -27,7 +27,7 @@ import enum
 import os.path
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
@@ -336,7 +336,7 @@ def _request_header_problem(data: Any, rules: Rules) -> str | None:
     return None
 
 
-def validate_header(session_id: str, header: Any = NO_HEADER, revision: RevisionLike = None, *,
+def validate_header(session_id: str, header: object = NO_HEADER, revision: RevisionLike = None, *,
                     clock: Clock | None = None) -> FrozenDict:
     """The validated, detached, frozen header of session ``session_id`` (HDR-1 … HDR-10).
 
@@ -427,7 +427,7 @@ def _fold_entry(event: FrozenDict, index: int, log: list[FrozenDict], surface: S
     except SurfaceError as error:
         raise SeedError(
             f"invalid seed event at index {index}: {error.message}",
-            cast("ErrorCode", error.code),  # re-raised: the surface error's own code
+            error.code,  # re-raised: the surface error's own code
             requirement=error.requirement,
             index=index,
             seq=index,
@@ -499,7 +499,7 @@ class Session:
         "_surface",
     )
 
-    def __init__(self, id: str, seed: Iterable[JsonValue] | None = None, header: Any = NO_HEADER, *,
+    def __init__(self, id: str, seed: Iterable[JsonValue] | None = None, header: object = NO_HEADER, *,
                  revision: RevisionLike = None, clock: Clock | None = None) -> None:
         self._open(id, revision, clock)
         if seed is not None:

@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 from urllib.parse import quote
 
 from sessionspec.spec import constants
@@ -47,8 +47,11 @@ from .rule_table import TABLE, define
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
-__all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "StoredSession", "is_sqlite", "layout_for",
-           "layouts_for", "schema_sql"]
+__all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "SqliteValue", "StoredSession", "is_sqlite",
+           "layout_for", "layouts_for", "schema_sql"]
+
+#: A value SQLite stores and `sqlite3` returns (INTEGER, REAL, TEXT, BLOB, NULL).
+SqliteValue: TypeAlias = int | float | str | bytes | None
 
 _SQLITE = constants()["sqlite"]
 APPLICATION_ID: int = _SQLITE["applicationId"]
@@ -143,7 +146,7 @@ class PhysicalRows(JsonTextRows):
             if "seq0" not in record or chunk_rows.row_spec(record) is None:
                 out.append(record)
                 continue
-            run = chunk_rows.decode_storage_record(record)
+            run = cast("list[JsonObject]", chunk_rows.decode_storage_record(record))  # (a row's member events)
             offset = 0
             while len(run) - offset >= chunk_rows.MIN_RUN:  # the largest prefix within both bounds
                 size = min(len(run) - offset, self.max_members)
@@ -772,7 +775,7 @@ class SqliteStore:
                 header[_camel(column)] = value
         return header
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[dict[str, JsonValue]]:
         """The headers of every materialised session, in id order (SQLITE-3)."""
         rows = self._query(self.layout.select_sessions + " ORDER BY id", ())
         return [self._header(row) for row in rows]
@@ -784,7 +787,7 @@ class SqliteStore:
             raise _error(f"no session {session_id!r} in the database", "SQLITE_NO_SESSION", "SQLITE-3", self.path)
         return self._header(rows[0])
 
-    def rows(self, session_id: str) -> list[tuple[Any, ...]]:
+    def rows(self, session_id: str) -> list[tuple[SqliteValue, ...]]:
         """A session's raw event rows (the layout's ``events`` columns after ``session_id``) by seq."""
         return self._query(self.layout.select_events, (session_id,))
 
@@ -822,7 +825,7 @@ class SqliteStore:
         the committed region.
         """
         header = self.header(session_id)
-        rows = self.rows(session_id)
+        rows: list[tuple[Any, ...]] = self.rows(session_id)  # (a refusal reports a row's seq column as stored)
         where = f"{self.path}#{session_id}"
 
         def refuse(i: int, expected: int | None, seq: Any) -> SqliteStoreError:
@@ -850,7 +853,7 @@ class SqliteStore:
         except sqlite3.Error as error:
             raise _sqlite_failure(error, self.path) from error
 
-    def append(self, header: Mapping[str, Any], events: Sequence[JsonObject]) -> None:
+    def append(self, header: JsonObject, events: Sequence[JsonObject]) -> None:
         """Append one batch in one transaction; the first append materialises the session (PERSIST-1 … PERSIST-4).
 
         The batch must continue the stored log (its first seq is the stored
@@ -860,7 +863,7 @@ class SqliteStore:
         self._require_writable()
         if not events:
             return
-        session_id = header["id"]
+        session_id = cast(str, header["id"])  # a validated header's id (HDR-4)
         self._transaction()
         try:
             stored = self._next_seq(session_id)

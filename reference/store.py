@@ -57,7 +57,7 @@ _NOT_COPIED = frozenset(("version", "id", "createdAt"))
 _MINT_PREFIX: str = FORMAT.minted_session_id_prefix
 _INADMISSIBLE_PREFIXES = ("turn/", "step/")
 
-Listener = Callable[..., Any]
+Listener = Callable[..., object]  # called with the event's arguments; what it returns is ignored
 Validator = Callable[[Session, FrozenDict], "Callable[[], None] | None"]
 Detach = Callable[[], None]
 

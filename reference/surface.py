@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sessionspec.spec import SURFACE_TYPES
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SurfaceError
-from sessionspec.spec.schema_types import JsonObject, JsonValue
+from sessionspec.spec.schema_types import JsonObject, JsonValue, SurfaceFold, SurfaceFoldReplacementsItem
 
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, json_equal
 from .json_value import is_nonneg_safe_int as _is_event_seq
@@ -117,7 +117,7 @@ class SurfacePlan:
         self.shadowed = shadowed
         self._version = version
 
-    def replacement(self) -> dict[str, JsonValue]:
+    def replacement(self) -> SurfaceFoldReplacementsItem:
         """The ``replacements`` entry of :func:`fold_surface` for a replace plan."""
         return {"seq": self.seq, "start": self.start, "end": self.end, "shadowedSeqs": list(self.shadowed or ())}
 
@@ -126,7 +126,7 @@ class SurfacePlan:
         return f"SurfacePlan({self.kind!r}, seq={self.seq}{extra})"
 
 
-EventLookup = Callable[[int], Mapping[str, Any]]
+EventLookup = Callable[[int], JsonObject]
 
 
 class SurfaceState:
@@ -603,7 +603,7 @@ class SurfaceView:
         return f"SurfaceView(nodes={list(self.nodes)!r}, replace_generation={self.replace_generation})"
 
 
-def fold_surface(events: Sequence[JsonObject], revision: RevisionLike = None) -> dict[str, Any]:
+def fold_surface(events: Sequence[JsonObject], revision: RevisionLike = None) -> SurfaceFold:
     """Replay a whole log through the surface fold (SURF-12).
 
     Returns ``{"nodes": [...], "replacements": [{seq, start, end,
@@ -611,7 +611,7 @@ def fold_surface(events: Sequence[JsonObject], revision: RevisionLike = None) ->
     first violation. The input is not modified.
     """
     state = SurfaceState(events, revision)
-    replacements: list[dict[str, Any]] = []
+    replacements: list[SurfaceFoldReplacementsItem] = []
     check = state.check
     check_sources = TABLE.check_sources
     apply = state.apply

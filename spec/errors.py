@@ -8,7 +8,7 @@ Message wording is not API; codes and fields are.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.schema_types import JsonValue
@@ -17,7 +17,8 @@ from sessionspec.spec.schema_types import JsonValue
 class SessionSpecError(Exception):
     """Root of every error the reference raises on purpose."""
 
-    default_code: str = "SESSION_SPEC_ERROR"  # a family's fallback when no stable code is given
+    #: the code of a family whose every error has one (a listed code), or None: then each raise names its code
+    default_code: ClassVar[ErrorCode | None] = None
 
     def __init__(
         self,
@@ -32,7 +33,10 @@ class SessionSpecError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.code: str = code or self.default_code
+        resolved = code or self.default_code
+        if resolved is None:
+            raise TypeError(f"{type(self).__name__} needs a code listed in spec/errors.json (its family has no default)")
+        self.code: ErrorCode = resolved
         self.requirement = requirement
         self.index = index
         self.seq = seq
@@ -54,7 +58,7 @@ class SessionSpecError(Exception):
 
     def to_json(self) -> dict[str, JsonValue]:
         """The language-neutral form used by reports and the adapter protocol."""
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        out: dict[str, JsonValue] = {"code": self.code, "message": self.message}
         for key in ("requirement", "index", "seq", "path"):
             value = getattr(self, key)
             if value is not None:
@@ -65,88 +69,74 @@ class SessionSpecError(Exception):
 class JsonValueError(SessionSpecError, ValueError):
     """A value is not a lossless JSON value (JSON-*)."""
 
-    default_code = "JSON_NOT_LOSSLESS"
+    default_code: ClassVar[ErrorCode | None] = "JSON_NOT_LOSSLESS"
 
 
 class JsonTextError(SessionSpecError, ValueError):
     """JSON text could not be parsed or written under the strict rules (JSON-12, JSON-13)."""
 
-    default_code = "JSON_TEXT_INVALID"
+    default_code: ClassVar[ErrorCode | None] = "JSON_TEXT_INVALID"
 
 
 class AppendError(SessionSpecError, ValueError):
     """`Session.append` rejected a candidate before any surface check (APPEND-*)."""
 
-    default_code = "APPEND_REJECTED"
-
 
 class SurfaceError(SessionSpecError, ValueError):
     """A candidate violates the surface fold rules (SURF-*)."""
-
-    default_code = "SURFACE_INVALID"
 
 
 class SeedError(SessionSpecError, ValueError):
     """A seed entry is rejected (SEED-*); ``index`` names the entry."""
 
-    default_code = "SEED_INVALID"
-
 
 class HeaderError(SessionSpecError, ValueError):
     """A session header is rejected (HDR-*)."""
-
-    default_code = "HEADER_INVALID"
 
 
 class StoreError(SessionSpecError, RuntimeError):
     """A store lifecycle operation is rejected (STORE-*)."""
 
-    default_code = "STORE_REJECTED"
-
 
 class OutOfBandError(SessionSpecError, RuntimeError):
     """An out-of-band append is rejected (OOB-*)."""
-
-    default_code = "OOB_REJECTED"
 
 
 class SessionForkError(SessionSpecError, RuntimeError):
     """A fork is rejected; ``code`` is one of the five fork codes (FORK-*)."""
 
-    default_code = "INVALID_BOUNDARY"
+    default_code: ClassVar[ErrorCode | None] = "INVALID_BOUNDARY"
 
 
 class ChunkRowError(SessionSpecError, ValueError):
     """A packed chunk row is malformed (CHUNK-9)."""
 
-    default_code = "CHUNK_ROW_MALFORMED"
+    default_code: ClassVar[ErrorCode | None] = "CHUNK_ROW_MALFORMED"
 
 
 class JsonlError(SessionSpecError, ValueError):
     """A JSONL artifact cannot be read or loaded (JSONL-*)."""
 
-    default_code = "JSONL_CORRUPT"
+    default_code: ClassVar[ErrorCode | None] = "JSONL_CORRUPT"
 
 
 class InvariantError(SessionSpecError, ValueError):
     """The optional relational checker rejects an event (INV-*)."""
 
-    default_code = "INVARIANT_VIOLATION"
-
 
 class CompressedArtifactError(JsonlError):
     """A zstd-framed JSONL artifact cannot be read (ZSTD-*): invalid framing, a corrupt or oversized frame."""
 
-    default_code = "ZSTD_FRAME_CORRUPT"
+    default_code: ClassVar[ErrorCode | None] = "ZSTD_FRAME_CORRUPT"
 
 
 class SqliteStoreError(SessionSpecError, ValueError):
     """A SQLite session store cannot be opened, read or written (SQLITE-*)."""
 
-    default_code = "SQLITE_CORRUPT"
+    default_code: ClassVar[ErrorCode | None] = "SQLITE_CORRUPT"
 
 
 class PersistenceError(SessionSpecError, ValueError):
     """A persistence backend rejects an operation of the backend contract (PERSIST-*)."""
 
-    default_code = "PERSIST_SEQ_GAP"
+    default_code: ClassVar[ErrorCode | None] = "PERSIST_SEQ_GAP"

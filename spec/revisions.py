@@ -33,8 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
+from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 class UnknownRevision(SessionSpecError):
     """A revision id (or release) the spec does not describe; the message lists the known ones."""
 
-    default_code = "SPEC_UNKNOWN_REVISION"
+    default_code: ClassVar[ErrorCode | None] = "SPEC_UNKNOWN_REVISION"
 
     def __init__(self, name: object) -> None:
         self.name = name

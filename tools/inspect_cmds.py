@@ -19,7 +19,8 @@ import json
 import os
 import sys
 from collections import Counter
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO, cast
 
 import orjson
 from sessionspec.reference import ERROR, Finding, FindingList, LoadedLog, json_text, load_log
@@ -40,6 +41,7 @@ from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 from sessionspec.spec.inputs import read_input
+from sessionspec.spec.schema_types import SurfaceFold
 from sessionspec.storage import Unit, detect_form, layout_owner, no_session, open_database, open_units, session_id_text
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
@@ -98,7 +100,8 @@ def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *
     records upgraded, and the log refused where the load path refuses it (JSONL-13..15: the reference's
     `jsonl.read_stored`), naming each refused record as `validate --level load` does. A JSON array of events
     is a seed, not a stored log: it is read as it is. ``locate=False``: refuse without the located findings."""
-    events = log.events if events is None else events
+    if events is None:
+        events = cast("list[Any]", log.events)  # (read_stored takes the loaded events as they are)
     if log.kind != "jsonl":
         return events
     session_id = (log.header_line or {}).get("id")
@@ -129,7 +132,8 @@ def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tupl
     except (SessionSpecError, KeyError, TypeError) as error:
         raise _refusal(log, revision, error if isinstance(error, SessionSpecError) else None) from error
     if closers:
-        turn = (closers[-1].get("data") or {}).get("turn")
+        data = closers[-1].get("data")  # (a closer's data: an object)
+        turn = data.get("turn") if isinstance(data, Mapping) else None
         err.write(f"sessionspec {command}: note: the log ends inside turn {json_text.display(str(turn))} "
                   f"(a crash): shown as a load gives it, with the {len(closers)} closer(s) its crash repair adds "
                   "(REPAIR-6; `sessionspec repair` writes them)\n")
@@ -321,7 +325,7 @@ def _events_revision(args: argparse.Namespace, events: Any, lines: Any, err: Tex
     return detection.revision
 
 
-def _fold(events: list[Any], revision: str | None = None) -> dict[str, Any]:
+def _fold(events: list[Any], revision: str | None = None) -> SurfaceFold:
     try:
         return fold_surface(events, revision)
     except (SessionSpecError, AttributeError, TypeError) as error:
@@ -789,7 +793,7 @@ class Stats:
         read, closers = log.events, list[Any]()
         try:
             read, closers = _load_view(log, revision, err, args._name)
-            fold: dict[str, Any] | None = fold_surface([*read, *closers], revision)
+            fold: SurfaceFold | None = fold_surface([*read, *closers], revision)
         except _Failure as failure:
             fold, refused = None, failure
         except (SessionSpecError, AttributeError, TypeError) as error:

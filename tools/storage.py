@@ -290,7 +290,7 @@ def open_database(path: str, *, writable: bool = False) -> SqliteStore:
     known = "; ".join(f"{', '.join(str(layout.user_version) for layout in layouts_for(r))} at {r}"
                       for r in known_revisions())
     raise SqliteStoreError(f"{refused.message.split(', only')[0]}, which no known format revision has "
-                           f"(layouts: {known})", cast("ErrorCode", refused.code),  # the refusal's own code
+                           f"(layouts: {known})", refused.code,  # the refusal's own code
                            requirement=refused.requirement, path=refused.path)
 
 
@@ -316,7 +316,7 @@ def _database_units(path: str, session: str | None) -> tuple[list[Unit], str | N
     units = []
     with store:
         try:
-            ids = [h["id"] for h in store.list_sessions()]
+            ids = [cast(str, h["id"]) for h in store.list_sessions()]  # (the sessions table's TEXT key)
             if session is not None:
                 if session not in ids:
                     return [], no_session(path, session, len(ids))

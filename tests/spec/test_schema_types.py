@@ -49,3 +49,18 @@ def test_a_changed_schema_changes_the_types() -> None:
     changed[_BASE + "session/session-header.json"] = header
     text = render_schema_types(changed)
     assert "    cwd: str\n" in text and "    cwd: NotRequired[str]\n" in render_schema_types(SCHEMAS)
+
+
+def test_a_protocol_result_type_is_its_result_schema() -> None:
+    """`SurfaceFold` (what `fold_surface` returns) has the members of `fold`'s result schema, its seqs as ints."""
+    from sessionspec.validator.pregen_types import PROTOCOL_RESULTS, protocol_results, render_schema_types
+
+    results = protocol_results()
+    for op, name in PROTOCOL_RESULTS.items():
+        typed = getattr(schema_types, name)
+        assert typed.__required_keys__ == frozenset(results[op]["required"])
+    assert schema_types.SurfaceFold.__annotations__["nodes"] == list[int]
+    item = typing.get_args(schema_types.SurfaceFold.__annotations__["replacements"])[0]
+    assert item.__required_keys__ == frozenset({"seq", "start", "end", "shadowedSeqs"})
+    changed = {**results, "fold": {**results["fold"], "required": ["nodes"]}}
+    assert "    replacements: NotRequired[list[SurfaceFoldReplacementsItem]]\n" in render_schema_types(SCHEMAS, changed)

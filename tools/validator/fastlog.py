@@ -48,7 +48,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 try:
     import msgspec
@@ -204,7 +204,8 @@ class RowPlan:
                 sentinels[data[key]] = ("data", key)
         seq0, time0 = next(counter), next(counter)
         sentinels[seq0], sentinels[time0] = ("row", "seq0"), ("row", "time0")
-        (member,) = decode_storage_record({"type": tag, "seq0": seq0, "time0": time0, "data": data})
+        (decoded,) = decode_storage_record({"type": tag, "seq0": seq0, "time0": time0, "data": data})
+        member = cast("dict[str, JsonValue]", decoded)  # (a row's member: an event object)
         paths: dict[tuple[str, str], tuple[str, ...]] = {}
         consts: list[Any] = []  # values the template holds that no literal states exactly (read as c[i])
         body = _template_source(member, sentinels, (), paths, consts)

@@ -43,7 +43,7 @@ from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
-from sessionspec.validator.fastschema import CompiledSchema
+from sessionspec.validator.fastschema import CompiledSchema, Oracle
 from sessionspec.validator.pregen import (
     HEADER_SCHEMA_ID,
     ROW_SCHEMA_ID,
@@ -54,7 +54,9 @@ from sessionspec.validator.pregen import (
 )
 
 if TYPE_CHECKING:
+    from referencing import Registry
     from sessionspec.reference import RevisionLike
+    from sessionspec.spec.loader import Spec
 
 LEVELS = ("load", "schema", "strict")
 #: The severity of content no reader of the revision reads (DEC-27): a note, not a failure by default.
@@ -74,7 +76,7 @@ class SchemaSet:
     schemas of no spec, the protocol's); each evaluation is held to python-jsonschema by
     `tests/cli/test_schema_evaluations.py`."""
 
-    def __init__(self, spec: Any, parts: Parts | Callable[[], Parts | None] | None = None, *,
+    def __init__(self, spec: Spec, parts: Parts | Callable[[], Parts | None] | None = None, *,
                  payloads: Mapping[str, Callable[[JsonValue], bool]] | None = None) -> None:
         """Compile `spec`'s schemas when asked, or take `parts` already built for it (or a function building
         them, None when it cannot: `sessionspec.validator.pregen`); `payloads`: generated payload predicates by
@@ -141,12 +143,12 @@ class SchemaSet:
             self._payloads[schema_id] = compiled
         return compiled
 
-    def payload_ref(self, event_type: Any) -> str | None:
+    def payload_ref(self, event_type: object) -> str | None:
         entry = self.spec.events.get(event_type) if isinstance(event_type, str) else None
         return entry["payloadSchema"] if entry else None
 
 
-def compiled_schema(schema: JsonObject, oracle: Any, registry: Any = None) -> CompiledSchema:
+def compiled_schema(schema: JsonObject, oracle: Oracle, registry: Registry | None = None) -> CompiledSchema:
     """A schema of no spec (the protocol's messages) compiled to a predicate, `oracle` kept for its errors: the
     one compiler, for callers outside this package (a spec's schemas come from its `SchemaSet`)."""
     return CompiledSchema(schema, oracle, registry=registry)
@@ -504,7 +506,7 @@ class Checker:
         else:
             self._event_schema_findings(compiled, event, line, seq, base)
 
-    def earlier_schemas(self) -> Any:
+    def earlier_schemas(self) -> tuple[CompiledSchema, frozenset[str]] | None:
         """The event schema of the parent revision and the types it registers, when this revision's load path
         keeps the earlier-format records it does not upgrade as stored (``jsonl.loadUpgrade.otherEarlierRecords``);
         else None. A type the parent does not register (a plugin's) is never an earlier-format record."""
@@ -543,7 +545,8 @@ class Checker:
         except Exception:  # noqa: BLE001 - a log too broken to repair is reported by the other checks
             return
         if closers:
-            turn = closers[-1].get("data", {}).get("turn")
+            data = closers[-1].get("data")  # (a closer's data: an object)
+            turn = data.get("turn") if isinstance(data, Mapping) else None
             log.add(Finding("REPAIR_NEEDED", "REPAIR-6", f"the log ends inside turn {turn!r} (a crash): loading appends "
                             f"{len(closers)} repair closer(s); `sessionspec repair` writes them to a copy",
                             line=log.event_lines[-1], seq=log.events[-1].get("seq") if type(log.events[-1]) is dict else None,
