@@ -209,7 +209,7 @@ class FindingList(list[Finding]):
 
 
 #: (code, seq, JSON pointer) of a reader finding that may explain a schema finding on the same line
-Explainer = tuple[str, int | None, str]
+Explainer = tuple[ErrorCode, int | None, str]
 
 
 @dataclass

@@ -80,7 +80,8 @@ def _package_names() -> set[str]:
     """Every name assigned or defined in the package's modules, and every `os` attribute: an upper snake case
     string naming one (a lazy import table's entry, ``getattr(os, "O_CLOEXEC")``) is no code."""
     names = set(dir(os))
-    for path in (p for folder in ("reference", "tools", "spec", "conformance") for p in (ROOT / folder).rglob("*.py")):
+    for path in (p for folder in ("reference", "tools", "spec", "conformance") for p in (ROOT / folder).rglob("*.py")
+                 if "node_modules" not in p.parts):  # (the adapters' installed packages are not ours)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)

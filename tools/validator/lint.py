@@ -56,6 +56,7 @@ from sessionspec.validator.pregen import (
 if TYPE_CHECKING:
     from referencing import Registry
     from sessionspec.reference import RevisionLike
+    from sessionspec.spec.error_codes import ErrorCode
     from sessionspec.spec.loader import Spec
 
 LEVELS = ("load", "schema", "strict")
@@ -690,7 +691,7 @@ def _targets(error: Any, rel: str) -> tuple[str, ...]:
 
 # Load findings whose rule is the whole schema of one envelope member: they explain any schema
 # error in or under it (the member's schema is exactly that rule's shape check).
-_MEMBER_RULES = {
+_MEMBER_RULES: dict[ErrorCode, str] = {
     "SURFACE_MARKER_MISSING": "/surfaceOp",
     "SURFACE_MARKER_INVALID": "/surfaceOp",
     "SURFACE_REPLACE_MARKER_INVALID": "/surfaceOp",
@@ -701,10 +702,10 @@ _MEMBER_RULES = {
     "JSONL_LEGACY_MALFORMED": "/data",
 }
 # Load findings about an object whose named members they check (SEED-5, SEED-6: provider/model).
-_CHECKED_MEMBERS = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
+_CHECKED_MEMBERS: dict[ErrorCode, tuple[str, ...]] = {"SEED_REQUEST_HEADER_CONFIG": ("provider", "model"), "SEED_PROVENANCE": ("provider", "model")}
 
 
-def _explains(code: str, pointer: str, target: str, event: dict[str, Any]) -> bool:
+def _explains(code: ErrorCode, pointer: str, target: str, event: dict[str, Any]) -> bool:
     """Whether a load finding ``code`` (at ``pointer`` in the event) already reports schema error ``target``."""
     if code == "SEED_ENVELOPE":
         return target in envelope_defects(event)
@@ -752,7 +753,7 @@ def _seed_finding(error: SeedError, lossless: bool, line: int | None, seq: int |
                    pointer=base + (error.path or _seed_pointer(error.code)))
 
 
-def _seed_pointer(code: str) -> str:
+def _seed_pointer(code: ErrorCode) -> str:
     return {
         "SEED_LEGACY_HEADER_DELTA": "/type",
         "SEED_REQUEST_HEADER_CONFIG": "/data/header/config",
