@@ -44,6 +44,11 @@ class SessionSpecError(Exception):
         if cause is not None:
             self.__cause__ = cause
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled (``validate -j``'s workers, Dask) as its state: made again without ``__init__``, so a family
+        without a default code and a subclass with its own arguments come back as they were."""
+        return _rebuild, (type(self), self.args, self.__dict__.copy())
+
     def __str__(self) -> str:
         where = []
         if self.index is not None:
@@ -64,6 +69,14 @@ class SessionSpecError(Exception):
             if value is not None:
                 out[key] = value
         return out
+
+
+def _rebuild(cls: type[SessionSpecError], args: tuple[object, ...], state: dict[str, object]) -> SessionSpecError:
+    """An unpickled error: its class, ``args`` and attributes as they were pickled."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class JsonValueError(SessionSpecError, ValueError):

@@ -127,3 +127,25 @@ def test_every_family_default_is_listed_and_a_family_without_one_needs_a_code() 
         errors.SeedError("a seed entry is rejected")
     assert errors.JsonlError("a torn line").code == "JSONL_CORRUPT"
     assert errors.SeedError("bad seed", "SEED_NOT_JSON").code == "SEED_NOT_JSON"
+
+
+def test_an_error_pickles_as_it_was() -> None:
+    """An error crosses a process boundary (``validate -j``, Dask) whole: a family without a default code too,
+    and a subclass with its own arguments (made again from its state, not by calling it with its message)."""
+    import pickle
+
+    from sessionspec.reference import json_text
+    from sessionspec.spec import errors
+    from sessionspec.spec.revisions import UnknownRevision
+
+    try:
+        json_text.loads("{x")
+    except errors.JsonTextError as raised:
+        syntax: SessionSpecError = raised
+    made = [errors.SeedError("bad seed", "SEED_NOT_JSON", requirement="SEED-2", index=3, seq=3),
+            errors.SurfaceError("a gap", "SURFACE_NOT_CONTIGUOUS", path="/seq"), errors.JsonlError("torn"),
+            UnknownRevision("nope"), syntax]
+    for error in made:
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error)
+        assert (back.args, back.__dict__, str(back)) == (error.args, error.__dict__, str(error))
