@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, islice
 from operator import itemgetter, sub
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from sessionspec.spec import FORMAT, RowLayout
 from sessionspec.spec.errors import ChunkRowError
@@ -339,17 +339,17 @@ _STR_ONLY = {str}
 _INT_ONLY = {int}
 
 
-def validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
+def validate_row(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str], list[int]]:
     """CHUNK-9 for a row with layout ``row`` (:func:`row_spec`): (data, members, member times), or
     :class:`ChunkRowError`."""
     return TABLE.validate_row(value, row)  # type: ignore[no-any-return]
 
 
-def expand_row(value: Mapping[str, Any], row: RowSpec) -> list[dict[str, Any]]:
+def expand_row(value: JsonObject, row: RowSpec) -> list[dict[str, JsonValue]]:
     """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
     data, payload, times = TABLE.validate_row(value, row)
-    return _members(value["seq0"], data, row, payload, times)
+    return _members(cast(int, value["seq0"]), data, row, payload, times)  # (validated: a safe integer)
 
 
 def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict]:
@@ -379,11 +379,11 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     ]
 
 
-def expand_row_batches(value: Mapping[str, Any], row: RowSpec, batch: int) -> Iterator[list[dict[str, Any]]]:
+def expand_row_batches(value: JsonObject, row: RowSpec, batch: int) -> Iterator[list[dict[str, JsonValue]]]:
     """:func:`expand_row` ``batch`` members at a time (validated once, before the first batch), so that a
     streaming writer never holds a long row's member events all at once."""
     data, payload, times = TABLE.validate_row(value, row)
-    seq0 = value["seq0"]
+    seq0 = cast(int, value["seq0"])  # (validated: a safe integer)
     for start in range(0, len(payload), batch):
         stop = start + batch
         yield _members(seq0 + start, data, row, payload[start:stop], times[start:stop])
@@ -414,7 +414,7 @@ def _members(seq0: int, data: Mapping[str, Any], row: RowSpec, payload: list[str
     ]
 
 
-def row_spec(value: Any) -> RowSpec | None:
+def row_spec(value: object) -> RowSpec | None:
     """The layout of a stored record whose ``type`` is a row tag, else None (CHUNK-8)."""
     if value.__class__ is not dict and not isinstance(value, dict):
         return None

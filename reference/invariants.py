@@ -446,7 +446,7 @@ def check_invariants(events: Iterable[JsonObject], revision: RevisionLike = None
     return found
 
 
-def replay(events: Iterable[Mapping[str, Any]], revision: RevisionLike = None) -> InvariantTrace:
+def replay(events: Iterable[JsonObject], revision: RevisionLike = None) -> InvariantTrace:
     """The trace after ``events``; raises the first violation."""
     trace = InvariantTrace(rules=rules_for(revision))
     for index, event in enumerate(events):

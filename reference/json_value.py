@@ -850,7 +850,11 @@ def _pz_list(items: list[Any], depth: int) -> FrozenList:
     return obj
 
 
-def freeze_parsed(value: Any) -> Any:
+@overload
+def freeze_parsed(value: JsonObject) -> FrozenDict: ...
+@overload
+def freeze_parsed(value: JsonValue) -> JsonValue: ...
+def freeze_parsed(value: JsonValue) -> JsonValue:
     """:func:`freeze_json_value` for a value fresh from ``json_text.fast_loads``, which the caller owns.
 
     The parser already proves most of the lossless domain (exact ``dict``/``list``/``str``/``int``/
@@ -863,18 +867,18 @@ def freeze_parsed(value: Any) -> Any:
     rejects it with its location. Values nested deeper than the recursive walk
     goes are frozen by :func:`freeze_json_value`.
     """
-    c = value.__class__
+    c = value.__class__  # (the exact class tests narrow ``value`` as mypy's isinstance cannot see)
     try:
         if c is dict:
-            return _pz_dict(value, 0)
+            return _pz_dict(value, 0)  # type: ignore[arg-type]
         if c is list:
-            return _pz_list(value, 0)
+            return _pz_list(value, 0)  # type: ignore[arg-type]
     except (_TooDeep, RecursionError):
         try:
             return freeze_json_value(value)
         except JsonValueError:
             raise NotLossless from None
-    if c is float and _bad(value):
+    if c is float and _bad(value):  # type: ignore[arg-type]
         raise NotLossless
     return value
 

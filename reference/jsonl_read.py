@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -490,7 +490,7 @@ def _discard(value: Any) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
-def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[Any], int, int]:
+def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[JsonObject], int, int]:
     """The first-defect mode's step over whole records in place, from line 2 on (one pass, the common case):
     their events, the index of the last line among them holding a ``turn/end`` (0: none) and the index of
     the first line that is not a whole record with the next seq (``len(lines)``: none).
@@ -588,15 +588,15 @@ def read_damaged(lines: list[bytes], where: str | None = None, *, freeze: bool =
 
 #: A storage form's refusal of a defect in the committed region, entry ``i``: a hole (``expected`` None) or a
 #: record whose seq is not the ``expected`` one.
-Refusal = Callable[[int, int | None, Any], SessionSpecError]
+Refusal = Callable[[int, int | None, object], SessionSpecError]
 
 
 def _at_or_before(i: int, last_turn_end: int) -> bool:
     return i <= last_turn_end
 
 
-def read_entries(entries: list[list[Any] | None], refuse: Refusal,
-                 committed: Callable[[int, int], bool] | None = None) -> tuple[list[Any], int | None]:
+def read_entries(entries: Sequence[Sequence[JsonObject] | None], refuse: Refusal,
+                 committed: Callable[[int, int], bool] | None = None) -> tuple[list[JsonObject], int | None]:
     """The load path's reading of a stored log held as entries other than lines (a SQLite session's rows: the
     records of each, or None where it cannot be read), first defect, with `read_damaged`'s decisions: a
     defect in the committed region raises ``refuse(i, expected, seq)``; reading stops at the first one after

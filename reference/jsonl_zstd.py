@@ -183,7 +183,7 @@ def read_compressed_artifact(source: Source, *, budget: int | None = None, revis
     return CompressedArtifact(logical.header, [*logical.events, *recovered], recovered, decoded, logical)
 
 
-def read_compressed_header(source: Source, revision: RevisionLike = None) -> dict[str, Any] | None:
+def read_compressed_header(source: Source, revision: RevisionLike = None) -> dict[str, JsonValue] | None:
     """The header of the first frame only, or ``None`` when it is missing or malformed (listing)."""
     data, _ = _read_bytes(source)
     try:

@@ -222,7 +222,7 @@ class JsonlBackend:
                 with open(path, "rb") as handle:
                     header = parse_header_line(handle.readline().rstrip(b"\n"), self.format_revision)
             if header is not None:
-                ids.append(header["id"])
+                ids.append(cast(str, header["id"]))  # (a header line's id: a string, JSONL-2)
         return sorted(ids)
 
     def revision(self, session_id: str) -> str | None:

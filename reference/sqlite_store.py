@@ -231,7 +231,7 @@ class PhysicalRows(JsonTextRows):
                 text = self._text(data, self.max_bytes, budget)
                 if len(text.encode("utf-8")) > self.max_bytes:
                     return None
-                value = {"type": etype, "seq0": seq, "time0": time, "data": json_text.loads(text)}
+                value: dict[str, Any] = {"type": etype, "seq0": seq, "time0": time, "data": json_text.loads(text)}
                 return chunk_rows.expand_row(value, spec)
             event: dict[str, Any] = {"type": etype, "seq": seq, "time": time,
                                      "data": json_text.loads(self._text(data, None, budget))}
@@ -835,7 +835,8 @@ class SqliteStore:
 
         # the one reader's first-defect mode over the rows (committed region, holes, numbering: JSONL-6 … JSONL-8's
         # decisions), with this form's own statement of the committed region (SQLITE-5)
-        preserved, stopped = read_entries([self.decode_row(row) for row in rows], refuse, TABLE.in_committed_region)
+        read, stopped = read_entries([self.decode_row(row) for row in rows], refuse, TABLE.in_committed_region)
+        preserved = cast("list[dict[str, JsonValue]]", read)  # (the rows' events: decode_row's plain dicts)
         if stopped is None:
             return StoredSession(header, preserved, len(rows), None)
         return StoredSession(header, preserved, len(rows), self.layout.rows.torn_from(len(preserved), rows[stopped]),

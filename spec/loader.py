@@ -51,7 +51,7 @@ def registry_error(message: str, *, path: str | None = None) -> Exception:
     return SessionSpecError(message, REGISTRY_ERROR_CODE, path=path)
 
 
-def json_pointer(parts: Iterable[Any]) -> str:
+def json_pointer(parts: Iterable[object]) -> str:
     """RFC 6901 pointer for keys and indexes ('' is the whole value).
 
     The one pointer builder of the project: schema error paths, reference

@@ -7,7 +7,9 @@ return alike. An annotation is resolved, not only read: a name it uses is looked
 for mypy only, under ``if TYPE_CHECKING:``, included), and a type alias, a generic's arguments, a ``TypeVar``'s
 bound and the members of a `TypedDict` or a ``Protocol`` of the package are walked in turn, so `Any` nested in
 ``Mapping[str, Any]``, an alias that resolves to `Any` (``Row = Any``, ``Lookup = Callable[[int], Any]``) and
-``**kwargs: Any`` are all found. A name that cannot be resolved fails the test too (it could hide one).
+``**kwargs: Any`` are all found. A name that cannot be resolved fails the test too (it could hide one). The
+reference's modules are held to the same by their own `__all__`, but for those `NOT_YET_TYPED` names (a list
+that may only shrink).
 """
 
 from __future__ import annotations
@@ -198,6 +200,26 @@ def test_no_any_in_public_signatures() -> None:
     assert found == [], (f"{len(found)} public annotations reach Any (type them: JsonValue, JsonObject, a "
                          f"TypedDict, RevisionLike, a Protocol, `object` for a value checked inside): {found}")
     assert unresolved == [], f"annotation names the scan cannot look up: {unresolved}"
+
+
+#: Reference modules whose own `__all__` (beyond the package's, which is clean) still has `Any` in a signature:
+#: the work left of issue 26 (the JSONL reader's table, the persistence backends, the revisions' message shapes,
+#: the rule table). May only shrink: a module not named here, a new one included, is held to no `Any`.
+NOT_YET_TYPED = frozenset({"jsonl", "live_persistence", "persistence", "revision", "rule_table", "sqlite_store",
+                           "upgrade"})
+
+
+def test_the_reference_modules_own_public_names_have_no_any() -> None:
+    import sessionspec.reference
+
+    untyped: dict[str, list[str]] = {}
+    for info in pkgutil.iter_modules(sessionspec.reference.__path__):
+        module = importlib.import_module(f"sessionspec.reference.{info.name}")
+        found, unresolved = scan([module])
+        if found or unresolved:
+            untyped[info.name] = found + unresolved
+    assert {name: hits for name, hits in untyped.items() if name not in NOT_YET_TYPED} == {}
+    assert sorted(NOT_YET_TYPED - set(untyped)) == [], "typed now: remove them from NOT_YET_TYPED"
 
 
 def test_the_allow_list_is_gone() -> None:
