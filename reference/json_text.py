@@ -45,6 +45,7 @@ from sessionspec.spec.schema_types import JsonValue
 from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_json_value, json_pointer
 
 __all__ = [
+    "ANOMALY_CAP",
     "ANOMALY_KINDS",
     "FAST_DECLINED",
     "Anomaly",
@@ -78,6 +79,11 @@ _WS_AT = cast("Callable[[str, int], re.Match[str]]", _WS.match)  # always matche
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _INT_DIGITS_LIMIT = 4000  # below CPython's default int<->str conversion limit (4300)
+#: the longest integer the exact reader holds exactly (DEC-3); past it, reading and writing it back cost time
+#: quadratic in its digits (a 32 M-digit integer from 1.5 KB of zstd ran past 20 s of CPU; 32 MiB of 100,000-digit
+#: integers take 31 s, of 4,000-digit ones 2.1 s: issue 25), and a JavaScript loader reads an integer past 309
+#: digits as Infinity anyway (JSON-2: the validators report it so)
+MAX_INT_DIGITS = 4000
 
 
 # ------------------------------------------------------------------- reading
@@ -91,12 +97,12 @@ class Anomaly(NamedTuple):
     offset: int | None = None
 
 
-#: anomalies of one kind listed for one JSON text; the rest are counted in one more anomaly of that kind
-ANOMALY_LIMIT = 100
-
 ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number", "invalid-utf8")
 
 AnomalyHook = Callable[[Anomaly], None]
+#: anomalies of one kind reported one by one per text; the rest are one anomaly that counts them (a line of a million
+#: repeated keys was two million findings, each with its JSON pointer: 20 s of CPU, issue 25)
+ANOMALY_CAP = 100
 """Called by :func:`parse` for each anomaly, in document order (a key's at the key)."""
 
 
@@ -124,26 +130,17 @@ class JsonSyntaxError(JsonTextError):
 
 
 def _parse_int(digits: str) -> int:
-    """int() without CPython's 4300-digit conversion limit (DEC-3: any size), by halves: the two halves' values
-    joined by one multiplication, so a million digits cost a second, not the minutes of a digit-chunk loop."""
+    """int() without CPython's 4300-digit conversion limit (DEC-3: any size)."""
     if len(digits) <= _INT_DIGITS_LIMIT:
         return int(digits)
     negative = digits.startswith("-")
-    value = _int_by_halves(digits[1:] if negative else digits)
+    body = digits[1:] if negative else digits
+    value = 0
+    step = _INT_DIGITS_LIMIT
+    for i in range(0, len(body), step):
+        chunk = body[i : i + step]
+        value = value * 10 ** len(chunk) + int(chunk)
     return -value if negative else value
-
-
-def _int_by_halves(body: str) -> int:
-    if len(body) <= _INT_DIGITS_LIMIT:
-        return int(body)
-    low = len(body) // 2
-    return _int_by_halves(body[:-low]) * _power_of_ten(low) + _int_by_halves(body[-low:])
-
-
-@functools.lru_cache(maxsize=64)
-def _power_of_ten(exponent: int) -> int:
-    power: int = 10**exponent
-    return power
 
 
 def _short(token: str) -> str:
@@ -174,10 +171,20 @@ class _Parser:
         self.diagnose = hook is not None
         #: or only collect the pointers of repeated keys (`loads_with_duplicates`)
         self.duplicates = duplicates
-        #: anomalies reported so far, by kind (past `ANOMALY_LIMIT` of a kind they are only counted)
+        #: anomalies reported so far, per kind; past ``ANOMALY_CAP`` of a kind they are only counted
         self.reported: dict[str, int] = {}
 
-    def parse(self) -> JsonValue:  # noqa: C901 - an iterative JSON parser is one state machine
+    def parse(self) -> JsonValue:
+        try:
+            return self._parse()
+        finally:
+            if self.hook is not None:
+                for kind, count in self.reported.items():
+                    if count > ANOMALY_CAP:  # the rest in one anomaly: each with its pointer cost 10 us (issue 25)
+                        self.hook(Anomaly(kind, "", f"{count - ANOMALY_CAP} more of this kind in this text, not listed "
+                                                    f"one by one (the first {ANOMALY_CAP} are)"))
+
+    def _parse(self) -> JsonValue:  # noqa: C901 - an iterative JSON parser is one state machine
         text = self.text
         end = len(text)
         ws = _WS_AT
@@ -238,7 +245,6 @@ class _Parser:
                     pos = ws(text, pos).end()
                     if pos != end:
                         raise JsonSyntaxError(text, pos, "extra data after the JSON value")
-                    self._report_unlisted()
                     done: JsonValue = value
                     return done
                 frame = stack[-1]
@@ -268,16 +274,10 @@ class _Parser:
 
     def _report(self, stack: list[list[Any]], kind: str, detail: str) -> None:
         count = self.reported[kind] = self.reported.get(kind, 0) + 1
-        if count > ANOMALY_LIMIT:  # counted only: a crafted text may hold millions (a key repeated in one object)
+        if count > ANOMALY_CAP:
             return
         tokens: list[str | int] = [frame[2] if frame[1] else frame[3] for frame in stack]
         self.hook(Anomaly(kind, json_pointer(tokens), detail))  # type: ignore[misc]  # only called with a hook
-
-    def _report_unlisted(self) -> None:
-        for kind, count in self.reported.items():
-            if count > ANOMALY_LIMIT:
-                self.hook(Anomaly(kind, "", f"and {count - ANOMALY_LIMIT} more of this kind in this JSON "  # type: ignore[misc]
-                                            f"text, not listed one by one (at most {ANOMALY_LIMIT} are)"))
 
     def _key(self, stack: list[list[Any]], pos: int) -> int:
         text = self.text
@@ -326,6 +326,10 @@ class _Parser:
                 value = _NINF if integer.startswith("-") else _INF
                 self._report(stack, "infinite-number",
                              f"integer of {len(integer.lstrip('-'))} digits overflows to infinity")
+            elif len(integer) - (integer[0] == "-") > MAX_INT_DIGITS:
+                raise JsonSyntaxError(text, pos, f"an integer of {len(integer.lstrip('-'))} digits is past the "
+                                      f"{MAX_INT_DIGITS} this reader holds exactly (a loader reads it as infinity)",
+                                      "number-range")
             else:
                 value = _parse_int(integer)
                 if self.diagnose and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
@@ -451,8 +455,15 @@ def _int_text(value: int) -> str:
 def _string_text(value: str) -> str:
     out = encode_basestring(value)
     if _SURROGATE.search(value) is not None:
-        out = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), out)
+        out = _escape_lone_surrogates(out)
     return out
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """``\\uXXXX`` for each lone surrogate of ``text``, at C speed: the only characters UTF-8 cannot encode are the
+    surrogates, and the ``backslashreplace`` handler writes each as ``\\u`` and 4 lowercase hex digits (a regular
+    expression calling back for each was 1.3 us a surrogate: 10 s for 32 MiB of them, issue 25)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _encode_error(tokens: list[str | int], what: str) -> JsonTextError:
@@ -598,12 +609,28 @@ def display(text: str) -> str:
     (which no UTF-8 stream can write). Those become JSON-style escapes
     (``\\n``, ``\\u001b``, ``\\ud800``); all other characters are kept.
     """
-    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) is not None else text
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    if len(text) > _LONG_TEXT:  # one C pass over the text, not a call back per character (issue 25)
+        return text.translate(_display_table())
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+#: past this many characters `display` translates the whole text: 30 ns a character, where a call back per
+#: unprintable character costs 200 ns (2.2 s for `derive` writing 5 M bidirectional overrides)
+_LONG_TEXT = 256
+
+
+@functools.cache
+def _display_table() -> dict[int, str]:
+    """`display`'s escapes as a `str.translate` table (every character of the class is in the BMP)."""
+    return {code: _SHORT_ESCAPES.get(chr(code)) or "\\u%04x" % code for code in range(0x10000)
+            if _UNPRINTABLE.match(chr(code))}
 
 
 def escape_surrogates(text: str) -> str:
     """JSON text with its lone surrogates written as ``\\uXXXX`` escapes (writable as UTF-8)."""
-    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text) if _SURROGATE.search(text) else text
+    return _escape_lone_surrogates(text) if _SURROGATE.search(text) else text
 
 
 def workflow_value(text: str, *, prop: bool = False) -> str:

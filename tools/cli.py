@@ -115,7 +115,16 @@ def run(argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | 
         args = parser.parse_args(argv[1:])
     except SystemExit as exc:  # argparse has already printed usage or help
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    return int(module.run(args, out, err))  # type: ignore[attr-defined]
+    try:
+        return int(module.run(args, out, err))  # type: ignore[attr-defined]
+    except MemoryError:  # (the budgets keep every hostile input found far from this: defence in depth, issue 25)
+        from sessionspec.reference.json_text import display
+
+        what = getattr(args, "file", None)
+        where = f" reading {display(what)}" if isinstance(what, str) else ""
+        assert err is not None
+        err.write(f"sessionspec {argv[0]}: error: out of memory{where}; the input is past what this machine can hold\n")
+        return 2
 
 
 class _Terminated(BaseException):

@@ -42,7 +42,19 @@ from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 from sessionspec.spec.inputs import read_input
 from sessionspec.spec.schema_types import SurfaceFold
-from sessionspec.storage import Unit, detect_form, layout_owner, no_session, open_database, open_units, session_id_text
+from sessionspec.storage import (
+    FORM_NAMES,
+    JSONL,
+    ZSTD,
+    Unit,
+    detect_form,
+    layout_owner,
+    named_form,
+    no_session,
+    open_database,
+    open_units,
+    session_id_text,
+)
 from sessionspec.validate import format_text
 from sessionspec.validator.lint import Checker
 
@@ -502,6 +514,7 @@ class Repair:
             raise _Failure("--in-place needs a file, not standard input", 2)
         if args.output is not None:
             _check_output(args)
+            _same_form(args.file, args.output)
         if detect_form(args.file) == "sqlite":
             return _repair_store(args, out, err)
         unit = _unit(args.file, args.session)
@@ -543,6 +556,17 @@ class Repair:
         return 0
 
     run = _command(_run.__func__)  # type: ignore[attr-defined]  # a staticmethod's function
+
+
+def _same_form(source: str, output: str) -> None:
+    """The one output-form policy, for repair: OUT holds what its name says, and repair keeps FILE's form, so an
+    OUT named for another form is refused before any work (exit 2); a name that says no form takes FILE's."""
+    named, form = named_form(output), detect_form(source)
+    if named is not None and named != form:
+        raise _Failure(f"{json_text.display(output)} is named for {FORM_NAMES[named]}, but repair keeps the storage "
+                       f"form of {json_text.display(source)} ({FORM_NAMES[form]}): name OUT for that form"
+                       + (" (convert with `sessionspec pack` or `unpack`, which write what OUT's name says)"
+                          if form != "sqlite" and named != "sqlite" else ""), 2)
 
 
 def _line_start(data: bytes, line: int) -> int:
@@ -596,6 +620,7 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 raise _store_refusal(args, sid, None, error) from error
             revisions[sid] = _events_revision(args, stored.events, None, err, layout, owner)
         try:  # refuse unloadable sessions, naming what validate names
+            source.new_pass()  # (its rows again: within the store's budget, as the read above was)
             source.repair(ids, durable=False, revisions=revisions, seed=True)
         except SessionSpecError as error:
             sid = str(error.path or "").rpartition("#")[2]
@@ -646,7 +671,13 @@ def _store_refusal(args: argparse.Namespace, session: str, revision: str | None,
 
 def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> int:
     _check_output(args)
-    if not pack and _unpack_streamed(args, out, err):
+    # the one output-form policy: OUT holds what its name says (`*.zstd`: the zstd-framed form, a header frame and
+    # one frame of records; no form named, or `-`: raw JSONL); pack and unpack write no SQLite store
+    form = named_form(args.output) or JSONL
+    if form not in (JSONL, ZSTD):
+        raise _Failure(f"{json_text.display(args.output)} is named for {FORM_NAMES[form]}; {args._name} writes raw "
+                       "JSONL or, to a name ending in .zstd, zstd-framed JSONL", 2)
+    if not pack and form == JSONL and _unpack_streamed(args, out, err):
         return 0
     unit, log = _load(args.file, args.session)
     if log.kind == "json":
@@ -677,7 +708,14 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
         content = (json_text.dumps(line).encode("utf-8") + b"\n" if line else b"") + body
         records = body.count(b"\n")
         del body
-    _write_output(args.output, content, out, err, f"{count} events in {records} records", revision)
+    summary = f"{count} events in {records} records"
+    if form == ZSTD:  # the header line in a frame of its own (ZSTD-5), then the records in one frame (ZSTD-1)
+        head = content.find(b"\n") + 1 if header else 0  # (no header line: the load check below refuses it)
+        frames = [compress_frame(content[:head]) if head else b"", compress_frame(content[head:]) if
+                  len(content) > head else b""]
+        _write_output(args.output, b"".join(frames), out, err, summary + ", zstd-framed", revision, content)
+        return 0
+    _write_output(args.output, content, out, err, summary, revision)
     return 0
 
 

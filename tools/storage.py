@@ -27,7 +27,8 @@ from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, S
 if TYPE_CHECKING:
     from sessionspec.reference.sqlite_store import SqliteStore
 
-__all__ = ["Unit", "detect_form", "layout_owner", "no_session", "open_database", "open_units", "session_id_text"]
+__all__ = ["FORM_NAMES", "Unit", "detect_form", "layout_owner", "named_form", "no_session", "open_database", "open_units",
+           "session_id_text"]
 
 JSONL, ZSTD, SQLITE = "jsonl", "jsonl-zstd", "sqlite"
 #: First bytes of JSONL text (a JSON object or array, or white space before one). Neither binary form starts
@@ -68,6 +69,22 @@ class Unit:
     layout_revision: str | None = None
     #: what the reader should know that is not a finding (a layout its revision's release commit refuses: DEC-21)
     notes: tuple[str, ...] = ()
+
+
+#: what each storage form is called in messages
+FORM_NAMES = {JSONL: "raw JSONL", ZSTD: "zstd-framed JSONL", SQLITE: "a SQLite store"}
+#: file name endings that name a storage form (an output's name says what the user expects to find in it)
+_NAMED_FORMS = ((".zstd", ZSTD), (".zst", ZSTD), (".jsonl", JSONL), (".db", SQLITE),
+                (".sqlite", SQLITE), (".sqlite3", SQLITE))
+
+
+def named_form(path: str) -> str | None:
+    """The storage form a file name says (``*.jsonl.zstd`` / ``*.zst``, ``*.jsonl``, ``*.db`` /
+    ``*.sqlite`` / ``*.sqlite3``), or None when it names none (``-``, ``out``, ``/dev/stdout``)."""
+    if path == "-":
+        return None
+    lowered = path.lower()
+    return next((form for suffix, form in _NAMED_FORMS if lowered.endswith(suffix)), None)
 
 
 def detect_form(path: str) -> str:

@@ -5,9 +5,10 @@ a child of its own under the hostile limits, and a table of what each did.
 
 The corpus is the sweep's (`test_hostile_sweep.py`: crafted SQLite stores, zstd bombs, a layout-17 store past its
 value budget, a file that is not text, hostile registries and vector files, the output targets no command may
-write) and the value-budget probe at 4x the floor (`test_input_budgets.parts_bomb`, a valid log: its commands must
-end 0, within the limits), and `kill -9` of `repair` in every storage form, to OUT and in place, at ten points
-(`test_killed_writers.kill_once`: the target must be old or new, the next repair must leave no temp file). Each run records exit code, error codes named, peak RSS (``wait4``), CPU, whether its
+write) and the value-budget probe at 2x the floor (about 512 KB) (`test_input_budgets.parts_bomb`, a valid log: its
+commands must end 0, within the limits), and `kill -9` of `repair` in every storage form, to OUT and in place, at ten
+points (`test_killed_writers.kill_once`: the target must be old or new, the next repair must leave no temp file). Each
+run records exit code, error codes named, peak RSS (``wait4``), CPU, whether its
 inputs are unchanged and nothing was written, and whether it meets the issue's "done when": within 20 s CPU and
 1 GB resident, exit 1 or 2 (0 for the probe), a finding naming the input (or target), no traceback. Exit status:
 0 when every run meets it, 1 otherwise (the failing runs are listed first).
@@ -32,6 +33,7 @@ from typing import Any
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 
+import budget_bombs  # noqa: E402
 import hostile_limits  # noqa: E402
 import test_hostile_sweep as sweep  # noqa: E402
 import test_killed_writers as killed  # noqa: E402
@@ -79,10 +81,39 @@ def _file_runs(root: Path) -> Iterator[Run]:
             yield Run("hostile file", kind, argv, path.name, folder)
     probe_folder = root / "probe"
     probe_folder.mkdir()
-    probe = parts_bomb(probe_folder, 4)
+    probe = parts_bomb(probe_folder, 2)
     for command in LOG_COMMANDS:
         out = ["-o", str(root / "out-probe" / f"{command}.jsonl.zstd")] if command in ("repair", "pack", "unpack") else []
-        yield Run("budget probe", "parts-4x", [command, str(probe), *out], "", probe_folder, codes=(0,))
+        yield Run("budget probe", "parts-2x", [command, str(probe), *out], "", probe_folder, codes=(0,))
+    yield from _shaped_runs(root)
+
+
+def _shaped_runs(root: Path) -> Iterator[Run]:
+    """`budget_bombs`: a string of the old 256 MiB floor (past the plaintext budget: refused by every command), and
+    shapes within the budgets that cost the most (valid logs, or with warnings: exit 0 or 1, within the limits)."""
+    from sessionspec.reference.zstd_frames import BUDGET_FLOOR, value_budget
+
+    marks = value_budget(512 << 10) - 30000
+    cases: list[tuple[str, Callable[[Path], Path], tuple[int, ...], tuple[str, ...]]] = [
+        ("old-floor wide string (zstd)", lambda f: budget_bombs.make_artifact(f, "wide-string"), (1,), ("ZSTD_TOO_LARGE",)),
+        ("old-floor wide string (sqlite)", lambda f: budget_bombs.make_store(f, "wide-string"), (1,), ("ZSTD_TOO_LARGE",)),
+        ("32 MiB wide string (zstd)", lambda f: budget_bombs.make_artifact(f, "wide-string", BUDGET_FLOOR - 4096), (0,), ()),
+        ("32 MiB lone surrogates (sqlite)", lambda f: budget_bombs.make_store(f, "lone-surrogates", BUDGET_FLOOR - 4096),
+         (0, 1), ()),
+        ("512 KB surrogate keys (zstd)", lambda f: budget_bombs.padded(
+            budget_bombs.make_artifact, f, "surrogate-keys", 512 << 10, marks=marks), (0, 1), ()),
+        ("512 KB deep nesting (sqlite)", lambda f: budget_bombs.padded(
+            budget_bombs.make_store, f, "deep-nesting", 512 << 10, marks=marks), (0,), ()),
+    ]
+    for index, (kind, make, codes, says) in enumerate(cases):
+        folder = root / f"shaped-{index}"
+        folder.mkdir()
+        path = make(folder)
+        for command in LOG_COMMANDS:
+            name = f"{command}{''.join(path.suffixes)}" if command == "repair" else f"{command}.jsonl"
+            out = ["-o", str(root / f"out-shaped-{index}" / name)] if command in ("repair", "pack", "unpack") else []
+            yield Run("shaped plaintext", kind, [command, str(path), *out], path.name if 0 not in codes else "", folder,
+                      codes=codes, says=says)
 
 
 def _registry_runs(root: Path) -> Iterator[Run]:
@@ -169,7 +200,7 @@ def _perform(run: Run, out_root: Path) -> Run:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     run.result = hostile_limits.measure(run.argv, modes_bind=run.modes_bind)
     run.unchanged = _digests(run.watch) == before
-    if run.codes != (0,):  # nothing written by a refused run
+    if run.result["code"] != 0:  # nothing written by a refused run
         written = [out for out in outs if os.path.lexists(out)]
         if written:
             run.problems.append(f"wrote {', '.join(Path(w).name for w in written)}")

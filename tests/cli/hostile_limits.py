@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 #: what every command on a hostile input must stay within (issue 25: 20 s CPU, 1 GB resident)
@@ -157,24 +158,42 @@ def run_full_disk(argv: Sequence[str], file_bytes: int) -> subprocess.CompletedP
                           preexec_fn=limits, timeout=4 * CPU_SECONDS, check=False)
 
 
+#: the child between the caller and the command: it forks the command from its own small image, so that the
+#: command's peak resident set (``wait4``) is its own. A process exec'd straight from the caller starts its count at
+#: the caller's peak (Linux keeps the ``ru_maxrss`` of the image exec replaced): a test process holding a few
+#: hundred MB measured every command at least that.
+_MEASURE_DRIVER = r"""
+import json, os, sys
+argv, report = json.loads(sys.argv[1]), sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-c", "from sessionspec.cli import main; main()", *argv])
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as handle:
+    json.dump({"status": status, "rss_kb": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}, handle)
+"""
+
+
 def measure(argv: Sequence[str], cwd: str | None = None, *, modes_bind: bool = False) -> dict[str, Any]:
     """``sessionspec ARGV`` in a child of its own under the hostile limits: its exit code, stdout, stderr, peak
-    resident set size (``rss_kb``, KiB, from ``wait4``: this child alone) and CPU seconds (user + system). The
-    exit code is 128 + the signal when a limit killed it (SIGXCPU, SIGKILL), so a runaway is a result here."""
+    resident set size (``rss_kb``, KiB, from ``wait4``: this child alone, forked from a small driver) and CPU
+    seconds (user + system). The exit code is 128 + the signal when a limit killed it (SIGXCPU, SIGKILL), so a
+    runaway is a result here."""
     def limits() -> None:
         if modes_bind:
             respect_modes()
         _limits()
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen([sys.executable, "-c", "from sessionspec.cli import main; main()", *argv], cwd=cwd,
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(suffix=".json") as report:
+        child = subprocess.Popen([sys.executable, "-c", _MEASURE_DRIVER, json.dumps(list(argv)), report.name], cwd=cwd,
                                  stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                  preexec_fn=limits)  # noqa: PLW1509  (the test process starts no threads)
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
+        assert child.wait() == 0, f"the measuring driver failed: {err.read()[-2000:]!r}"
+        usage = json.loads(Path(report.name).read_text())
         out.seek(0)
         err.seek(0)
-        code = child.returncode if child.returncode >= 0 else 128 - child.returncode
+        returncode = os.waitstatus_to_exitcode(usage["status"])
+        code = returncode if returncode >= 0 else 128 - returncode
         return {"argv": list(argv), "code": code, "out": out.read().decode("utf-8", "replace"),
-                "err": err.read().decode("utf-8", "replace"), "rss_kb": usage.ru_maxrss,
-                "cpu": usage.ru_utime + usage.ru_stime}
+                "err": err.read().decode("utf-8", "replace"), "rss_kb": usage["rss_kb"], "cpu": usage["cpu"]}

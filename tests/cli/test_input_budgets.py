@@ -19,6 +19,8 @@ from storage_fixtures import HEADER, header_bytes, one_turn, open_turn
 
 #: blank lines inside the committed region: within the plaintext budget, ~100 M lines (one list slot each was 800 MB)
 BLANK_LINES = 100 << 20
+#: in a compressed artifact: within its plaintext budget (32 MiB at the floor), far past its value budget
+ZSTD_BLANK_LINES = BUDGET_FLOOR - (1 << 20)
 
 
 def _commands(path: Path, out: Path) -> list[list[str]]:
@@ -31,7 +33,8 @@ def blank_bomb(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     """~100 M blank lines between a turn's records: a zstd artifact of a few KB (its second frame inflates to
     them) and a raw file of 100 MB."""
     events = one_turn()
-    body = encode_records(events[:5]) + b"\n" * BLANK_LINES + encode_records(events[5:])
+    lines = BLANK_LINES if request.param == "jsonl" else ZSTD_BLANK_LINES
+    body = encode_records(events[:5]) + b"\n" * lines + encode_records(events[5:])
     folder = tmp_path_factory.mktemp("blank")
     if request.param == "jsonl":
         path = folder / "blank.jsonl"
@@ -63,7 +66,8 @@ def test_a_blank_line_bomb_costs_the_budget_not_a_slot_per_line(blank_bomb: Path
 def _tail_bomb(folder: Path, form: str) -> Path:
     """A crashed log whose crash tail is ~100 M blank lines: in the torn final frame (zstd), or the file's end."""
     events = one_turn()
-    tail = encode_records(events) + encode_records(open_turn(6)) + b"\n" * BLANK_LINES
+    tail = encode_records(events) + encode_records(open_turn(6)) + b"\n" * (BLANK_LINES if form == "jsonl" else
+                                                                           ZSTD_BLANK_LINES)
     if form == "jsonl":
         path = folder / "tail.jsonl"
         path.write_bytes(header_bytes() + tail)
@@ -122,8 +126,9 @@ def test_a_stores_rows_share_one_plaintext_budget(row_bombs: Path, tmp_path: Pat
     assert not (tmp_path / "out.db").exists()
 
 
-#: one array of this many elements: within the plaintext budget (120 MB), far past the value budget
-ELEMENTS = 60_000_000
+#: one array of this many elements: within the plaintext budget (30 MB), far past the value budget (the bomb of
+#: session 8 held 60 M, 120 MB: now past the plaintext budget too)
+ELEMENTS = 15_000_000
 
 
 def _value_bomb_event() -> dict[str, Any]:
@@ -133,7 +138,7 @@ def _value_bomb_event() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def value_bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """12 KB that inflate to one line holding an array of 60 M zeros: a zstd artifact, and a layout-17 store whose
+    """A few KB that inflate to one line holding an array of 15 M zeros: a zstd artifact, and a layout-17 store whose
     committed row's zstd ``data`` holds it (the bytes are within the plaintext budget, the values 60x the value
     budget: it took more than 3 GB)."""
     folder = tmp_path_factory.mktemp("values")
@@ -181,7 +186,7 @@ def parts_bomb(folder: Path, scale: int = 1) -> Path:
     """A zstd artifact whose user message holds content parts ``{"type":"text","text":"a"}`` up to ``scale`` x the
     value budget's floor (3 marks each), padded with incompressible text so the file is big enough for its budget:
     within every budget, the most memory per byte of budget found."""
-    from sessionspec.reference.zstd_frames import VALUE_FLOOR, value_budget, value_marks
+    from sessionspec.reference.zstd_frames import VALUE_FLOOR, VALUE_RATIO, value_budget, value_marks
 
     events = one_turn()
     parts: list[dict[str, str]] = [{"type": "text", "text": "a"}] * ((scale * VALUE_FLOOR - 2000) // 3)
@@ -189,7 +194,7 @@ def parts_bomb(folder: Path, scale: int = 1) -> Path:
         import base64
         import random
 
-        noise = random.Random(25).randbytes(scale * (VALUE_FLOOR // 8) + 8192)
+        noise = random.Random(25).randbytes(scale * (VALUE_FLOOR // VALUE_RATIO) + 8192)
         parts.append({"type": "text", "text": base64.b64encode(noise).decode()})
     events[1]["data"]["content"] = parts
     body = encode_records(events)
@@ -205,7 +210,7 @@ def test_memory_follows_the_value_budget_not_the_values(command: str, tmp_path: 
     peaks within BASE_KB + BYTES_PER_MARK per mark of the budget (330 MB): `derive` printed them at 552 MB (the
     indented text made from the compact text parsed again), `repair`, `pack` and `unpack` at 460 MB (the checker's
     events and the reference's alive together); the budget grows with the file (8 marks a byte), and memory with
-    it, by the same bound (`hostile_campaign.py` measures 4x)."""
+    it, by the same bound (`hostile_campaign.py` measures 2x, a file of about 512 KB)."""
     from hostile_limits import measure
     from sessionspec.reference.zstd_frames import value_budget
 
@@ -249,3 +254,98 @@ def test_the_indented_dump_is_the_standard_librarys_in_pieces(value: Any, monkey
     if value == [[[]]] * 2 + [json.loads("[" * 300 + "]" * 300)]:
         expected = text  # (the standard library indents 300 levels; the streamed form stops at 200: compact)
     assert out.getvalue() == expected + "\n"
+
+
+# ---- shaped plaintexts (budget_bombs): one string, escapes, numbers, anomalies for the exact parser, nesting
+
+#: every command on a bomb: each in a child of its own under the hostile limits
+_EVERY = ["validate", "header", "stats", "derive", "fold", "repair", "pack", "unpack", "validate -j 2"]
+#: what the issue asks of every command on a file of up to 512 KB, with room under its 20 s and 1 GB
+CPU_BOUND = 10.0
+RSS_BOUND_KB = 1 << 20
+
+
+def _every(path: Path, out: Path) -> list[tuple[str, list[str]]]:
+    """Each command's argv on ``path``, writing (repair, pack, unpack) into ``out``, a folder of its own."""
+    from budget_bombs import COMMANDS
+
+    out.mkdir(exist_ok=True)
+    return [(name, COMMANDS[name](path, out)) for name in _EVERY]
+
+
+def _held(result: dict[str, Any]) -> None:
+    text = result["out"] + result["err"]
+    assert "Traceback" not in text and result["code"] in (0, 1, 2), result
+    assert result["cpu"] < CPU_BOUND, (result["argv"], result["cpu"])
+    assert result["rss_kb"] < RSS_BOUND_KB, (result["argv"], result["rss_kb"])
+
+
+@pytest.mark.parametrize("form", ["zstd", "sqlite"])
+def test_the_old_floors_one_string_is_past_the_plaintext_budget(form: str, tmp_path: Path) -> None:
+    """8 KB of zstd inflating to one line holding one string of 256 MiB (the old floor; a string has no value
+    marks) took `validate` 1.5 GB and `unpack` 1.6 GB (2.4 GB and orjson crashes with one non-BMP character in
+    it). The plaintext budget is now 32 MiB at its floor: every command refuses it with a located finding."""
+    from budget_bombs import OLD_FLOOR, make_artifact, make_store
+    from hostile_limits import measure
+    source = (make_artifact if form == "zstd" else make_store)(tmp_path, "wide-string", OLD_FLOOR - 4096)
+    assert source.stat().st_size < 64 << 10
+    for name, argv in _every(source, tmp_path / "out"):
+        result = measure(argv)
+        _held(result)
+        text = result["out"] + result["err"]
+        assert result["code"] == 1, (name, result)
+        assert "ZSTD_TOO_LARGE" in text and "budget" in text and str(source) in text, (name, text[-2000:])
+        assert ("frame 1" in text or '"frame": 1' in text) if form == "zstd" else ("seq 1" in text or "row" in text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([source.name, "out"])
+    assert not list((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("shape", ["wide-string", "lone-surrogates", "long-integer", "white-space"])
+def test_a_string_or_number_within_the_budget_costs_the_budget(shape: str, tmp_path: Path) -> None:
+    """The costliest shapes of bytes found, just within the 32 MiB floor: one string with a non-BMP character (4
+    bytes a character once parsed), lone-surrogate escapes (past orjson: the exact parser), an integer of 32 M
+    digits, a run of white space. Every command ends within the bounds, and says what it found."""
+    from budget_bombs import make_artifact
+    from hostile_limits import measure
+    from sessionspec.reference.zstd_frames import BUDGET_FLOOR
+
+    (tmp_path / "in").mkdir()
+    source = make_artifact(tmp_path / "in", shape, BUDGET_FLOOR - 4096)
+    for name, argv in _every(source, tmp_path / "out"):
+        result = measure(argv)
+        _held(result)
+        if shape == "long-integer":  # JSON_NOT_LOSSLESS (a loader reads infinity): every command refuses it
+            assert result["code"] == 1 and "JSON_NOT_LOSSLESS" in result["out"] + result["err"], (name, result)
+        elif name.startswith("validate"):  # a valid log, or lone surrogates (a warning: exit 1)
+            assert result["code"] == (1 if shape == "lone-surrogates" else 0) and source.name in result["out"], result
+        else:
+            assert result["code"] == 0, (name, result)
+
+
+@pytest.mark.parametrize("shape", ["surrogate-keys", "repeated-keys", "unsafe-integers", "deep-nesting"])
+def test_anomalies_for_the_exact_parser_cost_a_bounded_time(shape: str, tmp_path: Path) -> None:
+    """A 512 KB artifact (the largest the bound covers: incompressible padding) whose one member holds as many
+    value marks as its budget allows, each an anomaly only the exact parser reports (a lone-surrogate key that is
+    also a repeated key, ...), or one level of nesting. A line of a million such keys was 2 M findings, each with
+    its JSON pointer, and was parsed four times: 21 s CPU in `validate`. Anomalies past 100 of a kind in one text
+    are one finding that counts them; the value budget (2 marks a compressed byte) bounds the rest."""
+    from budget_bombs import make_artifact, padded
+    from hostile_limits import measure
+    from sessionspec.reference.json_text import ANOMALY_CAP
+    from sessionspec.reference.zstd_frames import value_budget
+
+    (tmp_path / "in").mkdir()  # (its own folder: `validate -j 2` checks the input, not the outputs too)
+    source = padded(make_artifact, tmp_path / "in", shape, 512 << 10, marks=value_budget(512 << 10) - 30000)
+    assert 500 << 10 < source.stat().st_size <= 512 << 10
+    for name, argv in _every(source, tmp_path / "out"):
+        result = measure(argv)
+        _held(result)
+        if name == "validate":
+            text = result["out"]
+            if shape == "deep-nesting":  # a valid log
+                assert result["code"] == 0 and f"{source.name}: ok" in text, text[-2000:]
+                continue
+            assert result["code"] == 1 and f"{source.name}:3:" in text, text[-2000:]
+            # 100 of each anomaly kind, and one that counts the rest (past the 100 findings shown: its count)
+            kinds = 2 if shape == "surrogate-keys" else 1
+            assert f" {kinds * (ANOMALY_CAP + 1)} warning(s)" in text, text[-3000:]

@@ -148,3 +148,49 @@ def test_repair_into_a_read_only_folder_names_the_output(form: str, tmp_path: Pa
     [result] = run_each([["repair", str(source), "-o", str(target)]], modes_bind=True)
     assert result["code"] == 2 and str(target) in result["err"] and "not writable" in result["err"], result
     assert not list(readonly.iterdir())
+
+
+@pytest.mark.parametrize("command", ["pack", "unpack"])
+@pytest.mark.parametrize("form", FORMS)
+def test_pack_and_unpack_write_the_form_outs_name_says(command: str, form: str, tmp_path: Path) -> None:
+    """One output-form policy (issue 25): OUT holds what its name says. `pack X -o Y.jsonl.zstd` wrote raw JSONL
+    into a file named .zstd; now it writes the zstd-framed form (a header frame, then one frame of records) that
+    every reader takes for the same log as the raw output, from every input form."""
+    from sessionspec.reference.jsonl import read_artifact
+    from sessionspec.reference.jsonl_zstd import read_compressed_artifact
+    from sessionspec.reference.zstd_frames import is_zstd, scan_frames
+
+    source = crashed(form, tmp_path)
+    raw, packed = tmp_path / "out.jsonl", tmp_path / "out.jsonl.zstd"
+    assert cli(command, str(source), "-o", str(raw)).code == 0
+    result = cli(command, str(source), "-o", str(packed))
+    assert result.code == 0 and "zstd-framed" in result.out, result.err
+    data = packed.read_bytes()
+    assert is_zstd(data[:4]) and len(scan_frames(data).frames) == 2
+    assert read_compressed_artifact(data).events == read_artifact(raw.read_bytes()).events
+    assert cli("validate", "--level", "load", str(packed)).code == 0
+    plain = tmp_path / "plain"  # a name that says no form: raw JSONL, as before
+    assert cli(command, str(source), "-o", str(plain)).code == 0 and plain.read_bytes() == raw.read_bytes()
+
+
+@pytest.mark.parametrize("command", ["pack", "unpack"])
+def test_pack_and_unpack_refuse_a_store_name(command: str, tmp_path: Path) -> None:
+    source = write_raw(tmp_path / "in.jsonl", [one_turn()])
+    result = cli(command, str(source), "-o", str(tmp_path / "out.db"))
+    assert result.code == 2 and "named for a SQLite store" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "out.db").exists()
+
+
+@pytest.mark.parametrize(("form", "name"), [("jsonl", "out.jsonl.zstd"), ("jsonl", "out.db"), ("zstd", "out.jsonl"),
+                                            ("zstd", "out.db"), ("sqlite", "out.jsonl"), ("sqlite", "out.jsonl.zstd")])
+def test_repair_refuses_an_out_named_for_another_form(form: str, name: str, tmp_path: Path) -> None:
+    """Repair keeps FILE's form, so an OUT named for another one is refused before any work (exit 2, naming both);
+    a name of FILE's form, or of none, is written in FILE's form."""
+    source = crashed(form, tmp_path)
+    result = cli("repair", str(source), "-o", str(tmp_path / name))
+    assert result.code == 2 and "repair keeps the storage form" in result.err and name in result.err, result.err
+    assert not (tmp_path / name).exists()
+    same = {"jsonl": "ok.jsonl", "zstd": "ok.jsonl.zstd", "sqlite": "ok.db"}[form]
+    for target in (same, "ok.out"):
+        assert cli("repair", str(source), "-o", str(tmp_path / target)).code == 0
+        assert cli("validate", "--level", "load", str(tmp_path / target)).code == 0
