@@ -289,7 +289,8 @@ def test_repair_at_the_published_revision_writes_what_the_release_writes_on_load
     assert out.read_bytes() == twin.read_bytes()
     report = _report(str(out), "--revision", PUB, "--level", "strict")
     assert report["errors"] == 0 and report["upgraded"]
-    assert cli("repair", str(path), "-o", str(tmp_path / "pinned-out.jsonl")).code == 0  # detected: pinned, as before
+    pinned = tmp_path / ("pinned-out" + "".join(path.suffixes))  # OUT named for FILE's form (one output policy)
+    assert cli("repair", str(path), "-o", str(pinned)).code == 0  # detected: pinned, as before
 
 
 # -- the published npm package as the oracle -----------------------------------------------------------
