@@ -135,7 +135,13 @@ class _Terminated(BaseException):
         self.signum = signum
 
 
+#: the termination signal received, if any: an exception raised inside a callback from C (SQLite's progress
+#: handler) is turned into that library's own error, so the exit status comes from here, not from the error
+_received: list[int] = []
+
+
 def _interrupted(signum: int, _frame: object) -> None:
+    _received.append(signum)
     raise _Terminated(signum)
 
 
@@ -151,7 +157,8 @@ def main() -> None:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupted)
     try:
-        sys.exit(run())
+        code = run()
+        sys.exit(128 + _received[0] if _received else code)
     except KeyboardInterrupt:
         sys.exit(130)
     except _Terminated as stop:

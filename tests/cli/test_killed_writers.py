@@ -275,3 +275,35 @@ def test_kill_9_at_any_point_of_a_repair_leaves_old_or_new_and_the_next_repair_l
         assert outcome.problems(plan) == [], (outcome.point, outcome.status, outcome.next_output[-2000:])
     # the kills landed while a repair ran (a repair that finished before its kill proves nothing)
     assert any(o.status == -signal.SIGKILL for o in outcomes), [(o.point, o.status) for o in outcomes]
+
+
+def test_a_signal_inside_sqlites_progress_handler_still_ends_with_its_status(tmp_path: Path) -> None:
+    """SIGTERM handled while SQLite runs the progress handler: the exception the handler raises becomes SQLite's
+    "interrupted" error (a finding, exit 1) inside the library, so the exit status is the signal's all the same,
+    and the target is left as it was."""
+    source = crashed("sqlite", tmp_path, turns=30)
+    target = tmp_path / f"out{source.suffix}"
+    target.write_bytes(b"old\n")
+    code = ("import os, signal, sqlite3, sys\n"
+            "real = sqlite3.Connection.set_progress_handler\n"
+            "def patched(self, handler, n):\n"
+            "    calls = [0]\n"
+            "    def wrapped():\n"
+            "        calls[0] += 1\n"
+            "        if calls[0] == 3: os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        return handler()\n"
+            "    return real(self, wrapped, n)\n"
+            "class Conn(sqlite3.Connection):\n"
+            "    set_progress_handler = patched\n"
+            "connect = sqlite3.connect\n"
+            "sqlite3.connect = lambda *a, **k: connect(*a, factory=Conn, **k)\n"
+            "import sessionspec.reference.sqlite_store as s\n"
+            "s._PROGRESS_STEP = 1\n"
+            "from sessionspec.cli import main\n"
+            "sys.argv = ['sessionspec', 'repair', sys.argv[1], '-o', sys.argv[2], '--force']\n"
+            "main()\n")
+    result = subprocess.run([sys.executable, "-c", code, str(source), str(target)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 128 + signal.SIGTERM, (result.returncode, result.stderr[-2000:])
+    assert target.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([source.name, target.name])
