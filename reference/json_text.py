@@ -99,10 +99,11 @@ class Anomaly(NamedTuple):
 
 ANOMALY_KINDS = ("duplicate-key", "lone-surrogate", "unsafe-integer", "negative-zero", "infinite-number", "invalid-utf8")
 
-AnomalyHook = Callable[[Anomaly], None]
 #: anomalies of one kind reported one by one per text; the rest are one anomaly that counts them (a line of a million
 #: repeated keys was two million findings, each with its JSON pointer: 20 s of CPU, issue 25)
 ANOMALY_CAP = 100
+
+AnomalyHook = Callable[[Anomaly], None]
 """Called by :func:`parse` for each anomaly, in document order (a key's at the key)."""
 
 

@@ -497,14 +497,14 @@ def _private_copy(where: str) -> tuple[str, str] | None:
     the database and its journal and reads that instead. None when there is nothing to recover. A journal (or
     index) that is not a regular file of its own (a folder, a symbolic link, a device) is refused: SQLite would
     follow it, and whether it holds uncommitted pages cannot be told."""
-    for suffix in (*_JOURNALS, "-shm"):
+    for suffix, name in _SIDE_FILES.items():
         try:
             mode = os.lstat(where + suffix).st_mode
         except OSError:
             continue
         if not stat.S_ISREG(mode):
             kind = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-            raise _error(f"the store's {_SIDE_FILES[suffix]} {json_text.display(where + suffix)} is {kind}; "
+            raise _error(f"the store's {name} {json_text.display(where + suffix)} is {kind}; "
                          "a store's journal is a regular file of its own (nothing was read)",
                          "SQLITE_NOT_DATABASE", "SQLITE-1", where)
     for suffix in _JOURNALS:

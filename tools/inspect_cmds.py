@@ -711,11 +711,10 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
     summary = f"{count} events in {records} records"
     if form == ZSTD:  # the header line in a frame of its own (ZSTD-5), then the records in one frame (ZSTD-1)
         head = content.find(b"\n") + 1 if header else 0  # (no header line: the load check below refuses it)
-        frames = [compress_frame(content[:head]) if head else b"", compress_frame(content[head:]) if
-                  len(content) > head else b""]
-        _write_output(args.output, b"".join(frames), out, err, summary + ", zstd-framed", revision, content)
-        return 0
-    _write_output(args.output, content, out, err, summary, revision)
+        framed = b"".join(compress_frame(part) for part in (content[:head], content[head:]) if part)
+        _write_output(args.output, framed, out, err, summary + ", zstd-framed", revision, content)
+    else:
+        _write_output(args.output, content, out, err, summary, revision)
     return 0
 
 
