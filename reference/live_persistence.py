@@ -23,6 +23,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sessionspec.spec.schema_types import JsonValue
+
 from .json_value import thaw_json_value
 from .persistence import Backend
 from .session import Session
@@ -60,7 +62,7 @@ class LivePersistence:
     """
 
     def __init__(self, store: SessionStore, backend: Backend,
-                 write: Callable[[str, list[dict[str, Any]]], None] | None = None) -> None:
+                 write: Callable[[str, list[dict[str, JsonValue]]], None] | None = None) -> None:
         self.store = store
         self.backend = backend
         self.write = write or backend.append

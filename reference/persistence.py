@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from sessionspec.spec import constants
 from sessionspec.spec.errors import HeaderError, JsonlError, PersistenceError, StoreError
-from sessionspec.spec.schema_types import JsonValue
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import json_text
 from .json_value import is_json_value, is_nonneg_safe_int
@@ -66,14 +66,14 @@ _TORN_RECORD = b'{"type":"turn/end","seq":'
 class Backend(Protocol):
     """What every storage backend offers (the upstream persistence seam, synchronously)."""
 
-    def create(self, header: Mapping[str, Any]) -> None: ...
-    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
+    def create(self, header: JsonObject) -> None: ...
+    def append(self, session_id: str, events: Sequence[JsonObject]) -> None: ...
     def load(self, session_id: str) -> LoadedArtifact: ...
-    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
+    def inspect(self, session_id: str) -> tuple[dict[str, JsonValue], list[dict[str, JsonValue]]]: ...
     def list(self) -> list[str]: ...
     def revision(self, session_id: str) -> str | None: ...
-    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None: ...
-    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None: ...
+    def simulate_torn_write(self, session_id: str, events: Sequence[JsonObject]) -> None: ...
+    def tear(self, session_id: str, data: bytes, rows: Sequence[JsonObject]) -> None: ...
     def truncate(self, session_id: str, drop: int) -> None: ...
     def artifact_bytes(self, session_id: str) -> bytes: ...
     def close(self) -> None: ...
@@ -143,7 +143,7 @@ class JsonlBackend:
         raw = read_artifact(path, self.format_revision)
         return raw.header, raw.events, raw.truncate_offset if raw.torn else None, []
 
-    def create(self, header: Mapping[str, Any]) -> None:
+    def create(self, header: JsonObject) -> None:
         checked = _checked_header(header)
         session_id = checked.get("id")
         if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
@@ -168,7 +168,7 @@ class JsonlBackend:
         self._read(path)
         return True
 
-    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+    def append(self, session_id: str, events: Sequence[JsonObject]) -> None:
         check_batch_values(events)
         if not events:
             return
@@ -208,7 +208,7 @@ class JsonlBackend:
         self._tracked.add(session_id)
         return loaded
 
-    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def inspect(self, session_id: str) -> tuple[dict[str, JsonValue], list[dict[str, JsonValue]]]:
         path = self._existing(session_id)
         header, events, _, _ = self._read(path)
         return header, read_stored(events, session_id, os.fspath(path), self.format_revision)
@@ -233,7 +233,7 @@ class JsonlBackend:
         info = os.stat(path)
         return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
-    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+    def simulate_torn_write(self, session_id: str, events: Sequence[JsonObject]) -> None:
         self.append(session_id, events)
         path = self._existing(session_id)
         with open(path, "ab") as handle:
@@ -252,7 +252,7 @@ class JsonlBackend:
                 raise _no_session(session_id, os.fspath(self.root)) from None
             raise
 
-    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None:
+    def tear(self, session_id: str, data: bytes, rows: Sequence[JsonObject]) -> None:
         """Append ``data`` to the stored artifact unchecked: the bytes a write cut by a crash left."""
         with open(self._artifact(session_id), "ab") as handle:
             handle.write(data)
@@ -280,7 +280,7 @@ class SqliteBackend:
         self._created: dict[str, dict[str, Any]] = {}
         self._tracked: set[str] = set()  # sessions this backend loaded or appended to (PERSIST-12)
 
-    def create(self, header: Mapping[str, Any]) -> None:
+    def create(self, header: JsonObject) -> None:
         checked = _checked_header(header)
         session_id = checked.get("id")
         if not isinstance(session_id, str):  # upstream keys it by that value: no append by id can reach it
@@ -299,7 +299,7 @@ class SqliteBackend:
         self._stored(session_id)
         return self.store.header(session_id)
 
-    def append(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+    def append(self, session_id: str, events: Sequence[JsonObject]) -> None:
         check_batch_values(events)
         if not events:
             return
@@ -320,7 +320,7 @@ class SqliteBackend:
         self._tracked.add(session_id)
         return loaded
 
-    def inspect(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def inspect(self, session_id: str) -> tuple[dict[str, JsonValue], list[dict[str, JsonValue]]]:
         self._stored(session_id)
         stored = self.store.read_session(session_id)
         return stored.header, read_stored(stored.events, session_id, f"{self.store.path}#{session_id}",
@@ -333,12 +333,12 @@ class SqliteBackend:
         """The change-detection token; None when nothing is stored (PERSIST-11: absence, not an error)."""
         return self.store.revision(session_id) if self._has(session_id) else None
 
-    def simulate_torn_write(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+    def simulate_torn_write(self, session_id: str, events: Sequence[JsonObject]) -> None:
         self.append(session_id, events)
         self._stored(session_id)  # an empty batch stores nothing: a created-only session has no row to tear
         self.store.insert_raw_row(session_id, self.store.next_seq(session_id), "turn/end", _TORN_RECORD.decode())
 
-    def tear(self, session_id: str, data: bytes, rows: Sequence[Mapping[str, Any]]) -> None:
+    def tear(self, session_id: str, data: bytes, rows: Sequence[JsonObject]) -> None:
         """Insert ``rows`` (``type``, ``data`` text) verbatim at the next seqs, time 0: the rows a writer that
         crashed between its transactions committed, unchecked (a row's text may be cut anywhere)."""
         self._stored(session_id)

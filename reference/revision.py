@@ -12,12 +12,11 @@ a :class:`Rules`) and consult the rules instead of branching on a name.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import Revision, resolve_revision
-from sessionspec.spec.schema_types import JsonValue
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .finding import Finding
 from .json_value import FrozenDict, FrozenList, freeze_json_value, is_object
@@ -54,27 +53,28 @@ class MessageShape:
 
     name = ""
 
-    def tool_calls(self, data: Any) -> list[Any]:
+    def tool_calls(self, data: object) -> list[JsonObject]:
         """The ``tool-call`` blocks of an ``assistant/message`` payload."""
         raise NotImplementedError
 
-    def result_call_id(self, data: Any, default: Any = None) -> Any:
+    def result_call_id(self, data: object, default: object = None) -> object:
         """The call a ``tool/result`` payload answers (``default`` when absent)."""
         raise NotImplementedError
 
-    def result_is_error(self, data: Any, default: Any = None) -> Any:
+    def result_is_error(self, data: object, default: object = None) -> object:
         """The error flag of a ``tool/result`` payload (``default`` when absent)."""
         raise NotImplementedError
 
-    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+    def derive(self, event: JsonObject) -> FrozenDict | None:
         """The message one event projects to, or ``None`` (DERIVE-2..6)."""
         raise NotImplementedError
 
-    def rewrite_key(self, data: Any) -> Any:
+    def rewrite_key(self, data: object) -> dict[str, JsonValue]:
         """What a ``tool/result`` replacement must keep equal (SURF-10): everything but the content it may change."""
         raise NotImplementedError
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
+    def closer_result(self, turn: JsonValue, step: JsonValue, call_id: JsonValue, text: str,
+                      message_id: str) -> dict[str, JsonValue]:
         """The payload of a synthetic crash-repair result without its ``error`` (REPAIR-8).
 
         ``message_id`` is the revision's id for it (``repair.interruptedMessageIdFormat``), where messages have ids.
@@ -84,19 +84,19 @@ class MessageShape:
     #: the event types whose payload :meth:`seed_problem` looks into (any other: ``None`` without a call)
     seed_types: frozenset[str] = frozenset()
 
-    def seed_problem(self, etype: str, data: Any) -> Finding | None:
+    def seed_problem(self, etype: str, data: object) -> Finding | None:
         """The finding when a seeded message payload is rejected (its message completes "seed event at index N ..."),
         else ``None``."""
         raise NotImplementedError
 
 
-def _content_blocks(content: Any) -> list[Any]:
+def _content_blocks(content: object) -> list[JsonObject]:
     if isinstance(content, (list, FrozenList)):
         return [b for b in content if is_object(b) and b.get("type") == "tool-call"]
     return []
 
 
-def _spread(data: Any, drop: str | None = None) -> dict[str, Any]:
+def _spread(data: object, drop: str | None = None) -> dict[str, JsonValue]:
     """``data`` spread into an object (without the key ``drop``), as a JavaScript object spread would.
 
     Strings and lists spread into index keys, other scalars into nothing.
@@ -114,16 +114,16 @@ class FlatMessages(MessageShape):
     name = "flat"
     seed_types = frozenset({"assistant/message"})
 
-    def tool_calls(self, data: Any) -> list[Any]:
+    def tool_calls(self, data: object) -> list[JsonObject]:
         return _content_blocks(data.get("content")) if is_object(data) else []
 
-    def result_call_id(self, data: Any, default: Any = None) -> Any:
+    def result_call_id(self, data: object, default: object = None) -> object:
         return data.get("callId", default) if is_object(data) else default
 
-    def result_is_error(self, data: Any, default: Any = None) -> Any:
+    def result_is_error(self, data: object, default: object = None) -> object:
         return data.get("isError", default) if is_object(data) else default
 
-    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+    def derive(self, event: JsonObject) -> FrozenDict | None:
         etype = event.get("type")
         data = event.get("data")
         if etype == "user/message" or etype == "steering/message":
@@ -153,14 +153,15 @@ class FlatMessages(MessageShape):
             return FrozenDict({"role": "user", "content": FrozenList([FrozenDict(part)])})
         return None
 
-    def rewrite_key(self, data: Any) -> Any:
+    def rewrite_key(self, data: object) -> dict[str, JsonValue]:
         return _spread(data, "content")
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
+    def closer_result(self, turn: JsonValue, step: JsonValue, call_id: JsonValue, text: str,
+                      message_id: str) -> dict[str, JsonValue]:
         return {"turn": turn, "step": step, "callId": call_id,
                 "content": [{"type": "text", "text": text}], "isError": True}
 
-    def seed_problem(self, etype: str, data: Any) -> Finding | None:
+    def seed_problem(self, etype: str, data: object) -> Finding | None:
         # SEED-6 applies to any object data (a JS array is an object too: it has no provenance).
         if etype in self.seed_types and (is_object(data) or isinstance(data, (list, FrozenList))):
             provenance = data.get("provenance") if is_object(data) else None
@@ -181,22 +182,22 @@ class IdentifiedMessages(MessageShape):
             return data
         return data.get("message", _MISSING) if is_object(data) else _MISSING
 
-    def tool_calls(self, data: Any) -> list[Any]:
+    def tool_calls(self, data: object) -> list[JsonObject]:
         message = self._message("assistant/message", data)
         return _content_blocks(message.get("content")) if is_object(message) else []
 
-    def result_call_id(self, data: Any, default: Any = None) -> Any:
+    def result_call_id(self, data: object, default: object = None) -> object:
         message = self._message("tool/result", data)
         source = message.get("source") if is_object(message) else None
         return source.get("callId", default) if is_object(source) else default
 
-    def result_is_error(self, data: Any, default: Any = None) -> Any:
+    def result_is_error(self, data: object, default: object = None) -> object:
         message = self._message("tool/result", data)
         content = message.get("content") if is_object(message) else None
         block = content[0] if isinstance(content, (list, FrozenList)) and content else None
         return block.get("isError", default) if is_object(block) else default
 
-    def derive(self, event: Mapping[str, Any]) -> FrozenDict | None:
+    def derive(self, event: JsonObject) -> FrozenDict | None:
         etype = event.get("type")
         if etype not in ("user/message", "assistant/message", "tool/result"):
             return None
@@ -209,7 +210,7 @@ class IdentifiedMessages(MessageShape):
                 return None
         return _frozen(message)  # type: ignore[no-any-return]
 
-    def rewrite_key(self, data: Any) -> Any:
+    def rewrite_key(self, data: object) -> dict[str, JsonValue]:
         rest = _spread(data)
         message = data.get("message") if is_object(data) else None
         content = message.get("content") if is_object(message) else None
@@ -217,8 +218,9 @@ class IdentifiedMessages(MessageShape):
         rest["message"] = {**_spread(message, "content"), "content": [{**_spread(first, "content"), "content": None}]}
         return rest
 
-    def closer_result(self, turn: Any, step: Any, call_id: Any, text: str, message_id: str) -> dict[str, Any]:
-        message = {
+    def closer_result(self, turn: JsonValue, step: JsonValue, call_id: JsonValue, text: str,
+                      message_id: str) -> dict[str, JsonValue]:
+        message: JsonObject = {
             "id": message_id,
             "role": "user",
             "source": {"kind": "tool", "callId": call_id},
@@ -227,7 +229,7 @@ class IdentifiedMessages(MessageShape):
         }
         return {"turn": turn, "step": step, "message": message}
 
-    def seed_problem(self, etype: str, data: Any) -> Finding | None:
+    def seed_problem(self, etype: str, data: object) -> Finding | None:
         if etype not in self.seed_types:
             return None
         message = self._message(etype, data)
@@ -308,7 +310,7 @@ class Rules:
         self.find_last_message_turn_end = "FIND-1" in spec.requirements
         self.out_of_band_types: frozenset[str] = frozenset(spec.out_of_band_types) if self.out_of_band else frozenset()
 
-    def needs_open_turn(self, event_type: Any) -> bool:
+    def needs_open_turn(self, event_type: object) -> bool:
         """Whether the relational checker wants ``event_type`` inside a turn (INV-10, non-core branch)."""
         if isinstance(event_type, str) and event_type in self.known_types:
             return event_type in self.turn_types

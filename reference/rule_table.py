@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Never, TypeVar
 
 __all__ = ["HOMES", "TABLE", "RuleSet", "RuleTable", "activate", "current", "default", "define", "entries",
            "restore", "swap", "use"]
@@ -114,7 +114,7 @@ def define(name: str, default: T) -> T:
     return default
 
 
-def entries() -> dict[str, Any]:
+def entries() -> dict[str, object]:
     """Every entry with its current value (imports the modules that define them)."""
     return {name: getattr(TABLE, name) for name in HOMES}
 
@@ -128,14 +128,14 @@ class RuleSet(Mapping[str, Any]):
 
     __slots__ = ("_entries",)
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, object]) -> None:
         unknown = [name for name in values if name not in HOMES]
         if unknown:
             raise KeyError(f"not entries of the rule table: {', '.join(map(repr, unknown))}; entries: {', '.join(HOMES)}")
         missing = [name for name in HOMES if name not in values]
         if missing:
             raise KeyError(f"a rule set needs every entry; missing: {', '.join(missing)}")
-        self._entries = {name: values[name] for name in HOMES}
+        self._entries: dict[str, Any] = {name: values[name] for name in HOMES}  # each entry its default's type
 
     def __getitem__(self, name: str) -> Any:
         return self._entries[name]
@@ -146,7 +146,7 @@ class RuleSet(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def extend(self, values: Mapping[str, Any] | None = None, **named: Any) -> RuleSet:
+    def extend(self, values: Mapping[str, object] | None = None, **named: object) -> RuleSet:
         """This set with the given entries replaced (as ``jsonschema.validators.extend`` replaces keywords)."""
         changed = {**(values or {}), **named}
         unknown = [name for name in changed if name not in HOMES]
@@ -154,13 +154,14 @@ class RuleSet(Mapping[str, Any]):
             raise KeyError(f"not entries of the rule table: {', '.join(map(repr, unknown))}; entries: {', '.join(HOMES)}")
         return RuleSet({**self._entries, **changed})
 
-    def derive(self, name: str, build: Callable[[Any], Any]) -> RuleSet:
-        """This set with entry ``name`` replaced by ``build(its current value)``."""
+    def derive(self, name: str, build: Callable[[Never], object]) -> RuleSet:
+        """This set with entry ``name`` replaced by ``build(its current value)`` (``build`` takes the entry's own
+        type, its default's: `Never` here says only that the table does not know it)."""
         if name not in HOMES:
             raise KeyError(f"{name!r} is not an entry of the rule table; entries: {', '.join(HOMES)}")
         return self.extend({name: build(self._entries[name])})
 
-    def changed(self, other: Mapping[str, Any] | None = None) -> list[str]:
+    def changed(self, other: Mapping[str, object] | None = None) -> list[str]:
         """The entries whose value differs from ``other`` (default: the reference's own), by identity."""
         base = default() if other is None else other
         return [name for name in HOMES if self._entries[name] is not base[name]]
@@ -195,7 +196,7 @@ def use(rules: RuleSet) -> Iterator[RuleSet]:
         activate(previous)
 
 
-def swap(name: str, build: Callable[[Any], Any]) -> None:
+def swap(name: str, build: Callable[[Never], object]) -> None:
     """Make this process's reference a variant: entry ``name`` becomes ``build(current entry)``."""
     activate(current().derive(name, build))
 

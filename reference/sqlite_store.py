@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict, cast
 from urllib.parse import quote
 
 from sessionspec.spec import constants
@@ -47,8 +47,8 @@ from .rule_table import TABLE, define
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
-__all__ = ["APPLICATION_ID", "USER_VERSION", "Layout", "SqliteStore", "SqliteValue", "StoredSession", "is_sqlite",
-           "layout_for", "layouts_for", "schema_sql"]
+__all__ = ["APPLICATION_ID", "USER_VERSION", "ColumnFacts", "Layout", "SqliteStore", "SqliteValue", "StoredSession",
+           "TableFacts", "WriterFacts", "is_sqlite", "layout_for", "layouts_for", "schema_sql"]
 
 #: A value SQLite stores and `sqlite3` returns (INTEGER, REAL, TEXT, BLOB, NULL).
 SqliteValue: TypeAlias = int | float | str | bytes | None
@@ -296,6 +296,33 @@ def _from_varints(data: bytes) -> list[int]:
 _CODECS: dict[str, type[JsonTextRows]] = {"json-text": JsonTextRows, "physical-17": PhysicalRows}
 
 
+class ColumnFacts(TypedDict):
+    """One column of a layout's table (spec data: ``constants.sqlite.tables[].columns[]``)."""
+
+    name: str
+    type: str
+    constraint: str
+    holds: str
+
+
+class TableFacts(TypedDict):
+    """One table of a layout (spec data: ``constants.sqlite.tables[]``); ``primaryKey`` where it has one."""
+
+    name: str
+    description: str
+    columns: list[ColumnFacts]
+    primaryKey: NotRequired[list[str]]
+
+
+class WriterFacts(TypedDict):
+    """Which package writes a published layout besides the revision's own (``publishedLayouts[].writtenBy``)."""
+
+    package: str
+    versions: list[str]
+    commit: str
+    checked: str
+
+
 @dataclass(frozen=True)
 class Layout:
     """One SQLite layout of a revision: its version, tables (spec data) and row codec; the SQL is generated.
@@ -306,9 +333,9 @@ class Layout:
     """
 
     user_version: int
-    tables: tuple[Mapping[str, Any], ...]
+    tables: tuple[TableFacts, ...]
     rows: JsonTextRows
-    written_by: Mapping[str, Any] | None = None
+    written_by: WriterFacts | None = None
     revision: str = ""
     """The format revision whose layout this is."""
 
@@ -997,7 +1024,7 @@ def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:
     return event
 
 
-def check_appendable(events: Sequence[Mapping[str, Any]], next_seq: int) -> None:
+def check_appendable(events: Sequence[JsonObject], next_seq: int) -> None:
     """The backend contract's batch checks, in the upstream order (PERSIST-3 … PERSIST-5, PERSIST-9):
     the whole batch is lossless JSON, then holds no retired shape, then continues from ``next_seq``."""
     check_batch_values(events)

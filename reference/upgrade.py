@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, overload
 
 from sessionspec.spec.errors import JsonlError, SeedError
+from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .finding import Finding
 from .json_value import is_object, is_safe_int
@@ -31,9 +32,36 @@ from .json_value import is_object, is_safe_int
 class MessageChecks(Protocol):
     """What the upgrade needs of the revision's message shape (``revision.MessageShape``)."""
 
-    def seed_problem(self, etype: str, data: Any) -> Finding | None: ...
+    def seed_problem(self, etype: str, data: object) -> Finding | None: ...
 
-__all__ = ["UPGRADED_TYPES", "LoadUpgrade", "UpgradeReader", "is_refused_type", "unknown_type_error"]
+
+class ErrorReasonFacts(TypedDict):
+    """How an earlier ``error`` reason of ``turn/end`` becomes the current one (``turnEndReasons.error``)."""
+
+    kind: str
+    failureKeys: Mapping[str, str]
+    optionalFailureKeys: Mapping[str, str]
+    defaultCode: str
+
+
+class TurnEndReasonFacts(TypedDict):
+    """The earlier ``turn/end`` reasons: kept, rewritten, or read as an error (``turnEndReasons``)."""
+
+    kindOnly: list[str]
+    currentWhenKeyed: Mapping[str, str]
+    rewritten: Mapping[str, JsonValue]
+    error: ErrorReasonFacts
+
+
+class LoadUpgradeFacts(TypedDict):
+    """A revision's ``constants.jsonl.loadUpgrade`` (spec data): what `LoadUpgrade` is built from."""
+
+    messageIdFormat: str
+    otherEarlierRecords: str
+    turnEndReasons: TurnEndReasonFacts
+
+__all__ = ["UPGRADED_TYPES", "ErrorReasonFacts", "LoadUpgrade", "LoadUpgradeFacts", "MessageChecks", "TurnEndReasonFacts",
+           "UpgradeReader", "is_refused_type", "unknown_type_error"]
 
 #: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record): a record of any other
 #: type is read as stored, which a reader of the log may take as given (the validator's fast pass).
@@ -60,7 +88,7 @@ def _positive_turn(value: Any) -> bool:
 class LoadUpgrade:
     """One revision's reading of earlier-format records (JSONL-13) and their refusal (JSONL-14)."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: LoadUpgradeFacts) -> None:
         self.message_id_format: str = data["messageIdFormat"]
         # An earlier-format record no upgrade rewrites (a hook record of the pinned dialect names) is read as
         # stored: valid when it is valid at the earlier revision (`validator.lint`, DEC-24).
@@ -68,7 +96,7 @@ class LoadUpgrade:
         reasons = data["turnEndReasons"]
         self.kind_only_reasons: frozenset[str] = frozenset(reasons["kindOnly"])
         self.current_reason_keys: Mapping[str, str] = reasons["currentWhenKeyed"]
-        self.reason_rewrites: Mapping[str, Any] = reasons["rewritten"]
+        self.reason_rewrites: Mapping[str, JsonValue] = reasons["rewritten"]
         self.error_kind: str = reasons["error"]["kind"]
         self.failure_required: Mapping[str, str] = reasons["error"]["failureKeys"]
         self.failure_optional: Mapping[str, str] = reasons["error"]["optionalFailureKeys"]
@@ -223,7 +251,11 @@ class UpgradeReader:
         #: how many records were upgraded, by their stored type
         self.upgraded: dict[str, int] = {}
 
-    def read(self, stored: Any, index: int) -> Any:
+    @overload
+    def read(self, stored: JsonObject, index: int) -> JsonObject: ...
+    @overload
+    def read(self, stored: object, index: int) -> object: ...
+    def read(self, stored: object, index: int) -> object:
         """The record as the load path reads it: ``stored`` itself, or a new upgraded record (the stored
         one is never changed).
 
@@ -283,7 +315,7 @@ def _seq(event: Mapping[str, Any]) -> int | None:
     return seq if type(seq) is int else None
 
 
-def is_refused_type(event: Any, known: frozenset[str]) -> bool:
+def is_refused_type(event: object, known: frozenset[str]) -> bool:
     """JSONL-15's test of one record: its type is not in ``known`` and it is not marked ``ignorable: true``."""
     if not is_object(event):
         return False
@@ -291,7 +323,7 @@ def is_refused_type(event: Any, known: frozenset[str]) -> bool:
     return not ((type(etype) is str and etype in known) or event.get("ignorable") is True)
 
 
-def unknown_type_error(event: Mapping[str, Any], session_id: str, where: str | None = None) -> JsonlError:
+def unknown_type_error(event: JsonObject, session_id: str, where: str | None = None) -> JsonlError:
     """The refusal of a record `is_refused_type` names (JSONL-15)."""
     return JsonlError(
         f"session {session_id!r} contains event type {event.get('type')!r} (seq {event.get('seq')!r}) unknown to this "
