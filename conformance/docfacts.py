@@ -7,7 +7,8 @@ A document holds a generated block between two markers::
     <!-- end generated: NAME -->
 
 and this module renders each block from its source: ``node-run`` from the recorded Node run
-(``docs/results/3-node-*.jsonl``, the report ``docs/results/regenerate.sh --record`` writes) and
+(``docs/results/3-node-*.jsonl``, the report ``docs/results/regenerate.sh --record`` writes), ``node-run-vectors``
+(that run by op and backend) and ``node-run-skipped`` (its skipped cases, by reason) from the same run, and
 ``error-codes`` from every revision's ``spec/errors.json``. Prose elsewhere links to a block or a
 generated page instead of restating its numbers (``tests/docs/test_docfacts.py`` refuses restated run
 counts in README, CONTRIBUTING and the architecture page).
@@ -26,7 +27,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["BLOCKS", "DOCUMENTS", "NODE_RUN", "main", "refresh", "render_error_codes", "render_node_run", "stale_blocks"]
+__all__ = ["BLOCKS", "DOCUMENTS", "NODE_RUN", "main", "refresh", "render_error_codes", "render_node_run",
+           "render_node_run_skipped", "render_node_run_vectors", "stale_blocks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_RUN = Path("docs") / "results" / "3-node-0.1.1-rc.2.jsonl"
@@ -75,6 +77,67 @@ def render_node_run(root: Path) -> str:
     return "".join(parts) + ".\n"
 
 
+def _recorded_cases(root: Path) -> list[dict[str, object]]:
+    lines = [json.loads(line) for line in (root / NODE_RUN).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [line for line in lines if line["kind"] == "case"]
+
+
+def _op_group(case: Mapping[str, object], corpus: Mapping[str, object]) -> str:
+    """What a recorded case runs: its protocol op, with the backend a storage scenario names."""
+    found = corpus.get(str(case["id"]))
+    if found is None:  # a case the corpus no longer has: its area (the recording is stale; compat --check says so)
+        return f"area `{case.get('area', '?')}` (not in the corpus)"
+    args = getattr(found, "args", None)
+    backend = args.get("backend") if isinstance(args, Mapping) else None
+    return f"`{getattr(found, 'op', '?')}`" + (f" ({backend})" if isinstance(backend, str) else "")
+
+
+def _vector_file(case: Mapping[str, object], corpus: Mapping[str, object]) -> str:
+    found = corpus.get(str(case["id"]))
+    return str(getattr(found, "source", "?")).split("#", 1)[0].rsplit("/", 1)[-1]
+
+
+def render_node_run_vectors(root: Path) -> str:
+    """The recorded Node run by op (and the backend a storage scenario names): cases, passes, known failures,
+    skipped, and the vector files they come from."""
+    from .cases import load_corpus
+
+    corpus = {case.id: case for case in load_corpus()}
+    table: dict[str, Counter[str]] = {}
+    files: dict[str, set[str]] = {}
+    for case in _recorded_cases(root):
+        group = _op_group(case, corpus)
+        table.setdefault(group, Counter())[str(case["outcome"])] += 1
+        files.setdefault(group, set()).add(_vector_file(case, corpus))
+    rows = ["| op | cases | pass | known failures | skipped | other | vector files |", "|---|---|---|---|---|---|---|"]
+    for group, counts in sorted(table.items()):
+        other = sum(v for k, v in counts.items() if k not in ("passed", "xfail", "skipped"))
+        rows.append(f"| {group} | {sum(counts.values())} | {counts['passed']} | {counts['xfail']} | "
+                    f"{counts['skipped']} | {other or ''} | {', '.join(f'`{f}`' for f in sorted(files[group]))} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_node_run_skipped(root: Path) -> str:
+    """Every skipped case of the recorded Node run, by the reason the run gives."""
+    from .cases import load_corpus
+
+    corpus = {case.id: case for case in load_corpus()}
+    by_reason: dict[str, list[Mapping[str, object]]] = {}
+    for case in _recorded_cases(root):
+        if case["outcome"] == "skipped":
+            by_reason.setdefault(str(case.get("message") or case.get("reason") or "no reason given"), []).append(case)
+    total = sum(map(len, by_reason.values()))
+    lines = [f"* **{total} skipped**, each with its reason:"]
+    for reason, cases in by_reason.items():
+        lines.append(f"  * {_plural(len(cases), 'case')}: {reason}:")
+        for one in cases:
+            named = one.get("requirements")
+            requirements = ", ".join(map(str, named)) if isinstance(named, list) and named else "no requirement"
+            lines.append(f"    * `{one['id']}` ({_op_group(one, corpus)} in `{_vector_file(one, corpus)}`, {requirements}): "
+                         f"{one.get('description', '')}")
+    return "\n".join(lines) + "\n"
+
+
 def render_error_codes(root: Path) -> str:
     """Every stable error code of every revision by family, with the exception class that carries it (``root`` is
     unused: every block renderer takes it)."""
@@ -100,7 +163,9 @@ def render_error_codes(root: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
-BLOCKS: Mapping[str, Callable[[Path], str]] = {"node-run": render_node_run, "error-codes": render_error_codes}
+BLOCKS: Mapping[str, Callable[[Path], str]] = {
+    "node-run": render_node_run, "node-run-vectors": render_node_run_vectors, "node-run-skipped": render_node_run_skipped,
+    "error-codes": render_error_codes}
 
 
 def _rendered(root: Path, text: str) -> str:

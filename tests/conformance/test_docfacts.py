@@ -61,13 +61,56 @@ def test_a_changed_source_makes_its_block_stale_and_the_command_refreshes_it(tmp
     lines[footer_at] = json.dumps(footer)
     run.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    assert docfacts.stale_blocks(tmp_path) == ["docs/node-results.md: node-run"]
+    assert docfacts.stale_blocks(tmp_path) == ["docs/node-results.md: node-run", "docs/node-results.md: node-run-vectors",
+                                               "docs/node-results.md: node-run-skipped"]
     assert docfacts.main(["--check", "--root", str(tmp_path)]) == 1
     assert docfacts.main(["--root", str(tmp_path)]) == 0
     assert docfacts.stale_blocks(tmp_path) == []
     page = (tmp_path / "docs/node-results.md").read_text(encoding="utf-8")
     assert f"**{counts['passed'] - 1} pass," in page and f"{counts['skipped'] + 1} skipped**" in page
+    assert f"* **{counts['skipped'] + 1} skipped**, each with its reason:" in page and f"`{first['id']}` (" in page
     assert (tmp_path / "README.md").read_bytes() == (ROOT / "README.md").read_bytes()  # nothing else touched
+
+
+def _recorded() -> tuple[dict[str, int], list[dict]]:
+    lines = [json.loads(line) for line in (ROOT / docfacts.NODE_RUN).read_text(encoding="utf-8").splitlines()]
+    return next(line for line in lines if line["kind"] == "footer")["counts"], [case for case in lines if case["kind"] == "case"]
+
+
+def test_the_node_run_by_op_adds_up_to_the_recorded_runs_counts() -> None:
+    counts, cases = _recorded()
+    rows = [line.split(" | ") for line in docfacts.render_node_run_vectors(ROOT).splitlines()[2:]]
+    totals = [sum(int(row[i]) for row in rows) for i in (1, 2, 3, 4)]
+    assert totals == [len(cases), counts["passed"], counts["xfail"], counts["skipped"]]
+    assert all(row[5] == "" for row in rows)  # nothing failed or errored in the recording
+    by_op = {row[0].lstrip("| "): int(row[1]) for row in rows}
+    assert by_op["`zstd-read`"] == sum(1 for c in cases if c["id"] in _ops("zstd-read"))
+
+
+def _ops(op: str) -> set[str]:
+    from sessionspec.conformance.cases import load_corpus
+
+    return {case.id for case in load_corpus() if case.op == op}
+
+
+def test_the_skipped_block_lists_every_skipped_case_with_its_reason() -> None:
+    _, cases = _recorded()
+    block = docfacts.render_node_run_skipped(ROOT)
+    skipped = [c for c in cases if c["outcome"] == "skipped"]
+    assert block.startswith(f"* **{len(skipped)} skipped**, each with its reason:\n")
+    assert sorted(re.findall(r"^    \* `([0-9a-f]{16})`", block, re.MULTILINE)) == sorted(c["id"] for c in skipped)
+    for case in skipped:
+        assert case["message"] in block
+
+
+# The Node page's prose outside its generated blocks: no outcome counts of the recorded run (the blocks hold them).
+RUN_COUNT = re.compile(r"\b\d[\d,]* (?:pass(?:es|ed)?|known failures?|skipped)\b|\bof the \d[\d,]* (?:cases|scenarios)\b")
+
+
+def test_the_node_page_states_the_runs_counts_only_in_its_blocks() -> None:
+    text = _outside_blocks((ROOT / "docs/node-results.md").read_text(encoding="utf-8"))
+    assert [m[0] for m in RUN_COUNT.finditer(text)] == []
+    assert RUN_COUNT.search("Of the 23 zstd scenarios, 16 pass and 7 fail") and RUN_COUNT.search("* **6 skipped**")
 
 
 def test_the_error_code_table_lists_every_code_of_every_revision() -> None:
