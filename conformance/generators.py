@@ -210,10 +210,20 @@ def near_misses(node: Mapping[str, Any]) -> list[Any]:
     return [v for v in out if v is not None]
 
 
+def _within_bounds(number: float, node: Mapping[str, Any]) -> bool:
+    """Whether ``number`` meets the numeric bounds of ``node`` (inclusive and exclusive)."""
+    low, high = node.get("minimum"), node.get("maximum")
+    above, below = node.get("exclusiveMinimum"), node.get("exclusiveMaximum")
+    return ((low is None or number >= low) and (high is None or number <= high)
+            and (above is None or number > above) and (below is None or number < below))
+
+
 def changed_value(value: Any, node: Mapping[str, Any]) -> Any:
     """A value other than ``value`` that stays inside the simple schema ``node`` (``value``
     itself when the schema leaves no other within reach): a number moved by one inside its
-    bounds, a string grown or shrunk inside its lengths, another enum member, an array with
+    bounds (inclusive or exclusive; by an integer ``multipleOf`` where the schema has one, not at all by a
+    fractional one), a string grown or shrunk
+    inside its lengths, another enum member, an array with
     one more valid item. Never a value of another type (a generator that promises its schema
     keeps it: tests/conformance/test_machines.py validates what the machines send)."""
     node = _resolve(node)
@@ -224,9 +234,11 @@ def changed_value(value: Any, node: Mapping[str, Any]) -> Any:
         return others[0] if others else value
     kind = node.get("type")
     if kind in ("number", "integer") and type(value) in (int, float):
-        low, high = node.get("minimum"), node.get("maximum")
-        for candidate in (value + 1, value - 1):
-            if (low is None or candidate >= low) and (high is None or candidate <= high):
+        step = node.get("multipleOf", 1)
+        if type(step) is not int:  # a fractional multiple's sums are not exact in binary floating point
+            return value
+        for candidate in (value + step, value - step):
+            if _within_bounds(candidate, node):
                 return candidate
         return value
     if kind == "string" and type(value) is str and "pattern" not in node and "format" not in node:
