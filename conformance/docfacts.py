@@ -8,7 +8,8 @@ A document holds a generated block between two markers::
 
 and this module renders each block from its source: ``node-run`` from the recorded Node run
 (``docs/results/3-node-*.jsonl``, the report ``docs/results/regenerate.sh --record`` writes), ``node-run-vectors``
-(that run by op and backend) and ``node-run-skipped`` (its skipped cases, by reason) from the same run, and
+(that run by op and backend) and ``node-run-skipped`` (its skipped cases, by reason) from the same run,
+``mutant-catalogue`` from the hand-written mutants (``conformance/mutants.py``), and
 ``error-codes`` from every revision's ``spec/errors.json``. Prose elsewhere links to a block or a
 generated page instead of restating its numbers (``tests/docs/test_docfacts.py`` refuses restated run
 counts in README, CONTRIBUTING and the architecture page).
@@ -27,13 +28,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["BLOCKS", "DOCUMENTS", "NODE_RUN", "main", "refresh", "render_error_codes", "render_node_run",
-           "render_node_run_skipped", "render_node_run_vectors", "stale_blocks"]
+__all__ = ["BLOCKS", "DOCUMENTS", "NODE_RUN", "main", "refresh", "render_error_codes", "render_mutant_catalogue",
+           "render_node_run", "render_node_run_skipped", "render_node_run_vectors", "stale_blocks"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_RUN = Path("docs") / "results" / "3-node-0.1.1-rc.2.jsonl"
 """The recorded run of the newest release (``docs/results/regenerate.sh --record`` writes it)."""
-DOCUMENTS = ("README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/node-results.md")
+DOCUMENTS = ("README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/node-results.md", "docs/suite-strength.md")
 """The documents that may hold generated blocks."""
 
 _BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z-]+) \(python -m sessionspec\.conformance\.docfacts\) -->\n)"
@@ -138,6 +139,21 @@ def render_node_run_skipped(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_mutant_catalogue(root: Path) -> str:
+    """The hand-written mutant catalogue as it is now: how many, how many a machine probes, by family (``root`` is
+    unused: the catalogue is ``conformance/mutants.py``)."""
+    from .mutants import MUTANTS
+
+    families = Counter(m.family for m in MUTANTS.values())
+    probed = [m for m in MUTANTS.values() if m.probe]
+    published = sum(1 for m in MUTANTS.values() if m.revision is not None)
+    unprobed = sorted({m.family for m in MUTANTS.values() if not m.probe})
+    return (f"The catalogue holds **{_plural(len(MUTANTS), 'mutant')}** ({published} of them at a later revision than the "
+            f"pinned one), {len(probed)} with a state-machine probe (the other {len(MUTANTS) - len(probed)}, of "
+            f"{', '.join(unprobed) or 'no family'}, are caught by vectors only); by family: "
+            + ", ".join(f"{family} {count}" for family, count in sorted(families.items())) + ".\n")
+
+
 def render_error_codes(root: Path) -> str:
     """Every stable error code of every revision by family, with the exception class that carries it (``root`` is
     unused: every block renderer takes it)."""
@@ -165,7 +181,7 @@ def render_error_codes(root: Path) -> str:
 
 BLOCKS: Mapping[str, Callable[[Path], str]] = {
     "node-run": render_node_run, "node-run-vectors": render_node_run_vectors, "node-run-skipped": render_node_run_skipped,
-    "error-codes": render_error_codes}
+    "error-codes": render_error_codes, "mutant-catalogue": render_mutant_catalogue}
 
 
 def _rendered(root: Path, text: str) -> str:

@@ -113,6 +113,19 @@ def test_the_node_page_states_the_runs_counts_only_in_its_blocks() -> None:
     assert RUN_COUNT.search("Of the 23 zstd scenarios, 16 pass and 7 fail") and RUN_COUNT.search("* **6 skipped**")
 
 
+def test_the_mutant_block_counts_the_catalogue() -> None:
+    from sessionspec.conformance.mutants import MUTANTS
+
+    block = docfacts.render_mutant_catalogue(ROOT)
+    assert f"holds **{len(MUTANTS)} mutants**" in block
+    assert f"{sum(1 for m in MUTANTS.values() if m.probe)} with a state-machine probe" in block
+    families = dict(re.findall(r"([A-Z]+) (\d+)", block.split("by family: ", 1)[1]))
+    assert {f: int(n) for f, n in families.items()} == {f: sum(m.family == f for m in MUTANTS.values())
+                                                         for f in {m.family for m in MUTANTS.values()}}
+    page = _outside_blocks((ROOT / "docs/suite-strength.md").read_text(encoding="utf-8"))
+    assert not re.search(r"catalogue (?:now )?holds \d+", page)  # the current size is the block's
+
+
 def test_the_error_code_table_lists_every_code_of_every_revision() -> None:
     from sessionspec.spec.error_codes import ERROR_CODES
 
