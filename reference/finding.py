@@ -9,7 +9,7 @@ from ``spec/errors.json``), so mypy refuses a code the data does not list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from sessionspec.spec.error_codes import ErrorCode
@@ -37,16 +37,19 @@ class Finding:
     file: str = ""
     #: for a compressed artifact: the 0-based zstd frame holding ``line`` (a logical line)
     frame: int | None = None
+    #: the exception the rule raised, where the reference raises this finding (the load path raises the first)
+    error: SessionSpecError | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_error(cls, error: SessionSpecError, message: str | None = None, *, line: int | None = None,
                    seq: int | None = None, pointer: str | None = None, severity: str = ERROR, file: str = "",
-                   frame: int | None = None) -> Finding:
+                   frame: int | None = None, raises: SessionSpecError | None = None) -> Finding:
         """The finding a raised rule error reports where reading goes on: its code, requirement and message (or
         ``message``, the error's own with context), located by the caller. The reference raises the first
-        finding of a rule; the validator and the storage reader collect them."""
+        finding of a rule (``raises``: the exception it raises for it, kept as `error`); the validator and the storage
+        reader collect them."""
         return cls(error.code, error.requirement, error.message if message is None else message, line=line, seq=seq,
-                   pointer=pointer, severity=severity, file=file, frame=frame)
+                   pointer=pointer, severity=severity, file=file, frame=frame, error=raises)
 
     def to_json(self) -> dict[str, JsonValue]:
         """The report's form of the finding (`sessionspec validate --format json`): set members only, text bounded."""

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
-from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError, SurfaceError
+from sessionspec.spec.errors import AppendError, HeaderError, JsonValueError, SeedError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .derive import MessageLog
@@ -42,6 +42,7 @@ from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
 from .rule_table import TABLE, define
+from .seed_walk import LoadWalk, frozen_entry
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 if TYPE_CHECKING:
@@ -227,22 +228,7 @@ _ENVELOPE_RULES: dict[Rules, Callable[[Mapping[str, Any]], tuple[Finding, ...]]]
 
 def check_seed_entry(entry: JsonValue, index: int, rules: Rules = _PINNED) -> FrozenDict:
     """SEED-2 … SEED-9 for one entry, in the order of SEED-11; returns the frozen entry."""
-    return TABLE.check_seed_entry(_frozen_entry(entry, index), index, rules)  # type: ignore[no-any-return]
-
-
-def _frozen_entry(entry: Any, index: int) -> Any:
-    """SEED-2 (one pass: validate, detach, freeze)."""
-    try:
-        return freeze_json_value(entry)
-    except JsonValueError as error:
-        raise SeedError(
-            f"seed event at index {index} is not losslessly JSON-serializable ({error.message})",
-            "SEED_NOT_JSON",
-            requirement="SEED-2",
-            index=index,
-            path=error.path,
-            cause=error,
-        ) from error
+    return TABLE.check_seed_entry(frozen_entry(entry, index), index, rules)  # type: ignore[no-any-return]
 
 
 def _entry_facts(rules: Rules) -> tuple[Callable[[Mapping[str, Any]], tuple[Finding, ...]], frozenset[str]]:
@@ -419,55 +405,20 @@ def _fold_restored(events: Sequence[Any], log: list[FrozenDict], surface: Surfac
     _fold_seed(events, log, surface, rules, messages, frozen=True)
 
 
-def _fold_entry(event: FrozenDict, index: int, log: list[FrozenDict], surface: SurfaceState, rules: Rules,
-                check: Any, apply: Any, project: Any) -> None:
-    """The surface transition of one checked seed entry that is not a plain log-only one (SEED-10), then its commit."""
-    try:
-        plan = check(event, index)  # SEED-10: the same transition as a live append
-    except SurfaceError as error:
-        raise SeedError(
-            f"invalid seed event at index {index}: {error.message}",
-            error.code,  # re-raised: the surface error's own code
-            requirement=error.requirement,
-            index=index,
-            seq=index,
-            cause=error,
-        ) from error
-    log.append(event)
-    apply(plan)
-    if project is not None and plan.kind != "log":
-        project(event)
-
-
 def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
                messages: MessageLog | None = None, start: int = 0, *, frozen: bool = False) -> None:
     """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1).
 
-    Every entry is checked by the rule table's entry rule (SEED-3 … SEED-9), after SEED-2 unless
-    ``frozen`` says the entries are frozen parses already (the load path). With ``messages``, each
-    accepted surface node is projected as it is committed. Callers pause the cyclic GC around it
-    (``gc_paused``): a seed is a bulk build of acyclic frozen values, and collections during it
-    would repeatedly traverse the growing log for nothing.
+    The one walk of the load rules (`seed_walk.LoadWalk`: SEED-2 unless ``frozen`` says the entries are
+    frozen parses already (the load path), the rule table's entry rule, SEED-3 … SEED-9, and the surface
+    fold, SEED-10), raising its first finding's error. With ``messages``, each accepted surface node is
+    projected as it is committed. Callers pause the cyclic GC around it (``gc_paused``): a seed is a bulk
+    build of acyclic frozen values, and collections during it would repeatedly traverse the growing log
+    for nothing.
     """
-    check = surface.check
-    apply = surface.apply
-    types = rules.surface_types
-    append = log.append
-    project = messages.project if messages is not None else None
-    entry_rule = TABLE.check_seed_entry
-    pending = 0  # log-only events without markers not yet counted into the surface
-    for index, entry in enumerate(seed, start):
-        event = entry_rule(entry if frozen else _frozen_entry(entry, index), index, rules)
-        if event["type"] not in types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
-            append(event)  # log-only without markers, seq checked (SEED-9): the transition is a count
-            pending += 1
-            continue
-        if pending:
-            surface.skip(pending)
-            pending = 0
-        _fold_entry(event, index, log, surface, rules, check, apply, project)
-    if pending:
-        surface.skip(pending)
+    walk = LoadWalk(rules, surface, log.append, messages.project if messages is not None else None, frozen=frozen)
+    for finding in walk.run(seed, start):
+        raise finding.error  # type: ignore[misc]  # the walk's findings of a seed carry the error raised
 
 
 # ---------------------------------------------------------------- session

@@ -12,9 +12,11 @@
   invalid events pay for the oracle, which locates the errors.
 * ``strict``: plus the relational invariants (INV-*), all of them.
 
-The seed rules are the reference's own: its rule table's ``check_seed_entry``
-(SEED-3 … SEED-9, whose common case without findings is cheap), after SEED-2
-(`check_seed_entry`) on a line the reader found not lossless JSON.
+The load rules of the records are the reference's one walk (`sessionspec.reference.seed_walk.LoadWalk`, which
+the seed and load paths use too, raising its first finding): the stored reader's every-defect reading, the
+numbering, SEED-2 on a line the reader found not lossless JSON, the rule table's ``check_seed_entry`` (SEED-3 …
+SEED-9) and the surface fold; this module reports every finding it yields and hangs the schema checks on its
+per-record observer.
 """
 
 from __future__ import annotations
@@ -32,16 +34,15 @@ from sessionspec.reference.jsonl import (
     version_refusal,
 )
 from sessionspec.reference.repair import interrupted_turn_closers
-from sessionspec.reference.revision import Rules, rules_for
-from sessionspec.reference.rule_table import TABLE
+from sessionspec.reference.revision import rules_for
+from sessionspec.reference.seed_walk import LoadWalk
 from sessionspec.reference.session import (
-    check_seed_entry,
     envelope_defects,
     validate_header,
 )
 from sessionspec.reference.surface import SurfaceState
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import HeaderError, JsonlError, SeedError, SurfaceError
+from sessionspec.spec.errors import HeaderError, JsonlError, SeedError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 from sessionspec.validator.fastschema import CompiledSchema, Oracle
 from sessionspec.validator.pregen import (
@@ -56,6 +57,7 @@ from sessionspec.validator.pregen import (
 if TYPE_CHECKING:
     from referencing import Registry
     from sessionspec.reference import RevisionLike
+    from sessionspec.reference.json_value import FrozenDict
     from sessionspec.spec.error_codes import ErrorCode
     from sessionspec.spec.loader import Spec
 
@@ -224,45 +226,6 @@ def _revision_schemas(revision: str) -> SchemaSet:
     return SchemaSet(spec, functools.partial(generated_parts, spec), payloads=_generated_payloads().get(revision))
 
 
-class _Fold:
-    """The surface fold of SEED-10, able to skip an event (it keeps its seq, changes nothing)."""
-
-    def __init__(self, rules: Rules | None = None) -> None:
-        rules = rules_for(rules)
-        self.by_seq: dict[int, Any] = {}
-        self.state = SurfaceState(self.by_seq.__getitem__, rules)
-        self.surface_types = rules.surface_types
-
-    @property
-    def length(self) -> int:
-        return self.state.length
-
-    def skip(self, count: int = 1) -> None:
-        """Advance past `count` events that change nothing (log-only, no markers, or rejected)."""
-        self.state.skip(count)
-
-    def advance(self, event: Mapping[str, Any], index: int) -> None:
-        """check + apply; raises SurfaceError and then changes nothing."""
-        plan = self.state.check(event, index)
-        self.state.apply(plan)
-        if event.get("type") in self.surface_types:
-            self.by_seq[event["seq"]] = event
-
-
-def _refs(event: Mapping[str, Any]) -> set[int]:
-    """Seqs a surface event refers to (replace range and sources): its knock-on exposure."""
-    out: set[int] = set()
-    op = event.get("surfaceOp")
-    if isinstance(op, dict):
-        for key in ("start", "end"):
-            if type(op.get(key)) is int:
-                out.add(op[key])
-    sources = event.get("sourceEventSeqs")
-    if isinstance(sources, list):
-        out.update(s for s in sources if type(s) is int)
-    return out
-
-
 class Checker:
     """Runs the checks of one level over a `LoadedLog`, appending findings to it."""
 
@@ -369,26 +332,12 @@ class Checker:
 
     # -- events -----------------------------------------------------------------------------
     def _check_events(self, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
+        """The load rules (the reference's one walk, `seed_walk.LoadWalk`: reading, numbering, seed rules, surface
+        fold; every finding) and, per record before them, the schema checks of this level."""
         events, lines, pointers = log.events, log.event_lines, log.event_pointers
         jsonl = log.kind == "jsonl"
         rules = self.rules
-        surface_types = rules.surface_types
-        # SEED-2 can fail only on a line the reader found not lossless JSON (a parsed line holds JSON types,
-        # string keys and no cycles): such a line gets the whole check, every other the entry's SEED-3 … SEED-9.
-        seed_entry = TABLE.check_seed_entry
-        fold = _Fold(rules)
-        rejected: set[int] = set()
         compiled = self.schemas.event if self.schemas is not None else None
-        expected = 0
-        # Events that change nothing on the surface, not yet told to the fold: `SurfaceState.skip`
-        # takes a count, so a run of them is one call (before the next fold step, and at the end).
-        skipped = 0
-        current: Any = object()
-        reader: list[Explainer] = []
-        lossless = False  # the reader reported a number that is not lossless JSON on this line
-        # Only a log whose reader found something located has explainers to look up per line.
-        explained = bool(log.explainers) or len(log.anomaly_lines) > 0
-        tick = max(1, len(events) // 200)
         # JSONL-13..15: a stored log is read as the revision's load path reads it (`jsonl.StoredReader`): each
         # record upgraded before every later check, a refused one reported and skipped like a rejected event.
         reading = self._stored_reader(log) if jsonl else None
@@ -400,7 +349,19 @@ class Checker:
         # A type in no registry passes the schema with its envelope only: said once per type (a warning).
         registered = (frozenset(self.schemas.spec.events) | self.extra_types) if self.schemas is not None else None
         unregistered: set[str] = set()
-        for i, event in enumerate(events):
+        # Only a log whose reader found something located has explainers to look up per line.
+        explained = bool(log.explainers) or len(log.anomaly_lines) > 0
+        tick = max(1, len(events) // 200)
+        numbering: ErrorCode = "JSONL_CORRUPT" if jsonl else "SEED_NOT_CONTIGUOUS"
+        current: object = object()  # the line being checked
+        reader: list[Explainer] = []  # its reader's explainers
+        lossless = False  # the reader reported a number that is not lossless JSON on this line
+
+        def observe(i: int, event: Any, as_stored: Any, refusal: JsonlError | SeedError | None, seq: int | None,
+                    renumbered: bool, placed: bool) -> bool:
+            """Per record, once read and numbered: this level's schema checks (settling the previous line); whether
+            the record needs SEED-2 (`seed_walk.Observer`)."""
+            nonlocal current, reader, lossless
             if progress is not None and i % tick == 0:
                 progress(i)
             line = lines[i]
@@ -412,70 +373,37 @@ class Checker:
                 current = line
                 if explained:
                     reader = log.line_explainers(line)
+                    # SEED-2 can fail only on a line the reader found not lossless JSON (a parsed line holds JSON
+                    # types, string keys and no cycles): such a line's records get SEED-2 before SEED-3 … SEED-9
                     lossless = any(code == "JSON_NOT_LOSSLESS" for code, _, _ in reader)
             base = pointers[i]
-            is_dict = type(event) is dict
-            refusal: JsonlError | SeedError | None = None
-            as_stored = event
-            if stored is not None and is_dict:
-                event, refusal = _read_record(stored, events, i)
-            seq = event.get("seq") if is_dict else None
-            seq_int = seq if type(seq) is int else None
             if compiled is not None and not compiled.is_valid(event):
                 # an upgraded record keeps the rest of its stored content as stored (the release rewrites only
                 # the fields its upgrade names): its stored form is what the earlier schemas judge
-                self._invalid_event(compiled, earlier if refusal is None else None, kept, event, line,
-                                    seq_int, base, as_stored)
-            # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per
-            # defect; its finding explains a schema finding on this seq. The fold follows the numbering.
-            if seq_int is not None and seq_int != expected:
-                self._line_loads.append(("JSONL_CORRUPT" if jsonl else "SEED_NOT_CONTIGUOUS", seq_int, base + "/seq"))
-                if seq_int < expected:
-                    continue  # a duplicate or backward seq cannot take a place in the log
-                skipped += seq_int - expected
-                expected = seq_int
-            index = expected
-            # JSONL-12: the load path refuses legacy vocabulary before seeding; then what it refuses as it
-            # reads the records (JSONL-14, JSONL-15).
-            etype = event.get("type") if is_dict else None
-            self._unregistered(log, registered if refusal is None else None, unregistered, etype, line, seq_int, base)
-            legacy = reading is not None and is_dict and reading.is_legacy(event)
-            if reading is not None and is_dict and (refusal is not None or legacy):
-                self._reject(_legacy_finding(etype, line, seq_int, base) if legacy
-                             else _refusal_finding(refusal, lossless, line, seq_int, base), seq_int, rejected)
-                skipped += 1
-                expected += 1
-                continue
-            try:
-                if lossless:
-                    check_seed_entry(event, index, rules)
-                else:
-                    seed_entry(event, index, rules)
-            except SeedError as error:
-                self._reject(_seed_finding(error, lossless, line, seq_int, base), seq_int, rejected)
-                skipped += 1
-                expected += 1
-                continue
-            # SEED-10: the surface fold.
-            if event.get("type") not in surface_types and "surfaceOp" not in event and "sourceEventSeqs" not in event:
-                skipped += 1
-            else:
-                if skipped:
-                    fold.skip(skipped)
-                    skipped = 0
-                try:
-                    fold.advance(event, index)
-                except SurfaceError as error:
-                    if rejected and _refs(event) & rejected:
-                        self.suppressed += 1  # knock-on: it names an event that was already rejected
-                        self._reject(None, seq_int, rejected)
-                    else:
-                        self._reject(Finding.from_error(error, line=line, seq=seq_int,
-                                             pointer=base + _surface_pointer(error.requirement, error.code)),
-                                     seq_int, rejected)
-                    skipped += 1
-            expected += 1
-        fold.skip(skipped)
+                self._invalid_event(compiled, earlier if refusal is None else None, kept, event, line, seq, base,
+                                    as_stored)
+            # Numbering: the reader reported it (JSONL-7, or SEED-9 in a JSON array), one finding per defect; its
+            # finding explains a schema finding on this seq. The walk follows the numbering.
+            if renumbered:
+                self._line_loads.append((numbering, seq, base + "/seq"))
+            if placed:
+                etype = event.get("type") if type(event) is dict else None
+                self._unregistered(log, registered if refusal is None else None, unregistered, etype, line, seq, base)
+            return lossless
+
+        by_seq: dict[int, Any] = {}
+
+        def keep(event: FrozenDict) -> None:  # (a parsed dict here: the lookup of the fold's surface nodes, by seq)
+            by_seq[event["seq"]] = event
+
+        walk = LoadWalk(rules, SurfaceState(by_seq.__getitem__, rules), keep, frozen=True, reader=reading,
+                        follow_numbering=True, observe=observe, locate=lambda i: (lines[i], pointers[i]))
+        for finding in walk.run(events, replace=events):
+            if finding.code == "SEED_NOT_JSON" and lossless:
+                continue  # SEED-2 on the number the reader located already (JSON-2): rejected, not reported again
+            finding.error = None  # (the exception the load path would raise: not kept for every finding)
+            self._load(finding)
+        self.suppressed = walk.suppressed
         self._settle(log, reader)
         if stored is not None:
             log.upgraded = dict(stored.upgraded)
@@ -523,13 +451,6 @@ class Checker:
         header = log.header_line
         session_id = header.get("id") if header is not None else None
         return StoredReader(session_id if type(session_id) is str else "", None, self.rules, self.extra_types)
-
-    def _reject(self, finding: Finding | None, seq: int | None, rejected: set[int]) -> None:
-        """An event the load path rejects: its finding (None: already reported), its seq marked (knock-ons)."""
-        if finding is not None:
-            self._load(finding)
-        if seq is not None:
-            rejected.add(seq)
 
     def _event_schema_findings(self, compiled: CompiledSchema, event: Any, line: int | None, seq: int | None,
                                base: str) -> None:
@@ -717,64 +638,6 @@ def _explains(code: ErrorCode, pointer: str, target: str, event: dict[str, Any])
     if target == pointer:
         return True
     return any(target == f"{pointer}/{k}" for k in _CHECKED_MEMBERS.get(code, ()))
-
-
-def _read_record(stored: StoredReader, events: list[Any], i: int) -> tuple[Any, JsonlError | SeedError | None]:
-    """Record ``i`` as the one reader reads it (an upgraded record replaces it in ``events``: what every later
-    check sees) and the load path's refusal of it (`StoredReader.read`)."""
-    read, refusal = stored.read(events[i], i)
-    if read is not events[i]:
-        events[i] = read
-    return read, refusal
-
-
-def _legacy_finding(etype: Any, line: int | None, seq: int | None, base: str) -> Finding:
-    """JSONL-12: a legacy record (a legacy type, or a request/header with a rejected reason)."""
-    what = etype if etype in _LEGACY_TYPES else "request/header with reason 'fallback'"
-    return Finding("JSONL_LEGACY_EVENT", "JSONL-12", f"legacy record {what}: the load path refuses the whole file",
-                   line=line, seq=seq, pointer=base + "/type")
-
-
-def _refusal_finding(error: JsonlError | SeedError | None, lossless: bool, line: int | None, seq: int | None,
-                     base: str) -> Finding | None:
-    """The finding of a record the load path refuses as it reads it (JSONL-14, JSONL-15, the message check)."""
-    if isinstance(error, SeedError):
-        return _seed_finding(error, lossless, line, seq, base)
-    assert error is not None
-    member = "/type" if error.code == "JSONL_UNKNOWN_TYPE" else "/data"
-    return Finding.from_error(error, line=line, seq=seq, pointer=base + member)
-
-
-def _seed_finding(error: SeedError, lossless: bool, line: int | None, seq: int | None, base: str) -> Finding | None:
-    """The finding of a seed rule's error; None for SEED-2 on a line whose non-lossless number the reader located."""
-    if error.code == "SEED_NOT_JSON" and lossless:
-        return None
-    return Finding.from_error(error, line=line, seq=seq,
-                   pointer=base + (error.path or _seed_pointer(error.code)))
-
-
-def _seed_pointer(code: ErrorCode) -> str:
-    return {
-        "SEED_LEGACY_HEADER_DELTA": "/type",
-        "SEED_REQUEST_HEADER_CONFIG": "/data/header/config",
-        "SEED_PROVENANCE": "/data/provenance",
-        "SEED_ABORTED_REASON": "/data/reason",
-        "SEED_LEGACY_FALLBACK": "/data/reason",
-        "SEED_NOT_CONTIGUOUS": "/seq",
-    }.get(code, "")
-
-
-def _surface_pointer(requirement: str | None, code: str = "") -> str:
-    if code == "SURFACE_LOG_ONLY_SOURCES":
-        return "/sourceEventSeqs"
-    return {
-        "SURF-2": "/seq",
-        "SURF-3": "/surfaceOp",
-        "SURF-5": "/surfaceOp",
-        "SURF-7": "/sourceEventSeqs",
-        "SURF-9": "/sourceEventSeqs",
-        "SURF-10": "/data",
-    }.get(requirement or "", "")
 
 
 def is_failure(finding: Finding, fail_on: str) -> bool:

@@ -1,8 +1,10 @@
-"""`validate --level load` has an error exactly where the load path refuses the log (CONTRIBUTING.md's second
-forms: the seed rules walked event by event in `sessionspec.validator.lint`, where the load path seeds a `Session`).
+"""`validate --level load` has an error exactly where the load path refuses the log (its promise to a user).
 
-The stored records are read by the one reader in both (`jsonl.StoredReader`: every defect for the validator,
-first defect for the load path; its own tests are `tests/reference/test_stored_reader.py`).
+Both take the records through the one walk of the load rules (`reference/seed_walk.py`): the validator reads every
+defect (`jsonl_read.load_log`, `jsonl.StoredReader.read`) and reports every finding, the load path reads the first
+defect (`jsonl.read_artifact`, `StoredReader.read_all`) and raises the first; the header line, the header rules
+and the torn tail are read apart in each. The stored reader's own tests are `tests/reference/test_stored_reader.py`,
+the walk's `tests/reference/test_seed_walk.py`.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
 
 
 # JSONL-2 … JSONL-12, SEED-*, SURF-*: the one reader's every-defect mode (`jsonl_read.load_log`: header line,
-# holes, committed region, torn tail, numbering) with the checker's calls of the reference decides as
-# the reference's own load path does: a log has an error finding exactly when the loader refuses it.
+# holes, committed region, torn tail, numbering) and the one walk's every finding decide as the reference's own
+# load path does: a log has an error finding exactly when the loader refuses it.
 def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["id"]) -> bool:
     try:
         artifact = read_artifact(data, revision)
@@ -57,8 +59,8 @@ def artifact_id(data: bytes) -> str | None:
     return header.get("id") if isinstance(header, dict) and isinstance(header.get("id"), str) else None
 
 
-# JSONL-13..15 at the published revision: the checker reads each record through the one reader
-# (`jsonl.StoredReader`) and seeds the records as read, so its load-level verdict is the loader's on
+# JSONL-13..15 at the published revision: the walk reads each record through the one reader
+# (`jsonl.StoredReader`) and seeds the records as read, so the load-level verdict is the loader's on
 # pinned-format logs the release reads upgraded, on malformed earlier-format records and on unknown types,
 # damaged or not.
 @pytest.mark.req("JSONL-13")
