@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sessionspec.reference import json_text
+
 __all__ = ["BOUND_KEYWORDS", "EVENT", "WITNESS_FILE", "Bound", "Oracle", "bounds_of", "exempt", "generate", "label",
            "labelled_invalid", "main", "survey", "uncovered", "valid_bases", "violations", "without", "witnessed", "witnesses_at", "write_witnesses"]
 
@@ -377,9 +379,9 @@ def _corpus_documents(revision: str, *, rejected: bool) -> Iterator[Document]:
             yield RECORD_ID, args.get("record"), source
         elif case.op in ("jsonl-read", "jsonl-load") and (code in ("JSONL_BAD_HEADER", "JSONL_VERSION") or not rejected):
             first = str(args.get("data", {}).get("text", "")).split("\n", 1)[0]
-            try:
-                yield JSONL_HEADER_ID, json.loads(first), source
-            except ValueError:
+            try:  # a log's header line: the one parsing path of log text
+                yield JSONL_HEADER_ID, json_text.loads(first), source
+            except ValueError:  # (JsonTextError is one)
                 continue
 
 

@@ -10,8 +10,9 @@ rejected on read and never written, lone surrogates escaped, ``-0.0`` kept.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from sessionspec.reference import json_text
 
 __all__ = ["WireError", "dumps", "loads"]
 
@@ -20,33 +21,10 @@ class WireError(ValueError):
     """A protocol line is not strict JSON text (or a value cannot be written as such)."""
 
 
-def _codec() -> tuple[Any, Any]:
-    try:
-        from sessionspec.reference import json_text
-    except ImportError:  # pragma: no cover - the reference codec ships with the package
-        return _std_loads, _std_dumps
-    return json_text.loads, json_text.dumps
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _std_loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
-
-
-def _std_dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
-_LOADS, _DUMPS = _codec()
-
-
 def dumps(value: Any) -> str:
     """Compact, single-line JSON text of ``value`` (no trailing newline)."""
     try:
-        text: str = _DUMPS(value)
+        text: str = json_text.dumps(value)
     except (ValueError, TypeError, RecursionError) as exc:
         raise WireError(f"cannot write protocol message as JSON: {exc}") from exc
     return text
@@ -60,6 +38,6 @@ def loads(text: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise WireError(f"protocol line is not UTF-8: {exc}") from exc
     try:
-        return _LOADS(text)
+        return json_text.loads(text)
     except (ValueError, TypeError, RecursionError) as exc:
         raise WireError(f"protocol line is not JSON: {exc}") from exc
