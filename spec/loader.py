@@ -172,6 +172,7 @@ class Spec:
 
         events: dict[str, dict[str, Any]] = {}
         event_sources: dict[str, str] = {}
+        event_places: dict[str, str] = {}
         overlay_of = dict(zip((s.label for s in overlays), chain))
         for source in sources:
             rev = overlay_of.get(source.label)  # type: ignore[assignment]
@@ -183,6 +184,7 @@ class Spec:
                     self._check_against(REGISTRY_META_ID, doc, where)
                 for index, entry in enumerate(doc["events"]):
                     self._admit_entry(entry, source, rel, f"{where}#/events/{index}", events, event_sources)
+                    event_places[entry["type"]] = f"{where}#/events/{index}"
         retired = self._retired_requirements
         if retired:
             for event_type, entry in list(events.items()):
@@ -190,6 +192,9 @@ class Spec:
                     events[event_type] = {**entry, "requirements": [r for r in entry["requirements"] if r not in retired]}
         self.events: Mapping[str, dict[str, Any]] = MappingProxyType(dict(sorted(events.items())))
         self.event_sources: Mapping[str, str] = MappingProxyType(dict(sorted(event_sources.items())))
+        #: where a registry file defines each type: ``label/events/NS.json#/events/INDEX`` (a revision's change or
+        #: rename of an entry leaves its place)
+        self.event_places: Mapping[str, str] = MappingProxyType({t: event_places[t] for t in events if t in event_places})
         self.surface_types: frozenset[str] = frozenset(t for t, e in events.items() if e["class"] == "surface")
         self.out_of_band_types: frozenset[str] = frozenset(t for t, e in events.items() if e["outOfBand"])
         if plugins:

@@ -93,13 +93,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions, resolve_revision
 
     if args.registry:
+        from sessionspec.reference.finding import ERROR
         from sessionspec.reference.json_text import display
-        from sessionspec.registry_check import check_registries
+        from sessionspec.registry_check import check_registries, render
 
         _spec, problems = check_registries(args.registry)
-        errors = [p for p in problems if p.severity == "error"]
+        errors = [p for p in problems if p.severity == ERROR]
         if errors:
-            err.writelines(f"sessionspec catalog: {display(p.render())}\n" for p in errors)
+            err.writelines(f"sessionspec catalog: {display(render(p))}\n" for p in errors)
             err.write(f"sessionspec catalog: the registry fails `sessionspec registry check` ({len(errors)} error(s)); "
                       "no catalog written\n")
             return 2

@@ -6,29 +6,32 @@ surface type, a type in the wrong file) and stops at the first such error. A reg
 still be wrong in ways only its author can fix: an example labelled valid that its schema rejects, one
 labelled invalid that validates (or fails elsewhere than its stated path), a `$ref` no loaded schema
 resolves, a `$id` or namespace that claims the core's, a requirement id the spec does not have. Each
-is a :class:`Problem` located by file and JSON pointer.
+is a `Finding` (the one type of a reported problem) with a listed code, located by file and JSON pointer.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Problem", "check_registries"]
+from sessionspec.reference.finding import ERROR, WARNING, Finding
+from sessionspec.spec.error_codes import ErrorCode
+
+__all__ = ["check_registries", "located", "render"]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One finding of the check: ``error`` (the registry must not be published) or ``warning``."""
+def located(code: ErrorCode, where: str, message: str, severity: str = ERROR) -> Finding:
+    """A finding of the check at ``where``: a file, or ``FILE#POINTER`` (an ``error`` means the registry must not be
+    published; a ``warning`` does not stop it)."""
+    file, _, pointer = where.partition("#")
+    return Finding(code, None, message, pointer=pointer or None, severity=severity, file=file)
 
-    where: str
-    severity: str
-    message: str
 
-    def render(self) -> str:
-        return f"{self.where}: {self.severity}: {self.message}"
+def render(finding: Finding) -> str:
+    """One line of `registry check`'s output: where, severity, message and code."""
+    where = finding.file + (f"#{finding.pointer}" if finding.pointer is not None else "")
+    return f"{where}: {finding.severity}: {finding.message} [{finding.code}]"
 
 
 def _error_summary(errors: Sequence[Any]) -> str:
@@ -46,7 +49,7 @@ def _errors(validator: Any, event: Any) -> list[Any] | str:
         return f"cannot be validated: {type(exc).__name__}: {str(exc)[:200]}"
 
 
-def check_registries(directories: Sequence[str], revision: str | None = None) -> tuple[Any, list[Problem]]:
+def check_registries(directories: Sequence[str], revision: str | None = None) -> tuple[Any, list[Finding]]:
     """Check plugin registry folders merged onto the core spec; returns the loaded spec (None when it does
     not load) and the problems, errors first."""
     from sessionspec.spec.errors import SessionSpecError
@@ -54,21 +57,22 @@ def check_registries(directories: Sequence[str], revision: str | None = None) ->
 
     for directory in directories:
         if not os.path.isdir(directory):
-            return None, [Problem(directory, "error", "not a folder (a registry is a folder with events/ and schemas/)")]
+            return None, [located("REGISTRY_NOT_A_FOLDER", directory,
+                                  "not a folder (a registry is a folder with events/ and schemas/)")]
         if not os.path.isdir(os.path.join(directory, "events")) and not os.path.isdir(os.path.join(directory, "schemas")):
-            return None, [Problem(directory, "error", "holds neither events/ nor schemas/: not a registry folder")]
+            return None, [located("REGISTRY_NOT_A_FOLDER", directory, "holds neither events/ nor schemas/: not a registry folder")]
     try:
         spec = load_spec(list(directories), revision=revision)
     except SessionSpecError as exc:
         where, _, message = exc.message.partition(": ")
-        return None, [Problem(where if message else "registry", "error", f"{message or exc.message} [{exc.code}]")]
+        return None, [located(exc.code, where if message else "registry", message or exc.message)]
     plugin = set(spec.plugin_labels)
     problems = [*_schema_problems(spec, plugin), *_entry_problems(spec, plugin, load_spec(revision=revision))]
-    problems.sort(key=lambda p: (p.severity != "error", p.where))
+    problems.sort(key=lambda p: (p.severity != ERROR, p.file, p.pointer or ""))
     return spec, problems
 
 
-def _schema_problems(spec: Any, plugin: set[str]) -> Iterator[Problem]:
+def _schema_problems(spec: Any, plugin: set[str]) -> Iterator[Finding]:
     """A plugin schema nothing uses is a warning (the loader has refused an ``$id`` that is not absolute or is in
     the core's space, and a ``$ref`` that does not resolve offline)."""
     from sessionspec.spec.loader import schema_refs
@@ -77,11 +81,11 @@ def _schema_problems(spec: Any, plugin: set[str]) -> Iterator[Problem]:
     used |= {target.split("#")[0] for other_id, other in spec.schemas.items() for _, _, target in schema_refs(other, other_id)}
     for schema_id in spec.schemas:
         if spec.schema_sources.get(schema_id) in plugin and schema_id not in used:
-            yield Problem(spec.schema_files[schema_id], "warning",
-                          f"schema {schema_id!r} is neither a payload schema nor referenced by one")
+            yield located("REGISTRY_SCHEMA_UNUSED", spec.schema_files[schema_id],
+                          f"schema {schema_id!r} is neither a payload schema nor referenced by one", WARNING)
 
 
-def _entry_problems(spec: Any, plugin: set[str], core: Any) -> Iterator[Problem]:
+def _entry_problems(spec: Any, plugin: set[str], core: Any) -> Iterator[Finding]:
     """A plugin entry's namespace (not the core's), requirements (known) and examples (as labelled)."""
     core_namespaces = {t.split("/", 1)[0] for t in core.events}
     validator = spec.event_validator()
@@ -90,18 +94,20 @@ def _entry_problems(spec: Any, plugin: set[str], core: Any) -> Iterator[Problem]
         if source not in plugin:
             continue
         namespace = event_type.split("/", 1)[0]
-        where = f"{source}/events/{namespace}.json[{event_type}]"
+        where = spec.event_places[event_type]
         if namespace in core_namespaces:
-            yield Problem(where, "error", f"namespace {namespace!r} is the core's: a plugin's types need a namespace "
-                                          "of their own")
+            yield located("REGISTRY_CORE_NAMESPACE", f"{where}/type", f"{event_type}: namespace {namespace!r} is the "
+                          "core's: a plugin's types need a namespace of their own")
         for req in entry.get("requirements", ()):
             if req not in spec.requirements:
-                yield Problem(f"{where}#/requirements", "error", f"requirement {req!r} is not in this revision")
+                yield located("REGISTRY_UNKNOWN_REQUIREMENT", f"{where}/requirements",
+                              f"{event_type}: requirement {req!r} is not in this revision")
         for label in ("valid", "invalid"):
             for index, example in enumerate(entry["examples"][label]):
                 problem = _example_problem(validator, event_type, label, example)
                 if problem:
-                    yield Problem(f"{where}#/examples/{label}/{index}", "error", problem)
+                    yield located("REGISTRY_EXAMPLE_MISLABELLED", f"{where}/examples/{label}/{index}",
+                                  f"{event_type}: {problem}")
 
 
 def _example_problem(validator: Any, event_type: str, label: str, example: Any) -> str | None:

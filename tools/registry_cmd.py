@@ -30,7 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from sessionspec.registry_check import check_registries
+    from sessionspec.reference.finding import ERROR
+    from sessionspec.registry_check import check_registries, render
     from sessionspec.spec.revisions import UnknownRevision
 
     try:
@@ -38,8 +39,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except UnknownRevision as exc:
         err.write(f"sessionspec registry: --revision: {exc.message}\n")
         return 2
-    out.writelines(display(p.render()) + "\n" for p in problems)
-    errors = sum(p.severity == "error" for p in problems)
+    out.writelines(display(render(p)) + "\n" for p in problems)
+    errors = sum(p.severity == ERROR for p in problems)
     if spec is not None:
         plugin = set(spec.plugin_labels)
         types = [(t, e) for t, e in spec.events.items() if spec.event_sources.get(t) in plugin]

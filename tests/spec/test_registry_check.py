@@ -49,13 +49,13 @@ def test_the_sample_registry_passes_with_a_catalog_preview() -> None:
 BREAKS: dict[str, tuple[Callable[[Path], None], str]] = {
     "valid-example-fails": (
         lambda d: edit(d / EVENTS, lambda doc: _entry(doc)["examples"]["valid"][0]["event"]["data"].update(latencyMs="x")),
-        "#/examples/valid/0: error: labelled valid, but it fails: /data/latencyMs: 'x' is not of type 'number'"),
+        "#/events/0/examples/valid/0: error: acme/ping: labelled valid, but it fails: /data/latencyMs: 'x' is not of type 'number'"),
     "invalid-example-validates": (
         lambda d: edit(d / EVENTS, lambda doc: _entry(doc)["examples"]["invalid"][0]["event"]["data"]["target"].update(port=443)),
-        "#/examples/invalid/0: error: labelled invalid (A port is at most 65535.), but it validates"),
+        "#/events/0/examples/invalid/0: error: acme/ping: labelled invalid (A port is at most 65535.), but it validates"),
     "invalid-example-fails-elsewhere": (
         lambda d: edit(d / EVENTS, lambda doc: _entry(doc)["examples"]["invalid"][0].update(path="/data/ok")),
-        "#/examples/invalid/0: error: labelled invalid at /data/ok, but it fails elsewhere: /data/target/port"),
+        "#/events/0/examples/invalid/0: error: acme/ping: labelled invalid at /data/ok, but it fails elsewhere: /data/target/port"),
     "unresolvable-ref": (
         lambda d: edit(d / PING, lambda doc: doc["properties"]["ok"].update({"$ref": "https://acme.example/nope.json"})),
         "#/properties/ok/$ref: error: $ref 'https://acme.example/nope.json' resolves to nothing loaded"),
@@ -65,7 +65,7 @@ BREAKS: dict[str, tuple[Callable[[Path], None], str]] = {
         "is in the core's space"),
     "unknown-requirement": (
         lambda d: edit(d / EVENTS, lambda doc: _entry(doc).update(requirements=["INV-10", "NOPE-99"])),
-        "#/requirements: error: requirement 'NOPE-99' is not in this revision"),
+        "events/acme.json#/events/0/requirements: error: acme/ping: requirement 'NOPE-99' is not in this revision"),
     "not-json": (lambda d: (d / EVENTS).write_text("{nope", encoding="utf-8"), "events/acme.json: error: not JSON"),
     "bad-format": (lambda d: edit(d / EVENTS, lambda doc: _entry(doc).pop("owner")),
                    "events/acme.json#/events/0: error: 'owner' is a required property"),
@@ -80,6 +80,7 @@ def test_each_broken_registry_fails_with_a_located_error_and_catalog_refuses_it(
     code, out, err = run("registry", "check", str(plugin))
     assert code == 1, out + err
     assert expected in out and "FAILED:" in out and "Traceback" not in out + err
+    _each_problem_has_a_listed_code(out)
     target = tmp_path / "catalogs"
     code, out, err = run("catalog", "--registry", str(plugin), "--out", str(target))
     assert code == 2 and expected in err and "registry check" in err
@@ -95,7 +96,19 @@ def test_a_core_namespace_is_refused(plugin: Path) -> None:
     (plugin / "events/todo.json").write_text(json.dumps(doc), encoding="utf-8")
     (plugin / EVENTS).unlink()
     code, out, _ = run("registry", "check", str(plugin))
-    assert code == 1 and "namespace 'todo' is the core's" in out
+    assert code == 1 and "events/todo.json#/events/0/type: error: todo/ping: namespace 'todo' is the core's" in out
+    assert "[REGISTRY_CORE_NAMESPACE]" in out
+
+
+def _each_problem_has_a_listed_code(out: str) -> None:
+    """Each problem line is a `Finding` rendered: it ends with its code, listed in spec/errors.json."""
+    from sessionspec.spec.error_codes import ERROR_CODES
+
+    problems = [line for line in out.splitlines() if ": error: " in line or ": warning: " in line]
+    assert problems
+    for line in problems:
+        code = line.rpartition(" [")[2].removesuffix("]")
+        assert line.endswith("]") and code in ERROR_CODES, line
 
 
 def test_hostile_text_is_escaped_and_a_missing_folder_is_an_error(plugin: Path, tmp_path: Path) -> None:
@@ -103,7 +116,7 @@ def test_hostile_text_is_escaped_and_a_missing_folder_is_an_error(plugin: Path, 
     code, out, _ = run("registry", "check", str(plugin))
     assert code == 0 and "\x1b" not in out and "\n::error" not in out and "\\u001b" in out
     code, out, _ = run("registry", "check", str(tmp_path / "missing"))
-    assert code == 1 and "not a folder" in out
+    assert code == 1 and "not a folder" in out and "[REGISTRY_NOT_A_FOLDER]" in out
     (tmp_path / "empty").mkdir()
     code, out, _ = run("registry", "check", str(tmp_path / "empty"))
     assert code == 1 and "neither events/ nor schemas/" in out
