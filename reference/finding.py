@@ -2,8 +2,9 @@
 
 Every rule that reports rather than raises yields these: the reader's defects (`jsonl_read`), SEED-3's envelope
 findings (`session.envelope_findings`), the message shape's seed check (`revision.MessageShape.seed_problem`), the
-header-line shape check (`jsonl_read.header_line_problem`) and everything the validator reports. The reference
-raises the first one as its error class; the validator collects them all. Its code is an `ErrorCode` (generated
+header-line shape check (`jsonl_read.header_line_problem`), the walk of the load rules (`seed_walk.LoadWalk`) and
+everything the validator reports. The reference raises the first one as its error class (`Finding.error`, where the
+rule raised one); the validator collects them all. Its code is an `ErrorCode` (generated
 from ``spec/errors.json``), so mypy refuses a code the data does not list.
 """
 
