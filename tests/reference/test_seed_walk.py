@@ -112,3 +112,22 @@ def test_following_the_numbering_skips_a_backward_seq_and_counts_a_gap() -> None
     assert found == []  # the numbering is the reader's finding (JSONL-7, SEED-9 in a JSON array), not the walk's
     assert seen == [(0, 0, False, True), (1, 3, True, True), (2, 1, True, False), (3, 4, False, True)]
     assert [e["seq"] for e in kept] == [0, 3, 4]
+
+
+@req("JSONL-12", "JSONL-15")
+def test_the_stored_reader_s_refusals_are_located_findings_and_the_walk_goes_on() -> None:
+    from sessionspec.reference.jsonl import StoredReader
+
+    rules = rules_for("b150a551b8")
+    records = [ev(0, "turn/start", {"turn": 1}), ev(1, "mode/set", {}), ev(2, "plugin/x", {}),
+               ev(3, "plugin/x", {}, ignorable=True)]
+    by_seq: dict[int, Any] = {}
+    walk = LoadWalk(rules, SurfaceState(by_seq.__getitem__, rules), lambda e: by_seq.__setitem__(e["seq"], e),
+                    frozen=True, reader=StoredReader("s", None, rules), follow_numbering=True,
+                    locate=lambda i: (i + 2, ""))
+    found = list(walk.run(records))
+    assert [(f.code, f.requirement, f.line, f.seq, f.pointer) for f in found] == [
+        ("JSONL_LEGACY_EVENT", "JSONL-12", 3, 1, "/type"),
+        ("JSONL_UNKNOWN_TYPE", "JSONL-15", 4, 2, "/type"),
+    ]
+    assert sorted(by_seq) == [0, 3]  # an ignorable unknown type is read; refused records keep their seqs
