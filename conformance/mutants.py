@@ -373,9 +373,9 @@ def _chunk4(min_run: int) -> int:
 
 @mutant("chunk6-dt-off-by-one", "CHUNK-6", "writes every time gap of a row one millisecond too large", "build_row",
         storage=("pack", "stream"))
-def _chunk6(build_row: Callable[[Any, Any], dict[str, Any]]) -> Callable[[Any, Any], dict[str, Any]]:
-    def build(row: Any, run: Any) -> dict[str, Any]:
-        out = build_row(row, run)
+def _chunk6(build_row: Callable[[Any, Any, Any, Any], dict[str, Any]]) -> Callable[[Any, Any, Any, Any], dict[str, Any]]:
+    def build(row: Any, first: Any, times: Any, members: Any) -> dict[str, Any]:
+        out = build_row(row, first, times, members)
         out["data"]["dt"] = [gap + 1 for gap in out["data"]["dt"]]
         return out
 

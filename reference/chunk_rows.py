@@ -17,9 +17,9 @@ The row tags, member keys and ``MIN_RUN`` come from the spec constants.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import accumulate, islice
-from operator import itemgetter, sub
+from operator import sub
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -83,7 +83,6 @@ class RowSpec:
         "list_key",
         "may_lack",
         "member_key",
-        "member_of",
         "optional",
         "tag",
     )
@@ -106,7 +105,6 @@ class RowSpec:
         # the ones a delta may lack (the optional ones and the padding).
         self.fixed_pair: tuple[Any, Any] = (*self.fixed, _NO_KEY, _NO_KEY)[:2]
         self.may_lack = frozenset((*self.optional, _NO_KEY))
-        self.member_of = itemgetter(self.member_key)
 
 
 _ROWS: dict[str, RowSpec] = {tag: RowSpec(layout) for tag, layout in FORMAT.chunk_rows.items()}
@@ -117,21 +115,8 @@ if not all(len(row.fixed) <= 2 for row in _ROWS.values()):  # the packer reads t
     raise ImportError("a chunk row layout has more than two run-constant fields; chunk_rows reads at most two")
 
 
-_DELTA_TYPES = (str, int, int, int, int, int, str)
-"""Value types of a packable delta's chunk type, seq, time, turn, step, index and member."""
-
-
-def _build_row(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The row of a run of packable deltas (CHUNK-6)."""
-    return _row(row, run[0], list(map(_time_of, run)), _members_of(row, run))
-
-
-def _members_of(row: RowSpec, run: Sequence[Mapping[str, Any]]) -> list[str]:
-    return list(map(row.member_of, map(_chunk_of, map(_data_of, run))))
-
-
 def _row(row: RowSpec, first: Mapping[str, Any], times: list[int], members: list[str]) -> dict[str, Any]:
-    """The row layout (CHUNK-6): a run's first event, member times and members."""
+    """The row of a run of packable deltas (CHUNK-6): its first event, member times and members."""
     fdata = first["data"]
     fchunk = fdata["chunk"]
     data: dict[str, Any] = {
@@ -147,11 +132,6 @@ def _row(row: RowSpec, first: Mapping[str, Any], times: list[int], members: list
     return {"type": row.tag, "seq0": first["seq"], "time0": first["time"], "data": data}
 
 
-_time_of = itemgetter("time")
-_data_of = itemgetter("data")
-_chunk_of = itemgetter("chunk")
-
-
 def pack_chunk_runs(events: Iterable[JsonObject]) -> list[JsonObject]:
     """Records to store for a batch: runs of >= MIN_RUN packable deltas become rows (CHUNK-1..7).
 
@@ -161,9 +141,12 @@ def pack_chunk_runs(events: Iterable[JsonObject]) -> list[JsonObject]:
     return _pack(events if events.__class__ is list else list(events))
 
 
-def _plain(value: Any) -> Any:
-    """``value`` read as an exact dict when it is some other dict subclass (whose subscripts may do anything)."""
-    return dict(value) if isinstance(value, dict) else None
+def _plain(value: Any) -> dict[str, Any]:
+    """``value`` read as an exact dict when it is some other dict subclass (whose subscripts may do anything);
+    TypeError when it is not an object (the packer's refusal, as for any value of the wrong type)."""
+    if isinstance(value, dict):
+        return dict(value)
+    raise TypeError("not an object")
 
 
 def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper called per event ran 1.5-1.8x the instructions
@@ -180,97 +163,104 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
     (``TABLE.build_row``); they are kept as ranges of the batch, so the events between rows are
     copied a slice at a time. The cheapest refusals come first: most events are not deltas.
     """
-    runs: list[tuple[int, int, RowSpec]] = []  # (first, end, layout) of each run long enough to pack
+    # (first, end, layout, first event, member times, members) of each run long enough to pack: the
+    # times and members are gathered by the scan, which has just read them, not read from the run again
+    runs: list[tuple[int, int, RowSpec, Any, list[int], list[str]]] = []
     min_run = TABLE.min_run
     run_fields = TABLE.run_fields
     keyed = {row: (row.fixed_pair[0] in run_fields[row.tag], row.fixed_pair[1] in run_fields[row.tag])
              for row in _ROWS.values()}
     start = 0  # the current run's first position
     kind: Any = None  # its layout
+    head: Any = None  # its first event, as read
     run_key: tuple[Any, ...] | None = None  # its run key; None: no run
     last_seq = 0
     last_time = 0
+    times: list[int] = []  # the current run's member times and members
+    members: list[str] = []
     high = MAX_SAFE_INTEGER
     layouts = _BY_CHUNK_TYPE
     absent = _ABSENT
-    delta_types = _DELTA_TYPES
     chunk_event = _CHUNK_EVENT_TYPE
     frozen = FrozenDict
+    string = str
+    integer = int
     event_len = _EVENT_LEN
     data_len = _DATA_LEN
-    for position, original in enumerate(events):
+    for position, event in enumerate(events):
         key: tuple[Any, ...] | None = None  # the run key of a packable delta, else None
-        event: Any = original
-        cls = event.__class__
-        if cls is not dict and cls is not frozen:
-            event = _plain(event)
-        if event is not None:
-            try:
-                if event["type"] == chunk_event:
-                    data = event["data"]
-                    cls = data.__class__
-                    if cls is not dict and cls is not frozen:
-                        data = _plain(data)
-                    chunk = data["chunk"] if data is not None else None
-                    cls = chunk.__class__
-                    if chunk is not None and cls is not dict and cls is not frozen:
-                        chunk = _plain(chunk)
-                    if chunk is not None:
-                        chunk_type = chunk["type"]
-                        row = layouts.get(chunk_type)
-                        if row is not None and len(event) == event_len and len(data) == data_len:
-                            seq = event["seq"]
-                            time = event["time"]
-                            turn = data["turn"]
-                            step = data["step"]
-                            index = chunk["index"]
+        try:
+            if event.__class__ is not dict and event.__class__ is not frozen:
+                event = _plain(event)
+            if event["type"] == chunk_event:
+                data = event["data"]
+                if data.__class__ is not dict and data.__class__ is not frozen:
+                    data = _plain(data)
+                chunk = data["chunk"]
+                if chunk.__class__ is not dict and chunk.__class__ is not frozen:
+                    chunk = _plain(chunk)
+                chunk_type = chunk["type"]
+                row = layouts.get(chunk_type)
+                if row is not None and len(event) == event_len and len(data) == data_len:
+                    seq = event["seq"]
+                    time = event["time"]
+                    turn = data["turn"]
+                    step = data["step"]
+                    index = chunk["index"]
+                    member = chunk[row.member_key]
+                    if (
+                        chunk_type.__class__ is string and member.__class__ is string and seq.__class__ is integer
+                        and time.__class__ is integer and turn.__class__ is integer and step.__class__ is integer
+                        and index.__class__ is integer and 0 <= seq <= high and -high <= time <= high
+                    ):
+                        if not row.fixed:
+                            if len(chunk) == row.base_len:
+                                key = (row, turn, step, index)
+                        else:  # up to two run-constant fields
+                            first, second = row.fixed_pair
+                            a = chunk.get(first, absent)
+                            b = chunk.get(second, absent)
                             if (
-                                (chunk_type.__class__, seq.__class__, time.__class__, turn.__class__, step.__class__,
-                                 index.__class__, chunk[row.member_key].__class__) == delta_types
-                                and 0 <= seq <= high and -high <= time <= high
+                                (a.__class__ is string or (a is absent and first in row.may_lack))
+                                and (b.__class__ is string or (b is absent and second in row.may_lack))
+                                and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
                             ):
-                                if not row.fixed:
-                                    if len(chunk) == row.base_len:
-                                        key = (row, turn, step, index)
-                                else:  # up to two run-constant fields
-                                    first, second = row.fixed_pair
-                                    a = chunk.get(first, absent)
-                                    b = chunk.get(second, absent)
-                                    if (
-                                        (a.__class__ is str or (a is absent and first in row.may_lack))
-                                        and (b.__class__ is str or (b is absent and second in row.may_lack))
-                                        and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
-                                    ):
-                                        key_a, key_b = keyed[row]
-                                        key = (row, turn, step, index, a if key_a else None, b if key_b else None)
-            except (KeyError, TypeError):  # a key missing, an unhashable chunk type: not a packable delta
-                key = None
+                                key_a, key_b = keyed[row]
+                                key = (row, turn, step, index, a if key_a else None, b if key_b else None)
+        except (KeyError, TypeError):  # a key missing, not an object, an unhashable chunk type: not a packable delta
+            key = None
         if key is not None:
             if key != run_key or seq != last_seq + 1 or not -high <= time - last_time <= high:  # CHUNK-3
                 if run_key is not None and position - start >= min_run:
-                    runs.append((start, position, kind))
+                    runs.append((start, position, kind, head, times, members))
                 start = position
                 kind = row
+                head = event
                 run_key = key
+                times = [time]
+                members = [member]
+            else:
+                times.append(time)
+                members.append(member)
             last_seq = seq
             last_time = time
         elif run_key is not None:
             if position - start >= min_run:
-                runs.append((start, position, kind))
+                runs.append((start, position, kind, head, times, members))
             run_key = None
     if run_key is not None and len(events) - start >= min_run:
-        runs.append((start, len(events), kind))
+        runs.append((start, len(events), kind, head, times, members))
     return _with_rows(events, runs)
 
 
-def _with_rows(events: list[Mapping[str, Any]], runs: list[tuple[int, int, RowSpec]]) -> list[Any]:
+def _with_rows(events: list[Mapping[str, Any]], runs: list[tuple[int, int, RowSpec, Any, list[int], list[str]]]) -> list[Any]:
     """The batch with each run replaced by its row (CHUNK-6, the rule table's row builder)."""
     out: list[Any] = []
     build_row = TABLE.build_row
     done = 0
-    for first, end, row in runs:
+    for first, end, row, head, times, members in runs:
         out += events[done:first]
-        out.append(build_row(row, events[first:end]))
+        out.append(build_row(row, head, times, members))
         done = end
     out += events[done:]
     return out
@@ -464,5 +454,5 @@ def decode_storage_records(values: Iterable[JsonValue]) -> list[JsonValue]:
 
 define("run_fields", MappingProxyType({tag: row.fixed for tag, row in _ROWS.items()}))  # CHUNK-3: the run-constant fields a run holds equal
 define("min_run", MIN_RUN)  # CHUNK-4
-define("build_row", _build_row)  # CHUNK-6 (and the row layout)
+define("build_row", _row)  # CHUNK-6 (and the row layout)
 define("validate_row", _validate_row)  # CHUNK-9
