@@ -179,6 +179,7 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
     times: list[int] = []  # the current run's member times and members
     members: list[str] = []
     high = MAX_SAFE_INTEGER
+    low = -MAX_SAFE_INTEGER  # (a local: `-high` would build a new int at every test)
     layouts = _BY_CHUNK_TYPE
     absent = _ABSENT
     chunk_event = _CHUNK_EVENT_TYPE
@@ -211,7 +212,7 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
                     if (
                         chunk_type.__class__ is string and member.__class__ is string and seq.__class__ is integer
                         and time.__class__ is integer and turn.__class__ is integer and step.__class__ is integer
-                        and index.__class__ is integer and 0 <= seq <= high and -high <= time <= high
+                        and index.__class__ is integer and 0 <= seq <= high and low <= time <= high
                     ):
                         if not row.fixed:
                             if len(chunk) == row.base_len:
@@ -230,7 +231,7 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
         except (KeyError, TypeError):  # a key missing, not an object, an unhashable chunk type: not a packable delta
             key = None
         if key is not None:
-            if key != run_key or seq != last_seq + 1 or not -high <= time - last_time <= high:  # CHUNK-3
+            if key != run_key or seq != last_seq + 1 or not low <= time - last_time <= high:  # CHUNK-3
                 if run_key is not None and position - start >= min_run:
                     runs.append((start, position, kind, head, times, members))
                 start = position

@@ -220,7 +220,10 @@ def is_object(value: object) -> TypeGuard[Mapping[Any, Any]]:
 
 def is_safe_int(value: object) -> bool:
     """An ``int`` (never ``bool``) within +/-(2**53 - 1) (DEC-3)."""
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    return type(value) is int and _MIN_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+
+
+_MIN_SAFE_INTEGER = -MAX_SAFE_INTEGER  # (a constant: `-MAX_SAFE_INTEGER` in the test would build a new int each call)
 
 
 def is_nonneg_safe_int(value: object) -> bool:
