@@ -168,7 +168,10 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
     runs: list[tuple[int, int, RowSpec, Any, list[int], list[str]]] = []
     min_run = TABLE.min_run
     run_fields = TABLE.run_fields
-    keyed = {row: (row.fixed_pair[0] in run_fields[row.tag], row.fixed_pair[1] in run_fields[row.tag])
+    # per layout with run-constant fields: (first field, second, may the first be absent, may the second,
+    # is the first in the run key, is the second)
+    fixed = {row: (*row.fixed_pair, row.fixed_pair[0] in row.may_lack, row.fixed_pair[1] in row.may_lack,
+                   row.fixed_pair[0] in run_fields[row.tag], row.fixed_pair[1] in run_fields[row.tag])
              for row in _ROWS.values()}
     start = 0  # the current run's first position
     kind: Any = None  # its layout
@@ -218,15 +221,14 @@ def _pack(events: list[Mapping[str, Any]]) -> list[Any]:  # one loop: a helper c
                             if len(chunk) == row.base_len:
                                 key = (row, turn, step, index)
                         else:  # up to two run-constant fields
-                            first, second = row.fixed_pair
+                            first, second, lack_a, lack_b, key_a, key_b = fixed[row]
                             a = chunk.get(first, absent)
                             b = chunk.get(second, absent)
                             if (
-                                (a.__class__ is string or (a is absent and first in row.may_lack))
-                                and (b.__class__ is string or (b is absent and second in row.may_lack))
+                                (a.__class__ is string or (a is absent and lack_a))
+                                and (b.__class__ is string or (b is absent and lack_b))
                                 and len(chunk) == row.base_len + (a is not absent) + (b is not absent)
                             ):
-                                key_a, key_b = keyed[row]
                                 key = (row, turn, step, index, a if key_a else None, b if key_b else None)
         except (KeyError, TypeError):  # a key missing, not an object, an unhashable chunk type: not a packable delta
             key = None
