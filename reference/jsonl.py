@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeGuard
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, TypeGuard, overload
 
 import orjson
 from sessionspec.spec import FORMAT
@@ -49,6 +49,8 @@ from .upgrade import is_refused_type, unknown_type_error
 
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
+
+    from .json_value import FrozenDict
 
 __all__ = [
     "REFUSAL_ORDER",
@@ -132,7 +134,7 @@ def header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, 
     return _header_line(header, revision)
 
 
-def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
+def _header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, JsonValue]:
     # `version` is written when the header has it: the persistence seam's create checks only JSON and createdAt
     # (PERSIST-10), so its first append writes a header without one, which reading then refuses (JSONL-2)
     missing = [key for key in ("id", "createdAt") if key not in header]
@@ -140,7 +142,7 @@ def _header_line(header: Mapping[str, Any], revision: RevisionLike = None) -> di
         raise JsonlError(
             f"session header lacks {', '.join(missing)}", "JSONL_BAD_HEADER", requirement="JSONL-1"
         )
-    line: dict[str, Any] = {"type": _HEADER_TYPE}
+    line: dict[str, JsonValue] = {"type": _HEADER_TYPE}
     for key in _header_keys(revision)[1:]:
         if key == "delegationDepth":
             line[key] = header.get(key, 0)
@@ -153,9 +155,9 @@ def _is_header_line(value: JsonValue, revision: RevisionLike = None) -> TypeGuar
     return header_line_problem(value, revision) is None
 
 
-def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> dict[str, Any]:
+def header_from_line(line: JsonObject, revision: RevisionLike = None) -> dict[str, JsonValue]:
     """The session header a shape-checked header line stands for (keys unknown at ``revision`` dropped)."""
-    header: dict[str, Any] = {"version": line["version"], "id": line["id"], "createdAt": line["createdAt"]}
+    header: dict[str, JsonValue] = {"version": line["version"], "id": line["id"], "createdAt": line["createdAt"]}
     optional = _OPTIONAL_KEYS if revision is None else [
         k for k in _header_keys(revision) if k not in ("type", "version", "id", "createdAt")]
     for key in optional:
@@ -165,7 +167,7 @@ def header_from_line(line: Mapping[str, Any], revision: RevisionLike = None) -> 
     return header
 
 
-def parse_header_line(line: str | bytes, revision: RevisionLike = None) -> dict[str, Any] | None:
+def parse_header_line(line: str | bytes, revision: RevisionLike = None) -> dict[str, JsonValue] | None:
     """The header of one first line (the header keys of ``revision``), or ``None`` when it is not a
     well-formed header line.
 
@@ -188,7 +190,7 @@ def encode_records(events: Iterable[JsonObject], pack: bool = True) -> bytes:
     (CHUNK-*); without it every event is its own line. An empty batch is
     empty bytes.
     """
-    records: Sequence[Any] = pack_chunk_runs(list(events)) if pack else list(events)
+    records: Sequence[JsonObject] = pack_chunk_runs(list(events)) if pack else list(events)
     if not records:
         return b""
     dumps = json_text.dumps_bytes
@@ -251,7 +253,7 @@ def _read_bytes(source: bytes | bytearray | memoryview | str | os.PathLike[str])
     return data, path
 
 
-def _decode_line(raw: bytes) -> Any:
+def _decode_line(raw: bytes) -> object:
     """The events one complete line stands for, or ``UNREADABLE_LINE`` (JSONL-5)."""
     if not raw:
         return UNREADABLE_LINE
@@ -308,11 +310,11 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
     ), read.frozen
 
 
-def _discard(value: Any) -> None:
+def _discard(value: object) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
-def unpacked_chunks(header: JsonObject | None, records: Iterable[Any], batch: int = 4096,
+def unpacked_chunks(header: JsonObject | None, records: Iterable[JsonObject], batch: int = 4096,
                     revision: RevisionLike = None) -> Iterator[bytes]:
     """The unpacked form of a log, a piece at a time: its header line as the reader of ``revision``
     reads it (none for ``None``), then every event on its own line (CHUNK-*, JSONL-3).
@@ -370,7 +372,8 @@ def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: R
     if not _is_header_line(parsed_header, revision) or whole_lines(lines, keep=False)[2] != len(lines):
         return None
     loads = json_text.loads
-    records = (loads(lines[index]) for index in range(1, len(lines)))
+    # (whole lines only, `whole_lines`: every one a record, an object)
+    records: Iterator[JsonObject] = (loads(lines[index]) for index in range(1, len(lines)))  # type: ignore[misc]
     written = 0
     for piece in unpacked_chunks(parsed_header, records, batch, revision):
         handle.write(piece)
@@ -439,15 +442,16 @@ class _LegacyRecords:
     def __init__(self) -> None:
         self.order = list(TABLE.load_rejected_types)
         self.types = frozenset(self.order)
+        # (a legacy record's seq and request/header data are read as they are: the refusal names them)
         self.first: dict[str, Mapping[str, Any]] = {}
         self.reason: Mapping[str, Any] | None = None
 
-    def note(self, event: Mapping[str, Any]) -> None:
+    def note(self, event: JsonObject) -> None:
         """Keep ``event`` if it is a legacy record (`is_legacy_record`) and the first of its kind."""
         if is_legacy_record(event, self.types):
             self.keep(event)
 
-    def keep(self, event: Mapping[str, Any]) -> None:
+    def keep(self, event: JsonObject) -> None:
         """Keep a legacy record if it is the first of its kind."""
         etype = event.get("type")
         if etype in self.types:
@@ -471,7 +475,7 @@ class _LegacyRecords:
         return None
 
 
-def _legacy_rejection(events: Iterable[Mapping[str, Any]], session_id: str | None, path: str | None,
+def _legacy_rejection(events: Iterable[JsonObject], session_id: str | None, path: str | None,
                       requirement: str = "JSONL-12") -> None:
     """Refuse the legacy records of ``events`` as the load path does (`_LegacyRecords`); with ``session_id``
     None, at the append boundary (PERSIST-9)."""
@@ -483,7 +487,7 @@ def _legacy_rejection(events: Iterable[Mapping[str, Any]], session_id: str | Non
         raise refusal
 
 
-def is_legacy_record(event: Mapping[str, Any], legacy: frozenset[str] | None = None) -> bool:
+def is_legacy_record(event: JsonObject, legacy: frozenset[str] | None = None) -> bool:
     """JSONL-12 (PERSIST-9 at the append boundary), one record: a retired shape the load path refuses, a
     legacy type (``TABLE.load_rejected_types``, or ``legacy`` when the caller holds them) or a request/header
     whose reason is a rejected one. The load path refuses the log at the first; the validator names each."""
@@ -526,9 +530,9 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
 
 
 def seed_repaired(
-    session_id: str, header: Mapping[str, Any], events: Sequence[Mapping[str, Any]], revision: RevisionLike = None,
+    session_id: str, header: JsonObject, events: Sequence[JsonObject], revision: RevisionLike = None,
     *, frozen: bool = False, seed: bool | None = None,
-) -> tuple[Session | None, list[dict[str, Any]]]:
+) -> tuple[Session | None, list[dict[str, JsonValue]]]:
     """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
 
     Shared by every storage form so a log is closed in the shape of its own
@@ -546,7 +550,7 @@ def seed_repaired(
     return Session(session_id, [*events, *closers], header, revision=revision), closers
 
 
-def version_refusal(header: Mapping[str, Any], where: str | None = None) -> JsonlError | None:
+def version_refusal(header: JsonObject, where: str | None = None) -> JsonlError | None:
     """JSONL-12: the load path's refusal of a stored header's format version (only the integer one it
     writes is loaded), or None; the validator reports the same refusal as its finding."""
     version = header.get("version")
@@ -557,9 +561,9 @@ def version_refusal(header: Mapping[str, Any], where: str | None = None) -> Json
 
 
 def check_loadable(
-    header: Mapping[str, Any], events: list[dict[str, Any]], session_id: str, where: str | None,
+    header: JsonObject, events: list[dict[str, JsonValue]], session_id: str, where: str | None,
     revision: RevisionLike = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, JsonValue]]:
     """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12), and
     the events as ``revision``'s load path reads them: earlier-format records upgraded and unknown types
     refused where the revision says so (JSONL-13..15); ``events`` itself where nothing changes."""
@@ -575,9 +579,9 @@ def check_loadable(
 
 
 def read_stored(
-    events: list[dict[str, Any]], session_id: str, where: str | None = None, revision: RevisionLike = None,
+    events: list[dict[str, JsonValue]], session_id: str, where: str | None = None, revision: RevisionLike = None,
     extra_types: Iterable[str] = (),
-) -> list[dict[str, Any]]:
+) -> list[dict[str, JsonValue]]:
     """The stored events as ``revision``'s reader reads them when inspecting (upstream ``readFrom``): earlier-format
     records upgraded and unknown types refused where the revision says so (JSONL-13..15), legacy records as
     stored; ``events`` itself where nothing changes. ``extra_types``: types a plugin registry adds (JSONL-15)."""
@@ -622,11 +626,15 @@ class StoredReader:
         """Records upgraded so far, by stored type."""
         return self.reader.upgraded if self.reader is not None else {}
 
-    def is_legacy(self, event: Mapping[str, Any]) -> bool:
+    def is_legacy(self, event: JsonObject) -> bool:
         """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`)."""
         return is_legacy_record(event, self.legacy_types)
 
-    def read(self, event: Any, index: int) -> tuple[Any, JsonlError | SeedError | None]:
+    @overload
+    def read(self, event: JsonObject, index: int) -> tuple[JsonObject, JsonlError | SeedError | None]: ...
+    @overload
+    def read(self, event: object, index: int) -> tuple[object, JsonlError | SeedError | None]: ...
+    def read(self, event: object, index: int) -> tuple[object, JsonlError | SeedError | None]:
         """Record ``index`` as read (``event`` itself when nothing changes) and the load path's refusal of it
         as it reads: JSONL-14 or the upgraded message's seed check (the stored record is returned), else
         JSONL-15 (on the record as read), else None. A legacy record is `is_legacy`'s (JSONL-12)."""
@@ -639,8 +647,9 @@ class StoredReader:
             return event, unknown_type_error(event, self.session_id, self.where)
         return event, None
 
-    def read_all(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def read_all(self, events: list[dict[str, JsonValue]]) -> list[dict[str, JsonValue]]:
         """Every record as read (``events`` itself when none changed); raises the load path's first refusal."""
+        event: JsonObject
         legacy, reader, known = self.legacy, self.reader, self.known
         if reader is None and known is None:  # records read as stored: only the legacy vocabulary is refused
             if legacy is not None:
@@ -650,7 +659,7 @@ class StoredReader:
                         keep(event)
                 self._raise(None, None)
             return events
-        out: list[Any] | None = None
+        out: list[Any] | None = None  # (the records as read: as stored, or the upgrade's new dicts)
         refused: JsonlError | SeedError | None = None
         unknown: JsonlError | None = None
         for index, stored in enumerate(events):
@@ -685,7 +694,7 @@ class StoredReader:
                 raise error
 
 
-def live_snapshot(session: Session) -> list[Any]:
+def live_snapshot(session: Session) -> list[FrozenDict]:
     """The events of a live session for a load request; refused while its turn is open (JSONL-12)."""
     events = list(session.events)
     if interrupted_turn_closers(events):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol, TypedDict, overload
+from typing import Any, Protocol, TypedDict, TypeGuard, overload
 
 from sessionspec.spec.errors import JsonlError, SeedError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
@@ -315,7 +315,7 @@ def _seq(event: Mapping[str, Any]) -> int | None:
     return seq if type(seq) is int else None
 
 
-def is_refused_type(event: object, known: frozenset[str]) -> bool:
+def is_refused_type(event: object, known: frozenset[str]) -> TypeGuard[JsonObject]:
     """JSONL-15's test of one record: its type is not in ``known`` and it is not marked ``ignorable: true``."""
     if not is_object(event):
         return False
