@@ -102,21 +102,22 @@ class SchemaSet:
             return parts.event
         return compiled_schema(spec.event_schema, spec.event_validator(), spec.registry)
 
+    def _document(self, schema_id: str, built: Callable[[Parts], CompiledSchema]) -> CompiledSchema:
+        """The spec's schema ``schema_id``: its part of the built parts (``built`` picks it), else compiled now."""
+        parts, spec = self._parts, self.spec
+        if parts is not None:
+            return built(parts)
+        return compiled_schema(spec.schemas[schema_id], spec.validator(schema_id), spec.registry)
+
     @functools.cached_property
     def header(self) -> CompiledSchema:
         """The JSONL header line."""
-        parts, spec = self._parts, self.spec
-        if parts is not None:
-            return parts.header
-        return compiled_schema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID), spec.registry)
+        return self._document(HEADER_SCHEMA_ID, lambda parts: parts.header)
 
     @functools.cached_property
     def row(self) -> CompiledSchema:
         """A stored chunk row (a dispatch over the row tags): the source of the msgspec row types."""
-        parts, spec = self._parts, self.spec
-        if parts is not None:
-            return parts.row
-        return compiled_schema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID), spec.registry)
+        return self._document(ROW_SCHEMA_ID, lambda parts: parts.row)
 
     @functools.cached_property
     def fast_types(self) -> Any:
