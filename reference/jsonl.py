@@ -466,13 +466,18 @@ class _LegacyRecords:
             if name in self.first:
                 seq = self.first[name].get("seq")
                 return JsonlError(f"{where} contains unsupported legacy {name} event at seq {seq}",
-                                  "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path)
+                                  "JSONL_LEGACY_EVENT", requirement=requirement, seq=_as_seq(seq), path=path)
         if self.reason is not None:
             seq = self.reason.get("seq")
             return JsonlError(f"{where} contains unsupported legacy request/header reason "
                               f"{self.reason['data'].get('reason')!r} at seq {seq}",
-                              "JSONL_LEGACY_EVENT", requirement=requirement, seq=seq, path=path)
+                              "JSONL_LEGACY_EVENT", requirement=requirement, seq=_as_seq(seq), path=path)
         return None
+
+
+def _as_seq(value: object) -> int | None:
+    """A record's ``seq`` as an error locates it: an integer, else None (the message quotes what was stored)."""
+    return value if type(value) is int else None
 
 
 def _legacy_rejection(events: Iterable[JsonObject], session_id: str | None, path: str | None,

@@ -317,6 +317,22 @@ def test_jsonl12_legacy_precedence_delta_then_mode_then_fallback(tmp_path: Path)
 
 
 @req("JSONL-12")
+def test_jsonl12_a_legacy_record_without_an_integer_seq_is_refused_without_a_seq() -> None:
+    """The refusal quotes the stored seq in its message; its located `seq` is an integer or absent."""
+    from sessionspec.reference.jsonl import _LegacyRecords
+
+    for stored in ("x", 1.5, None, [1]):
+        legacy = _LegacyRecords()
+        legacy.note({"type": "mode/set", "seq": stored, "time": 0, "data": {}})
+        refusal = legacy.refusal("g", None)
+        assert refusal is not None and refusal.code == "JSONL_LEGACY_EVENT"
+        assert refusal.seq is None and "seq" not in refusal.to_json() and f"at seq {stored}" in refusal.message
+    legacy = _LegacyRecords()
+    legacy.note({"type": "mode/set", "seq": 4, "time": 0, "data": {}})
+    assert legacy.refusal("g", None).seq == 4  # type: ignore[union-attr]
+
+
+@req("JSONL-12")
 def test_jsonl12_repair_is_written_durably_then_seeded(tmp_path: Path) -> None:
     source = Session("g")
     append_turn(source, 1)
