@@ -87,7 +87,7 @@ from sessionspec.reference.jsonl_read import bounded
 from sessionspec.spec.inputs import read_input
 from sessionspec.spec.loader import load_spec
 from sessionspec.storage import Unit, detect_form, open_units
-from sessionspec.validator.detect import Detection
+from sessionspec.validator.detect import Detection, InlineDetection
 from sessionspec.validator.fastlog import CleanLog, check_clean, proves
 from sessionspec.validator.lint import DEVIATION, LEVELS, Checker, SchemaSet, registry_types, schema_set
 
@@ -412,8 +412,8 @@ def _fraction(progress: Progress) -> Callable[[int, int], None]:
 BLOCK_SIZE = 1 << 20
 
 
-def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
-                          progress: Progress, revision: str) -> tuple[bool, CleanLog | None]:
+def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None, progress: Progress, revision: str,
+                          detection: InlineDetection | None = None) -> tuple[bool, CleanLog | None]:
     """(ran, result) of the accept-fast pass over a regular file read in blocks.
 
     ``ran`` is False when `path` is not a regular file that could be opened; ``result`` is None when
@@ -438,7 +438,8 @@ def _check_file_streaming(path: str, level: str, schemas: SchemaSet | None,
 
         progress.start(f"checking {path}", 1)
         clean = check_clean(blocks(), path, level, schemas, size=info.st_size,
-                            progress=_fraction(progress) if progress.enabled else None, revision=revision)
+                            progress=_fraction(progress) if progress.enabled else None, revision=revision,
+                            detection=detection)
         progress.clear()
         return True, clean
     except OSError:
@@ -465,6 +466,34 @@ def _detect_file(path: str, given: str | None) -> tuple[str, str] | None:
                            None, given)
     except OSError:
         return None
+
+
+#: Bytes at each end of a file whose lines pick the revision the pass detecting as it goes checks it at.
+GUESS_BYTES = 1 << 16
+
+
+def _guess_revision(path: str) -> str | None:
+    """The revision detection finds in the first and last `GUESS_BYTES` of a regular JSONL file (whole lines), a
+    guess only (the pass that takes it detects on the whole file); None for anything else."""
+    from sessionspec.validator.detect import detect_in_bytes
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            head = handle.read(GUESS_BYTES)
+            if not head or head.lstrip().startswith(b"["):
+                return None
+            size = os.fstat(handle.fileno()).st_size
+            tail = b""
+            if size > len(head):
+                handle.seek(max(len(head), size - GUESS_BYTES))
+                tail = handle.read(GUESS_BYTES)
+                tail = tail[tail.find(b"\n") + 1:] if b"\n" in tail else b""
+    except OSError:
+        return None
+    head = head[:head.rfind(b"\n") + 1]
+    return detect_in_bytes(head + tail).revision
 
 
 def _detect(data: bytes, unit: Unit | None = None, given: str | None = None) -> tuple[str, str]:
@@ -563,9 +592,27 @@ def check_file(path: str, level: str = "schema", registry: tuple[str, ...] = (),
         streamed, clean = _check_file_streaming(path, level, schemas, progress, revision)
         if clean is not None:
             return _plain(clean, 0, revision, how, keep)
-    decided = _detect_file(path, revision) if path != "-" else None
+    decided = None
+    tried = None  # the revision a pass that detected as it went gave up at
+    if not exact and path != "-" and revision is None:
+        # One read for both: the pass at the revision the file's first and last lines show, detecting as it goes
+        # (`InlineDetection`: the whole file's detection); a log of another revision is checked again at that one.
+        guess = _guess_revision(path)
+        if guess is not None and proves(guess):
+            detection = InlineDetection()
+            schemas = schema_set(tuple(registry), guess) if level != "load" else None
+            ran, clean = _check_file_streaming(path, level, schemas, progress, guess, detection)
+            if clean is not None:
+                decided = _decide(detection.result(), None, None)
+                if decided[0] == guess:
+                    return _plain(clean, 0, guess, decided[1], keep)
+            elif ran:
+                tried = guess
+    if decided is None:
+        decided = _detect_file(path, revision) if path != "-" else None
     if decided is not None:
         revision, how = decided
+    streamed = streamed or (tried is not None and revision == tried)
     if not exact and not streamed and path != "-" and revision is not None and proves(revision):
         # A regular file is proved clean block by block (memory: one block, the surface and the open
         # turn); anything else, and a file with findings, is read whole below.

@@ -107,3 +107,63 @@ def test_generated_payload_checks_agree_with_python_jsonschema(example, data):
     for rid, check in PAYLOADS[etype].items():
         oracle = SPECS[rid].validator(SPECS[rid].events[etype]["payloadSchema"])
         assert check.is_valid(payload) == oracle.is_valid(payload), (etype, rid)
+
+
+def _evidence_payloads() -> list[tuple[str, Any]]:
+    """(type, payload) of every evidence type: its registry examples at every revision, and the events of logs of
+    both formats (generated, and written by the npm package)."""
+    import sys
+    from pathlib import Path
+
+    import orjson
+    from sessionspec.reference.chunk_rows import decode_storage_record
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench"))
+    from gen_logs import artifact_bytes, generate_events
+    from run import to_package_revision
+
+    found = [(t, case["event"]["data"]) for t in PAYLOADS for rid in REGISTERED[t]
+             for group in SPECS[rid].events[t].get("examples", {}).values() for case in group
+             if isinstance(case.get("event"), dict) and "data" in case["event"]]
+    events = generate_events(300, seed=5)
+    logs = [artifact_bytes(events, packed=False, session_id="s"), artifact_bytes(to_package_revision(events), packed=False,
+                                                                                    session_id="s"),
+            *(path.read_bytes() for path in sorted((root / "tests" / "real_logs" / "logs").glob("*.jsonl")))]
+    for log in logs:
+        for raw in log.splitlines()[1:]:
+            for event in decode_storage_record(orjson.loads(raw)):
+                if event.get("type") in PAYLOADS and "data" in event:
+                    found.append((event["type"], event["data"]))
+    return found
+
+
+LOGGED = _evidence_payloads()
+
+
+def _oracle_answer(event_type: str, revision: str, data: Any) -> bool:
+    return any(error.validator in ("additionalProperties", "unevaluatedProperties")
+               for error in detect._oracle(event_type, revision).iter_errors(data))
+
+
+def test_the_schema_walk_decides_the_payloads_of_real_logs_as_the_oracle_does():
+    """`_undefined_in` (no oracle built) answers for the payloads logs hold, and answers what the oracle answers."""
+    decided = 0
+    for event_type, data in LOGGED:
+        for rid in PAYLOADS[event_type]:
+            spec = SPECS[rid]
+            quick = detect._undefined_in(spec.schemas, spec.events[event_type]["payloadSchema"], data)
+            if quick is not None:
+                decided += 1
+                assert quick == _oracle_answer(event_type, rid, data), (event_type, rid, data)
+    assert decided >= 0.9 * sum(len(PAYLOADS[t]) for t, _ in LOGGED)
+
+
+@given(st.sampled_from(LOGGED), st.data())
+def test_the_schema_walk_never_contradicts_the_oracle(example, data):
+    event_type, payload = example
+    mutated = mutate(data.draw, {"data": payload}).get("data", payload)
+    for rid in PAYLOADS[event_type]:
+        spec = SPECS[rid]
+        quick = detect._undefined_in(spec.schemas, spec.events[event_type]["payloadSchema"], mutated)
+        assert quick is None or quick == _oracle_answer(event_type, rid, mutated), (event_type, rid, mutated)

@@ -291,6 +291,32 @@ def test_row_plans_are_proven_for_the_core_schemas():
             assert plan.bounds is not None and plan.loadable, tag
 
 
+@pytest.mark.parametrize("revision", ["2f74ac98ba", "b150a551b8"])
+def test_row_plans_of_the_generated_schemas_are_read_from_the_module_as_the_analysis_gives_them(revision):
+    """`pregen` writes each row layout's bounds (`ROW_BOUNDS`): a plan of the generated event schema reads them without
+    building the oracle, and they are the bounds the analysis gives now; a stored entry for another template is not
+    used."""
+    from sessionspec.validator import fastlog
+    from sessionspec.validator.pregen import compiled_parts, generated_parts
+
+    parts = generated_parts(schema_set((), revision).spec)
+    assert parts is not None
+    generated = parts.event  # (its own: no other test builds its oracle)
+    assert generated.row_bounds
+    fresh = compiled_parts(schema_set((), revision).spec).event
+    for (tag, present), (template, paths, stored) in generated.row_bounds.items():
+        plan = RowPlan(tag, frozenset(present), generated)
+        again = RowPlan(tag, frozenset(present), fresh)
+        assert (plan.template, plan.analysed) == (template, paths) == (again.template, again.analysed)
+        assert plan.bounds == again.bounds and (stored is None) == (plan.bounds is None), (tag, present)
+    assert "oracle" not in generated.__dict__  # (a cached property: built only when asked)
+    tag, present = next(iter(generated.row_bounds))
+    template = {**generated.row_bounds[(tag, present)][0], "extra": None}
+    assert fastlog._stored_bounds(generated, tag, frozenset(present), template, plan.analysed) is fastlog._NOT_STORED
+    assert fastlog._stored_bounds(fresh, tag, frozenset(present), generated.row_bounds[(tag, present)][0],
+                                  plan.analysed) is fastlog._NOT_STORED  # a schema compiled now: analysed now
+
+
 def test_schemavary_refuses_decisions_on_varying_values():
     import jsonschema
     import referencing
@@ -670,3 +696,143 @@ def test_validate_reports_the_same_fast_or_exact_on_load_rule_records(write):
                 exact = cli("validate", "--format", "json", "--level", level, "--exact", path, *extra)
                 assert (fast.code, fast.json) == (exact.code, exact.json), (name, extra, level)
     assert "JSONL_UNKNOWN_TYPE" in cli("validate", "--revision", PUB, path).out
+
+
+def _reordered(data: bytes, every: int = 1) -> bytes:
+    """The log with the members of each `every`-th event's payload (and of its envelope) in reverse order: valid,
+    the same values, but not the generated structs' order (as the package writes an assistant message before its
+    usage)."""
+    lines = _lines(data)
+    for k in range(1, len(lines) - 1, every):
+        value = orjson.loads(lines[k])
+        if "seq" not in value:  # a packed row: its own layout
+            continue
+        if type(value.get("data")) is dict:
+            value["data"] = dict(reversed(list(value["data"].items())))
+        lines[k] = orjson.dumps(dict(reversed(list(value.items()))))
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("name", ["packed", "published", "mixed"])
+def test_members_in_another_order_are_proved_by_the_struct_and_the_one_parsing_path(name, monkeypatch):
+    """A line a struct accepts but writes in another member order: the struct proves its schema (the compiled predicate
+    is not asked), the one parsing path its losslessness; the verdict and counts are the exact path's at either
+    revision."""
+    log = _reordered(READABLE[name])
+    compiled = _PUB_SCHEMAS.event.by_tag
+    asked: list[str] = []
+    for tag, predicate in list(compiled.items()):
+        monkeypatch.setitem(compiled, tag, lambda value, tag=tag, predicate=predicate: asked.append(tag) or predicate(value))
+    assert check_clean(log, "x.jsonl", "schema", _PUB_SCHEMAS, revision=PUB) is not None
+    if name == "published":  # (no record read upgraded, which is checked again)
+        rows = [orjson.loads(raw) for raw in _lines(log)[1:-1] if b'"seq0"' in raw]
+        members = {decode_storage_record(row)[0]["type"] for row in rows}
+        # only a packed row's member family (its one verdict) asks a predicate: no reordered event line does
+        assert set(asked) <= members, asked
+    monkeypatch.undo()
+    for revision in ("2f74ac98ba", PUB):
+        proved = _never_looser_at(log, revision)
+        if revision == PUB or name == "packed":
+            assert all(fast is not None for fast in proved), (name, revision)
+
+
+@pytest.mark.parametrize("name", ["published", "mixed"])
+@given(data=st.data())
+def test_damaged_logs_in_another_member_order(name, data):
+    """Reordered lines with one random edit (a duplicate key, a number, a cut, ...): never looser than the exact path."""
+    log = data.draw(damaged(_reordered(READABLE[name], every=2)))
+    for revision in ("2f74ac98ba", PUB):
+        _never_looser_at(log, revision)
+
+
+@given(st.binary(max_size=3000), st.binary(max_size=3000), st.integers(0, 40), st.integers(0, 40), st.data())
+def test_the_first_difference_of_two_tails_is_the_first_byte_where_they_differ(one, two, skip_one, skip_two, data):
+    """`_first_difference` (doubling windows, bisection, a scan; no copy of the tails) against a byte by byte scan, on
+    tails that share a long prefix and on unrelated ones."""
+    from sessionspec.validator.fastlog import _first_difference
+
+    if data.draw(st.booleans()):
+        two = one[:data.draw(st.integers(0, len(one)))] + two
+    start_one, start_two = min(skip_one, len(one)), min(skip_two, len(two))
+    if data.draw(st.booleans()):
+        two = two[:start_two] + one[start_one:] + two[start_two:][:data.draw(st.integers(0, 3))]
+    a, b = one[start_one:], two[start_two:]
+    expected = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None if len(a) == len(b) else min(len(a), len(b)))
+    assert _first_difference(one, start_one, two, start_two) == (None if expected is None else start_two + expected)
+
+
+def _detection_logs() -> dict[str, bytes]:
+    """Logs of both revisions, resumed ones, settings outside a turn, crash tails and torn last lines: every JSONL log
+    of the real-log corpus and of `tests/real_logs/logs`, and the generated ones."""
+    real = Path(__file__).resolve().parents[1] / "real_logs"
+    found = {f"gen-{name}": data for name, data in READABLE.items()}
+    found["reordered"] = _reordered(READABLE["published"])
+    for path in sorted([*(real / "logs").glob("*.jsonl"), *(real / "corpus").glob("*.jsonl")]):
+        found[path.name] = path.read_bytes()
+    return found
+
+
+DETECTION_LOGS = _detection_logs()
+
+
+def _inline(data: bytes, level: str, revision: str) -> tuple[Any, Any]:
+    from sessionspec.validator.detect import InlineDetection
+
+    detection = InlineDetection()
+    schemas = (SCHEMAS if revision != PUB else _PUB_SCHEMAS) if level != "load" else None
+    blocks = (data[i:i + 4093] for i in range(0, len(data), 4093))
+    return check_clean(blocks, "x.jsonl", level, schemas, size=len(data), revision=revision,
+                       detection=detection), detection
+
+
+@pytest.mark.parametrize("name", sorted(DETECTION_LOGS))
+def test_the_pass_detecting_as_it_goes_finds_what_the_whole_files_detection_finds(name):
+    """Whatever revision the pass checks a log at, when it proves the log the detection it was fed (each line it
+    parses, in order) is the one `detect_in_bytes` gives on the whole file: revision, reason, evidence, scores."""
+    from sessionspec.validator.detect import detect_in_bytes
+
+    data = DETECTION_LOGS[name]
+    whole = detect_in_bytes(data)
+    proved = 0
+    for revision in ("2f74ac98ba", PUB):
+        for level in LEVELS:
+            fast, detection = _inline(data, level, revision)
+            if fast is not None:
+                proved += 1
+                assert detection.result() == whole, (name, revision, level)
+    assert proved or name.endswith(("torn-mid-line.jsonl", "bad.jsonl")) or not _fast(data, "load"), name
+
+
+@pytest.mark.parametrize("name", ["published", "mixed", "mixed-steering", "unpacked"])
+@given(data=st.data())
+def test_the_pass_detecting_as_it_goes_on_damaged_logs(name, data):
+    """A damaged log (a member's value, a cut, a duplicate key, a blank line, ...): proved, the detection fed is the whole
+    file's."""
+    from sessionspec.validator.detect import detect_in_bytes
+
+    log = data.draw(damaged(READABLE[name]))
+    for revision in ("2f74ac98ba", PUB):
+        fast, detection = _inline(log, "schema", revision)
+        if fast is not None:
+            assert detection.result() == detect_in_bytes(log), revision
+
+
+@pytest.mark.parametrize("order", ["pinned first", "published inside"])
+def test_validate_reports_what_the_exact_path_reports_when_the_ends_of_a_log_show_another_revision(write, order):
+    """The revision the first and last lines show is only the pass's guess: a log whose middle says otherwise is
+    reported at the revision its whole content shows, with the whole file's reason, as `--exact` reports it."""
+    pinned, published = _lines(READABLE["unpacked"]), _lines(READABLE["published"])
+    if order == "pinned first":
+        log = READABLE["mixed"]
+    else:  # a pinned log with a published turn/start in the middle
+        start = next(k for k in range(len(pinned) // 3, len(pinned)) if b'"type":"turn/start"' in pinned[k])
+        record = orjson.loads(pinned[start])
+        record["data"] = {"turn": record["data"]["turn"]}
+        pinned[start] = orjson.dumps(record)
+        log = b"\n".join(pinned)
+    assert published  # (the published log: the resumed one's second half)
+    path = write("log.jsonl", log)
+    for level in LEVELS:
+        fast = cli("validate", "--format", "json", "--level", level, path)
+        exact = cli("validate", "--format", "json", "--level", level, "--exact", path)
+        assert (fast.code, fast.json) == (exact.code, exact.json), (order, level)

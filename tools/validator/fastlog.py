@@ -67,7 +67,7 @@ from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelop
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
 from sessionspec.reference.upgrade import UPGRADED_TYPES
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import SessionSpecError
+from sessionspec.spec.errors import JsonTextError, SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.lint import Checker, SchemaSet
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from sessionspec.reference import RevisionLike
     from sessionspec.reference.upgrade import UpgradeReader
     from sessionspec.spec.schema_types import JsonObject, JsonValue
+    from sessionspec.validator.detect import InlineDetection
 
 __all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
@@ -233,14 +234,19 @@ class RowPlan:
         # of every row (the analysis proves no decision reads those values); learnt from the first
         # member whose varying and per-row values meet their bounds.
         self.constant: bool | None = None
+        # What the schema analysis reads: one member with None at the varying and per-row paths, and those paths.
+        self.template = _blank(member, set(paths.values()))
+        self.analysed = (self.seq_path, self.time_path, self.member_path, *(p for _, p in self.per_row))
         if compiled is not None:
             self.predicate = compiled.predicate_for(member)
-            template = _blank(member, set(paths.values()))
-            try:
-                self.bounds = varying_constraints(
-                    compiled, template, (self.seq_path, self.time_path, self.member_path, *(p for _, p in self.per_row)))
-            except Unsupported:
-                self.bounds = None
+            stored = _stored_bounds(compiled, tag, present, self.template, self.analysed)
+            if stored is not _NOT_STORED:
+                self.bounds = cast("dict[tuple[str, ...], ScalarBounds] | None", stored)
+            else:
+                try:
+                    self.bounds = varying_constraints(compiled, self.template, self.analysed)
+                except Unsupported:
+                    self.bounds = None
         # The checks that can fail at all: `_row_parts` already guarantees seq0 >= 0, the last
         # seq <= 2^53-1, times within +/-(2^53-1), string members and run-constant keys, numeric
         # turn/step/index; a bound that admits all of that is skipped.
@@ -289,6 +295,38 @@ class RowPlan:
             if not ok:
                 return False
         return True
+
+
+_NOT_STORED = object()
+
+
+def _stored_bounds(compiled: CompiledSchema, tag: str, present: frozenset[str], template: Any,
+                   analysed: tuple[tuple[str, ...], ...]) -> Any:
+    """The bounds `varying_constraints` gave for this row layout when the generated module was written (`pregen`:
+    ``ROW_BOUNDS``, for the generated schemas only), None where it found the shortcut unprovable; `_NOT_STORED` when
+    the module holds none for this schema, or holds one for another template or other paths (then it is analysed now:
+    the analysis builds the oracle, a third of a short run's start-up)."""
+    table = getattr(compiled, "row_bounds", None)
+    entry = table.get((tag, tuple(sorted(present)))) if table else None
+    if entry is None or entry[0] != template or entry[1] != analysed:
+        return _NOT_STORED
+    return None if entry[2] is None else {path: ScalarBounds(**fields) for path, fields in entry[2].items()}
+
+
+def row_bounds_table(compiled: CompiledSchema) -> dict[tuple[str, tuple[str, ...]], tuple[Any, Any, Any]]:
+    """For `pregen`: each row layout's (template, paths, bounds) as `RowPlan` analyses them for `compiled`, every
+    set of optional keys; bounds as each `ScalarBounds`' fields (None: the analysis refused the shortcut)."""
+    import dataclasses
+
+    table: dict[tuple[str, tuple[str, ...]], tuple[Any, Any, Any]] = {}
+    for tag, spec in sorted(_ROW_SPECS.items()):
+        for count in range(len(spec.optional) + 1):
+            for present in itertools.combinations(sorted(spec.optional), count):
+                plan = RowPlan(tag, frozenset(present), compiled)
+                bounds = None if plan.bounds is None else {
+                    path: {f.name: getattr(b, f.name) for f in dataclasses.fields(b)} for path, b in plan.bounds.items()}
+                table[(tag, present)] = (plan.template, plan.analysed, bounds)
+    return table
 
 
 def _template_source(value: Any, sentinels: dict[Any, tuple[str, str]], path: tuple[str, ...],
@@ -375,16 +413,30 @@ def _failed_line(text: bytes, error: Exception) -> int:
     return 0
 
 
-def _first_difference(one: bytes, two: bytes) -> int:
-    """The index of the first byte where `one` and `two` differ (they do): bisection on slices (memcmp), then a scan."""
-    low, high = 0, min(len(one), len(two))
-    while high - low > 64:  # invariant: one[:low] == two[:low], and they differ within [low, high]
+def _first_difference(one: bytes, start_one: int, two: bytes, start_two: int) -> int | None:
+    """The offset in `two` of the first byte where ``one[start_one:]`` and ``two[start_two:]`` differ (a text that ends
+    first differs where it ends), None when they are equal; no copy of either tail. Windows that double from the
+    start (a difference is usually near: the next doubtful line), then bisection within the first unequal one
+    (memcmp of slices), then a scan."""
+    left, right = len(one) - start_one, len(two) - start_two
+    low, width = 0, 256  # invariant: the tails agree on [0, low)
+    while True:
+        high = low + width
+        if one[start_one + low:start_one + high] == two[start_two + low:start_two + high]:
+            if high >= left:  # (then high >= right too: equal windows have equal lengths)
+                return None
+            low, width = high, width * 2
+            continue
+        break
+    high = min(high, left, right)  # they differ within [low, high], `high` itself when one of them ends there
+    while high - low > 64:
         mid = (low + high) // 2
-        if one[low:mid] == two[low:mid]:
+        if one[start_one + low:start_one + mid] == two[start_two + low:start_two + mid]:
             low = mid
         else:
             high = mid
-    return next((i for i in range(low, high) if one[i] != two[i]), high)
+    found = next((i for i in range(low, high) if one[start_one + i] != two[start_two + i]), high)
+    return start_two + found
 
 
 def _trusted(raw: bytes, number: int) -> Any:
@@ -398,14 +450,15 @@ def _trusted(raw: bytes, number: int) -> Any:
 
 def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: SchemaSet | None,
                 progress: Callable[[int, int], None] | None = None, size: int | None = None,
-                revision: RevisionLike = None) -> CleanLog | None:
+                revision: RevisionLike = None, detection: InlineDetection | None = None) -> CleanLog | None:
     """A `CleanLog` when the exact path would report nothing for this JSONL artifact, else None.
 
     `data` is the whole artifact or its bytes in consecutive blocks (a file read piece by piece):
     the pass keeps one block, the surface and the open turn, never the log. `size` (the total, when
     known) scales `progress`, which is called with bytes done and bytes in all. `revision` (default:
     the pinned one) is the revision the log is checked at (`proves`): its rules, and its load path's
-    reading of stored records (JSONL-13..15: upgrades, refusals) record by record.
+    reading of stored records (JSONL-13..15: upgrades, refusals) record by record. `detection`, when given, is
+    fed every line revision detection reads, as the pass parses it (valid when the pass returns a `CleanLog`).
     """
     if not proves(revision):
         return None
@@ -413,7 +466,7 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
     try:
         with gc_paused():
             return _check(iter(blocks), name, level, schemas, progress,
-                          len(data) if isinstance(data, bytes) else size, rules_for(revision))
+                          len(data) if isinstance(data, bytes) else size, rules_for(revision), detection)
     except (_GiveUp, SessionSpecError, RecursionError):
         return None
     except (TypeError, ValueError, KeyError, OverflowError):
@@ -579,7 +632,8 @@ class _Pass:
     """
 
     def __init__(self, name: str, level: str, schemas: SchemaSet | None,
-                 progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None) -> None:
+                 progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None,
+                 detection: InlineDetection | None = None) -> None:
         self.name, self.level, self.schemas = name, level, schemas
         rules = self.rules = rules_for(rules)
         self.surface_types = rules.surface_types
@@ -603,8 +657,17 @@ class _Pass:
         self.encode_lines = fast.encoder.encode_lines if fast is not None else None
         # Log-only events take no step at the schema level (the loop checks their seq inline); at strict
         # they go through `_strict_log_only` for the INV fold.
-        self.log_only: frozenset[Any] = frozenset(cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict)
-        steps: dict[int, Callable[[Any, int], None]] = {_LOG_ONLY: self._strict_log_only, _SURFACE_EVENT: self._surface_struct,
+        # Revision detection fed by the pass (`detection`): the structs whose lines it reads (a canonical line starts
+        # with its type, so its struct's class decides), each handed over as its value; its own step when log-only.
+        self.detection = detection
+        self.picked: frozenset[Any] = frozenset(
+            cls for cls, tag in fast.tags.items() if detection.picks(b'{"type":' + msgspec.json.encode(tag) + b",")
+        ) if detection is not None and fast is not None else frozenset()
+        self.converted: tuple[Any, Any] = (None, None)  # the last picked struct and its value (`_convert_struct`)
+        self.log_only: frozenset[Any] = frozenset(
+            cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict and cls not in self.picked)
+        steps: dict[int, Callable[[Any, int], None]] = {
+                 _LOG_ONLY: self._strict_log_only if self.strict else self._log_only_struct, _SURFACE_EVENT: self._surface_struct,
                  _SURFACE_TYPED: functools.partial(self._surface_struct, distinct=True), _ROW: self._row_struct,
                  _ROW_TYPED: self._row_struct if self.strict else self._typed_row, _TURN_START: self._turn_start_struct,
                  _CONVERT: self._convert_struct}
@@ -659,6 +722,8 @@ class _Pass:
         if not newline or b"\r" in header_raw:
             raise _GiveUp
         header = _trusted(header_raw, 1)
+        if self.detection is not None and self.detection.picks(header_raw):
+            self.detection.feed(1, header)
         if type(header) is not dict or header_line_problem(header) is not None:
             raise _GiveUp
         probe = LoadedLog(name=self.name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
@@ -746,12 +811,15 @@ class _Pass:
             else:
                 # `encode_lines` writes each struct's canonical JSON and a newline: equal bytes mean each line is
                 # exactly one struct's canonical form (blank lines, spaces, escapes, duplicate keys all differ).
+                # Offsets into both (no copy of the rest after each doubtful line): `pos` in the text, `at` in the
+                # encoding, `first` the struct of the line at `pos`.
                 encoded = self.encode_lines(objs)  # type: ignore[misc]
+                pos = at = first = 0
                 while True:
-                    doubt = self._doubtful(encoded, text)
-                    verified = len(objs) if doubt is None else text.count(b"\n", 0, doubt)
+                    doubt = self._doubtful(encoded, at, text, pos)
+                    verified = len(objs) - first if doubt is None else text.count(b"\n", pos, doubt)
                     if verified:
-                        self.structs(objs[:verified], index + taken)
+                        self.structs(objs[first:first + verified] if first or doubt is not None else objs, index + taken)
                         taken += verified
                     if doubt is None:
                         return taken
@@ -760,11 +828,12 @@ class _Pass:
                     self.line(text[doubt:end - 1], index + taken)
                     # the structs after it against the text after it: equal bytes prove those lines, whichever
                     # struct the doubtful line decoded to
-                    after = encoded.find(b"\n", doubt) + 1
-                    text = text[end:]
-                    if not after or not text:
+                    after = encoded.find(b"\n", at + (doubt - pos)) + 1
+                    pos = end
+                    if not after or pos >= len(text):
                         break
-                    objs, encoded = objs[verified + 1:], encoded[after:]
+                    first, at = first + verified + 1, after
+                text = text[pos:]
                 continue
             end = text.index(b"\n", cut) + 1
             taken += 1
@@ -772,32 +841,43 @@ class _Pass:
             text = text[end:]
         return taken
 
-    def _doubtful(self, encoded: bytes, text: bytes) -> int | None:
-        """The start of the first line of `text` that is not its struct's re-encoding (or holds ``-0.0`` where the
-        types could: `scan_neg_zero`); None when every line is."""
-        if encoded == text:
-            zero = _NEG_ZERO.search(text) if self.neg_zero else None
-            return None if zero is None else text.rfind(b"\n", 0, zero.start()) + 1
-        return text.rfind(b"\n", 0, _first_difference(encoded, text)) + 1
+    def _doubtful(self, encoded: bytes, at: int, text: bytes, pos: int) -> int | None:
+        """The start of the first line of ``text[pos:]`` that is not its struct's re-encoding in ``encoded[at:]`` (or
+        holds ``-0.0`` where the types could: `scan_neg_zero`); None when every line is. (`pos` starts a line.)"""
+        differ = _first_difference(encoded, at, text, pos)
+        if differ is None:
+            zero = _NEG_ZERO.search(text, pos) if self.neg_zero else None
+            if zero is None:
+                return None
+            differ = zero.start()
+        return max(pos, text.rfind(b"\n", pos, differ) + 1)
 
     def line(self, raw: bytes, number: int) -> None:
         """One line by itself: a generated struct when it verifies, else the value the one parsing path reads
         (`json_text.loads`, through `parse_line`), when it reports no anomaly."""
+        typed = False
         if self.decode is not None:
             try:
                 obj = self.decode(raw)
             except msgspec.MsgspecError:
                 obj = None
-            if obj is not None and self.encode(obj) == raw and not (self.neg_zero and b"-0.0" in raw):  # type: ignore[misc]
-                self.structs([obj], number - 1)
-                return
+            if obj is not None and not (self.neg_zero and b"-0.0" in raw):
+                if self.encode(obj) == raw:  # type: ignore[misc]
+                    self.structs([obj], number - 1)
+                    return
+                # A struct accepted the line but writes it otherwise (its members in another order: the package
+                # writes an assistant message's before its usage): the struct still proves the event's schema, and
+                # the one parsing path below proves the line lossless, so its value is the struct's.
+                typed = True
         value = _trusted(raw, number)
+        if self.detection is not None and self.detection.picks(raw):
+            self.detection.feed(number, value)
         if type(value) is not dict:
             raise _GiveUp
         tag = value.get("type")
         spec = _ROW_SPECS.get(tag) if type(tag) is str else None
         if spec is None:
-            self.event(value, number - 1)
+            self.event(value, number - 1, checked=typed)
             return
         if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
             raise _GiveUp  # CHUNK-9
@@ -810,7 +890,7 @@ class _Pass:
 
         A log-only event (most of a log: chunks) costs a seq test here; the other kinds have their step.
         """
-        log_only, handlers = self.log_only, self.handlers
+        log_only, handlers, picked = self.log_only, self.handlers, self.picked
         expected = self.expected
         for i, obj in enumerate(objs, index):
             if obj.__class__ in log_only:
@@ -818,10 +898,20 @@ class _Pass:
                     raise _GiveUp  # JSONL-7
                 expected += 1
                 continue
+            if obj.__class__ in picked:  # (a canonical line: its value is the struct's, as detection parses it)
+                value = msgspec.to_builtins(obj)
+                self.detection.feed(i + 1, value)  # type: ignore[union-attr]
+                self.converted = (obj, value)
             self.expected = expected
             handlers[obj.__class__](obj, i)
             expected = self.expected
         self.expected = expected
+
+    def _log_only_struct(self, obj: Any, index: int) -> None:
+        """A log-only event at the load and schema levels that detection reads (`structs` inlines the others)."""
+        if obj.seq != self.expected:
+            raise _GiveUp  # JSONL-7
+        self.expected += 1
 
     def _strict_log_only(self, obj: Any, index: int) -> None:
         """A log-only event at the strict level: its seq, then the INV fold (from the struct when it can)."""
@@ -895,7 +985,7 @@ class _Pass:
 
     def _convert_struct(self, obj: Any, index: int) -> None:
         """A struct whose type cannot prove its load rules: the dict path's rules on its plain value."""
-        value = msgspec.to_builtins(obj)
+        value = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
         spec = _ROW_SPECS.get(value.get("type"))
         if spec is None:
             self.event(value, index, checked=True)
@@ -1024,6 +1114,11 @@ class _Pass:
             findings += suffix.findings
         if fragment:
             findings.append(fragment_finding(fragment, self.base + 1))
+            if self.detection is not None and self.detection.picks(fragment):  # detection parses a last line too
+                try:
+                    self.detection.feed(self.base + 1, json_text.loads(fragment))
+                except JsonTextError:
+                    pass
         for finding in findings:
             finding.file = self.name
         findings.sort(key=lambda f: (f.line if f.line is not None else 1 << 62))
@@ -1044,8 +1139,9 @@ def _read_again(reader: UpgradeReader | None, event: Any, index: int) -> Any:
 
 
 def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,
-           progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None) -> CleanLog:
-    run = _Pass(name, level, schemas, progress, total, rules)
+           progress: Callable[[int, int], None] | None, total: int | None, rules: Rules | None = None,
+           detection: InlineDetection | None = None) -> CleanLog:
+    run = _Pass(name, level, schemas, progress, total, rules, detection)
     run.block(run.header(blocks))
     for block in blocks:
         run.block(block)

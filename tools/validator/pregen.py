@@ -464,9 +464,13 @@ def render(spec: Spec) -> str:
         "_STR = frozenset((str,))",
         "",
     ]
+    from sessionspec.validator.fastlog import row_bounds_table
+
     entries: list[str] = []
+    row_bounds: list[str] = []
     for number, one in enumerate(rendered):
         schemas = compiled_parts(one)
+        row_bounds.append(f"    {fingerprint(one)!r}: {_literal(row_bounds_table(schemas.event))},")
         fast = schemas.fast_types
         compiled = {"event": schemas.event, "header": schemas.header, "row": schemas.row}
         roots: list[str] = []
@@ -483,6 +487,9 @@ def render(spec: Spec) -> str:
                        f"{_literal(fast.rows)}, {_literal(dict(sorted(fast.skipped.items())))}),")
     parts += ["", "# fingerprint -> (EVENT, HEADER, ROW, structs, event types with a struct, row tags with one, skipped)",
               "PARTS = {", *entries, "}"]
+    parts += ["", "# fingerprint -> row layout (tag, optional keys present) -> (template, paths, bounds): the packed rows'",
+              "# schema analysis (`fastlog.RowPlan`), done here so that a run never builds the oracle for it",
+              "ROW_BOUNDS = {", *row_bounds, "}"]
     payload_lines, payloads = _payload_predicates(specs)
     parts += ["", "# Revision detection: each payload schema that differs between revisions, at each revision.",
               f"REVISIONS_FINGERPRINT = {revisions_fingerprint(specs)!r}", *payload_lines]
@@ -510,6 +517,9 @@ class Pregenerated(CompiledSchema):
         self._spec = spec  # its `registry` (importing `referencing`, crawling every schema) only when asked for
         self._predicate, self.by_tag, self.tag_key = entry
         self.fallbacks = ()
+        #: the packed rows' schema analysis for this schema, written with it (`fastlog.row_bounds_table`; the event
+        #: schema's only)
+        self.row_bounds: dict[tuple[str, tuple[str, ...]], tuple[Any, Any, Any]] = {}
 
     @functools.cached_property
     def oracle(self) -> Oracle:  # type: ignore[override]  # built on first use, then an attribute as in the base
@@ -563,8 +573,10 @@ def generated_parts(spec: Spec, module: ModuleType | SimpleNamespace | None = No
     tags = {cls: cls.__struct_config__.tag for cls in structs}
     fast = FastTypes(msgspec.json.Decoder(typing.Union[structs]), msgspec.json.Encoder(), tags,
                      events, rows, dict(skipped))
+    event_schema = Pregenerated(spec.event_schema, spec.event_validator, event, spec)
+    event_schema.row_bounds = getattr(module, "ROW_BOUNDS", {}).get(fingerprint(spec), {})
     return Parts(
-        Pregenerated(spec.event_schema, spec.event_validator, event, spec),
+        event_schema,
         Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), header, spec),
         Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), row, spec),
         fast,
