@@ -355,7 +355,8 @@ class _Detector:
         self.in_turn = False
         self.placed = dict.fromkeys(known_revisions(), 0)
 
-    def add(self, index: int, event: Any, where: Callable[[], str]) -> None:
+    def add(self, index: int, event: Any, where: Callable[[], str], valid_at: str | None = None) -> None:
+        """One event; ``valid_at``: a revision whose schemas are known to accept it (its payload is not checked)."""
         if type(event) is not dict or type(event.get("type")) is not str:
             return
         etype = event["type"]
@@ -377,7 +378,7 @@ class _Detector:
         checks = self.payloads.get(etype)
         if checks is None:
             return
-        fits = [rid for rid, validator in checks.items() if validator.is_valid(event.get("data"))]
+        fits = [rid for rid, validator in checks.items() if rid == valid_at or validator.is_valid(event.get("data"))]
         if 0 < len(fits) < len(checks):
             misfits = [rid for rid in checks if rid not in fits]
             for rid in fits:
@@ -511,9 +512,11 @@ class InlineDetection:
         match = self.pattern.match(b"\n" + raw + b"\n")
         return match is not None and match.start("blank") < 0
 
-    def feed(self, number: int, value: Any) -> None:
-        """Line ``number`` (1 = the first line), a picked line, with the value it parses to."""
-        self.detector.add(self.count, value, lambda: f"line {number}")
+    def feed(self, number: int, value: Any, valid_at: str | None = None) -> None:
+        """Line ``number`` (1 = the first line), a picked line, with the value it parses to; ``valid_at``: a revision
+        whose event schema accepts the value (a generated struct of that revision's read it), so whose payload
+        schema does: its payload check is skipped."""
+        self.detector.add(self.count, value, lambda: f"line {number}", valid_at)
         self.count += 1
 
     def result(self) -> Detection:

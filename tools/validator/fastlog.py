@@ -685,6 +685,7 @@ class _Pass:
         # made with the header's session id); the types a registry adds are known to it, as to the exact path's.
         self.extra_types = frozenset(schemas.spec.events) if schemas is not None else frozenset()
         self.reader: StoredReader | None = None
+        self.messages_read = False
         # DEC-24: earlier-format records kept as stored (valid at the parent revision), by type
         self.kept_as_stored: dict[str, int] = {}
         self.earlier = Checker(level, schemas, rules).earlier_schemas() if compiled is not None else None
@@ -732,6 +733,9 @@ class _Pass:
             raise _GiveUp
         reader = StoredReader(header["id"] if type(header.get("id")) is str else "", None, self.rules, self.extra_types)
         self.reader = reader if reader.active else None
+        # the load path's reader checks each record it reads with this revision's message shape (SEED-18, SEED-6:
+        # `UpgradeReader.read`), as the rule table's entry does
+        self.messages_read = reader.reader is not None and reader.reader.messages is self.rules.messages
         self.done = len(header_raw) + 1
         return rest
 
@@ -871,7 +875,7 @@ class _Pass:
                 typed = True
         value = _trusted(raw, number)
         if self.detection is not None and self.detection.picks(raw):
-            self.detection.feed(number, value)
+            self.detection.feed(number, value, self.rules.id if typed else None)
         if type(value) is not dict:
             raise _GiveUp
         tag = value.get("type")
@@ -900,7 +904,7 @@ class _Pass:
                 continue
             if obj.__class__ in picked:  # (a canonical line: its value is the struct's, as detection parses it)
                 value = msgspec.to_builtins(obj)
-                self.detection.feed(i + 1, value)  # type: ignore[union-attr]
+                self.detection.feed(i + 1, value, self.rules.id)  # type: ignore[union-attr]
                 self.converted = (obj, value)
             self.expected = expected
             handlers[obj.__class__](obj, i)
@@ -1024,8 +1028,11 @@ class _Pass:
             raise _GiveUp  # SEED-3, JSONL-12
         if tag in self.looked_into:
             # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
-            # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy
-            TABLE.check_seed_entry(value, seq, rules)
+            # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy.
+            # Of a type only the message shape's check looks into, where the load path's reader has just made that
+            # check on this very record (`messages_read`), the entry holds: the envelope and the seq are checked above.
+            if not (self.messages_read and tag not in SEED_DATA_RULE_TYPES):
+                TABLE.check_seed_entry(value, seq, rules)
             payload = value["data"]
             if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
                 raise _GiveUp  # JSONL-12
