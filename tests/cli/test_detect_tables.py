@@ -167,3 +167,12 @@ def test_the_schema_walk_never_contradicts_the_oracle(example, data):
         spec = SPECS[rid]
         quick = detect._undefined_in(spec.schemas, spec.events[event_type]["payloadSchema"], mutated)
         assert quick is None or quick == _oracle_answer(event_type, rid, mutated), (event_type, rid, mutated)
+
+
+def test_the_evidence_types_read_from_the_generated_module_are_the_ones_computed_now():
+    """`pregen.generated_evidence_payloads` (the generated ``PAYLOADS``' types, no schema closure walked at start-up)
+    is `evidence_payloads` of the same specs, in the same order; the (memoised) fingerprint is its content digest."""
+    specs = {rid: SPECS[rid] for rid in known_revisions()}
+    assert list(pregen.generated_evidence_payloads(specs).items()) == list(pregen.evidence_payloads(specs).items())
+    assert pregen.fingerprint(specs[known_revisions()[0]]) == pregen.content_digest(
+        [specs[known_revisions()[0]].event_schema, dict(specs[known_revisions()[0]].schemas)])

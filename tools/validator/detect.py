@@ -114,7 +114,7 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, CompiledSc
     whose payloads can be evidence (from each revision's `SchemaSet`: generated ahead of time for the installed
     revisions, compiled at first use otherwise)."""
     from sessionspec.validator.lint import schema_set
-    from sessionspec.validator.pregen import evidence_payloads
+    from sessionspec.validator.pregen import generated_evidence_payloads
 
     specs = {r: load_spec(revision=r) for r in known_revisions()}
     registered: dict[str, set[str]] = {}
@@ -122,7 +122,7 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, CompiledSc
         for event_type in spec.events:
             registered.setdefault(event_type, set()).add(rid)
     payloads = {event_type: {rid: schema_set(revision=rid).payload(schema_id) for rid, schema_id in ids.items()}
-                for event_type, ids in evidence_payloads(specs).items()}
+                for event_type, ids in generated_evidence_payloads(specs).items()}
     return {t: frozenset(r) for t, r in registered.items()}, payloads
 
 

@@ -66,8 +66,17 @@ ROW_SCHEMA_ID = "https://sessionspec.dev/schema/storage/chunk-row.json"
 
 
 def fingerprint(spec: Spec) -> str:
-    """A digest of everything the generated code depends on in `spec`: the schemas and the event dispatch."""
-    return content_digest([spec.event_schema, dict(spec.schemas)])
+    """A digest of everything the generated code depends on in `spec`: the schemas and the event dispatch (once per
+    loaded spec: its schemas and registry are read-only)."""
+    known = _FINGERPRINTS.get(id(spec))
+    if known is None or known[0] is not spec:
+        if len(_FINGERPRINTS) >= 32:  # (a long-lived process loading registries: a bound on what it keeps)
+            del _FINGERPRINTS[next(iter(_FINGERPRINTS))]
+        known = _FINGERPRINTS[id(spec)] = (spec, content_digest([spec.event_schema, dict(spec.schemas)]))
+    return known[1]
+
+
+_FINGERPRINTS: dict[int, tuple[Any, str]] = {}
 
 
 def content_digest(value: Any) -> str:
@@ -405,6 +414,19 @@ def _payload_predicates(specs: dict[str, Any]) -> tuple[list[str], dict[str, dic
             lines += body
             table.setdefault(event_type, {})[rid] = root
     return lines, table
+
+
+def generated_evidence_payloads(specs: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """`evidence_payloads` as the generated module holds it (its ``PAYLOADS`` are exactly those types at those
+    revisions), or computed now when the module was generated from other revisions."""
+    try:
+        module: Any = __import__(_MODULE, fromlist=["PAYLOADS"])
+    except ImportError:
+        return evidence_payloads(specs)
+    if getattr(module, "REVISIONS_FINGERPRINT", None) != revisions_fingerprint(specs):
+        return evidence_payloads(specs)
+    return {event_type: {rid: spec.events[event_type]["payloadSchema"] for rid, spec in specs.items() if rid in by_rev}
+            for event_type, by_rev in module.PAYLOADS.items()}
 
 
 def generated_payloads(specs: dict[str, Any]) -> dict[str, dict[str, Callable[[JsonValue], bool]]]:
