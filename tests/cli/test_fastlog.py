@@ -800,7 +800,7 @@ def test_the_pass_detecting_as_it_goes_finds_what_the_whole_files_detection_find
             if fast is not None:
                 proved += 1
                 assert detection.result() == whole, (name, revision, level)
-    assert proved or name.endswith(("torn-mid-line.jsonl", "bad.jsonl")) or not _fast(data, "load"), name
+    assert proved or _fast(data, "load") is None, name  # (what the pass proves, it proves detecting as it goes)
 
 
 @pytest.mark.parametrize("name", ["published", "mixed", "mixed-steering", "unpacked"])
