@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from typing import Any
 
 from sessionspec.cli import run
@@ -77,6 +79,30 @@ def cli(*argv: str) -> Result:
     out, err = io.StringIO(), io.StringIO()
     code = run(list(argv), out, err)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+#: A child's own peak resident set, in KiB: /proc's ``VmHWM``, the high-water mark of the process's own memory image,
+#: which exec starts afresh. ``getrusage``'s ``ru_maxrss`` (and ``wait4``'s) is not own: Linux carries into it the
+#: peak of the image exec replaced, so a child started from an xdist worker that has grown to 700 MB measures at least
+#: that, and a bound on it (or on the difference of two such runs) can fail, or pass, for the worker's sake.
+_PEAK_PROBE = (
+    "import io, sys\n"
+    "from sessionspec.cli import run\n"
+    "out = io.StringIO()\n"
+    "code = run(sys.argv[1:], out, io.StringIO())\n"
+    "peak = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:'))\n"
+    "sys.stdout.write(out.getvalue())\n"
+    "sys.stderr.write(f'\\n{code} {peak}\\n')\n"
+)
+
+
+def peak_run(*argv: str, timeout: float = 600) -> tuple[int, int, str]:
+    """Run the CLI with ``argv`` in a fresh child: its exit status, its own peak resident set (KiB) and its stdout."""
+    done = subprocess.run([sys.executable, "-c", _PEAK_PROBE, *argv], capture_output=True, text=True, timeout=timeout,
+                          check=False)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    code, peak = done.stderr.rstrip("\n").rsplit("\n", 1)[-1].split()
+    return int(code), int(peak), done.stdout
 
 
 def findings(result: Result) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Revision detection validates only the payloads that can be evidence.
 
-`sessionspec.validator.detect` (through `sessionspec.validator.pregen.evidence_payloads`) skips a type registered in several revisions when its payload schemas
+`sessionspec.validator.detect` (through `sessionspec.validator.generated.evidence_payloads`) skips a type registered in several revisions when its payload schemas
 reach equal schema documents in each (most of a log: chunks, steps, tool calls); these tests check that
 such a type really accepts the same payloads everywhere, and that a type whose schemas differ is kept.
 """
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import known_revisions
-from sessionspec.validator import detect, pregen
+from sessionspec.validator import detect, generated
 
 
 def _specs() -> dict[str, Any]:
@@ -51,15 +51,15 @@ def test_a_reference_the_walk_cannot_follow_keeps_the_check():
     class Nested:
         schemas: ClassVar[dict[str, Any]] = {**spec.schemas, "urn:x": {"$id": "urn:x", "properties": {"a": {"$id": "urn:y"}}}}
 
-    assert pregen._closure(Nested, "urn:x") is None
-    assert pregen._closure(Nested, "urn:missing") is None
-    assert not pregen._same_payloads([(Nested, "urn:x"), (Nested, "urn:x")])
+    assert generated._closure(Nested, "urn:x") is None
+    assert generated._closure(Nested, "urn:missing") is None
+    assert not generated._same_payloads([(Nested, "urn:x"), (Nested, "urn:x")])
 
 
 # -- the payload checks generated ahead of time (`sessionspec.validator.pregen`) -------------------------
 
-GENERATED = pregen.generated_payloads(SPECS)
-EVIDENCE = pregen.evidence_payloads(SPECS)
+GENERATED = generated.generated_payloads(SPECS)
+EVIDENCE = generated.evidence_payloads(SPECS)
 EVIDENCE_EXAMPLES = [(t, case["event"]["data"]) for t in EVIDENCE for rid in EVIDENCE[t]
                      for group in SPECS[rid].events[t].get("examples", {}).values() for case in group
                      if isinstance(case.get("event"), dict) and "data" in case["event"]]
@@ -75,12 +75,12 @@ def test_detection_uses_the_generated_checks_for_the_installed_revisions():
     assert set(PAYLOADS) == set(EVIDENCE)
     for event_type, checks in PAYLOADS.items():
         assert set(checks) == set(EVIDENCE[event_type])
-        assert all(isinstance(check, pregen.Pregenerated) for check in checks.values()), event_type
+        assert all(isinstance(check, generated.Pregenerated) for check in checks.values()), event_type
 
 
 def test_other_revisions_never_get_the_generated_checks():
     rid = known_revisions()[0]
-    assert pregen.generated_payloads({rid: SPECS[rid]}) == {}
+    assert generated.generated_payloads({rid: SPECS[rid]}) == {}
 
 
 def test_a_payload_schema_without_a_generated_check_is_compiled_by_the_same_interface():
@@ -170,9 +170,9 @@ def test_the_schema_walk_never_contradicts_the_oracle(example, data):
 
 
 def test_the_evidence_types_read_from_the_generated_module_are_the_ones_computed_now():
-    """`pregen.generated_evidence_payloads` (the generated ``PAYLOADS``' types, no schema closure walked at start-up)
+    """`generated.generated_evidence_payloads` (the generated ``PAYLOADS``' types, no schema closure walked at start-up)
     is `evidence_payloads` of the same specs, in the same order; the (memoised) fingerprint is its content digest."""
     specs = {rid: SPECS[rid] for rid in known_revisions()}
-    assert list(pregen.generated_evidence_payloads(specs).items()) == list(pregen.evidence_payloads(specs).items())
-    assert pregen.fingerprint(specs[known_revisions()[0]]) == pregen.content_digest(
+    assert list(generated.generated_evidence_payloads(specs).items()) == list(generated.evidence_payloads(specs).items())
+    assert generated.fingerprint(specs[known_revisions()[0]]) == generated.content_digest(
         [specs[known_revisions()[0]].event_schema, dict(specs[known_revisions()[0]].schemas)])

@@ -297,7 +297,7 @@ def test_row_plans_of_the_generated_schemas_are_read_from_the_module_as_the_anal
     building the oracle, and they are the bounds the analysis gives now; a stored entry for another template is not
     used."""
     from sessionspec.validator import fastlog
-    from sessionspec.validator.pregen import compiled_parts, generated_parts
+    from sessionspec.validator.generated import compiled_parts, generated_parts
 
     parts = generated_parts(schema_set((), revision).spec)
     assert parts is not None

@@ -26,6 +26,7 @@ from sessionspec.cli import run
 from sessionspec.spec import load_spec
 from sessionspec.validator import pregen
 from sessionspec.validator.fastschema import GeneratedCodeError, checked_code
+from sessionspec.validator.generated import generated_parts
 from sessionspec.validator.lint import SchemaSet
 
 NASTY = "q'\"\\\n\r\t\x00\x07\x1b[31m\udfff\ud800\u2028é}{)(#:`|"  # lone surrogates: low before high
@@ -178,7 +179,7 @@ def test_the_module_writer_holds_schema_content_as_values_only(spec: Any) -> Non
         # dont_inherit: compiled as an import compiles it, without this file's `from __future__ import annotations`
         # (each revision's structs are classes of a builder function: their annotations must be objects)
         exec(compile(text, "<rendered>", "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - the module pregen writes, under test
-        parts = pregen.generated_parts(spec, module)
+        parts = generated_parts(spec, module)
     finally:
         del sys.modules[module.__name__]
     assert parts is not None

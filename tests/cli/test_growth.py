@@ -13,7 +13,7 @@ import time
 import tracemalloc
 
 import pytest
-from cli_helpers import HEADER
+from cli_helpers import HEADER, peak_run
 from sessionspec.cli import run
 
 T = 1767225600000
@@ -162,14 +162,10 @@ UNPACK_MB_PER_INPUT_MB = 30
 
 
 def _peak_rss_kb(args: list[str]) -> int:
-    """Peak RSS of a fresh process running the CLI with ``args`` (its own ``ru_maxrss``, in KB)."""
-    script = ("import io, resource, sys\nfrom sessionspec.cli import run\n"
-              "code = run(sys.argv[1:], io.StringIO(), io.StringIO())\n"
-              "print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=600, check=True)
-    code, peak = done.stdout.split()
-    assert code == "0", done.stdout + done.stderr
-    return int(peak)
+    """Peak RSS of a fresh process running the CLI with ``args`` (its own, in KiB: `cli_helpers.peak_run`)."""
+    code, peak, out = peak_run(*args)
+    assert code == 0, out
+    return peak
 
 
 def test_unpacking_a_huge_row_is_bounded_by_its_input_not_by_its_events(tmp_path):

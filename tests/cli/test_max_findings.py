@@ -5,15 +5,12 @@ array, compressed artifact, SQLite store, ``-j``) and level, and the report coun
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli, jsonl
+from cli_helpers import cli, jsonl, peak_run
 from sessionspec import validate
 from sessionspec.reference import Finding, FindingList
 from storage_fixtures import HEADER as STORE_HEADER
@@ -131,15 +128,6 @@ def test_stats_and_pack_count_every_finding(tmp_path, held):
     assert 0 < held[0] <= 2 * 100 + 64
 
 
-def _peak_rss_kb(argv: list[str]) -> tuple[int, int, bytes]:
-    """Exit status, peak resident set size (KiB) and stdout of a child process."""
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as child:
-        out = child.stdout.read() if child.stdout else b""
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, usage.ru_maxrss, out
-
-
 def test_a_million_defective_lines_validate_in_bounded_memory(tmp_path):
     """1,000,000 lines that each are a finding (a record without seq inside the committed region): the
     peak memory stays within 150 MB of a clean run's (keeping every finding took 630 MB), and the
@@ -151,11 +139,10 @@ def test_a_million_defective_lines_validate_in_bounded_memory(tmp_path):
     path.write_bytes(head[0] + b"\n" + head[1] + b"\n" + b"{}\n" * lines + jsonl([events[1]], header=None))
     clean = tmp_path / "clean.jsonl"
     clean.write_bytes(jsonl(_events(3, marker=True)))
-    command = [sys.executable, "-c", "from sessionspec.cli import main; main()",
-               "validate", "--format", "json", "--max-findings", "10"]
-    code, base, _ = _peak_rss_kb([*command, str(clean)])
+    command = ["validate", "--format", "json", "--max-findings", "10"]
+    code, base, _ = peak_run(*command, str(clean))
     assert code == 0
-    code, peak, out = _peak_rss_kb([*command, str(path)])
+    code, peak, out = peak_run(*command, str(path))
     assert code == 1
     (entry,) = json.loads(out)["files"]
     assert (entry["errors"], entry["notShown"], len(entry["findings"])) == (lines, lines - 10, 10)

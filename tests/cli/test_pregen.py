@@ -8,7 +8,8 @@ import msgspec
 import pytest
 from sessionspec.spec.loader import load_spec
 from sessionspec.spec.revisions import known_revisions
-from sessionspec.validator import pregen
+from sessionspec.validator import generated, pregen
+from sessionspec.validator.generated import generated_parts
 from sessionspec.validator.lint import SchemaSet, schema_set
 
 PLUGIN_REGISTRY = Path(__file__).parents[1] / "spec" / "plugin_registry"
@@ -38,20 +39,20 @@ def test_generated_module_is_fresh() -> None:
 def test_core_schema_set_comes_from_the_generated_module(rid: str) -> None:
     """Every installed revision's core schemas are generated ahead of time (the published one compiles in ~1.5 s)."""
     schemas = schema_set((), rid)
-    assert isinstance(schemas.event, pregen.Pregenerated)
-    assert isinstance(schemas.row, pregen.Pregenerated)
+    assert isinstance(schemas.event, generated.Pregenerated)
+    assert isinstance(schemas.row, generated.Pregenerated)
     assert schemas.fast_types.events, rid  # the generated structs cover the revision's types
 
 
 def test_a_different_spec_is_never_given_the_generated_module() -> None:
     spec = load_spec([PLUGIN_REGISTRY])
-    assert pregen.fingerprint(spec) != pregen.fingerprint(load_spec())
-    assert pregen.generated_parts(spec) is None
+    assert generated.fingerprint(spec) != generated.fingerprint(load_spec())
+    assert generated_parts(spec) is None
 
 
 def test_generated_predicates_and_types_agree_with_run_time_compiling(runtime: SchemaSet, revision: str) -> None:
     spec = load_spec(revision=revision)
-    parts = pregen.generated_parts(spec)
+    parts = generated_parts(spec)
     assert parts is not None
     generated = SchemaSet(spec, parts)
     assert set(generated.event.by_tag) == set(runtime.event.by_tag)

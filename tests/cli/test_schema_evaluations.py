@@ -22,7 +22,7 @@ from schema_instances import Instances, schema_mutants
 from sessionspec.reference import json_text
 from sessionspec.spec.loader import load_spec
 from sessionspec.spec.revisions import known_revisions
-from sessionspec.validator import pregen
+from sessionspec.validator import generated
 from sessionspec.validator.lint import SchemaSet, schema_set
 
 REVISIONS = tuple(known_revisions())
@@ -67,7 +67,7 @@ def test_the_drawn_instances_reach_a_valid_event_of_every_type(revision: str) ->
 
 def test_the_core_schemas_are_the_generated_module() -> None:
     """What the tests below hold to the oracle at the pinned revision is what validate runs: core_fast.py."""
-    assert isinstance(_schemas(REVISIONS[0]).event, pregen.Pregenerated)
+    assert isinstance(_schemas(REVISIONS[0]).event, generated.Pregenerated)
 
 
 @_SLOW
@@ -94,7 +94,7 @@ def test_msgspec_types_never_accept_what_the_oracle_rejects(drawn: tuple[str, An
 
 @_SLOW
 @given(st.sampled_from(REVISIONS).flatmap(
-    lambda rid: schema_mutants(_instances(rid).of({"$ref": pregen.ROW_SCHEMA_ID})).map(lambda r: (rid, r))))
+    lambda rid: schema_mutants(_instances(rid).of({"$ref": generated.ROW_SCHEMA_ID})).map(lambda r: (rid, r))))
 def test_row_predicate_and_types_agree_with_the_oracle(drawn: tuple[str, Any]) -> None:
     revision, row = drawn
     schemas = _schemas(revision)
@@ -107,7 +107,7 @@ def test_row_predicate_and_types_agree_with_the_oracle(drawn: tuple[str, Any]) -
 
 @_SLOW
 @given(st.sampled_from(REVISIONS).flatmap(
-    lambda rid: schema_mutants(_instances(rid).of({"$ref": pregen.HEADER_SCHEMA_ID})).map(lambda h: (rid, h))))
+    lambda rid: schema_mutants(_instances(rid).of({"$ref": generated.HEADER_SCHEMA_ID})).map(lambda h: (rid, h))))
 def test_header_predicate_agrees_with_the_oracle(drawn: tuple[str, Any]) -> None:
     revision, header = drawn
     compiled = _schemas(revision).header
@@ -119,8 +119,8 @@ def _payload_checks() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Detection's payload checks, as it takes them: each revision's `SchemaSet.payload`."""
     specs = {rid: load_spec(revision=rid) for rid in REVISIONS}
     checks = {event_type: {rid: _schemas(rid).payload(schema_id) for rid, schema_id in ids.items()}
-              for event_type, ids in pregen.evidence_payloads(specs).items()}
-    assert all(isinstance(c, pregen.Pregenerated) for by_rev in checks.values() for c in by_rev.values()), \
+              for event_type, ids in generated.evidence_payloads(specs).items()}
+    assert all(isinstance(c, generated.Pregenerated) for by_rev in checks.values() for c in by_rev.values()), \
         "core_fast.py was generated for other revisions"
     return specs, checks
 

@@ -3,7 +3,7 @@
 Log text (a JSONL line, a store row's JSON columns, the lines of a zstd artifact, a protocol message that carries a
 log) is parsed by `sessionspec.reference.json_text` (`loads`, its anomaly hook, its `fast_loads` half), and a stored
 log is read by the one reader, `reference/jsonl_read.py`. The only other parser of log text is the named
-accelerator: the msgspec decoders `mstypes`/`pregen` build for `fastlog`, whose verdict on a line is taken only where
+accelerator: the msgspec decoders `mstypes`/`generated` build for `fastlog`, whose verdict on a line is taken only where
 `json_text` would agree (tests/cli/test_fastlog*.py check it against the reference). Everything else a module parses
 is a file of the project (spec data, vector files, evidence, recorded runs, lock files), never a log.
 
@@ -35,7 +35,7 @@ ALLOWED: dict[str, dict[str, tuple[int, str]]] = {
                                         "json.decoder.scanstring": (1, "the exact half's string scanner")},
     # The accelerator: decoders generated from the compiled schemas, for fastlog.
     "sessionspec.validator.mstypes": {"msgspec.json.Decoder": (4, "fastlog's typed decoders")},
-    "sessionspec.validator.pregen": {"msgspec.json.Decoder": (1, "fastlog's typed decoders, pregenerated")},
+    "sessionspec.validator.generated": {"msgspec.json.Decoder": (1, "fastlog's typed decoders, pregenerated")},
     # Project files, not logs.
     "sessionspec.validator.pregen_types": {"json.loads": (1, "the op schemas of conformance/")},
     "sessionspec.spec": {"json.loads": (1, "spec data files")},

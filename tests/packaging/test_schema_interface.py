@@ -17,7 +17,7 @@ from test_layers import MODULES
 #: What compiles or translates a schema (or hands out compiled ones), and the modules that may call it.
 COMPILERS = frozenset({"CompiledSchema", "Pregenerated", "compile_schema", "build_fast_types", "compiled_parts",
                        "generated_parts", "generated_payloads", "_Compiler", "varying_constraints"})
-SCHEMA_MODULES = frozenset({f"sessionspec.validator.{m}" for m in ("fastschema", "mstypes", "schemavary", "pregen",
+SCHEMA_MODULES = frozenset({f"sessionspec.validator.{m}" for m in ("fastschema", "mstypes", "schemavary", "pregen", "generated",
                                                                    "pregen_types", "lint")})
 #: One exception, an analysis (no code generated) of the compiled event schema its caller got from a `SchemaSet`.
 ANALYSES = {"sessionspec.validator.fastlog": {"varying_constraints"}}

@@ -113,8 +113,8 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, CompiledSc
     """Type -> revisions registering it; type -> {revision: its compiled payload schema} for the shared types
     whose payloads can be evidence (from each revision's `SchemaSet`: generated ahead of time for the installed
     revisions, compiled at first use otherwise)."""
+    from sessionspec.validator.generated import generated_evidence_payloads
     from sessionspec.validator.lint import schema_set
-    from sessionspec.validator.pregen import generated_evidence_payloads
 
     specs = {r: load_spec(revision=r) for r in known_revisions()}
     registered: dict[str, set[str]] = {}
@@ -512,7 +512,7 @@ class InlineDetection:
         match = self.pattern.match(b"\n" + raw + b"\n")
         return match is not None and match.start("blank") < 0
 
-    def feed(self, number: int, value: Any, valid_at: str | None = None) -> None:
+    def feed(self, number: int, value: JsonValue, valid_at: str | None = None) -> None:
         """Line ``number`` (1 = the first line), a picked line, with the value it parses to; ``valid_at``: a revision
         whose event schema accepts the value (a generated struct of that revision's read it), so whose payload
         schema does: its payload check is skipped."""

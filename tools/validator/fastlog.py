@@ -817,7 +817,7 @@ class _Pass:
                 # exactly one struct's canonical form (blank lines, spaces, escapes, duplicate keys all differ).
                 # Offsets into both (no copy of the rest after each doubtful line): `pos` in the text, `at` in the
                 # encoding, `first` the struct of the line at `pos`.
-                encoded = self.encode_lines(objs)  # type: ignore[misc]
+                encoded = self.encode_lines(objs)
                 pos = at = first = 0
                 while True:
                     doubt = self._doubtful(encoded, at, text, pos)
@@ -866,7 +866,7 @@ class _Pass:
             except msgspec.MsgspecError:
                 obj = None
             if obj is not None and not (self.neg_zero and b"-0.0" in raw):
-                if self.encode(obj) == raw:  # type: ignore[misc]
+                if self.encode(obj) == raw:
                     self.structs([obj], number - 1)
                     return
                 # A struct accepted the line but writes it otherwise (its members in another order: the package

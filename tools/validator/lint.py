@@ -45,7 +45,7 @@ from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import HeaderError, JsonlError, SeedError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 from sessionspec.validator.fastschema import CompiledSchema, Oracle
-from sessionspec.validator.pregen import (
+from sessionspec.validator.generated import (
     HEADER_SCHEMA_ID,
     ROW_SCHEMA_ID,
     Parts,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from sessionspec.reference.json_value import FrozenDict
     from sessionspec.spec.error_codes import ErrorCode
     from sessionspec.spec.loader import Spec
+    from sessionspec.validator.mstypes import FastTypes
 
 LEVELS = ("load", "schema", "strict")
 #: The severity of content no reader of the revision reads (DEC-27): a note, not a failure by default.
@@ -120,15 +121,13 @@ class SchemaSet:
         return self._document(ROW_SCHEMA_ID, lambda parts: parts.row)
 
     @functools.cached_property
-    def fast_types(self) -> Any:
-        """The msgspec decoder generated from these schemas (`sessionspec.validator.mstypes`), or None without msgspec."""
+    def fast_types(self) -> FastTypes:
+        """The msgspec decoder generated from these schemas (`sessionspec.validator.mstypes`). msgspec is a
+        dependency; a caller that runs without it (`fastlog`'s Python path) does not ask."""
         if self._parts is not None:
             return self._parts.fast_types
-        try:
-            from sessionspec.validator.mstypes import build_fast_types
-        except ImportError:  # pragma: no cover - msgspec is a dependency; without it the Python path runs
-            return None
-        from sessionspec.validator.pregen import struct_prefix
+        from sessionspec.validator.generated import struct_prefix
+        from sessionspec.validator.mstypes import build_fast_types
 
         return build_fast_types(self.event, self.row, struct_prefix(self.spec))
 
@@ -163,7 +162,7 @@ def _generated_payloads() -> dict[str, dict[str, Callable[[JsonValue], bool]]]:
     """Revision -> the payload predicates `core_fast.py` holds for it (none when generated from other revisions)."""
     from sessionspec.spec.loader import load_spec
     from sessionspec.spec.revisions import known_revisions
-    from sessionspec.validator.pregen import generated_payloads
+    from sessionspec.validator.generated import generated_payloads
 
     return generated_payloads({rid: load_spec(revision=rid) for rid in known_revisions()})
 

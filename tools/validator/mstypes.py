@@ -102,7 +102,7 @@ class FastTypes:
 
 class _Translator:
     def __init__(self, compiled: CompiledSchema, prefix: str = "") -> None:
-        self.prefix = prefix  # struct names of one revision's types (`pregen.struct_prefix`): one module holds every revision's
+        self.prefix = prefix  # struct names of one revision's types (`generated.struct_prefix`): one module holds every revision's
         self.compiler = compiled.compiler
         self.oracle = compiled.oracle
         self.known = self.compiler.known
@@ -566,7 +566,7 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None, 
     """One decoder for every event type (and chunk row tag) that translates (see the module docstring).
 
     `rows` is the schema of a stored chunk row (a tag dispatch over the row tags); `prefix` starts every struct
-    name (`pregen.struct_prefix`: the revision's, so the generated module can hold every revision's structs).
+    name (`generated.struct_prefix`: the revision's, so the generated module can hold every revision's structs).
     """
     tags: dict[type, str] = {}
     skipped: dict[str, str] = {}
