@@ -177,6 +177,17 @@ def test_the_validator_flags_every_event_witness(revision: str, tmp_path: Any) -
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
+def test_the_validators_compiled_event_schema_refuses_every_event_witness(revision: str) -> None:
+    """The compiled evaluation behind `sessionspec validate` (`lint.schema_set(...).event`, the one its fast pass
+    and its findings use) refuses each event-rooted witness one by one, as python-jsonschema does."""
+    from sessionspec.validator.lint import schema_set
+
+    compiled = schema_set(revision=revision).event
+    accepted = [w["bound"] for w in _event_witnesses(revision) if compiled.is_valid(w["document"])]
+    assert accepted == []
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
 def test_the_reference_rejects_every_envelope_witness(revision: str) -> None:
     """The reference checks the envelope of every event it is given (SEED-3, and the surface marker rules): a
     witness of an envelope bound, as a one-event seed, is refused. (The payload schemas the reference does not
