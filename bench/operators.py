@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_many import write_fleet
-from bench_memory import write_log
+from bench_memory import own_usage, write_log
 
 __all__ = ["measure", "render", "write_block"]
 
@@ -55,15 +54,12 @@ PARSE_ONLY = [sys.executable, "-c", "import sys, orjson\nloads = orjson.loads\n"
 
 
 def child(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
-    """Wall seconds, CPU seconds and peak RSS (bytes) of one child process; it must exit 0."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv[-3:])}: exit status {code}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024}
+    """Wall seconds, CPU seconds and peak RSS (bytes) of one child process, its own (`bench_memory.own_usage`); it
+    must exit 0."""
+    result = own_usage(argv, env)
+    if result["code"] != 0:
+        raise SystemExit(f"{' '.join(argv[-3:])}: exit status {result['code']}")
+    return {"wall": result["wall"], "cpu": result["cpu"], "rss": result["rss"]}
 
 
 def alternate(commands: dict[str, list[str]], runs: int, warmup: int = 1,
