@@ -836,3 +836,20 @@ def test_validate_reports_what_the_exact_path_reports_when_the_ends_of_a_log_sho
         fast = cli("validate", "--format", "json", "--level", level, path)
         exact = cli("validate", "--format", "json", "--level", level, "--exact", path)
         assert (fast.code, fast.json) == (exact.code, exact.json), (order, level)
+
+
+@pytest.mark.parametrize("form", ["packed", "unpacked"])
+def test_the_pass_follows_the_rule_tables_retired_types(logs: dict[str, bytes], form: str) -> None:
+    """JSONL-12's retired types are the rule table's entry (`load_rejected_types`), not a copy of the format's list:
+    under a variant that retires `turn/start`, the exact path refuses the log and the fast pass gives up on it, at
+    every level; under the default table both accept it."""
+    from sessionspec.reference import rule_table
+
+    data = logs[form]
+    assert _fast(data, "load") is not None
+    variant = rule_table.default().derive("load_rejected_types", lambda types: (*types, "turn/start"))
+    with rule_table.use(variant):
+        for level in LEVELS:
+            assert "JSONL_LEGACY_EVENT" in {f.code for f in _exact(data, level)}, level
+            assert _fast(data, level) is None, level
+    assert _fast(data, "load") is not None

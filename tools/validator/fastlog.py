@@ -81,7 +81,12 @@ if TYPE_CHECKING:
 __all__ = ["CleanLog", "RowPlan", "check_clean", "proves", "row_members_ok"]
 
 _MAX = FORMAT.max_safe_integer
-_LEGACY = frozenset(FORMAT.legacy_rejected_types)
+
+
+def _legacy_types() -> frozenset[str]:
+    """JSONL-12's retired types as the load path refuses them: the rule table's entry, so a variant of the reference
+    (a mutant's table) is followed here too, never a copy of the format's list."""
+    return frozenset(TABLE.load_rejected_types)
 _HEADER_TYPE = FORMAT.jsonl_header_line_type
 _ROW_SPECS = ROW_SPECS  # the reference's own row layouts (from the spec constants)
 _ROW_ENVELOPE = ROW_ENVELOPE_KEYS  # type, seq0, time0, data
@@ -220,7 +225,7 @@ class RowPlan:
         # Load level: a member must be a plain log-only event whose only seed rule is the envelope.
         self.loadable = (
             type(self.member_type) is str
-            and self.member_type not in rules.surface_types | _LEGACY | _data_checked(rules) | {_HEADER_TYPE}
+            and self.member_type not in rules.surface_types | _legacy_types() | _data_checked(rules) | {_HEADER_TYPE}
             and member.keys() <= rules.envelope_keys
             and "data" in member
             and "surfaceOp" not in member
@@ -580,7 +585,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
             and _int_field(fields["seq"].type, 0, _MAX)
             and _int_field(fields["time"].type, low_time, _MAX)
-            and tag not in _LEGACY | data_checked | {_HEADER_TYPE}
+            and tag not in _legacy_types() | data_checked | {_HEADER_TYPE}
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
@@ -638,6 +643,7 @@ class _Pass:
         rules = self.rules = rules_for(rules)
         self.surface_types = rules.surface_types
         self.looked_into = _looked_into(rules)
+        self.legacy = _legacy_types()
         self.min_time = -_MAX if rules.negative_time else 0  # SEED-3: a member's time (the envelope's bound)
         self.progress = progress if progress is not None and total else None
         self.total = total or 0
@@ -1024,7 +1030,7 @@ class _Pass:
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
         rules = self.rules
-        if not is_event_envelope(value, rules) or tag in _LEGACY:
+        if not is_event_envelope(value, rules) or tag in self.legacy:
             raise _GiveUp  # SEED-3, JSONL-12
         if tag in self.looked_into:
             # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
@@ -1155,12 +1161,13 @@ def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | 
     return run.finish()
 
 
-_PLANS: dict[tuple[int, str], tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
+_PLANS: dict[tuple[int, str, frozenset[str]], tuple[Any, dict[tuple[str, frozenset[str]], RowPlan]]] = {}
 
 
 def _plans_for(compiled: CompiledSchema | None, rules: Rules) -> dict[tuple[str, frozenset[str]], RowPlan]:
-    """Row plans are pure functions of the schemas and rules: built once per compiled schema and revision."""
-    key = (id(compiled), rules.id)
+    """Row plans are pure functions of the schemas, the rules and the rule table's retired types: built once per
+    compiled schema, revision and table."""
+    key = (id(compiled), rules.id, _legacy_types())
     cached = _PLANS.get(key)
     if cached is None or cached[0] is not compiled:
         cached = _PLANS[key] = (compiled, {})
@@ -1218,11 +1225,11 @@ def _no_negative_zero_of(fast: Any) -> bool:
     return cached[1]
 
 
-_KINDS: dict[tuple[int, str], tuple[Any, dict[type, int]]] = {}
+_KINDS: dict[tuple[int, str, frozenset[str]], tuple[Any, dict[type, int]]] = {}
 
 
 def _kinds_of(fast: Any, rules: Rules) -> dict[type, int]:
-    key = (id(fast), rules.id)
+    key = (id(fast), rules.id, _legacy_types())
     cached = _KINDS.get(key)
     if cached is None or cached[0] is not fast:
         cached = _KINDS[key] = (fast, _struct_kinds(fast, rules))
