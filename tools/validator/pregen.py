@@ -388,7 +388,46 @@ def render(spec: Spec) -> str:
     table = ", ".join(f"{_literal(t)}: {{{', '.join(f'{_literal(rid)}: {fn}' for rid, fn in by_rev.items())}}}"
                       for t, by_rev in payloads.items())
     parts.append(f"PAYLOADS = {{{table}}}")
-    return _stable_names("\n".join(parts) + "\n")
+    return _reachable_only(_stable_names("\n".join(parts) + "\n"))
+
+
+_GENERATED_NAME = re.compile(r"_(?:v|s|c|tab|free|re|fb)[0-9a-f]{10}(?:_[0-9a-f]{6})?")  # as `_stable_names` writes them
+
+
+def _reachable_only(text: str) -> str:
+    """`text` without the generated definitions that nothing reaches (the compiler emits a predicate for every
+    subschema it visits, also where a specialised one took its place): a definition stays when a statement that is
+    not a generated definition (a table, a struct builder) names it, or a definition that stays does."""
+    import ast
+
+    body = ast.parse(text).body
+    lines = text.split("\n")
+
+    def named(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    defined: dict[str, ast.stmt] = {}
+    for node in body:
+        name = node.name if isinstance(node, ast.FunctionDef) else (
+            node.targets[0].id if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) else None)
+        if name is not None and _GENERATED_NAME.fullmatch(name):
+            defined[name] = node
+    reached: set[str] = set()
+    todo = [name for node in body if node not in defined.values() for name in named(node) if name in defined]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo += [other for other in named(defined[name]) if other in defined]
+    drop: set[int] = set()
+    for name, node in defined.items():
+        if name not in reached:
+            end = node.end_lineno or node.lineno
+            drop.update(range(node.lineno - 1, end))
+            if end < len(lines) and lines[end] == "" and (node.lineno < 2 or lines[node.lineno - 2] == ""):
+                drop.add(end)  # the blank line that separated it
+    return "\n".join(line for number, line in enumerate(lines) if number not in drop)
 
 
 def render_error_codes() -> str:
