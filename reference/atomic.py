@@ -28,7 +28,6 @@ import fcntl
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -154,6 +153,8 @@ def locked_temp(folder: str | os.PathLike[str], name: str, suffix: str) -> tuple
     (`remove_stale_temps`): its descriptor, holding an exclusive ``flock`` for as long as it stays open (so no
     later writer takes it for a killed one's), and its path, ``.NAME.sessionspec-tmp.PID.RANDOM{suffix}``."""
     remove_stale_temps(folder, name)
+    import tempfile  # (only a write needs it: a process that checks never imports it)
+
     fd, path = tempfile.mkstemp(prefix=f"{temp_prefix(name)}{os.getpid()}.", suffix=suffix, dir=folder)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from typing import Any, cast
 
 
 def _read_json(name: str) -> Any:
-    return json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
+    from sessionspec.spec.package_files import spec_root
+
+    return json.loads(spec_root().joinpath(name).read_text(encoding="utf-8"))
 
 
 @functools.cache

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from sessionspec.spec.error_codes import ERROR_CODES, ErrorCode
+from sessionspec.spec.package_files import spec_root
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # (read by mypy only: a member of these views cannot be assigned)
@@ -138,5 +138,5 @@ class FormatConstants:
 
 
 FORMAT: FormatConstants = FormatConstants.from_json(
-    json.loads(resources.files("sessionspec.spec").joinpath("constants.json").read_text(encoding="utf-8"))
+    json.loads(spec_root().joinpath("constants.json").read_text(encoding="utf-8"))
 )

@@ -19,17 +19,19 @@ import json
 import os
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_text
+from sessionspec.spec.package_files import spec_root
 from sessionspec.spec.regex_safety import pattern_hazard
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 SCHEMA_BASE = "https://sessionspec.dev/schema/"
 ENVELOPE_ID = SCHEMA_BASE + "envelope/session-event.json"
@@ -473,7 +475,7 @@ def _patterns(node: Any, parts: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ..
 
 
 def _core_root() -> Traversable:
-    return resources.files(__package__ or "sessionspec.spec")
+    return spec_root()
 
 
 def _core_json(name: str) -> Any:

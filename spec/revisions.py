@@ -31,12 +31,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
-from importlib.resources.abc import Traversable
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
+from sessionspec.spec.package_files import spec_root
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = [
     "DEFAULT_REVISION",
@@ -87,7 +89,7 @@ class Revision:
 
 
 def _spec_root() -> Traversable:
-    return resources.files("sessionspec.spec")
+    return spec_root()
 
 
 @functools.cache
@@ -177,12 +179,18 @@ def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7396 JSON merge patch: a new value, neither argument modified."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    # Each member copied once (a member the patch changes is merged from the original, not from a copy of it), in
+    # the target's order, the patch's new members after it.
+    result: dict[Any, Any] = {}
+    if isinstance(target, dict):
+        for key, value in target.items():
+            if key not in patch:
+                result[key] = copy.deepcopy(value)
+            elif patch[key] is not None:
+                result[key] = merge_patch(value, patch[key])
     for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
+        if value is not None and key not in result:
+            result[key] = merge_patch(None, value)
     return result
 
 

@@ -35,6 +35,22 @@ def test_generated_module_is_fresh() -> None:
     assert pregen.main(["--check"]) == 0
 
 
+def test_the_generated_module_holds_only_definitions_some_table_reaches() -> None:
+    """`pregen` drops a generated definition nothing reaches (#24): one a table names stays, so do those it names
+    in turn, an unnamed one goes; the written module has none left that nothing reaches."""
+    text = "\n".join([
+        "_c0123456789 = 1", "", "def _v0123456789(x1):", "    return x1 == _c0123456789", "",
+        "def _vabcdefabcd_abcdef(x1):", "    return _c9876543210", "", "_c9876543210 = 2", "",
+        "def _structs0():", "    return ()", "", "TABLE = {'a': _v0123456789}", "",
+    ])
+    kept = pregen._reachable_only(text)
+    assert "_v0123456789" in kept and "_c0123456789 = 1" in kept and "_structs0" in kept
+    assert "_vabcdefabcd_abcdef" not in kept and "_c9876543210" not in kept
+    source = pregen.TARGET.read_text(encoding="utf-8")
+    assert pregen._reachable_only(source) == source
+    assert "def _vcaba63b7b2(" not in source  # one of the 41 that nothing named before
+
+
 @pytest.mark.parametrize("rid", REVISIONS)
 def test_core_schema_set_comes_from_the_generated_module(rid: str) -> None:
     """Every installed revision's core schemas are generated ahead of time (the published one compiles in ~1.5 s)."""

@@ -1,5 +1,6 @@
 """Start-up (issue 13): `sessionspec validate` of a JSONL log loads neither the store, the storage backends nor
-their codecs; `sessionspec.storage` asks the reference's sniffing only for files that do not start like text.
+their codecs, nor `importlib.resources` and what it imports (the package's files are plain paths; #24);
+`sessionspec.storage` asks the reference's sniffing only for files that do not start like text.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ try:
 except SystemExit as exit:
     assert exit.code in (0, None), exit.code
 heavy = ["sqlite3", "zstandard", "sessionspec.reference.store", "sessionspec.reference.sqlite_store",
-         "sessionspec.reference.jsonl_zstd", "sessionspec.reference.zstd_frames", "sessionspec.reference.persistence"]
+         "sessionspec.reference.jsonl_zstd", "sessionspec.reference.zstd_frames", "sessionspec.reference.persistence",
+         "importlib.resources", "tempfile", "zipfile"]
 print(" ".join(m for m in heavy if m in sys.modules))
 """
 

@@ -163,6 +163,22 @@ def test_merge_patch_follows_rfc_7396() -> None:
     assert rv.merge_patch({"a": 1}, ["x"]) == ["x"]
 
 
+def test_merge_patch_keeps_the_target_order_and_shares_nothing_with_its_arguments() -> None:
+    """Each member is copied once (#24): the result still lists the target's members in its order, the patch's new
+    ones after them, and changing the result changes neither argument."""
+    target = {"z": {"k": [1]}, "a": {"x": 1, "y": {"deep": [2]}}, "m": 3}
+    patch = {"n": {"new": [4], "gone": None}, "a": {"y": {"more": [5]}, "x": None}, "m": None}
+    result = rv.merge_patch(target, patch)
+    assert list(result) == ["z", "a", "n"] and list(result["a"]) == ["y"] and list(result["a"]["y"]) == ["deep", "more"]
+    assert result == {"z": {"k": [1]}, "a": {"y": {"deep": [2], "more": [5]}}, "n": {"new": [4]}}
+    result["z"]["k"].append(9)
+    result["a"]["y"]["deep"].append(9)
+    result["a"]["y"]["more"].append(9)
+    result["n"]["new"].append(9)
+    assert target == {"z": {"k": [1]}, "a": {"x": 1, "y": {"deep": [2]}}, "m": 3}
+    assert patch == {"n": {"new": [4], "gone": None}, "a": {"y": {"more": [5]}, "x": None}, "m": None}
+
+
 @pytest.mark.parametrize("rid", rv.known_revisions())
 def test_every_type_a_revision_knows_has_a_registry_entry_with_a_constraining_payload_schema(rid: str) -> None:
     """No payload of a type a revision knows (its registry, `Rules.known_types`) is left open."""
