@@ -35,6 +35,16 @@ def test_generated_module_is_fresh() -> None:
     assert pregen.main(["--check"]) == 0
 
 
+def test_the_digests_are_sha256_of_the_canonical_text() -> None:
+    """`content_digest` hashes without OpenSSL (#24) and still gives `hashlib`'s SHA-256 of the canonical text."""
+    import hashlib
+    import json
+
+    for value in ({"b": [1, 2.5, None], "a": "\ud800 x"}, float("inf"), [], "é"):
+        text = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, separators=(",", ":"))
+        assert generated.content_digest(value) == hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def test_the_generated_module_holds_only_definitions_some_table_reaches() -> None:
     """`pregen` drops a generated definition nothing reaches (#24): one a table names stays, so do those it names
     in turn, an unnamed one goes; the written module has none left that nothing reaches."""

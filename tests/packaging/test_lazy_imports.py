@@ -1,5 +1,5 @@
 """Start-up (issue 13): `sessionspec validate` of a JSONL log loads neither the store, the storage backends nor
-their codecs, nor `importlib.resources` and what it imports (the package's files are plain paths; #24);
+their codecs, nor `importlib.resources` and what it imports (the package's files are plain paths) or OpenSSL (#24);
 `sessionspec.storage` asks the reference's sniffing only for files that do not start like text.
 """
 
@@ -26,7 +26,7 @@ except SystemExit as exit:
     assert exit.code in (0, None), exit.code
 heavy = ["sqlite3", "zstandard", "sessionspec.reference.store", "sessionspec.reference.sqlite_store",
          "sessionspec.reference.jsonl_zstd", "sessionspec.reference.zstd_frames", "sessionspec.reference.persistence",
-         "importlib.resources", "tempfile", "zipfile"]
+         "importlib.resources", "tempfile", "zipfile", "_hashlib"]
 print(" ".join(m for m in heavy if m in sys.modules))
 """
 
