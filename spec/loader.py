@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -41,6 +42,7 @@ REVISION_CHANGES_META_ID = SCHEMA_BASE + "meta/revision-changes.json"
 OPENNESS_META_ID = SCHEMA_BASE + "meta/openness.json"
 SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
 ENTRY_POINT_GROUP = "sessionspec.registries"
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 CORE = "core"
 REGISTRY_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_INVALID"
 PATTERN_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_PATTERN_UNSAFE"
@@ -131,7 +133,9 @@ class Source:
         for rel, path in sorted(found, key=lambda item: item[0]):
             try:
                 with open(path, "rb") as handle:
-                    value = orjson.loads(handle.read())
+                    data = handle.read()
+                # orjson reads an integer beyond 64 bits as a float: a run of 19 digits anywhere goes the general way
+                value = orjson.loads(data) if _LONG_DIGITS.search(data) is None else self._parse(rel, Path(path))
             except (OSError, orjson.JSONDecodeError):
                 value = self._parse(rel, Path(path))
             yield rel, value

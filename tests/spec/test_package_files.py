@@ -14,10 +14,12 @@ from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.loader import Source
 from sessionspec.spec.package_files import spec_root
 
-FILES = {
-    "a.json": '{"z": 1, "a": [1.5, -0, -0.0, 1e5, "\\u00e9"], "dup": 1, "dup": 2}',
-    "deep/b.json": '{"n": NaN, "i": -Infinity}',
-    "deep/deeper/c.json": '{"big": 123456789012345678901234567890, "huge": 1E400}',
+FILES = {  # one case a file: orjson refuses, or would read otherwise than stdlib json, one thing in each
+    "a.json": '{"z": 1, "a": [1.5, -0, -0.0, 1e5, 0.1, 5e-324, "\\u00e9"], "dup": 1, "dup": 2}',
+    "deep/b.json": '{"n": NaN}',
+    "deep/deeper/c.json": '{"big": 123456789012345678901234567890}',
+    "deep/deeper/c2.json": '[9223372036854775807, 9223372036854775808, -9223372036854775809, 18446744073709551616]',
+    "deep/deeper/c3.json": '{"huge": 1E400}',
     "deep/d.json": '"\\ud800 lone"',
     "deep/e.json": "  [ ]  \n",
     "notes.txt": "not read",
@@ -62,11 +64,15 @@ def test_package_files_read_as_the_general_walk_reads_them(tmp_path: Path) -> No
     plain = list(Source("core", root, trusted=True).json_files("schemas"))
     general = list(Source("core", _Folder(root), trusted=True).json_files("schemas"))  # type: ignore[arg-type]
     assert repr(plain) == repr(general)  # values, member order and float spelling alike
-    assert [rel for rel, _ in plain] == ["schemas/a.json", "schemas/deep/b.json", "schemas/deep/d.json",
-                                         "schemas/deep/deeper/c.json", "schemas/deep/e.json"]
-    assert plain[0][1] == json.loads(FILES["a.json"]) and list(plain[0][1]) == ["z", "a", "dup"]
-    assert plain[3][1]["big"] == 123456789012345678901234567890 and plain[3][1]["huge"] == float("inf")
-    assert plain[2][1] == "\ud800 lone"
+    values = {rel.removeprefix("schemas/"): value for rel, value in plain}
+    assert list(values) == ["a.json", "deep/b.json", "deep/d.json", "deep/deeper/c.json", "deep/deeper/c2.json",
+                            "deep/deeper/c3.json", "deep/e.json"]
+    assert values["a.json"] == json.loads(FILES["a.json"]) and list(values["a.json"]) == ["z", "a", "dup"]
+    assert type(values["deep/deeper/c.json"]["big"]) is int and values["deep/deeper/c.json"]["big"] == 123456789012345678901234567890
+    assert values["deep/deeper/c2.json"] == [2**63 - 1, 2**63, -(2**63) - 1, 2**64]
+    assert all(type(v) is int for v in values["deep/deeper/c2.json"])
+    assert values["deep/deeper/c3.json"] == {"huge": float("inf")} and values["deep/d.json"] == "\ud800 lone"
+    assert repr(values["a.json"]["a"]) == repr(json.loads(FILES["a.json"])["a"])
 
 
 def test_a_symlinked_folder_is_not_entered(tmp_path: Path) -> None:
