@@ -7,6 +7,7 @@ and is imported only when its command runs, so `sessionspec --help` stays fast.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import signal
@@ -158,6 +159,12 @@ def main() -> None:
         signal.signal(signum, _interrupted)
     try:
         code = run()
+        if sys.argv[1:2] == ["validate"]:
+            # What remains is the interpreter's exit: its collections of every object the run made (the specs, the
+            # generated module: about 12 ms, an eighth of a one-line log's process) find nothing to free, as this
+            # process ends now. Frozen objects are skipped; validate leaves no file of its own open (its output went
+            # to the standard streams, which the exit flushes), so nothing a collection would finish is lost (#24).
+            gc.freeze()
         sys.exit(128 + _received[0] if _received else code)
     except KeyboardInterrupt:
         sys.exit(130)
