@@ -17,14 +17,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, cast
 
-import orjson
 from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
@@ -42,7 +40,6 @@ REVISION_CHANGES_META_ID = SCHEMA_BASE + "meta/revision-changes.json"
 OPENNESS_META_ID = SCHEMA_BASE + "meta/openness.json"
 SERVICE_EVENTS_META_ID = SCHEMA_BASE + "meta/service-events.json"
 ENTRY_POINT_GROUP = "sessionspec.registries"
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 CORE = "core"
 REGISTRY_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_INVALID"
 PATTERN_ERROR_CODE: Final[ErrorCode] = "SPEC_REGISTRY_PATTERN_UNSAFE"
@@ -114,8 +111,8 @@ class Source:
 
     def _package_files(self, sub: str, base: Path) -> Iterator[tuple[str, Any]]:
         """`json_files` of a trusted folder on disk: the same files in the same order (a symlinked folder not
-        entered), walked with `os.scandir` and parsed by orjson; a file orjson refuses (a number or string it does
-        not take, a byte that is not UTF-8) goes the general way, which gives stdlib json's value or error."""
+        entered) and the same values, walked with `os.scandir` and read as plain files (no `pathlib` object per
+        file); a file that does not read or parse goes the general way, which raises its error."""
         if not base.is_dir():
             return
         found: list[tuple[str, str]] = []
@@ -133,10 +130,8 @@ class Source:
         for rel, path in sorted(found, key=lambda item: item[0]):
             try:
                 with open(path, "rb") as handle:
-                    data = handle.read()
-                # orjson reads an integer beyond 64 bits as a float: a run of 19 digits anywhere goes the general way
-                value = orjson.loads(data) if _LONG_DIGITS.search(data) is None else self._parse(rel, Path(path))
-            except (OSError, orjson.JSONDecodeError):
+                    value = json.loads(handle.read().decode("utf-8"))
+            except (OSError, ValueError, RecursionError):  # the general way says what is wrong, in its words
                 value = self._parse(rel, Path(path))
             yield rel, value
 
@@ -200,7 +195,8 @@ class Spec:
             for schema_id, patch in rev.changes.get("schemas", {}).items():
                 if schema_id not in schemas:
                     raise registry_error(f"revision {rev.id}: patches schema {schema_id!r}, which is not loaded")
-                schemas[schema_id] = _revisions.merge_patch(schemas[schema_id], patch)
+                # (each schema document was read for this spec alone: patched where it is)
+                schemas[schema_id] = _revisions.merge_patch_owned(schemas[schema_id], patch)
                 schema_files[schema_id] += f" (patched by revision {rev.id})"
         self.schemas: Mapping[str, dict[str, Any]] = MappingProxyType(schemas)
         self.schema_files: Mapping[str, str] = MappingProxyType(schema_files)

@@ -194,6 +194,21 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def merge_patch_owned(target: Any, patch: Any) -> Any:
+    """`merge_patch` of a `target` that the caller owns and drops: its members are changed where they are (same
+    result, same member order), only what comes from `patch` is copied (#24: the loader's freshly read schemas)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        return merge_patch(None, patch)
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = merge_patch_owned(target.get(key), value)
+    return target
+
+
 def apply_id_changes(
     entries: Mapping[str, dict[str, Any]],
     changes: Mapping[str, Any],

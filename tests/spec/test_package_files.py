@@ -1,5 +1,5 @@
 """The package's own files read as plain files (#24): the same folder `importlib.resources` names, the same values
-and errors as the loader's general walk, and the values stdlib json gives where orjson takes a file otherwise."""
+and errors as the loader's general walk, for every kind of number and string stdlib json reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.loader import Source
 from sessionspec.spec.package_files import spec_root
 
-FILES = {  # one case a file: orjson refuses, or would read otherwise than stdlib json, one thing in each
+FILES = {  # one case a file (what another JSON parser might read otherwise: integers past 64 bits, NaN, ...)
     "a.json": '{"z": 1, "a": [1.5, -0, -0.0, 1e5, 0.1, 5e-324, "\\u00e9"], "dup": 1, "dup": 2}',
     "deep/b.json": '{"n": NaN}',
     "deep/deeper/c.json": '{"big": 123456789012345678901234567890}',

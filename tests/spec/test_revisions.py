@@ -179,6 +179,20 @@ def test_merge_patch_keeps_the_target_order_and_shares_nothing_with_its_argument
     assert patch == {"n": {"new": [4], "gone": None}, "a": {"y": {"more": [5]}, "x": None}, "m": None}
 
 
+def test_merge_patch_owned_gives_merge_patch_and_copies_what_comes_from_the_patch() -> None:
+    """The loader patches the schema documents it just read where they are (#24): the same value and member order
+    as `merge_patch`, and nothing of the patch (a revision's changes, shared by every load) in the result."""
+    patch = {"n": {"new": [4], "gone": None}, "a": {"y": {"more": [5]}, "x": None}, "m": None, "z": [1]}
+    for target in ({"z": {"k": [1]}, "a": {"x": 1, "y": {"deep": [2]}}, "m": 3}, {"a": [1]}, {}, [1], "s"):
+        expected = rv.merge_patch(target, patch)
+        result = rv.merge_patch_owned(json.loads(json.dumps(target)), patch)
+        assert json.dumps(result) == json.dumps(expected)
+        result["n"]["new"].append(9)
+        result["z"].append(9)
+        assert patch == {"n": {"new": [4], "gone": None}, "a": {"y": {"more": [5]}, "x": None}, "m": None, "z": [1]}
+    assert rv.merge_patch_owned({"a": 1}, ["x"]) == ["x"]
+
+
 @pytest.mark.parametrize("rid", rv.known_revisions())
 def test_every_type_a_revision_knows_has_a_registry_entry_with_a_constraining_payload_schema(rid: str) -> None:
     """No payload of a type a revision knows (its registry, `Rules.known_types`) is left open."""
