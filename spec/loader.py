@@ -28,7 +28,6 @@ from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
 from sessionspec.spec.inputs import read_text
 from sessionspec.spec.package_files import spec_root
-from sessionspec.spec.regex_safety import pattern_hazard
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -464,6 +463,7 @@ class Spec:
 def _check_schema(doc: dict[str, Any], where: str) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
+    from sessionspec.spec.regex_safety import pattern_hazard  # (an untrusted registry's schemas only)
 
     try:
         Draft202012Validator.check_schema(doc)

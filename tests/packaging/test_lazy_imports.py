@@ -26,7 +26,7 @@ except SystemExit as exit:
     assert exit.code in (0, None), exit.code
 heavy = ["sqlite3", "zstandard", "sessionspec.reference.store", "sessionspec.reference.sqlite_store",
          "sessionspec.reference.jsonl_zstd", "sessionspec.reference.zstd_frames", "sessionspec.reference.persistence",
-         "importlib.resources", "tempfile", "zipfile", "_hashlib"]
+         "importlib.resources", "tempfile", "zipfile", "_hashlib", "sessionspec.spec.regex_safety"]
 print(" ".join(m for m in heavy if m in sys.modules))
 """
 
