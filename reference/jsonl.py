@@ -50,6 +50,7 @@ from .upgrade import is_refused_type, unknown_type_error
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
+    from .finding import Finding
     from .json_value import FrozenDict
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "LoadedArtifact",
     "StoredReader",
     "append_batch",
+    "check_identity",
     "check_loadable",
     "encode_path_segment",
     "encode_records",
@@ -69,12 +71,12 @@ __all__ = [
     "is_legacy_record",
     "live_snapshot",
     "load_artifact",
+    "load_records",
     "parse_header_line",
     "project_dir",
     "project_dir_key",
     "read_artifact",
     "read_stored",
-    "seed_repaired",
     "session_dir",
     "session_log_path",
     "unpacked_chunks",
@@ -273,7 +275,7 @@ def read_artifact(source: bytes | bytearray | memoryview | str | os.PathLike[str
 def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revision: RevisionLike = None,
           freeze: bool = False) -> tuple[Artifact, bool]:
     """:func:`read_artifact`, and whether its events are frozen: with ``freeze``, a whole, contiguous
-    artifact gives its events frozen by ``freeze_parsed`` (for :meth:`Session._restore`); any other
+    artifact gives its events frozen by ``freeze_parsed`` (for :meth:`Session._load`); any other
     gives plain events, as :func:`read_artifact` does."""
     data, path = _read_bytes(source)
     size = len(data)
@@ -523,36 +525,13 @@ def load_artifact(path: str | os.PathLike[str], session_id: str, *, durable: boo
     untouched.
     """
     artifact, frozen = _read(path, revision, freeze=True)
-    where = os.fspath(path)
-    events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
-    frozen = frozen and events is artifact.events  # an upgraded record is a new plain object (JSONL-13)
-    session, closers = seed_repaired(session_id, artifact.header, events, revision, frozen=frozen, seed=seed)
+    session, events, closers = load_records(session_id, artifact.header, artifact.events, os.fspath(path), revision,
+                                            frozen=frozen, seed=seed)
     truncated = artifact.size - artifact.truncate_offset
     if durable and (artifact.torn or closers):
         append_batch(path, closers, truncate_to=artifact.truncate_offset if artifact.torn else None)
     balanced = [*events, *closers] if session is None else session.events[: len(events) + len(closers)]
     return LoadedArtifact(session, artifact.header, balanced, closers, truncated)
-
-
-def seed_repaired(
-    session_id: str, header: JsonObject, events: Sequence[JsonObject], revision: RevisionLike = None,
-    *, frozen: bool = False, seed: bool | None = None,
-) -> tuple[Session | None, list[dict[str, JsonValue]]]:
-    """The session a stored log loads as, and the crash-repair closers it needed, both at ``revision``.
-
-    Shared by every storage form so a log is closed in the shape of its own
-    revision (REPAIR-8) and nothing is written back before the seed passes.
-    The session is None where ``revision``'s load path returns the balanced
-    events unseeded (``loadSeeds`` false, JSONL-12), unless ``seed`` says otherwise.
-    ``frozen``: ``events`` were frozen by ``freeze_parsed`` from the reader's own parse
-    (:meth:`Session._restore` then keeps them instead of copying them).
-    """
-    closers = list(interrupted_turn_closers(events, revision))
-    if not (rules_for(revision).load_seeds if seed is None else seed):
-        return None, closers
-    if frozen:
-        return Session._restore(session_id, events, closers, header, revision=revision), closers
-    return Session(session_id, [*events, *closers], header, revision=revision), closers
 
 
 def version_refusal(header: JsonObject, where: str | None = None) -> JsonlError | None:
@@ -571,7 +550,14 @@ def check_loadable(
 ) -> list[dict[str, JsonValue]]:
     """The load path's identity, version and legacy checks, shared by every storage form (JSONL-12), and
     the events as ``revision``'s load path reads them: earlier-format records upgraded and unknown types
-    refused where the revision says so (JSONL-13..15); ``events`` itself where nothing changes."""
+    refused where the revision says so (JSONL-13..15); ``events`` itself where nothing changes. The load path
+    of a log it does not seed (`load_records`); a seeded load reads in its one walk instead."""
+    check_identity(header, session_id, where)
+    return StoredReader(session_id, where, revision, legacy=True).read_all(events)
+
+
+def check_identity(header: JsonObject, session_id: str, where: str | None) -> None:
+    """JSONL-12: the load path's identity and version checks of a stored header."""
     if header["id"] != session_id:
         raise JsonlError(
             f"stored session identity mismatch: requested {session_id!r}, header contains {header['id']!r}",
@@ -580,7 +566,33 @@ def check_loadable(
     refusal = version_refusal(header, where)
     if refusal is not None:
         raise refusal
-    return StoredReader(session_id, where, revision, legacy=True).read_all(events)
+
+
+def load_records(
+    session_id: str, header: JsonObject, events: list[dict[str, JsonValue]], where: str | None,
+    revision: RevisionLike = None, *, frozen: bool = False, seed: bool | None = None,
+) -> tuple[Session | None, list[dict[str, JsonValue]], list[dict[str, JsonValue]]]:
+    """The load path of every storage form (JSONL-12): the identity and version checks, then one pass over the
+    stored records; returns the session (None where the revision's load path does not seed and ``seed`` does
+    not override it), the records as read (JSONL-13: upgraded; ``events`` itself where nothing changed) and the
+    crash-repair closers (REPAIR-*, at ``revision``).
+
+    A seeded load reads its records in the walk of the load rules (`Session._load`, `seed_walk.LoadWalk` with
+    this revision's `StoredReader`): one pass yields the records and every finding in order, and the load path
+    raises the first by the refusal order (`StoredReader.first_defect`); the closers are computed from the
+    walk's records and seeded after them. An unseeded load reads them in the reader's own pass
+    (`StoredReader.read_all`, the same order). ``frozen``: ``events`` are ``freeze_parsed`` parses."""
+    check_identity(header, session_id, where)
+    if not (rules_for(revision).load_seeds if seed is None else seed):
+        read = StoredReader(session_id, where, revision, legacy=True).read_all(events)
+        return None, read, list(interrupted_turn_closers(read, revision))
+    reader = StoredReader(session_id, where, revision, legacy=True)
+    if reader.reader is not None:  # records may be rewritten (JSONL-13): into a copy, the caller's list stays
+        events = list(events)
+    session, closers = Session._load(session_id, events, header, reader,
+                                     lambda read: list(interrupted_turn_closers(read, revision)),
+                                     revision=revision, frozen=frozen)
+    return session, events, closers
 
 
 def read_stored(
@@ -595,7 +607,8 @@ def read_stored(
 
 #: The first-defect order of the load path's refusals of stored records: a legacy record anywhere (JSONL-12,
 #: checked before anything is read), then the first record the upgrade refuses (JSONL-14, the message check),
-#: then the first type unknown to the revision (JSONL-15, judged on the upgraded records).
+#: then the first type unknown to the revision (JSONL-15, judged on the upgraded records). A seeded load raises
+#: one of these before any seed rule's finding (SEED-*, the first by position).
 REFUSAL_ORDER: tuple[str, ...] = ("legacy", "upgrade", "unknown")
 
 
@@ -604,10 +617,13 @@ class StoredReader:
     load path reads it (JSONL-13: upgraded; or as stored) with the load path's refusal of it, if any (JSONL-12
     legacy vocabulary, JSONL-14 and the upgraded message's seed check, JSONL-15 unknown types).
 
-    Every defect: `read` and `is_legacy` one record at a time, reading goes on after a refused record (the
-    validator). First defect: `read_all` (the load path, inspect) raises the refusal the load path raises,
-    the first by `REFUSAL_ORDER` and then by position, in the same pass; ``legacy``: legacy records are
-    refused too (the load path; inspecting reads them as stored).
+    One record at a time: `read` and `is_legacy`, reading goes on after a refused record (the walk of the load
+    rules, `seed_walk.LoadWalk`: the validator's every defect, the seeded load path's one pass). The reader
+    notes the refusals it found as it reads (the first legacy record of each kind, with ``legacy``; the first
+    upgrade refusal; the first unknown type), and `refusal` gives the one the load path raises, the first by
+    `REFUSAL_ORDER` and then by position; `first_defect` adds the walk's own findings after them. `read_all`
+    is the same reading as one pass of its own (an unseeded load, inspect), raising that refusal. ``legacy``:
+    legacy records are refused too (the load path; inspecting reads them as stored).
     """
 
     def __init__(self, session_id: str, where: str | None = None, revision: RevisionLike = None,
@@ -620,6 +636,10 @@ class StoredReader:
         self.known = None if known is None else known | frozenset(extra_types)
         self.legacy = _LegacyRecords() if legacy else None
         self.legacy_types = frozenset(TABLE.load_rejected_types)
+        #: the first record the upgrade refused (JSONL-14, the message check) and the first type refused as
+        #: unknown (JSONL-15), as read so far
+        self.refused: JsonlError | SeedError | None = None
+        self.unknown: JsonlError | None = None
 
     @property
     def active(self) -> bool:
@@ -632,8 +652,13 @@ class StoredReader:
         return self.reader.upgraded if self.reader is not None else {}
 
     def is_legacy(self, event: JsonObject) -> bool:
-        """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`)."""
-        return is_legacy_record(event, self.legacy_types)
+        """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`);
+        with ``legacy``, the first of its kind is noted."""
+        if is_legacy_record(event, self.legacy_types):
+            if self.legacy is not None:
+                self.legacy.keep(event)
+            return True
+        return False
 
     @overload
     def read(self, event: JsonObject, index: int) -> tuple[JsonObject, JsonlError | SeedError | None]: ...
@@ -647,56 +672,73 @@ class StoredReader:
             try:
                 event = self.reader.read(event, index)
             except (JsonlError, SeedError) as error:
+                if self.refused is None:
+                    self.refused = error
                 return event, error
         if self.known is not None and is_refused_type(event, self.known):
-            return event, unknown_type_error(event, self.session_id, self.where)
+            unknown = unknown_type_error(event, self.session_id, self.where)
+            if self.unknown is None:
+                self.unknown = unknown
+            return event, unknown
         return event, None
 
     def read_all(self, events: list[dict[str, JsonValue]]) -> list[dict[str, JsonValue]]:
         """Every record as read (``events`` itself when none changed); raises the load path's first refusal."""
-        event: JsonObject
-        legacy, reader, known = self.legacy, self.reader, self.known
-        if reader is None and known is None:  # records read as stored: only the legacy vocabulary is refused
+        legacy = self.legacy
+        if not self.active:  # records read as stored: only the legacy vocabulary is refused
             if legacy is not None:
                 types, test, keep = legacy.types, is_legacy_record, legacy.keep
                 for event in events:
                     if test(event, types):
                         keep(event)
-                self._raise(None, None)
+                self._raise()
             return events
         out: list[Any] | None = None  # (the records as read: as stored, or the upgrade's new dicts)
-        refused: JsonlError | SeedError | None = None
-        unknown: JsonlError | None = None
+        read, note = self.read, self.is_legacy if legacy is not None else None
+        record: JsonObject
         for index, stored in enumerate(events):
-            if legacy is not None:
-                legacy.note(stored)
-            if refused is not None:  # the load path stopped reading here; only legacy records still count
+            if note is not None:
+                note(stored)
+            if self.refused is not None:  # the load path stopped reading here; only legacy records still count
                 continue
-            event = stored
-            if reader is not None:
-                try:
-                    event = reader.read(stored, index)
-                except (JsonlError, SeedError) as error:
-                    refused = error
-                    continue
-                if event is not stored and out is None:
-                    out = list(events[:index])
-                if out is not None:
-                    out.append(event)
-            if unknown is None and known is not None and is_refused_type(event, known):
-                unknown = unknown_type_error(event, self.session_id, self.where)
-        self._raise(refused, unknown)
+            record, refusal = read(stored, index)
+            if refusal is not None and refusal is self.refused:  # (an upgrade refusal: the record is not read)
+                continue
+            if record is not stored and out is None:
+                out = list(events[:index])
+            if out is not None:
+                out.append(record)
+        self._raise()
         return events if out is None else out
 
-    def _raise(self, refused: JsonlError | SeedError | None, unknown: JsonlError | None) -> None:
-        """Raise the first of the refusals found, by `REFUSAL_ORDER`."""
+    def refusal(self) -> JsonlError | SeedError | None:
+        """The load path's refusal of the records read so far: the first by `REFUSAL_ORDER`, or None."""
         found: dict[str, JsonlError | SeedError | None] = {
             "legacy": self.legacy.refusal(self.session_id, self.where) if self.legacy is not None else None,
-            "upgrade": refused, "unknown": unknown}
+            "upgrade": self.refused, "unknown": self.unknown}
         for kind in REFUSAL_ORDER:
             error = found[kind]
             if error is not None:
-                raise error
+                return error
+        return None
+
+    def first_defect(self, findings: Iterable[Finding]) -> SessionSpecError | None:
+        """The error the load path raises for one walk's findings (every one of them is consumed, so the reader
+        has read every record): the reader's `refusal`, else the first finding's (a seed rule's, by position)."""
+        first: Finding | None = None
+        for finding in findings:
+            if first is None:
+                first = finding
+        refusal = self.refusal()
+        if refusal is not None:
+            return refusal
+        return None if first is None else first.error
+
+    def _raise(self) -> None:
+        """Raise the first of the refusals found, by `REFUSAL_ORDER`."""
+        refusal = self.refusal()
+        if refusal is not None:
+            raise refusal
 
 
 def live_snapshot(session: Session) -> list[FrozenDict]:

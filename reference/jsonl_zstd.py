@@ -32,12 +32,11 @@ from .jsonl import (
     Artifact,
     LoadedArtifact,
     _read_bytes,
-    check_loadable,
     encode_records,
     header_bytes,
+    load_records,
     parse_header_line,
     read_artifact,
-    seed_repaired,
 )
 from .rule_table import TABLE, define
 from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames, too_many_values, value_budget, value_marks
@@ -261,8 +260,7 @@ def load_compressed_artifact(
     """
     artifact = read_compressed_artifact(path, budget=budget, revision=revision)
     where = os.fspath(path)
-    events = check_loadable(artifact.header, artifact.events, session_id, where, revision)
-    session, closers = seed_repaired(session_id, artifact.header, events, revision, seed=seed)
+    session, events, closers = load_records(session_id, artifact.header, artifact.events, where, revision, seed=seed)
     torn_start = artifact.decoded.torn_start
     if durable and (torn_start is not None or closers):
         append_compressed_batch(path, [*artifact.recovered, *closers] if torn_start is not None else closers,

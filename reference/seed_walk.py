@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
-from sessionspec.spec.errors import JsonlError, JsonValueError, SeedError, SurfaceError
+from sessionspec.spec.errors import JsonlError, JsonValueError, SeedError, SessionSpecError, SurfaceError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .finding import Finding
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .revision import Rules
     from .surface import SurfaceState
 
-__all__ = ["LoadWalk", "Observer", "StoredRecords", "frozen_entry"]
+__all__ = ["LoadWalk", "Observer", "StoredLoad", "StoredRecords", "frozen_entry"]
 
 _LEGACY_TYPES = FORMAT.legacy_rejected_types
 
@@ -51,6 +51,12 @@ class StoredRecords(Protocol):
     def read(self, event: JsonObject, index: int) -> tuple[JsonObject, JsonlError | SeedError | None]: ...
 
     def is_legacy(self, event: JsonObject) -> bool: ...
+
+
+class StoredLoad(StoredRecords, Protocol):
+    """A stored reader in the load path's first-defect reading: it notes its refusals as it reads."""
+
+    def first_defect(self, findings: Iterable[Finding]) -> SessionSpecError | None: ...
 
 
 Observer = Callable[[int, JsonValue, JsonValue, "JsonlError | SeedError | None", "int | None", bool, bool], bool]
@@ -87,15 +93,18 @@ class LoadWalk:
     module's docstring); ``locate(position)`` gives a record's (line, JSON pointer).
     """
 
-    __slots__ = ("follow_numbering", "frozen", "keep", "locate", "observe", "project", "reader",
+    __slots__ = ("follow_numbering", "freeze_read", "frozen", "keep", "locate", "observe", "project", "reader",
                  "rules", "suppressed", "surface")
 
     def __init__(self, rules: Rules, surface: SurfaceState, keep: Callable[[FrozenDict], object],
                  project: Callable[[FrozenDict], object] | None = None, *, frozen: bool = False,
                  reader: StoredRecords | None = None, follow_numbering: bool = False, observe: Observer | None = None,
-                 locate: Callable[[int], tuple[int | None, str]] | None = None) -> None:
+                 locate: Callable[[int], tuple[int | None, str]] | None = None, freeze_read: bool = False) -> None:
         self.rules, self.surface, self.keep, self.project = rules, surface, keep, project
         self.frozen, self.reader, self.follow_numbering = frozen, reader, follow_numbering
+        #: with ``frozen``: a record the reader rewrites (a new plain object, JSONL-13) is frozen first (SEED-2), so
+        #: what ``keep`` receives is frozen (the load path keeps the walk's records as the session's events)
+        self.freeze_read = freeze_read
         self.observe, self.locate = observe, locate
         #: rejected surface events that only failed because they name an event rejected before (not reported)
         self.suppressed = 0
@@ -114,6 +123,7 @@ class LoadWalk:
         types = rules.surface_types
         keep, project, frozen = self.keep, self.project, self.frozen
         reader, follow, observe = self.reader, self.follow_numbering, self.observe
+        freeze_read = frozen and self.freeze_read
         # the validator's steps (reading, numbering, observing, SEED-2 per record); without them, the load path's
         extra = reader is not None or follow or observe is not None
         reading = reader is not None and reader.active
@@ -130,10 +140,13 @@ class LoadWalk:
                 is_dict = isinstance(entry, dict)
                 stored = entry
                 refusal: JsonlError | SeedError | None = None
+                rewritten = False
                 if reading and is_dict:
                     entry, refusal = reader.read(stored, position)  # type: ignore[union-attr, arg-type]
-                    if entry is not stored and replace is not None:
-                        replace[position] = entry
+                    if entry is not stored:
+                        rewritten = freeze_read
+                        if replace is not None:
+                            replace[position] = entry
                 seq = entry.get("seq") if is_dict else None  # type: ignore[union-attr]  # (is_dict: a dict)
                 seq_int = seq if type(seq) is int else None
                 renumbered = follow and seq_int is not None and seq_int != index
@@ -145,7 +158,7 @@ class LoadWalk:
                 else:
                     placed = True
                 json_check = observe(position, entry, stored, refusal, seq_int, renumbered, placed) \
-                    if observe is not None else False
+                    if observe is not None else rewritten
                 if not placed:
                     continue
                 expected = index + 1

@@ -42,7 +42,7 @@ from .json_value import is_nonneg_safe_int as _nonneg_safe
 from .request_header import RequestHeaderFold, is_rejected_reason
 from .revision import Rules, has_provider_model, rules_for
 from .rule_table import TABLE, define
-from .seed_walk import LoadWalk, frozen_entry
+from .seed_walk import LoadWalk, StoredLoad, frozen_entry
 from .surface import SurfacePlan, SurfaceState, SurfaceView
 
 if TYPE_CHECKING:
@@ -399,24 +399,17 @@ def validate_seed(seed: Iterable[JsonValue], revision: RevisionLike = None) -> l
     return log
 
 
-def _fold_restored(events: Sequence[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
-                   messages: MessageLog) -> None:
-    """:func:`_fold_seed` for entries that ``freeze_parsed`` froze (SEED-2 already holds for them)."""
-    _fold_seed(events, log, surface, rules, messages, frozen=True)
-
-
 def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState, rules: Rules,
-               messages: MessageLog | None = None, start: int = 0, *, frozen: bool = False) -> None:
+               messages: MessageLog | None = None, start: int = 0) -> None:
     """Accept seed entries one by one into ``log``/``surface``; the first bad entry raises (SEED-1).
 
-    The one walk of the load rules (`seed_walk.LoadWalk`: SEED-2 unless ``frozen`` says the entries are
-    frozen parses already (the load path), the rule table's entry rule, SEED-3 … SEED-9, and the surface
-    fold, SEED-10), raising its first finding's error. With ``messages``, each accepted surface node is
+    The one walk of the load rules (`seed_walk.LoadWalk`: SEED-2, the rule table's entry rule, SEED-3 … SEED-9,
+    and the surface fold, SEED-10), raising its first finding's error (the load path's walk: `Session._load`). With ``messages``, each accepted surface node is
     projected as it is committed. Callers pause the cyclic GC around it (``gc_paused``): a seed is a bulk
     build of acyclic frozen values, and collections during it would repeatedly traverse the growing log
     for nothing.
     """
-    walk = LoadWalk(rules, surface, log.append, messages.project if messages is not None else None, frozen=frozen)
+    walk = LoadWalk(rules, surface, log.append, messages.project if messages is not None else None)
     for finding in walk.run(seed, start):
         raise finding.error  # type: ignore[misc]  # the walk's findings of a seed carry the error raised
 
@@ -459,23 +452,31 @@ class Session:
         self._seeded(id, seed is not None, header)
 
     @classmethod
-    def _restore(cls, id: str, restored: Sequence[Any], tail: Sequence[Any], header: Any = NO_HEADER, *,
-                 revision: RevisionLike = None, clock: Clock | None = None) -> Session:
-        """``Session(id, [*restored, *tail], header, revision=revision, clock=clock)``, where ``restored`` holds events
-        that ``json_value.freeze_parsed`` froze from a stored log's own parse (the load path, JSONL-12).
-
-        The same checks, errors and result; SEED-2 is already proven for ``restored`` (the parser and
-        the freeze did it), so those entries are not copied again, as the TypeScript package's restore
-        takes ownership of the objects it parsed. ``tail`` (the repair closers) is seeded as usual.
-        """
+    def _load(cls, id: str, records: list[Any], header: Any, reader: StoredLoad,
+              closers: Callable[[Sequence[Any]], list[dict[str, JsonValue]]], *, revision: RevisionLike = None,
+              frozen: bool = False) -> tuple[Session, list[dict[str, JsonValue]]]:
+        """The seeded load path (JSONL-12), one pass: the walk of the load rules reads each stored record through
+        ``reader`` (`jsonl.StoredReader`: upgraded where the revision says, JSONL-13; a record it rewrites replaces
+        the stored one in ``records``) and checks it (SEED-*), yielding every finding in order; the error raised is
+        ``reader.first_defect`` of them (the refusal order). Then the crash-repair closers, ``closers(records)``
+        of the records as read, are seeded after them; returns the session and the closers.
+        ``frozen``: ``records`` are ``json_value.freeze_parsed`` parses: SEED-2 already holds for them (the parser
+        and the freeze proved it), so they are kept, not copied, as the TypeScript package's restore takes ownership
+        of the objects it parsed; a record the reader rewrites is frozen first."""
         self = cls.__new__(cls)
-        self._open(id, revision, clock)
+        self._open(id, revision, clock=None)
+        rules, log, surface, messages = self._rules, self._log, self._surface, self._messages
         with gc_paused(long_lived=True):
-            _fold_restored(restored, self._log, self._surface, self._rules, self._messages)
+            walk = LoadWalk(rules, surface, log.append, messages.project, frozen=frozen, reader=reader,
+                            freeze_read=True)
+            error = reader.first_defect(walk.run(records, replace=records))
+            if error is not None:
+                raise error
+            tail = closers(records)
             if tail:
-                _fold_seed(tail, self._log, self._surface, self._rules, self._messages, len(restored))
+                _fold_seed(tail, log, surface, rules, messages, len(records))
         self._seeded(id, True, header)
-        return self
+        return self, tail
 
     def _open(self, id: str, revision: RevisionLike, clock: Clock | None) -> None:
         if type(id) is not str:

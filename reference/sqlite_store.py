@@ -40,7 +40,7 @@ from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from . import chunk_rows, json_text
 from .json_value import MAX_SAFE_INTEGER, is_json_value, is_nonneg_safe_int
-from .jsonl import LoadedArtifact, _legacy_rejection, check_loadable, seed_repaired
+from .jsonl import LoadedArtifact, _legacy_rejection, load_records
 from .jsonl_read import read_entries
 from .rule_table import TABLE, define
 
@@ -959,7 +959,7 @@ class SqliteStore:
 
         ``revisions`` maps a session id to the format revision it is read at and its closers follow (REPAIR-8;
         default: pinned); each is seeded where that revision's load path seeds, or as ``seed`` says
-        (`jsonl.seed_repaired`).
+        (`jsonl.load_records`).
         """
         if durable:
             self._require_writable()
@@ -969,8 +969,8 @@ class SqliteStore:
             for session_id in session_ids:
                 stored = self.read_session(session_id)
                 revision = (revisions or {}).get(session_id)
-                events = check_loadable(stored.header, stored.events, session_id, f"{self.path}#{session_id}", revision)
-                session, closers = seed_repaired(session_id, stored.header, events, revision, seed=seed)
+                session, events, closers = load_records(session_id, stored.header, stored.events,
+                                                        f"{self.path}#{session_id}", revision, seed=seed)
                 if durable:
                     if stored.torn_from is not None:
                         self._db.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?",

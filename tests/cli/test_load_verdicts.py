@@ -2,7 +2,8 @@
 
 Both take the records through the one walk of the load rules (`reference/seed_walk.py`): the validator reads every
 defect (`jsonl_read.load_log`, `jsonl.StoredReader.read`) and reports every finding, the load path reads the first
-defect (`jsonl.read_artifact`, `StoredReader.read_all`) and raises the first; the header line, the header rules
+defect (`jsonl.read_artifact`, then `jsonl.load_records`: the same walk with the revision's `StoredReader`) and
+raises the first by the refusal order; the header line, the header rules
 and the torn tail are read apart in each. The stored reader's own tests are `tests/reference/test_stored_reader.py`,
 the walk's `tests/reference/test_seed_walk.py`.
 """
@@ -18,7 +19,7 @@ from cli_helpers import HEADER, jsonl, turn_events
 from hypothesis import given
 from hypothesis import strategies as st
 from sessionspec.reference import load_log
-from sessionspec.reference.jsonl import check_loadable, read_artifact, seed_repaired
+from sessionspec.reference.jsonl import check_loadable, load_records, read_artifact
 from sessionspec.spec.errors import JsonlError, SessionSpecError
 from sessionspec.validator.lint import Checker
 from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
@@ -30,8 +31,7 @@ from test_fastlog import LOGS, READABLE, damaged, with_load_rule_records
 def _loads(data: bytes, revision: str | None = None, session_id: str = HEADER["id"]) -> bool:
     try:
         artifact = read_artifact(data, revision)
-        events = check_loadable(artifact.header, artifact.events, session_id, None, revision)
-        seed_repaired(session_id, artifact.header, events, revision, seed=True)  # the seeded load view (DEC-24)
+        load_records(session_id, artifact.header, artifact.events, None, revision, seed=True)  # the seeded load view
     except SessionSpecError:
         return False
     return True

@@ -150,7 +150,7 @@ def _negative_zero(data: bytes, where: str, at: int) -> bytes:
 def test_load_path_that_keeps_the_frozen_parse_agrees_with_seeding_a_copy(
     events: list[dict[str, Any]], damage: str, at: int
 ) -> None:
-    """``load_artifact`` keeps the events ``freeze_parsed`` froze (``Session._restore``); the general load
+    """``load_artifact`` keeps the events ``freeze_parsed`` froze (``Session._load``); the general load
     seeds a copy of the plain events of the line-by-line reader: the same session, events, closers or error."""
     data = _damaged(events, damage, at) if damage in _DAMAGE.elements else _negative_zero(
         jsonl.header_bytes({"version": 0, "id": "s", "createdAt": 1}) + jsonl.encode_records(events),
