@@ -570,7 +570,7 @@ def check_identity(header: JsonObject, session_id: str, where: str | None) -> No
 
 def load_records(
     session_id: str, header: JsonObject, events: list[dict[str, JsonValue]], where: str | None,
-    revision: RevisionLike = None, *, frozen: bool = False, seed: bool | None = None,
+    revision: RevisionLike = None, *, frozen: bool = False, seed: bool | None = None, inspect: bool = False,
 ) -> tuple[Session | None, list[dict[str, JsonValue]], list[dict[str, JsonValue]]]:
     """The load path of every storage form (JSONL-12): the identity and version checks, then one pass over the
     stored records; returns the session (None where the revision's load path does not seed and ``seed`` does
@@ -581,12 +581,14 @@ def load_records(
     this revision's `StoredReader`): one pass yields the records and every finding in order, and the load path
     raises the first by the refusal order (`StoredReader.first_defect`); the closers are computed from the
     walk's records and seeded after them. An unseeded load reads them in the reader's own pass
-    (`StoredReader.read_all`, the same order). ``frozen``: ``events`` are ``freeze_parsed`` parses."""
+    (`StoredReader.read_all`, the same order). ``frozen``: ``events`` are ``freeze_parsed`` parses. ``inspect``:
+    the records are read as inspecting reads them (`read_stored`: legacy records as stored, for the seed rules to
+    judge), the load view of the inspecting commands (`sessionspec derive`, `fold`, `stats`, `repair`)."""
     check_identity(header, session_id, where)
     if not (rules_for(revision).load_seeds if seed is None else seed):
-        read = StoredReader(session_id, where, revision, legacy=True).read_all(events)
+        read = StoredReader(session_id, where, revision, legacy=not inspect, inspect=inspect).read_all(events)
         return None, read, list(interrupted_turn_closers(read, revision))
-    reader = StoredReader(session_id, where, revision, legacy=True)
+    reader = StoredReader(session_id, where, revision, legacy=not inspect, inspect=inspect)
     if reader.reader is not None:  # records may be rewritten (JSONL-13): into a copy, the caller's list stays
         events = list(events)
     session, closers = Session._load(session_id, events, header, reader,
@@ -623,11 +625,13 @@ class StoredReader:
     upgrade refusal; the first unknown type), and `refusal` gives the one the load path raises, the first by
     `REFUSAL_ORDER` and then by position; `first_defect` adds the walk's own findings after them. `read_all`
     is the same reading as one pass of its own (an unseeded load, inspect), raising that refusal. ``legacy``:
-    legacy records are refused too (the load path; inspecting reads them as stored).
+    legacy records are refused too (the load path). ``inspect``: legacy records are read as stored, as inspecting
+    reads them (upstream ``readFrom``: `is_legacy` is False for every record; without it, the validator's reading
+    names each legacy record the load path refuses).
     """
 
     def __init__(self, session_id: str, where: str | None = None, revision: RevisionLike = None,
-                 extra_types: Iterable[str] = (), *, legacy: bool = False) -> None:
+                 extra_types: Iterable[str] = (), *, legacy: bool = False, inspect: bool = False) -> None:
         rules = rules_for(revision)
         self.session_id, self.where = session_id, where
         upgrade = rules.load_upgrade
@@ -636,6 +640,7 @@ class StoredReader:
         self.known = None if known is None else known | frozenset(extra_types)
         self.legacy = _LegacyRecords() if legacy else None
         self.legacy_types = frozenset(TABLE.load_rejected_types)
+        self.inspect = inspect
         #: the first record the upgrade refused (JSONL-14, the message check) and the first type refused as
         #: unknown (JSONL-15), as read so far
         self.refused: JsonlError | SeedError | None = None
@@ -653,8 +658,8 @@ class StoredReader:
 
     def is_legacy(self, event: JsonObject) -> bool:
         """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`);
-        with ``legacy``, the first of its kind is noted."""
-        if is_legacy_record(event, self.legacy_types):
+        with ``legacy``, the first of its kind is noted; with ``inspect``, False."""
+        if not self.inspect and is_legacy_record(event, self.legacy_types):
             if self.legacy is not None:
                 self.legacy.keep(event)
             return True

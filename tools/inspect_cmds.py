@@ -30,6 +30,7 @@ from sessionspec.reference.jsonl import (
     encode_records,
     header_from_line,
     header_line,
+    load_records,
     read_artifact,
     read_stored,
     unpacked_chunks,
@@ -134,13 +135,17 @@ def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tupl
     from sessionspec.reference.session import NO_HEADER, Session
 
     _refuse_unloadable(log, revision)
-    events = _as_loaded(log, revision)
-    closers = interrupted_turn_closers(events, revision) if log.kind == "jsonl" else []
     line = log.header_line
     session_id = line.get("id") if isinstance(line, dict) else None
+    sid = session_id if type(session_id) is str else ""
+    events = cast("list[Any]", log.events)
+    closers: list[Any] = []
     try:
-        header = header_from_line(line, revision) if isinstance(line, dict) and log.kind == "jsonl" else NO_HEADER
-        Session(session_id if type(session_id) is str else "", [*events, *closers], header, revision=revision)
+        if log.kind == "jsonl" and isinstance(line, dict):  # the load path's one pass (JSONL-12..15, REPAIR-*, SEED-*)
+            _, events, closers = load_records(sid, header_from_line(line, revision), events, log.name, revision,
+                                              seed=True, inspect=True)
+        else:  # a JSON array of events: a seed, read as it is
+            Session(sid, events, NO_HEADER, revision=revision)
     except (SessionSpecError, KeyError, TypeError) as error:
         raise _refusal(log, revision, error if isinstance(error, SessionSpecError) else None) from error
     if closers:
