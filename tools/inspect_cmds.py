@@ -532,12 +532,14 @@ class Repair:
         target = args.file if args.in_place else args.output
         _refuse_unloadable(log, revision)  # (the reference would read it whole again, only to refuse it)
         # a log its load path cannot seed (SEED-*) is refused with FILE's located findings (DEC-22), not with the
-        # unwritten result's
-        _load_view(log, revision, io.StringIO(), "repair")
-        # the reference reads the log again below: one parsed copy of it at a time, not two (issue 25)
+        # unwritten result's; the closers are the load path's one pass's (`jsonl.load_records`)
+        events, closers = _load_view(log, revision, io.StringIO(), "repair")
+        kept = len(events)
+        del events
+        # the zstd form reads the log again below: one parsed copy of it at a time, not two (issue 25)
         log.events, log.event_lines, log.event_pointers = [], [], []
-        # A loader reads nothing past the line it stops at (a crash tail: it cuts there), so the reference reads
-        # the log up to there: a tail of a hundred million blank lines is not read again, line by line.
+        # A loader reads nothing past the line it stops at (a crash tail: it cuts there): the next write truncates
+        # there (JSONL-4), else after the last complete line.
         stop = None if log.stopped_at_line is None else _line_start(unit.data, log.stopped_at_line)
         if unit.form == "jsonl-zstd":
             compressed = _guard(lambda: read_compressed_artifact(data, stop=stop))
@@ -550,12 +552,12 @@ class Repair:
             kept, cut = len(compressed.events), len(data) - keep
             del compressed  # (the output's load check below parses it again: one parsed copy at a time)
         else:
-            artifact = _read_artifact(unit.data if stop is None else unit.data[:stop])
-            closers = interrupted_turn_closers(_as_loaded(log, revision, artifact.events), revision)
-            content = data[: artifact.truncate_offset] + encode_records(closers, pack=False)
+            if log.kind != "jsonl":  # a JSON array of events is a seed, no artifact: refused with the reader's error
+                _read_artifact(unit.data)
+            keep = stop if stop is not None else len(unit.data) - len(unit.data.rpartition(b"\n")[2])
+            content = data[:keep] + encode_records(closers, pack=False)
             logical = None
-            kept, cut = len(artifact.events), len(data) - artifact.truncate_offset
-            del artifact
+            cut = len(data) - keep
         _write_output(target, content, out, err, f"{kept} events kept, {cut} torn byte(s) cut, "
                       f"{len(closers)} closer(s) appended", revision, logical)
         return 0
