@@ -693,13 +693,12 @@ def _rewrite(args: argparse.Namespace, out: TextIO, err: TextIO, pack: bool) -> 
         header = None
         revision = _revision(args, log, err, unit)
     else:
-        _refuse_unloadable(log, _revision(args, log, io.StringIO(), unit))  # located, before reading it again
+        _refuse_unloadable(log, _revision(args, log, io.StringIO(), unit))  # located
         revision = _revision(args, log, err, unit)
-        # one parsed copy of the log at a time (issue 25): the checker's events go before the reference reads it
-        log.events, log.event_lines, log.event_pointers = [], [], []
-        artifact = _read_artifact(unit.data)
-        events, header = artifact.events, artifact.header_line
-        del artifact
+        # the records the one reading read (up to where a loader stops: a torn tail is not rewritten), not a
+        # second parse of the same text; one parsed copy of the log at a time (issue 25)
+        events, header = log.events, log.header_line
+        log.event_lines, log.event_pointers = [], []
     count = len(events)
     if not pack:  # the one unpack (`unpacked_chunks`, which `_unpack_streamed` writes as it comes), collected
         content = b"".join(unpacked_chunks(header or None, events, UNPACK_BATCH, revision))
