@@ -1,6 +1,7 @@
 """One reading of a stored log per command: each inspecting command reads the log's text once (`jsonl_read.load_log`)
 and its records once, in the load path's one pass (`jsonl.load_records`: the walk of the load rules with one
-`jsonl.StoredReader`), which gives the records, the first defect and the crash-repair closers together. A second
+`jsonl.StoredReader`), which gives the records, the first defect and the crash-repair closers together; `pack`
+rewrites the records that reading read. A second
 reader creeping back (a `read_artifact` of the same bytes, a `StoredReader.read_all` pass before the walk, a
 second stored reader) changes these counts; `repair` reads its output once more, to refuse writing what a loader
 would refuse (`validate --level load` of the result).
@@ -48,15 +49,17 @@ _EVENTS = [*turn_events(1), *turn_events(2, start_seq=len(turn_events(1)), close
 @pytest.mark.parametrize(("command", "readers", "reads"), [
     ("derive", 1, 1), ("fold", 1, 1), ("stats", 1, 1),
     ("repair", 2, 2),  # the input's load view, then the written result's load check
+    ("pack", 1, 2),  # the records as read, rewritten; the written result's load check
 ])
 def test_each_command_reads_the_log_once(tmp_path: Path, counts: _Counts, revision: str, command: str,
                                          readers: int, reads: int) -> None:
     path = tmp_path / "in.jsonl"
     path.write_bytes(jsonl(_EVENTS))
-    extra = ["-o", str(tmp_path / "out.jsonl")] if command == "repair" else []
-    result = cli(command, str(path), "--revision", revision, *extra)
+    extra = ["-o", str(tmp_path / "out.jsonl")] if command in ("repair", "pack") else []
+    result = cli(command, str(path), *(["--revision", revision] if command != "pack" else []), *extra)
     assert result.code == 0, result.err
-    assert "closer(s)" in result.err + result.out  # the crash repair's closers, from the same pass
+    if command != "pack":
+        assert "closer(s)" in result.err + result.out  # the crash repair's closers, from the same pass
     assert counts.get("reading passes", 0) == 0  # no reading pass of its own before the walk
     assert counts.get("artifact parses", 0) == 0  # the log's text is not parsed again by the first-defect reader
     assert counts.get("stored readers", 0) == readers
