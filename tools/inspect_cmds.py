@@ -32,12 +32,10 @@ from sessionspec.reference.jsonl import (
     header_line,
     load_records,
     read_artifact,
-    read_stored,
     unpacked_chunks,
     write_unpacked,
 )
 from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
-from sessionspec.reference.repair import interrupted_turn_closers
 from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
@@ -107,24 +105,6 @@ def _load(path: str, session: str | None = None, err: TextIO | None = None, comm
           ) -> tuple[Unit, LoadedLog]:
     unit = _unit(path, session, err, command)
     return unit, load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
-
-def _as_loaded(log: LoadedLog, revision: str, events: list[Any] | None = None, *, locate: bool = True) -> list[Any]:
-    """The stored events (``events``, default the log's) as ``revision``'s load path reads them: earlier-format
-    records upgraded, and the log refused where the load path refuses it (JSONL-13..15: the reference's
-    `jsonl.read_stored`), naming each refused record as `validate --level load` does. A JSON array of events
-    is a seed, not a stored log: it is read as it is. ``locate=False``: refuse without the located findings."""
-    if events is None:
-        events = cast("list[Any]", log.events)  # (read_stored takes the loaded events as they are)
-    if log.kind != "jsonl":
-        return events
-    session_id = (log.header_line or {}).get("id")
-    try:
-        return read_stored(events, session_id if type(session_id) is str else "", log.name, revision)
-    except SessionSpecError as error:
-        if not locate:
-            raise _Failure(str(error)) from error
-        raise _refusal(log, revision, error) from error
-
 
 def _load_view(log: LoadedLog, revision: str, err: TextIO, command: str) -> tuple[list[Any], list[Any]]:
     """What a load of the log at ``revision`` gives (DEC-24): the stored events as its load path reads them,
@@ -542,14 +522,15 @@ class Repair:
         # there (JSONL-4), else after the last complete line.
         stop = None if log.stopped_at_line is None else _line_start(unit.data, log.stopped_at_line)
         if unit.form == "jsonl-zstd":
+            # (the frames: where the torn one starts and the complete records it holds, ZSTD-7; the closers are
+            # the view's)
             compressed = _guard(lambda: read_compressed_artifact(data, stop=stop))
-            closers = interrupted_turn_closers(_as_loaded(log, revision, compressed.events), revision)
             keep = compressed.decoded.torn_start if compressed.torn else len(data)
             added = [*compressed.recovered, *closers] if compressed.torn else closers
             frame = encode_records(added, pack=True)
             content = data[:keep] + (compress_frame(frame) if frame else b"")
             logical: bytes | None = b"".join(_guard(lambda: decode_frames(content)).plaintexts)
-            kept, cut = len(compressed.events), len(data) - keep
+            cut = len(data) - keep
             del compressed  # (the output's load check below parses it again: one parsed copy at a time)
         else:
             if log.kind != "jsonl":  # a JSON array of events is a seed, no artifact: refused with the reader's error
