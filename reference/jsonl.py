@@ -727,17 +727,25 @@ class StoredReader:
                 return error
         return None
 
-    def first_defect(self, findings: Iterable[Finding]) -> SessionSpecError | None:
-        """The error the load path raises for one walk's findings (every one of them is consumed, so the reader
-        has read every record): the reader's `refusal`, else the first finding's (a seed rule's, by position)."""
-        first: Finding | None = None
-        for finding in findings:
-            if first is None:
-                first = finding
+    def read_on(self, events: Sequence[JsonValue], start: int) -> None:
+        """Read the records from ``start`` on, where the walk stopped at its first finding: only what the reader
+        refuses counts now (a legacy record anywhere, an upgrade refusal, an unknown type: `refusal`)."""
+        read, note, active = self.read, self.is_legacy, self.active
+        for index in range(start, len(events)):
+            event = events[index]
+            if isinstance(event, dict):
+                if active:
+                    event, _ = read(event, index)
+                note(event)
+
+    def first_defect(self, first: Finding) -> SessionSpecError:
+        """The error the load path raises once the walk found ``first`` and the reader read every record: the
+        reader's `refusal`, else ``first``'s (a seed rule's, the first by position)."""
         refusal = self.refusal()
         if refusal is not None:
             return refusal
-        return None if first is None else first.error
+        assert first.error is not None  # (the walk's findings of a stored log carry the error raised)
+        return first.error
 
     def _raise(self) -> None:
         """Raise the first of the refusals found, by `REFUSAL_ORDER`."""

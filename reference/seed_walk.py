@@ -21,7 +21,7 @@ the stored reader), so a mutant that replaces one rule table entry changes every
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence
+from collections.abc import Callable, Generator, Iterable, Mapping, MutableSequence, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sessionspec.spec import FORMAT
@@ -56,7 +56,9 @@ class StoredRecords(Protocol):
 class StoredLoad(StoredRecords, Protocol):
     """A stored reader in the load path's first-defect reading: it notes its refusals as it reads."""
 
-    def first_defect(self, findings: Iterable[Finding]) -> SessionSpecError | None: ...
+    def read_on(self, events: Sequence[JsonValue], start: int) -> None: ...
+
+    def first_defect(self, first: Finding) -> SessionSpecError: ...
 
 
 Observer = Callable[[int, JsonValue, JsonValue, "JsonlError | SeedError | None", "int | None", bool, bool], bool]
@@ -111,7 +113,7 @@ class LoadWalk:
 
     def run(  # noqa: C901 - one loop; the validator's steps inline (see `extra`)
             self, records: Iterable[JsonValue], start: int = 0, *,
-            replace: MutableSequence[JsonObject] | None = None) -> Iterator[Finding]:
+            replace: MutableSequence[JsonObject] | None = None) -> Generator[Finding, None, None]:
         """Walk ``records`` (the first at index ``start``), yielding each finding, located, as it is found.
 
         ``replace``: the list ``records`` is, where a record the reader rewrites (JSONL-13) replaces the stored

@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import os.path
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sessionspec.spec import FORMAT
@@ -414,6 +414,20 @@ def _fold_seed(seed: Iterable[Any], log: list[FrozenDict], surface: SurfaceState
         raise finding.error  # type: ignore[misc]  # the walk's findings of a seed carry the error raised
 
 
+class _Taken:
+    """An iteration of ``records`` that counts the records taken (where a walk stopped)."""
+
+    __slots__ = ("count", "records")
+
+    def __init__(self, records: Sequence[Any]) -> None:
+        self.records, self.count = records, 0
+
+    def __iter__(self) -> Iterator[Any]:
+        for record in self.records:
+            self.count += 1
+            yield record
+
+
 # ---------------------------------------------------------------- session
 
 
@@ -457,8 +471,9 @@ class Session:
               frozen: bool = False) -> tuple[Session, list[dict[str, JsonValue]]]:
         """The seeded load path (JSONL-12), one pass: the walk of the load rules reads each stored record through
         ``reader`` (`jsonl.StoredReader`: upgraded where the revision says, JSONL-13; a record it rewrites replaces
-        the stored one in ``records``) and checks it (SEED-*), yielding every finding in order; the error raised is
-        ``reader.first_defect`` of them (the refusal order). Then the crash-repair closers, ``closers(records)``
+        the stored one in ``records``) and checks it (SEED-*), yielding each finding in order. At the first finding
+        the seed stops and the reader reads the rest (`StoredReader.read_on`: a legacy record further on, say, is
+        refused first), and the error raised is ``reader.first_defect`` (the refusal order). Then the crash-repair closers, ``closers(records)``
         of the records as read, are seeded after them; returns the session and the closers.
         ``frozen``: ``records`` are ``json_value.freeze_parsed`` parses: SEED-2 already holds for them (the parser
         and the freeze proved it), so they are kept, not copied, as the TypeScript package's restore takes ownership
@@ -469,9 +484,13 @@ class Session:
         with gc_paused(long_lived=True):
             walk = LoadWalk(rules, surface, log.append, messages.project, frozen=frozen, reader=reader,
                             freeze_read=True)
-            error = reader.first_defect(walk.run(records, replace=records))
-            if error is not None:
-                raise error
+            taken = _Taken(records)
+            findings = walk.run(taken, replace=records)
+            first = next(findings, None)
+            if first is not None:  # the seed stops at its first finding; the reading goes on to the end
+                findings.close()
+                reader.read_on(records, taken.count)
+                raise reader.first_defect(first)
             tail = closers(records)
             if tail:
                 _fold_seed(tail, log, surface, rules, messages, len(records))
