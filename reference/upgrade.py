@@ -32,6 +32,9 @@ from .json_value import is_object, is_safe_int
 class MessageChecks(Protocol):
     """What the upgrade needs of the revision's message shape (``revision.MessageShape``)."""
 
+    #: the types `seed_problem` looks at (it finds nothing in a record of any other type)
+    seed_types: frozenset[str]
+
     def seed_problem(self, etype: str, data: object) -> Finding | None: ...
 
 
@@ -63,8 +66,8 @@ class LoadUpgradeFacts(TypedDict):
 __all__ = ["UPGRADED_TYPES", "ErrorReasonFacts", "LoadUpgrade", "LoadUpgradeFacts", "MessageChecks", "TurnEndReasonFacts",
            "UpgradeReader", "is_refused_type", "unknown_type_error"]
 
-#: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record): a record of any other
-#: type is read as stored, which a reader of the log may take as given (the validator's fast pass).
+#: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record; `UpgradeReader.reads_apart`,
+#: the reader's dispatch, is decided from it).
 UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
                             "tool/result"})
 
@@ -264,21 +267,31 @@ class UpgradeReader:
         """
         if not is_object(stored):
             return stored
-        event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
-        if event is not stored:
-            kind = str(stored.get("type"))
-            self.upgraded[kind] = self.upgraded.get(kind, 0) + 1
-        etype = event.get("type")
-        data = event.get("data")
-        if type(etype) is str:
-            problem = self.messages.seed_problem(etype, data)
+        etype = stored.get("type")
+        event: Mapping[str, Any] = stored
+        if type(etype) is str and self.reads_apart(etype):  # (any other record: as stored, unrefused)
+            event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
+            if event is not stored:
+                self.upgraded[etype] = self.upgraded.get(etype, 0) + 1
+            etype = event.get("type")
+            problem = self.messages.seed_problem(etype, event.get("data")) if type(etype) is str else None
             if problem is not None:
                 raise SeedError(f"stored event at seq {event.get('seq')!r} {problem.message}", problem.code,
                                 requirement=problem.requirement, index=index, seq=_seq(event), path=self.where)
-            message_id = _message_id(etype, data)
+        if type(etype) is str:
+            # (noted of every record; a note a reader skipping the records `reads_apart` clears misses can only leave
+            # a later replacing tool/result without a message id, which SEED-18 refuses)
+            message_id = _message_id(etype, event.get("data"))
             if message_id is not None and _seq(event) is not None:
                 self.ids[event["seq"]] = message_id
         return event
+
+    def reads_apart(self, etype: str) -> bool:
+        """JSONL-13, JSONL-14 and the message check by type: whether a record of type ``etype`` may be read other
+        than as stored or refused (a type the upgrade may rewrite, `UPGRADED_TYPES`, or one the revision's message
+        shape checks). `read` takes a record of any other type as stored and unrefused by this very test, so a
+        reader of the log that skips those records (the validator's fast pass) reads what the load path reads."""
+        return etype in UPGRADED_TYPES or etype in self.messages.seed_types
 
 
 def _json_type(value: Any) -> str:

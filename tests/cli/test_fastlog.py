@@ -853,3 +853,69 @@ def test_the_pass_follows_the_rule_tables_retired_types(logs: dict[str, bytes], 
             assert "JSONL_LEGACY_EVENT" in {f.code for f in _exact(data, level)}, level
             assert _fast(data, level) is None, level
     assert _fast(data, "load") is not None
+
+
+def _read_apart_variant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh start for the pass's per-revision tables (built from the load path's test, cached by revision)."""
+    from sessionspec.validator import fastlog
+
+    monkeypatch.setattr(fastlog, "_KINDS", {})
+    monkeypatch.setattr(fastlog, "_PLANS", {})
+
+
+def _member_type(data: bytes) -> str:
+    """The type of the members of the first chunk row of a packed log."""
+    row = next(orjson.loads(line) for line in _lines(data)[1:] if orjson.loads(line).get("type") in ROW_SPECS)
+    return str(decode_storage_record(row)[0]["type"])
+
+
+@pytest.mark.req("JSONL-15")
+@pytest.mark.parametrize(("name", "etype"), [("published", "step/start"), ("packed", None)])
+def test_the_pass_follows_the_load_paths_registry_under_a_variant(name, etype, monkeypatch):
+    """JSONL-15: which records the pass reads through the load path's reader is the load path's own test
+    (`StoredReader.reads_apart`), not a list of the pass's. A variant of the published revision whose registry no
+    longer knows a log-only type (a struct, or a packed row's members) makes the exact path refuse the log and the pass
+    give up on it, at every level; with the registry as it is both accept it."""
+    from sessionspec.reference.revision import rules_for
+
+    data = READABLE[name]
+    etype = etype or _member_type(data)
+    assert all(fast is not None for fast in _never_looser_at(data, PUB))
+    rules = rules_for(PUB)
+    assert rules.load_known_types is not None and etype in rules.load_known_types
+    monkeypatch.setattr(rules, "load_known_types", rules.load_known_types - {etype})
+    _read_apart_variant(monkeypatch)
+    for level in LEVELS:
+        fast, exact, _checker = _at(data, level, PUB)
+        assert "JSONL_UNKNOWN_TYPE" in {f.code for f in exact.findings}, level
+        assert fast is None, level
+
+
+@pytest.mark.req("JSONL-13")
+@pytest.mark.parametrize(("name", "etype"), [("published", "step/start"), ("packed", None)])
+def test_the_pass_follows_the_load_paths_upgrade_under_a_variant(name, etype, monkeypatch):
+    """JSONL-13: a variant of the upgrade that also rewrites a log-only type (the type added to `UPGRADED_TYPES`, the
+    datum the reader's dispatch, `UpgradeReader.reads_apart`, is decided from) is followed by the exact path and the
+    pass alike: the pass reads those records through the reader too, and what it proves is the exact path's whole
+    report, the rewritten records counted as upgraded."""
+    from sessionspec.reference import upgrade
+
+    data = READABLE[name]
+    etype = etype or _member_type(data)
+    original = upgrade.LoadUpgrade._upgrade
+
+    def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
+        if event.get("type") == etype:
+            return {**event, "data": {**event["data"], "rewritten": True}}
+        return original(self, event, session_id, ids, where)
+
+    monkeypatch.setattr(upgrade, "UPGRADED_TYPES", upgrade.UPGRADED_TYPES | {etype})
+    monkeypatch.setattr(upgrade.LoadUpgrade, "_upgrade", rewriting)
+    _read_apart_variant(monkeypatch)
+    for level in LEVELS:
+        _fast, exact, _checker = _at(data, level, PUB)
+        assert exact.upgraded.get(etype), level
+    _never_looser_at(data, PUB)  # (what the pass proves, it proves with the exact path's upgraded counts)
+    for level in ("load",):
+        fast, exact, _checker = _at(data, level, PUB)
+        assert fast is not None and fast.upgraded == exact.upgraded, level

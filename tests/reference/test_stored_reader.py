@@ -113,3 +113,37 @@ def test_every_defect_mode_reads_on_after_a_refused_record() -> None:
     with pytest.raises(SessionSpecError) as info:
         jsonl.read_stored(events, SID, None, PUB)
     assert (info.value.code, info.value.seq) == ("JSONL_LEGACY_MALFORMED", 0)
+
+
+@pytest.mark.req("JSONL-13", "JSONL-15")
+@given(st.lists(st.sampled_from(_RECORDS), min_size=1, max_size=8), st.sampled_from([None, PUB]))
+def test_a_record_of_a_type_not_read_apart_is_read_as_stored_and_unrefused(records: list[Any],
+                                                                           revision: str | None) -> None:
+    """`reads_apart` is the reader's own dispatch (JSONL-13..15 by type): a record of any type it clears comes back
+    as the stored object itself, with no refusal, wherever it stands in the log; which is what lets a reader of the
+    log (the validator's fast pass) skip those records."""
+    reader = jsonl.StoredReader(SID, None, revision)
+    for index, stored in enumerate({**r, "seq": i, "time": i} for i, r in enumerate(records)):
+        read, refusal = reader.read(stored, index)
+        if not reader.reads_apart(stored["type"]):
+            assert read is stored and refusal is None, stored
+
+
+@pytest.mark.req("JSONL-13")
+def test_the_readers_dispatch_is_its_reads_apart_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variant of the test (as a mutant would make it) decides the reading: a type it no longer names is read as
+    stored, even an earlier-format record the upgrade would rewrite or refuse; the unchanged test upgrades it."""
+    from sessionspec.reference import upgrade
+
+    earlier = {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "message"}}}
+    read, refusal = jsonl.StoredReader(SID, None, PUB).read(earlier, 0)
+    assert read is not earlier and refusal is None
+    malformed = {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": True, "trigger": {"kind": "m"}}}
+    assert jsonl.StoredReader(SID, None, PUB).read(malformed, 0)[1] is not None
+    monkeypatch.setattr(upgrade.UpgradeReader, "reads_apart", lambda self, etype: etype != "turn/start")
+    reader = jsonl.StoredReader(SID, None, PUB)
+    assert not reader.reads_apart("turn/start")
+    read, refusal = reader.read(earlier, 0)
+    assert read is earlier and refusal is None and reader.upgraded == {}
+    read, refusal = reader.read(malformed, 0)
+    assert read is malformed and refusal is None

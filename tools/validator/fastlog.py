@@ -24,9 +24,9 @@ What makes it fast:
   on after it (`group`): what the structs refuse goes through the one parsing
   path of log text (`json_text.loads`, taken only when it reports no anomaly) and
   the compiled predicate specialised for its type (`CompiledSchema.by_tag`);
-* the revision's rules are read from its `Rules`, and a record its load path may
-  read apart (JSONL-13..15: a type the upgrade may rewrite, a type outside the
-  registry) is read by the load path's own `StoredReader` before any check, so the
+* the revision's rules are read from its `Rules`, and a record of a type its load path
+  may read apart (JSONL-13..15: the load path's own test, `StoredReader.reads_apart`,
+  which its `read` dispatches on) is read by that `StoredReader` before any check, so the
   pass checks the records the exact path checks (upgraded, kept as stored: counted);
 * the load rules are inlined; what a struct type implies (envelope keys, seq
   and time bounds, SEED-6, a row's CHUNK-9 types) is verified on the generated
@@ -65,7 +65,6 @@ from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE
 from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
-from sessionspec.reference.upgrade import UPGRADED_TYPES
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import JsonTextError, SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
@@ -100,11 +99,17 @@ def _looked_into(rules: Rules) -> frozenset[str]:
 
 def _data_checked(rules: Rules) -> frozenset[str]:
     """Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of a flat
-    assistant/message is proved on its type: `_struct_kinds`); events of these types are converted. Where the
-    revision's load path upgrades earlier-format records (JSONL-13), the types it may rewrite are converted too:
-    the dict path reads them through the load path's own reader first (`UPGRADED_TYPES`)."""
+    assistant/message is proved on its type: `_struct_kinds`); events of these types are converted."""
     on_type = frozenset({"assistant/message"}) if rules.messages.name == "flat" else frozenset()
-    return (_looked_into(rules) - on_type) | (UPGRADED_TYPES if rules.load_upgrade is not None else frozenset())
+    return _looked_into(rules) - on_type
+
+
+def _reads_apart(rules: Rules) -> Callable[[str], bool]:
+    """JSONL-13..15: the load path's own test of the records it may read other than as stored
+    (`StoredReader.reads_apart`, which its `read` dispatches on). A struct or row member of such a type is converted
+    and goes through that reader (`_Pass.event`); of every other type the reader returns the record as stored.
+    (Built without a registry's added types: a type they add is then read through the reader too.)"""
+    return StoredReader("", None, rules).reads_apart
 _BOM = b"\xef\xbb\xbf"
 _NONE: frozenset[str] = frozenset()
 _NEG_ZERO = re.compile(rb"-0\.0")  # a regex scans for it twice as fast as bytes.find
@@ -226,6 +231,7 @@ class RowPlan:
         self.loadable = (
             type(self.member_type) is str
             and self.member_type not in rules.surface_types | _legacy_types() | _data_checked(rules) | {_HEADER_TYPE}
+            and not _reads_apart(rules)(self.member_type)
             and member.keys() <= rules.envelope_keys
             and "data" in member
             and "surfaceOp" not in member
@@ -484,10 +490,10 @@ def proves(revision: RevisionLike = None) -> bool:
     """Whether the pass can prove a log clean at ``revision``: at every revision the spec describes.
 
     It reads what differs from the revision's `Rules` (surface types, envelope keys, time bounds, the message
-    shape's seed check, INV-10) and takes every record its load path may read apart (JSONL-13..15: a type the
-    upgrade may rewrite, a type outside the registry) through the load path's own reader (`StoredReader.read`)
-    before any other check, so the records it checks are the ones the exact path checks (CONTRIBUTING.md: the
-    rule copies; ``tests/cli/test_fastlog.py`` holds it to the exact path at every revision).
+    shape's seed check, INV-10) and takes every record of a type its load path may read apart (JSONL-13..15: the
+    load path's own test, `StoredReader.reads_apart`) through the load path's own reader (`StoredReader.read`)
+    before any other check, so the records it checks are the ones the exact path checks (``tests/cli/test_fastlog.py``
+    holds it to the exact path at every revision, and under variants of that test).
     """
     try:
         rules_for(revision)
@@ -569,6 +575,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     """
     rules = rules_for(rules)
     envelope, surface, data_checked = rules.envelope_keys, rules.surface_types, _data_checked(rules)
+    reads_apart = _reads_apart(rules)
     low_time = -_MAX if rules.negative_time else 0
     kinds: dict[type, int] = {}
     for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
@@ -586,6 +593,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             and _int_field(fields["seq"].type, 0, _MAX)
             and _int_field(fields["time"].type, low_time, _MAX)
             and tag not in _legacy_types() | data_checked | {_HEADER_TYPE}
+            and not reads_apart(tag)
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
@@ -689,7 +697,9 @@ class _Pass:
         self.inv = InvariantFold(revision=rules)  # INV-*: a mutable fold, advanced in place
         # JSONL-13..15: the load path's reading of each record the dict path takes (None: records read as stored;
         # made with the header's session id); the types a registry adds are known to it, as to the exact path's.
-        self.extra_types = frozenset(schemas.spec.events) if schemas is not None else frozenset()
+        # (only the types a registry adds to the revision's own: the revision's registry is the load path's, so a
+        # variant of it is followed here too)
+        self.extra_types = frozenset(schemas.spec.events) - rules.known_types if schemas is not None else frozenset()
         self.reader: StoredReader | None = None
         self.messages_read = False
         # DEC-24: earlier-format records kept as stored (valid at the parent revision), by type
