@@ -919,3 +919,25 @@ def test_the_pass_follows_the_load_paths_upgrade_under_a_variant(name, etype, mo
     for level in ("load",):
         fast, exact, _checker = _at(data, level, PUB)
         assert fast is not None and fast.upgraded == exact.upgraded, level
+
+
+@pytest.mark.parametrize(("form", "etype"), [("unpacked", "step/start"), ("packed", None)])
+def test_the_pass_follows_the_exact_paths_registered_types_under_a_variant(logs, form, etype, monkeypatch):
+    """EVENT_TYPE_UNREGISTERED: the set of registered types is the exact path's (`Checker.registered_types`), not the
+    pass's own: under a variant that no longer registers a log-only type (a struct, or a packed row's members), the
+    exact path warns about it at the schema and strict levels and the pass gives up there; at the load level (no
+    registry) both accept the log, and with the set as it is the pass proves it at every level."""
+    data = logs[form]
+    etype = etype or _member_type(data)
+    assert all(_fast(data, level) is not None for level in LEVELS)
+    original = Checker.registered_types
+
+    def variant(self: Checker) -> frozenset[str] | None:
+        found = original(self)
+        return None if found is None else found - {etype}
+
+    monkeypatch.setattr(Checker, "registered_types", variant)
+    assert _fast(data, "load") is not None and not _exact(data, "load")
+    for level in ("schema", "strict"):
+        assert "EVENT_TYPE_UNREGISTERED" in {f.code for f in _exact(data, level)}, level
+        assert _fast(data, level) is None, level

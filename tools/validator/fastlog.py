@@ -664,7 +664,14 @@ class _Pass:
         self.plans = _plans_for(self.row_compiled, rules)
         self.strict = level == "strict"
         fast = self.fast = core.fast_types if msgspec is not None else None
+        checker = Checker(level, schemas, rules) if compiled is not None else None
+        # EVENT_TYPE_UNREGISTERED: the exact path's set (`Checker.registered_types`); a struct, event or row member of a
+        # type outside it gives up (the exact path warns, once per type): its struct takes the dict path
+        registered = self.registered = (checker.registered_types() or frozenset()) if checker is not None else frozenset()
         kinds = _kinds_of(fast, rules) if fast is not None else {}
+        if fast is not None and checker is not None:
+            kinds = {cls: kind if fast.tags[cls] in registered or fast.tags[cls] in fast.rows else _CONVERT
+                     for cls, kind in kinds.items()}
         self.decode = fast.decoder.decode if fast is not None else None
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
@@ -704,7 +711,7 @@ class _Pass:
         self.messages_read = False
         # DEC-24: earlier-format records kept as stored (valid at the parent revision), by type
         self.kept_as_stored: dict[str, int] = {}
-        self.earlier = Checker(level, schemas, rules).earlier_schemas() if compiled is not None else None
+        self.earlier = checker.earlier_schemas() if checker is not None else None
         self.expected = 0  # the seq the next event must have (JSONL-7)
         self.rows = 0
         self.open_turn: Any = None
@@ -990,7 +997,8 @@ class _Pass:
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((tag, present))
         if (plan is None or not plan.loadable or tmin < self.min_time or tmax > _MAX or (self.compiled is not None and not (
-                plan.constant is True and not plan.reads_data and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
+                plan.constant is True and not plan.reads_data and plan.member_type in self.registered
+                and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
             return
         self.rows += 1
@@ -1058,7 +1066,7 @@ class _Pass:
             payload = value["data"]
             self.open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
             self.turn_line = index
-        if self.generic is not None and tag not in self.by_tag:
+        if self.generic is not None and (tag not in self.registered or tag not in self.by_tag):
             raise _GiveUp  # a type in no registry: the exact path warns (EVENT_TYPE_UNREGISTERED)
         if not checked and self.generic is not None and not self.by_tag.get(tag, self.generic)(value):  # type: ignore[arg-type]
             self._kept_as_stored(stored)  # DEC-24, else the exact path explains the schema finding
@@ -1098,9 +1106,8 @@ class _Pass:
         if plan is None:
             plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled, self.rules)
         self.rows += 1
-        if not plan.loadable or tmin < self.min_time or (
-            self.compiled is not None and not plan.members_valid(seq0, times, tmin, tmax, row_data, members)
-        ):
+        if not plan.loadable or tmin < self.min_time or (self.compiled is not None and not (
+                plan.member_type in self.registered and plan.members_valid(seq0, times, tmin, tmax, row_data, members))):
             for member in decode_storage_record(value() if callable(value) else value):  # the exact per-event checks
                 self.event(member, index)
             return
