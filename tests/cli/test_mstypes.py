@@ -218,3 +218,126 @@ def test_the_published_revision_has_structs_and_its_ignorable_marker_is_exact():
         except msgspec.MsgspecError:
             accepted = False
         assert accepted is valid is bool(published.event.oracle.is_valid({**event, "ignorable": marker})), marker
+
+
+def _published() -> Any:
+    from sessionspec.validator.lint import schema_set
+
+    return schema_set((), "b150a551b8")
+
+
+PUBLISHED = _published()
+PUB_EXAMPLES = [example["event"] for entry in PUBLISHED.spec.events.values() for kind in ("valid", "invalid")
+                for example in entry.get("examples", {}).get(kind, []) if "event" in example]
+_SUMMARY = {"type": "compaction/summary", "seq": 4, "time": 9, "data": {
+    "compactionId": "c1", "summary": [{"type": "text", "text": "s"}], "shadowedRange": {"start": 1, "end": 3},
+    "shadowedSeqs": [1, 2, 3], "shadowedTokenCount": 10, "provider": "p", "model": "m"}}
+_PLUGIN = {"type": "user/message", "seq": 5, "time": 9, "data": {
+    "id": "m-5", "role": "user", "content": [{"type": "text", "text": "t"}], "source": {"kind": "plugin", "plugin": "compact"}},
+    "surfaceOp": "append"}
+
+
+def _published_accepts(value: Any, fast: Any = None) -> bool:
+    fast = fast if fast is not None else PUBLISHED.fast_types
+    try:
+        raw = json_text.dumps_bytes(value)
+        return bool(fast.encoder.encode(fast.decoder.decode(raw)) == raw)
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return False
+
+
+def test_an_if_that_requires_a_key_is_translated_by_forbidding_the_key():
+    """`if: {required: [k]}` (compaction/summary's llmStreamCall, a plugin source's form) and `not: {required: [k]}` are
+    not decided by a tag: the struct forbids `k`, so only the `else` applies (stricter: a value holding `k` takes the
+    exact path). The plain values are accepted; a value with `k` is refused by the struct, whatever the oracle says."""
+    fast = PUBLISHED.fast_types
+    assert "compaction/summary" in fast.events, fast.skipped
+    assert not any("plugin" in where for where in fast.skipped), fast.skipped
+    oracle = PUBLISHED.event.oracle
+    for value in (_SUMMARY, _PLUGIN):
+        assert _published_accepts(value) and oracle.is_valid(value)
+    cases = [("llmStreamCall", "x", None), ("llmStreamCall", "x", ("rawOutput", [{"type": "text", "text": "r"}]))]
+    for key, v, extra in cases:
+        value = copy.deepcopy(_SUMMARY)
+        value["data"][key] = v
+        if extra:
+            value["data"][extra[0]] = extra[1]
+        assert not _published_accepts(value)
+    for source in ({"form": "snapshot"}, {"form": "snapshot", "sections": [{"name": "a", "text": "b"}]},
+                   {"sections": [{"name": "a", "text": "b"}]}, {"form": "notice", "summary": "s"}, {"summary": "s"}):
+        value = copy.deepcopy(_PLUGIN)
+        value["data"]["source"].update(source)
+        assert not _published_accepts(value), source
+
+
+@given(st.sampled_from([_SUMMARY, _PLUGIN] + PUB_EXAMPLES), st.data())
+def test_published_mutations_are_never_accepted_when_invalid(value, data):
+    mutated = mutate(data.draw, value)
+    if _published_accepts(mutated):
+        assert PUBLISHED.event.oracle.is_valid(mutated), mutated
+
+
+def _reversed(value: Any) -> Any:
+    return {k: _reversed(v) for k, v in reversed(list(value.items()))} if type(value) is dict else value
+
+
+def _in_order_accepts(value: Any, fast: Any) -> bool | None:
+    """Whether the struct of `value`'s type in `value`'s own member order takes its text and writes it back (None:
+    no struct in that order)."""
+    from sessionspec.validator.mstypes import in_key_order
+
+    try:
+        raw = orjson.dumps(value)
+    except TypeError:  # (orjson.JSONEncodeError) an integer wider than 64 bits
+        return None
+    cls = next((c for c, tag in fast.tags.items() if type(value) is dict and tag == value.get("type")), None)
+    variant = in_key_order(cls, value) if cls is not None else None
+    if variant is None:
+        return None
+    try:
+        return bool(fast.encoder.encode(msgspec.json.decode(raw, type=variant)) == raw)
+    except msgspec.MsgspecError:
+        return False
+
+
+def test_a_struct_in_another_member_order_accepts_what_the_struct_accepts():
+    """`in_key_order`: the struct with its fields (and its struct fields') in a value's key order takes the value's text
+    in that order only when the generated struct takes it in its own order (the same field types, bounds, tag and
+    checks; a union member in another order is not reordered: refused), and writes it back; a value whose keys are not
+    the struct's members (or whose tag is not first) has none."""
+    from sessionspec.validator.mstypes import in_key_order
+
+    for fast, schemas, values in ((FAST, SCHEMAS, EXAMPLES + turn_events() + vector_events()),
+                                  (PUBLISHED.fast_types, PUBLISHED, PUB_EXAMPLES + [_SUMMARY, _PLUGIN])):
+        taken = 0
+        for value in values:
+            if type(value) is not dict or type(value.get("data")) is not dict:
+                continue
+            turned = {**value, "data": _reversed(value["data"])}
+            verdict = _in_order_accepts(turned, fast)
+            if verdict is None:
+                continue
+            oracle = (schemas.row if value.get("type") in fast.rows else schemas.event).oracle
+            assert oracle.is_valid(turned) or not verdict, turned  # never looser
+            taken += verdict
+        assert taken > 20
+    cls = next(c for c, tag in FAST.tags.items() if tag == "step/start")
+    assert in_key_order(cls, {"seq": 1, "type": "step/start", "time": 1, "data": {"turn": 1, "step": 1}}) is None
+    assert in_key_order(cls, {"type": "step/start", "seq": 1, "time": 1, "data": {"turn": 1, "step": 1}, "x": 1}) is None
+    assert in_key_order(cls, {"type": "step/start", "seq": 1, "time": 1, "data": {"turn": 1, "step": 1}}) is cls
+    # the package's order of a published assistant message: its message before its usage
+    fast = PUBLISHED.fast_types
+    message = {"type": "assistant/message", "seq": 3, "time": 1, "data": {"turn": 1, "step": 1, "message": {
+        "id": "m", "role": "assistant", "content": [], "source": {"kind": "model", "provider": "p", "model": "m"}},
+        "usage": {"inputTokens": 1, "outputTokens": 2}}, "surfaceOp": "append"}
+    assert not _published_accepts(message) and _in_order_accepts(message, fast) is True
+
+
+@given(st.sampled_from([_SUMMARY, _PLUGIN] + PUB_EXAMPLES), st.data())
+def test_mutations_in_another_member_order_are_never_accepted_when_invalid(value, data):
+    mutated = mutate(data.draw, value)
+    if type(mutated) is not dict or type(mutated.get("data")) is not dict:
+        return
+    turned = {**mutated, "data": _reversed(mutated["data"])}
+    if _in_order_accepts(turned, PUBLISHED.fast_types):
+        assert PUBLISHED.event.oracle.is_valid(turned), turned

@@ -9926,31 +9926,36 @@ def _structs1():
     class rb150a551b8_events_agent_inbox_spliced_data_inserted_4(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='user'):
         pass
 
-    class rb150a551b8_events_agent_inbox_spliced_data_inserted_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    class rb150a551b8_events_agent_inbox_spliced_data_inserted_6(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='plugin'):
+        plugin: str
+        compactionId: Union[str, UnsetType] = UNSET
+        sourceCommandId: Union[str, UnsetType] = UNSET
+
+    class rb150a551b8_events_agent_inbox_spliced_data_inserted_7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
         action: Literal['set', 'replace', 'remove']
         scope: str
         path: str
         digest: Union[str, UnsetType] = UNSET
 
-    class rb150a551b8_events_agent_inbox_spliced_data_inserted_7(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
-        changes: list[rb150a551b8_events_agent_inbox_spliced_data_inserted_6]
+    class rb150a551b8_events_agent_inbox_spliced_data_inserted_8(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='workspace-instructions'):
+        changes: list[rb150a551b8_events_agent_inbox_spliced_data_inserted_7]
 
-    class rb150a551b8_events_agent_inbox_spliced_data_inserted_8(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='goal'):
+    class rb150a551b8_events_agent_inbox_spliced_data_inserted_9(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='kind', tag='goal'):
         goalId: str
         revision: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
         round: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
 
-    class rb150a551b8_events_agent_inbox_spliced_data_inserted_9(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    class rb150a551b8_events_agent_inbox_spliced_data_inserted_10(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
         id: Annotated[str, Meta(min_length=1)]
         role: Literal['user']
         content: list[Union[rb150a551b8_events_agent_inbox_spliced_data_inserted_1, rb150a551b8_events_agent_inbox_spliced_data_inserted_2, rb150a551b8_events_agent_inbox_spliced_data_inserted_3]]
-        source: Union[rb150a551b8_events_agent_inbox_spliced_data_inserted_4, rb150a551b8_events_agent_inbox_spliced_data_inserted_7, rb150a551b8_events_agent_inbox_spliced_data_inserted_8]
+        source: Union[rb150a551b8_events_agent_inbox_spliced_data_inserted_4, rb150a551b8_events_agent_inbox_spliced_data_inserted_6, rb150a551b8_events_agent_inbox_spliced_data_inserted_8, rb150a551b8_events_agent_inbox_spliced_data_inserted_9]
 
     class rb150a551b8_events_agent_inbox_spliced_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
         target: Literal['next-turn', 'next-step']
         start: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
         removedCount: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
-        inserted: list[rb150a551b8_events_agent_inbox_spliced_data_inserted_9]
+        inserted: list[rb150a551b8_events_agent_inbox_spliced_data_inserted_10]
         outcome: Union[Literal['canceled'], UnsetType] = UNSET
 
     class rb150a551b8_events_agent_inbox_spliced_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='agent/inbox/spliced'):
@@ -10158,6 +10163,29 @@ def _structs1():
         seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
         time: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
         data: rb150a551b8_events_compaction_start_data_1
+        ignorable: Union[Literal[True], UnsetType] = UNSET
+
+    class rb150a551b8_events_compaction_summary_data_shadowedR_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+        start: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+        end: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+
+    class rb150a551b8_events_compaction_summary_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+        compactionId: str
+        sourceCommandId: Union[str, UnsetType] = UNSET
+        summary: list[Union[rb150a551b8_events_agent_inbox_spliced_data_inserted_1, rb150a551b8_events_agent_inbox_spliced_data_inserted_2, rb150a551b8_events_agent_inbox_spliced_data_inserted_3]]
+        shadowedRange: rb150a551b8_events_compaction_summary_data_shadowedR_1
+        shadowedSeqs: list[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]]
+        shadowedTokenCount: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+        provider: str
+        model: str
+        maxTokens: Union[Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)], UnsetType] = UNSET
+        usage: Union[rb150a551b8_events_assistant_chunk_data_chunk_usage__1, UnsetType] = UNSET
+        rawOutput: Union[list[Union[rb150a551b8_events_agent_inbox_spliced_data_inserted_1, rb150a551b8_events_agent_inbox_spliced_data_inserted_2, rb150a551b8_events_agent_inbox_spliced_data_inserted_3]], UnsetType] = UNSET
+
+    class rb150a551b8_events_compaction_summary_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='compaction/summary'):
+        seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
+        time: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
+        data: rb150a551b8_events_compaction_summary_data_1
         ignorable: Union[Literal[True], UnsetType] = UNSET
 
     class rb150a551b8_events_feedback_record_data_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
@@ -10501,7 +10529,7 @@ def _structs1():
     class rb150a551b8_events_user_message_1(Struct, kw_only=True, gc=False, forbid_unknown_fields=True, tag_field='type', tag='user/message'):
         seq: Annotated[int, Meta(ge=0, le=9007199254740991)]
         time: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
-        data: rb150a551b8_events_agent_inbox_spliced_data_inserted_9
+        data: rb150a551b8_events_agent_inbox_spliced_data_inserted_10
         sourceEventSeqs: Union[Annotated[list[Annotated[int, Meta(ge=0, le=9007199254740991)]], _UNIQUE, Meta(min_length=1)], UnsetType] = UNSET
         surfaceOp: Union[Literal['append'], rb150a551b8_events_assistant_message_surfaceOp_1_1]
         ignorable: Union[Literal[True], UnsetType] = UNSET
@@ -10575,13 +10603,13 @@ def _structs1():
         time0: Annotated[int, Meta(ge=-9007199254740991, le=9007199254740991)]
         data: rb150a551b8_rows_tool_call_chunks_data_1
 
-    return (rb150a551b8_events_agent_preset_selected_1, rb150a551b8_events_agent_inbox_spliced_1, rb150a551b8_events_approval_asked_1, rb150a551b8_events_approval_decided_1, rb150a551b8_events_approval_policy_1, rb150a551b8_events_assistant_chunk_1, rb150a551b8_events_assistant_message_1, rb150a551b8_events_command_done_1, rb150a551b8_events_command_run_1, rb150a551b8_events_compaction_end_1, rb150a551b8_events_compaction_prune_1, rb150a551b8_events_compaction_start_1, rb150a551b8_events_feedback_record_1, rb150a551b8_events_hook_invoked_1, rb150a551b8_events_hook_result_1, rb150a551b8_events_llm_retry_started_1, rb150a551b8_events_permission_preset_1, rb150a551b8_events_plan_mode_1, rb150a551b8_events_request_context_1, rb150a551b8_events_request_header_1, rb150a551b8_events_sandbox_mode_1, rb150a551b8_events_session_title_1, rb150a551b8_events_step_end_1, rb150a551b8_events_step_start_1, rb150a551b8_events_todo_write_1, rb150a551b8_events_tool_workflow_agent_end_1, rb150a551b8_events_tool_workflow_agent_start_1, rb150a551b8_events_tool_workflow_run_end_1, rb150a551b8_events_tool_workflow_run_start_1, rb150a551b8_events_tool_call_1, rb150a551b8_events_tool_code_dispatch_1, rb150a551b8_events_tool_code_dispatch_start_1, rb150a551b8_events_tool_result_1, rb150a551b8_events_turn_end_1, rb150a551b8_events_turn_start_1, rb150a551b8_events_user_message_1, rb150a551b8_events_web_deepseek_search_llm_request_1, rb150a551b8_rows_text_chunks_1, rb150a551b8_rows_reasoning_chunks_1, rb150a551b8_rows_tool_call_chunks_1, )
+    return (rb150a551b8_events_agent_preset_selected_1, rb150a551b8_events_agent_inbox_spliced_1, rb150a551b8_events_approval_asked_1, rb150a551b8_events_approval_decided_1, rb150a551b8_events_approval_policy_1, rb150a551b8_events_assistant_chunk_1, rb150a551b8_events_assistant_message_1, rb150a551b8_events_command_done_1, rb150a551b8_events_command_run_1, rb150a551b8_events_compaction_end_1, rb150a551b8_events_compaction_prune_1, rb150a551b8_events_compaction_start_1, rb150a551b8_events_compaction_summary_1, rb150a551b8_events_feedback_record_1, rb150a551b8_events_hook_invoked_1, rb150a551b8_events_hook_result_1, rb150a551b8_events_llm_retry_started_1, rb150a551b8_events_permission_preset_1, rb150a551b8_events_plan_mode_1, rb150a551b8_events_request_context_1, rb150a551b8_events_request_header_1, rb150a551b8_events_sandbox_mode_1, rb150a551b8_events_session_title_1, rb150a551b8_events_step_end_1, rb150a551b8_events_step_start_1, rb150a551b8_events_todo_write_1, rb150a551b8_events_tool_workflow_agent_end_1, rb150a551b8_events_tool_workflow_agent_start_1, rb150a551b8_events_tool_workflow_run_end_1, rb150a551b8_events_tool_workflow_run_start_1, rb150a551b8_events_tool_call_1, rb150a551b8_events_tool_code_dispatch_1, rb150a551b8_events_tool_code_dispatch_start_1, rb150a551b8_events_tool_result_1, rb150a551b8_events_turn_end_1, rb150a551b8_events_turn_start_1, rb150a551b8_events_user_message_1, rb150a551b8_events_web_deepseek_search_llm_request_1, rb150a551b8_rows_text_chunks_1, rb150a551b8_rows_reasoning_chunks_1, rb150a551b8_rows_tool_call_chunks_1, )
 
 
 # fingerprint -> (EVENT, HEADER, ROW, structs, event types with a struct, row tags with one, skipped)
 PARTS = {
     '58a106a8d5b97b5309c9f6f632f59469a77118a1c5076fd4ededf5df75865704': ((_v0299da51af, {'approval/asked': _s7973f33a9f, 'approval/decided': _s347363ac4c, 'approval/policy': _s1f30cbe0a3, 'assistant/chunk': _sbc16b7d0fb, 'assistant/message': _s5b0b1f1e64, 'compact/end': _s6983f6a1c9, 'compact/start': _s6bfe6488de, 'compact/summary': _seea3ee6504, 'hook/invoked': _sdc34b8b1e7, 'hook/result': _sa257a8ad08, 'llm/retry': _sbab45ec938, 'permission/preset': _s79f977c9a4, 'plan/mode': _s61f9bbdafa, 'request/header': _sfe1ec0611e, 'sandbox/mode': _s8348abbc14, 'session/title': _s7daafee2a9, 'session/title-llm-request': _s4c020d964b, 'steering/message': _sc532609662, 'step/end': _sa391833151, 'step/start': _sa391833151, 'todo/write': _sd4bd5c7c8c, 'tool/call': _sfe16486127, 'tool/code-dispatch': _sfc5cf819ce, 'tool/code-dispatch-start': _sce277f44ae, 'tool/result': _s28e7348aa3, 'turn/end': _se5f40aad08, 'turn/start': _s9389fe64bc, 'user/message': _se004b967f9}, 'type'), (_v0bf1c0108e, {}, None), (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type'), _structs0, frozenset(('approval/asked', 'approval/decided', 'approval/policy', 'assistant/chunk', 'assistant/message', 'compact/end', 'compact/start', 'compact/summary', 'hook/invoked', 'hook/result', 'llm/retry', 'permission/preset', 'plan/mode', 'request/header', 'sandbox/mode', 'session/title', 'session/title-llm-request', 'steering/message', 'step/end', 'step/start', 'todo/write', 'tool/call', 'tool/code-dispatch', 'tool/code-dispatch-start', 'tool/result', 'turn/end', 'turn/start', 'user/message', )), frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', )), {'events_assistant/chunk_data_chunk_block-end_block:tool-result': 'recursive schema', 'events_steering/message_data_source:goal': 'no string value', 'events_steering/message_data_source:session-reference': 'no string value'}),
-    '43deaf6a655a27147637062c72f2a986bb5529669d74869536a190dfee5f547d': ((_v36930fb346, {'agent-preset/selected': _s87efab99b2, 'agent/inbox/spliced': _s4967cbd5fd, 'approval/asked': _s80148a9188, 'approval/decided': _sb09f866649, 'approval/policy': _sc5d937112c, 'assistant/chunk': _s4a864c46f4, 'assistant/message': _sac497445b3, 'command/done': _sf5a482ccb9, 'command/run': _s0094848154, 'compaction/end': _scf5e278a37, 'compaction/prune': _s4dc7dbe020, 'compaction/start': _s029c6e48b0, 'compaction/summary': _s4fdb0f0edb, 'feedback/record': _se281f541c0, 'goal/change': _s847b5d1c54, 'hook/invoked': _s25235716b0, 'hook/result': _sf9695079d3, 'llm/retry': _s1a0076adb2, 'llm/retry-started': _s56abbd2249, 'permission/preset': _s9d9362726d, 'plan/mode': _s3b58bf5bf5, 'request/context': _sd9cbc99932, 'request/header': _s1335584117, 'sandbox/mode': _sb15928f35f, 'schedule/change': _s1cbd4b3d95, 'session/end-seed': _sa8c11d9e81, 'session/title': _s6d6a41adaf, 'session/title-llm-request': _saff5d5808f, 'step/end': _s5bd41e7e8f, 'step/start': _s5bd41e7e8f, 'subagent/descriptor': _sbd3ca7c53d, 'team/member': _sa5b522430f, 'team/message/delivered': _s7d638a2f11, 'team/message/queued': _s87d765e4f4, 'team/task': _sac4c3c68bf, 'todo/write': _s4a6366a06f, 'tool-workflow/agent-end': _s12c5e7ec8d, 'tool-workflow/agent-start': _s3e2b00ec0b, 'tool-workflow/run-end': _s43bb4be082, 'tool-workflow/run-start': _s8df8141f1d, 'tool/call': _se3c62aecd9, 'tool/code-dispatch': _s08c0f5d766, 'tool/code-dispatch-start': _sbb8413e153, 'tool/result': _sf760139109, 'turn/end': _sb5514d8b48, 'turn/start': _s96bebee068, 'user/message': _s0e16d9a700, 'web/deepseek-search-llm-request': _se423d68f48}, 'type'), (_v8835052594, {}, None), (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type'), _structs1, frozenset(('agent-preset/selected', 'agent/inbox/spliced', 'approval/asked', 'approval/decided', 'approval/policy', 'assistant/chunk', 'assistant/message', 'command/done', 'command/run', 'compaction/end', 'compaction/prune', 'compaction/start', 'feedback/record', 'hook/invoked', 'hook/result', 'llm/retry-started', 'permission/preset', 'plan/mode', 'request/context', 'request/header', 'sandbox/mode', 'session/title', 'step/end', 'step/start', 'todo/write', 'tool-workflow/agent-end', 'tool-workflow/agent-start', 'tool-workflow/run-end', 'tool-workflow/run-start', 'tool/call', 'tool/code-dispatch', 'tool/code-dispatch-start', 'tool/result', 'turn/end', 'turn/start', 'user/message', 'web/deepseek-search-llm-request', )), frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', )), {'events:compaction/summary': 'a condition that is not decided by the tag', 'events:goal/change': 'no string value', 'events:llm/retry': 'a condition that is not decided by the tag', 'events:schedule/change': 'no string value', 'events:session/end-seed': 'maxProperties on an object', 'events:session/title-llm-request': 'a condition that is not decided by the tag', 'events:subagent/descriptor': 'union branches that overlap', 'events:team/member': 'no string value', 'events:team/message/delivered': 'no string value', 'events:team/message/queued': 'no string value', 'events:team/task': 'no string value', 'events_agent/inbox/spliced_data_inserted_item_content_item:tool-result': 'recursive schema', 'events_agent/inbox/spliced_data_inserted_item_source:plugin': 'a condition that is not decided by the tag', 'events_agent/inbox/spliced_data_inserted_item_source:session-reference': 'no string value', 'events_turn/end_data_reason:aborted': 'overlapping oneOf/anyOf branches'}),
+    '43deaf6a655a27147637062c72f2a986bb5529669d74869536a190dfee5f547d': ((_v36930fb346, {'agent-preset/selected': _s87efab99b2, 'agent/inbox/spliced': _s4967cbd5fd, 'approval/asked': _s80148a9188, 'approval/decided': _sb09f866649, 'approval/policy': _sc5d937112c, 'assistant/chunk': _s4a864c46f4, 'assistant/message': _sac497445b3, 'command/done': _sf5a482ccb9, 'command/run': _s0094848154, 'compaction/end': _scf5e278a37, 'compaction/prune': _s4dc7dbe020, 'compaction/start': _s029c6e48b0, 'compaction/summary': _s4fdb0f0edb, 'feedback/record': _se281f541c0, 'goal/change': _s847b5d1c54, 'hook/invoked': _s25235716b0, 'hook/result': _sf9695079d3, 'llm/retry': _s1a0076adb2, 'llm/retry-started': _s56abbd2249, 'permission/preset': _s9d9362726d, 'plan/mode': _s3b58bf5bf5, 'request/context': _sd9cbc99932, 'request/header': _s1335584117, 'sandbox/mode': _sb15928f35f, 'schedule/change': _s1cbd4b3d95, 'session/end-seed': _sa8c11d9e81, 'session/title': _s6d6a41adaf, 'session/title-llm-request': _saff5d5808f, 'step/end': _s5bd41e7e8f, 'step/start': _s5bd41e7e8f, 'subagent/descriptor': _sbd3ca7c53d, 'team/member': _sa5b522430f, 'team/message/delivered': _s7d638a2f11, 'team/message/queued': _s87d765e4f4, 'team/task': _sac4c3c68bf, 'todo/write': _s4a6366a06f, 'tool-workflow/agent-end': _s12c5e7ec8d, 'tool-workflow/agent-start': _s3e2b00ec0b, 'tool-workflow/run-end': _s43bb4be082, 'tool-workflow/run-start': _s8df8141f1d, 'tool/call': _se3c62aecd9, 'tool/code-dispatch': _s08c0f5d766, 'tool/code-dispatch-start': _sbb8413e153, 'tool/result': _sf760139109, 'turn/end': _sb5514d8b48, 'turn/start': _s96bebee068, 'user/message': _s0e16d9a700, 'web/deepseek-search-llm-request': _se423d68f48}, 'type'), (_v8835052594, {}, None), (_v2b9e5bda06, {'text-chunks': _sdd52aa4921, 'reasoning-chunks': _sdd52aa4921, 'tool-call-chunks': _s15c955cf16}, 'type'), _structs1, frozenset(('agent-preset/selected', 'agent/inbox/spliced', 'approval/asked', 'approval/decided', 'approval/policy', 'assistant/chunk', 'assistant/message', 'command/done', 'command/run', 'compaction/end', 'compaction/prune', 'compaction/start', 'compaction/summary', 'feedback/record', 'hook/invoked', 'hook/result', 'llm/retry-started', 'permission/preset', 'plan/mode', 'request/context', 'request/header', 'sandbox/mode', 'session/title', 'step/end', 'step/start', 'todo/write', 'tool-workflow/agent-end', 'tool-workflow/agent-start', 'tool-workflow/run-end', 'tool-workflow/run-start', 'tool/call', 'tool/code-dispatch', 'tool/code-dispatch-start', 'tool/result', 'turn/end', 'turn/start', 'user/message', 'web/deepseek-search-llm-request', )), frozenset(('reasoning-chunks', 'text-chunks', 'tool-call-chunks', )), {'events:goal/change': 'no string value', 'events:llm/retry': 'required property mode is forbidden', 'events:schedule/change': 'no string value', 'events:session/end-seed': 'maxProperties on an object', 'events:session/title-llm-request': 'required property role is forbidden', 'events:subagent/descriptor': 'union branches that overlap', 'events:team/member': 'no string value', 'events:team/message/delivered': 'no string value', 'events:team/message/queued': 'no string value', 'events:team/task': 'no string value', 'events_agent/inbox/spliced_data_inserted_item_content_item:tool-result': 'recursive schema', 'events_agent/inbox/spliced_data_inserted_item_source:session-reference': 'no string value', 'events_turn/end_data_reason:aborted': 'overlapping oneOf/anyOf branches'}),
 }
 
 # fingerprint -> row layout (tag, optional keys present) -> (template, paths, bounds): the packed rows'

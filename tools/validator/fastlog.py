@@ -48,7 +48,9 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Union, cast
+
+import orjson
 
 try:
     import msgspec
@@ -672,6 +674,9 @@ class _Pass:
         if fast is not None and checker is not None:
             kinds = {cls: kind if fast.tags[cls] in registered or fast.tags[cls] in fast.rows else _CONVERT
                      for cls, kind in kinds.items()}
+        self.tags: dict[type, str] = dict(fast.tags) if fast is not None else {}  # struct class -> tag (member order variants too)
+        self.members: dict[str, type] = {tag: cls for cls, tag in self.tags.items()}  # the decoder's struct of each tag
+        self.adopted = False  # the decoder changed in the current group (`_adopt`): its rest is decoded again
         self.decode = fast.decoder.decode if fast is not None else None
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
@@ -857,7 +862,8 @@ class _Pass:
                     # struct the doubtful line decoded to
                     after = encoded.find(b"\n", at + (doubt - pos)) + 1
                     pos = end
-                    if not after or pos >= len(text):
+                    if not after or pos >= len(text) or self.adopted:
+                        self.adopted = False  # (a struct in another member order: the rest decoded by it)
                         break
                     first, at = first + verified + 1, after
                 text = text[pos:]
@@ -894,7 +900,13 @@ class _Pass:
                     return
                 # A struct accepted the line but writes it otherwise (its members in another order: the package
                 # writes an assistant message's before its usage): the struct still proves the event's schema, and
-                # the one parsing path below proves the line lossless, so its value is the struct's.
+                # the one parsing path below proves the line lossless, so its value is the struct's. The same struct
+                # in the line's member order (`in_key_order`), when it writes the line back, is taken by the decoder
+                # from here on, so the lines of that writer take the batch again.
+                ordered = self._in_line_order(obj, raw)
+                if ordered is not None:
+                    self.structs([ordered], number - 1)
+                    return
                 typed = True
         value = _trusted(raw, number)
         if self.detection is not None and self.detection.picks(raw):
@@ -909,6 +921,46 @@ class _Pass:
         if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
             raise _GiveUp  # CHUNK-9
         self.row(spec.tag, value["seq0"], value["time0"], value["data"], value, number - 1)
+
+    def _in_line_order(self, obj: Any, raw: bytes) -> Any:
+        """`raw` decoded by `obj`'s struct in the line's member order when that struct writes it back (the decoder
+        then takes that struct for its tag: `_adopt`), else None. Member order is no rule: an evaluation only."""
+        from sessionspec.validator.mstypes import in_key_order  # (only for a log written in another member order)
+
+        try:
+            order = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        cls = obj.__class__
+        variant = in_key_order(cls, order)
+        if variant is None or variant is cls:
+            return None
+        try:
+            ordered = msgspec.json.decode(raw, type=variant)
+        except msgspec.MsgspecError:  # pragma: no cover - the same field types as the struct that decoded it
+            return None
+        if self.encode(ordered) != raw:
+            return None
+        self._adopt(variant, cls)
+        return ordered
+
+    def _adopt(self, variant: Any, cls: Any) -> None:
+        """Decode `cls`'s tag as `variant` (the same struct in another member order) from here on: it takes every
+        step and table `cls` has."""
+        tag = self.tags[cls]
+        self.tags[variant] = tag
+        for name in ("log_only", "picked", "typed_rows", "in_step_classes"):
+            classes = getattr(self, name)
+            if cls in classes:
+                setattr(self, name, classes | {variant})
+        if cls in self.handlers:
+            self.handlers[variant] = self.handlers[cls]
+        if cls in self.row_layouts:
+            self.row_layouts[variant] = self.row_layouts[cls]
+        self.members[tag] = variant
+        decoder = _decoder_of(tuple(self.members.values()))
+        self.decode, self.decode_lines = decoder.decode, decoder.decode_lines
+        self.adopted = True
 
     # -- verified structs -------------------------------------------------------------------
 
@@ -970,7 +1022,7 @@ class _Pass:
         state = self.surface
         state.skip(seq - state.length)  # the log-only events before it
         sources = obj.sourceEventSeqs
-        tag = self.fast.tags[obj.__class__]
+        tag = self.tags[obj.__class__]
         if not (state.try_append(tag, obj.surfaceOp) if sources is msgspec.UNSET
                 else state.try_append(tag, obj.surfaceOp, sources, distinct_ints=distinct)):
             self._replace(state.check(msgspec.to_builtins(obj), seq))
@@ -1008,7 +1060,7 @@ class _Pass:
         d = obj.data
         unset = msgspec.UNSET
         row_data = {k: v for k, v in zip(d.__struct_fields__, msgspec.structs.astuple(d)) if v is not unset}
-        self.row(self.fast.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda: msgspec.to_builtins(obj),
+        self.row(self.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda: msgspec.to_builtins(obj),
                  index, obj.__class__ in self.typed_rows)
 
     def _convert_struct(self, obj: Any, index: int) -> None:
@@ -1166,6 +1218,12 @@ def _read_again(reader: UpgradeReader | None, event: Any, index: int) -> Any:
         return reader.read(event, index)
     except SessionSpecError:
         raise _GiveUp from None
+
+
+@functools.lru_cache(maxsize=64)
+def _decoder_of(members: tuple[type, ...]) -> Any:
+    """A decoder of the union of `members` (generated structs, some in another member order: `_Pass._adopt`)."""
+    return msgspec.json.Decoder(Union[members])
 
 
 def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,

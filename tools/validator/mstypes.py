@@ -41,9 +41,11 @@ integer/float edge cases.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
@@ -53,7 +55,7 @@ import orjson
 from sessionspec.spec import FORMAT
 from sessionspec.validator.fastschema import PASSIVE_KEYWORDS, CompiledSchema, schema_accepts
 
-__all__ = ["FastTypes", "Unsupported", "build_fast_types"]
+__all__ = ["FastTypes", "Unsupported", "build_fast_types", "in_key_order"]
 
 _MAX: int = FORMAT.max_safe_integer
 _STRICT = orjson.OPT_STRICT_INTEGER
@@ -354,11 +356,25 @@ class _Translator:
             elif kw == "if":
                 if probe:
                     continue  # decided once the tag is known
-                branch = "then" if self.static(value, resolver, facts) else "else"
+                absent = _required_key_of(value)
+                try:
+                    verdict = self.static(value, resolver, facts)
+                except Unsupported:
+                    if absent is None:
+                        raise
+                    # Undecided, but false whenever a key the ``if`` requires is absent: the struct forbids
+                    # that key (stricter: a value holding it takes the exact path), so only ``else`` applies.
+                    obj.props.setdefault(absent, []).append((False, resolver))
+                    verdict = False
+                branch = "then" if verdict else "else"
                 if branch in schema:
                     self.gather(schema[branch], resolver, facts, obj, depth + 1)
             elif kw in ("then", "else"):
                 continue
+            elif kw == "not" and isinstance(value, dict) and self.words(value) == ["required"] and (
+                    _required_key_of(value) is not None):
+                # holds whenever a key the negated schema requires is absent: the struct forbids that key (stricter)
+                obj.props.setdefault(_required_key_of(value), []).append((False, resolver))  # type: ignore[arg-type]
             elif kw in ("oneOf", "anyOf") and not probe:
                 obj.alternatives.append((value, resolver))
             elif kw in ("oneOf", "anyOf"):
@@ -509,6 +525,12 @@ class _Unique:
 _UNIQUE = _Unique()
 
 
+def _required_key_of(cond: Any) -> str | None:
+    """A key an ``if`` schema requires (its first ``required`` one), else None: without that key the ``if`` fails."""
+    required = cond.get("required") if isinstance(cond, dict) else None
+    return required[0] if isinstance(required, list) and required and isinstance(required[0], str) else None
+
+
 def _base(kind: Any) -> Any:
     """`kind` without its ``Annotated`` metadata."""
     return kind.__origin__ if hasattr(kind, "__metadata__") else kind
@@ -600,3 +622,84 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None, 
         skipped["*"] = f"msgspec refuses the union: {exc}"
         tags, found, decoder = {}, {"events": set(), "rows": set()}, msgspec.json.Decoder(type(None))
     return FastTypes(decoder, msgspec.json.Encoder(), tags, frozenset(found["events"]), frozenset(found["rows"]), skipped)
+
+
+# -- member order -------------------------------------------------------------------------------
+
+def in_key_order(cls: Any, value: Any) -> Any:
+    """A struct class that accepts exactly what the generated struct `cls` accepts, its fields (and those of its
+    struct-typed fields, where `value` holds an object) in the order of `value`'s keys; None when `value`'s keys are
+    not `cls`'s members (the tag first).
+
+    Member order is no rule of a schema (a JSON object is unordered): the generated struct encodes its fields in the
+    schema's property order, so a line a writer wrote in another order decodes but does not re-encode to itself. Its
+    struct in the line's order does (`fastlog`'s lossless proof), with the same field types, defaults, tag and checks.
+    """
+    order = _key_order(cls, value)
+    return None if order is None else _ordered(cls, order)
+
+
+def _struct_in(kind: Any) -> Any:
+    """The struct class of a field type that is one (alone or beside ``UNSET``), else None."""
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return kind
+    if typing.get_origin(kind) is Union:
+        found = [k for k in typing.get_args(kind) if k is not msgspec.UnsetType]
+        if len(found) == 1 and isinstance(found[0], type) and issubclass(found[0], msgspec.Struct):
+            return found[0]
+    return None
+
+
+def _key_order(cls: Any, value: Any) -> tuple[tuple[str, Any], ...] | None:
+    """`value`'s keys as `cls`'s members, each with the key order of its value when that member is a struct."""
+    if type(value) is not dict:
+        return None
+    config = cls.__struct_config__
+    fields = {f.encode_name: f for f in msgspec.structs.fields(cls)}
+    keys = list(value)
+    if config.tag_field is not None:
+        if not keys or keys[0] != config.tag_field:
+            return None
+        keys = keys[1:]
+    order: list[tuple[str, Any]] = []
+    for key in keys:
+        found = fields.get(key)
+        if found is None:
+            return None
+        sub = _struct_in(found.type)
+        inner = _key_order(sub, value[key]) if sub is not None and type(value[key]) is dict else ()
+        if inner is None:
+            return None
+        order.append((key, inner))
+    return tuple(order)
+
+
+@functools.lru_cache(maxsize=512)
+def _ordered(cls: Any, order: tuple[tuple[str, Any], ...]) -> Any:
+    fields = {f.encode_name: f for f in msgspec.structs.fields(cls)}
+    nested = dict(order)
+    keys = [k for k, _ in order] + [k for k in fields if k not in nested]
+    specs: list[tuple[Any, ...]] = []
+    same = keys == list(fields)
+    for key in keys:
+        info = fields[key]
+        kind = info.type
+        if nested.get(key):
+            sub = _struct_in(kind)
+            variant = _ordered(sub, nested[key])
+            if variant is not sub:
+                same = False
+                kind = variant if kind is sub else Union[variant, msgspec.UnsetType]
+        specs.append((info.name, kind) if info.required else (info.name, kind, info.default))
+    if same:
+        return cls  # already in that order
+    config = cls.__struct_config__
+    options: dict[str, Any] = {"kw_only": True, "forbid_unknown_fields": config.forbid_unknown_fields, "gc": config.gc}
+    if config.tag_field is not None:
+        options.update(tag_field=config.tag_field, tag=config.tag)
+    rename = {f.name: f.encode_name for f in fields.values() if f.name != f.encode_name}
+    if rename:
+        options["rename"] = rename
+    hook = cls.__dict__.get("__post_init__")
+    namespace = {"__post_init__": hook} if hook is not None else {}
+    return msgspec.defstruct(cls.__name__ + "_in_order", specs, namespace=namespace, **options)
