@@ -656,13 +656,14 @@ class StoredReader:
         """Records upgraded so far, by stored type."""
         return self.reader.upgraded if self.reader is not None else {}
 
-    def reads_apart(self, etype: str) -> bool:
+    def reads_apart(self, etype: str, members: Iterable[str] | None = None) -> bool:
         """JSONL-13..15 by type: whether the load path may read a record of type ``etype`` other than as stored
-        (upgrade it, refuse it: `UpgradeReader.reads_apart`; a type outside the revision's registry, JSONL-15).
+        (upgrade it, refuse it: `UpgradeReader.reads_apart`, which ``members``, the payload's keys when known, may
+        rule out; a type outside the revision's registry, JSONL-15).
         `read` returns a record of any other type unchanged and unrefused, by the tests this one is made of, so
         the validator's fast pass takes this test for which records it must read through `read`."""
         reader, known = self.reader, self.known
-        return (reader is not None and reader.reads_apart(etype)) or (known is not None and etype not in known)
+        return (reader is not None and reader.reads_apart(etype, members)) or (known is not None and etype not in known)
 
     def is_legacy(self, event: JsonObject) -> bool:
         """JSONL-12: whether the stored record is one the load path refuses the log for (`is_legacy_record`);

@@ -64,12 +64,28 @@ class LoadUpgradeFacts(TypedDict):
     turnEndReasons: TurnEndReasonFacts
 
 __all__ = ["UPGRADED_TYPES", "ErrorReasonFacts", "LoadUpgrade", "LoadUpgradeFacts", "MessageChecks", "TurnEndReasonFacts",
-           "UpgradeReader", "is_refused_type", "unknown_type_error"]
+           "UpgradeReader", "is_refused_type", "may_rewrite", "unknown_type_error"]
 
 #: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record; `UpgradeReader.reads_apart`,
 #: the reader's dispatch, is decided from it).
 UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
                             "tool/result"})
+
+
+#: The payload members that make a record of these types one of the earlier format (`_turn_start`): a payload
+#: without them is read as stored.
+_EARLIER_MEMBERS: Mapping[str, frozenset[str]] = {"turn/start": frozenset({"trigger"})}
+
+
+def may_rewrite(etype: str, members: Iterable[str]) -> bool:
+    """Whether the upgrade may read a record of type ``etype`` otherwise than stored, or refuse it (JSONL-14), when
+    its payload is an object whose members are among ``members``. False for a type it never reads and for a type
+    whose earlier form needs a member outside ``members`` (a ``turn/start`` without a ``trigger``): such a record is
+    read as stored (a reader of the log, the validator's fast pass, may take it as given)."""
+    if etype not in UPGRADED_TYPES:
+        return False
+    earlier = _EARLIER_MEMBERS.get(etype)
+    return earlier is None or not earlier.isdisjoint(members)
 
 
 def _record(value: Any) -> Mapping[str, Any] | None:
@@ -133,7 +149,7 @@ class LoadUpgrade:
 
     def _turn_start(self, event: Mapping[str, Any], session_id: str, where: str | None) -> Mapping[str, Any]:
         data = _record(event.get("data"))
-        if data is None or "trigger" not in data:
+        if data is None or not may_rewrite("turn/start", data):
             return event
         trigger = _record(data["trigger"])
         kind = trigger.get("kind") if trigger is not None else None
@@ -269,7 +285,9 @@ class UpgradeReader:
             return stored
         etype = stored.get("type")
         event: Mapping[str, Any] = stored
-        if type(etype) is str and self.reads_apart(etype):  # (any other record: as stored, unrefused)
+        data = stored.get("data")
+        members = data if is_object(data) else None
+        if type(etype) is str and self.reads_apart(etype, members):  # (any other record: as stored, unrefused)
             event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
             if event is not stored:
                 self.upgraded[etype] = self.upgraded.get(etype, 0) + 1
@@ -286,12 +304,15 @@ class UpgradeReader:
                 self.ids[event["seq"]] = message_id
         return event
 
-    def reads_apart(self, etype: str) -> bool:
+    def reads_apart(self, etype: str, members: Iterable[str] | None = None) -> bool:
         """JSONL-13, JSONL-14 and the message check by type: whether a record of type ``etype`` may be read other
-        than as stored or refused (a type the upgrade may rewrite, `UPGRADED_TYPES`, or one the revision's message
-        shape checks). `read` takes a record of any other type as stored and unrefused by this very test, so a
+        than as stored or refused (one the revision's message shape checks, or a type the upgrade may rewrite,
+        `UPGRADED_TYPES`, unless its payload's ``members`` (when known: an object's keys) rule the rewrite out,
+        `may_rewrite`). `read` takes a record of any other type as stored and unrefused by this very test, so a
         reader of the log that skips those records (the validator's fast pass) reads what the load path reads."""
-        return etype in UPGRADED_TYPES or etype in self.messages.seed_types
+        if etype in self.messages.seed_types:
+            return True
+        return etype in UPGRADED_TYPES if members is None else may_rewrite(etype, members)
 
 
 def _json_type(value: Any) -> str:

@@ -170,3 +170,42 @@ def test_inspect_reads_as_the_revisions_reader_without_repairing(tmp_path: Path,
     finally:
         backend.close()
         published.close()
+
+
+_UPGRADE_PROBES = [
+    *PINNED_LOG,
+    {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}},
+    {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 0, "trigger": 3}},
+    {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1, "extra": {"kind": "x"}}},
+    {"type": "turn/start", "seq": 0, "time": 5, "data": []},
+    {"type": "turn/end", "seq": 2, "time": 5, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    {"type": "steering/message", "seq": 1, "time": 5, "data": {"turn": 1, "content": [], "source": {"kind": "user"}}},
+    {"type": "assistant/message", "seq": 3, "time": 5, "data": {"turn": 1, "step": 1, "content": [],
+                                                               "provenance": {"provider": "p", "model": "m"}}},
+    {"type": "step/start", "seq": 3, "time": 5, "data": {"turn": 1, "step": 1, "trigger": {}}},
+]
+
+
+@pytest.mark.parametrize("event", _UPGRADE_PROBES, ids=lambda e: f"{e['type']}:{sorted(e['data']) if isinstance(e['data'], dict) else e['data']}")
+def test_a_shape_the_upgrade_may_not_rewrite_is_read_as_stored(event: dict[str, Any]) -> None:
+    """`upgrade.may_rewrite` (what the validator's fast pass asks of a struct's payload members): where it says no,
+    the published load path's reader returns the very record, unchanged and not counted, and refuses nothing."""
+    from sessionspec.reference.upgrade import UPGRADED_TYPES, may_rewrite
+
+    rules = rules_for(PUB)
+    assert rules.load_upgrade is not None
+    data = event["data"]
+    members = data if isinstance(data, dict) else {}
+    if may_rewrite(event["type"], members) and isinstance(data, dict):
+        assert event["type"] in UPGRADED_TYPES
+        return
+    reader = rules.load_upgrade.reader("s", rules.messages)
+    stored = json.loads(json.dumps(event))
+    try:
+        read = reader.read(stored, 0)
+    except (JsonlError, SeedError) as error:  # (only a message check of the revision's message shape: not the upgrade)
+        assert not isinstance(error, JsonlError), error
+        return
+    assert read is stored and read == event and not reader.upgraded
+    assert may_rewrite("turn/start", {"turn", "trigger"}) and not may_rewrite("turn/start", {"turn"})
+    assert not may_rewrite("step/start", {"turn", "step", "trigger"}) and may_rewrite("user/message", {"content"})

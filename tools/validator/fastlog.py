@@ -99,14 +99,14 @@ def _looked_into(rules: Rules) -> frozenset[str]:
     return SEED_DATA_RULE_TYPES | rules.messages.seed_types
 
 
-def _data_checked(rules: Rules) -> frozenset[str]:
+def _seed_checked(rules: Rules) -> frozenset[str]:
     """Seed rules that look into `data` and that a generated struct type cannot prove (SEED-6 of a flat
     assistant/message is proved on its type: `_struct_kinds`); events of these types are converted."""
     on_type = frozenset({"assistant/message"}) if rules.messages.name == "flat" else frozenset()
     return _looked_into(rules) - on_type
 
 
-def _reads_apart(rules: Rules) -> Callable[[str], bool]:
+def _reads_apart(rules: Rules) -> Callable[[str, Iterable[str] | None], bool]:
     """JSONL-13..15: the load path's own test of the records it may read other than as stored
     (`StoredReader.reads_apart`, which its `read` dispatches on). A struct or row member of such a type is converted
     and goes through that reader (`_Pass.event`); of every other type the reader returns the record as stored.
@@ -588,6 +588,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             ok = ok and isinstance(fields["data"].type, msgspec.inspect.StructType)
             kinds[cls] = (_ROW_TYPED if _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _ROW) if ok else _CONVERT
             continue
+        payload = _payload_members(fields["data"].type) if "data" in fields else None
         envelope_ok = (
             plain
             and set(fields) <= envelope - {"type"}
@@ -595,7 +596,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             and _int_field(fields["seq"].type, 0, _MAX)
             and _int_field(fields["time"].type, low_time, _MAX)
             and tag not in _legacy_types() | data_checked | {_HEADER_TYPE}
-            and not reads_apart(tag)
+            and not reads_apart(tag, payload)
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
@@ -626,6 +627,11 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
         else:
             kinds[cls] = _LOG_ONLY
     return kinds
+
+
+def _payload_members(kind: Any) -> frozenset[str] | None:
+    """The members a struct's payload can hold: its fields' JSON names (None: a payload of no struct type)."""
+    return frozenset(f.encode_name for f in kind.fields) if isinstance(kind, msgspec.inspect.StructType) else None
 
 
 #: Bytes of whole lines decoded and verified with one call each way: a group the generated types refuse (or
