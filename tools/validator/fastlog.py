@@ -682,7 +682,8 @@ class _Pass:
                      for cls, kind in kinds.items()}
         self.tags: dict[type, str] = dict(fast.tags) if fast is not None else {}  # struct class -> tag (member order variants too)
         self.members: dict[str, type] = {tag: cls for cls, tag in self.tags.items()}  # the decoder's struct of each tag
-        self.adopted = False  # the decoder changed in the current group (`_adopt`): its rest is decoded again
+        self.adopted = False  # a new struct order adopted in the current group (`_adopt`): its rest is decoded again
+        self.orders: set[type] = set()  # the struct variants adopted so far
         self.decode = fast.decoder.decode if fast is not None else None
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
@@ -966,7 +967,10 @@ class _Pass:
         self.members[tag] = variant
         decoder = _decoder_of(tuple(self.members.values()))
         self.decode, self.decode_lines = decoder.decode, decoder.decode_lines
-        self.adopted = True
+        # The rest of the group is decoded again the first time only: a log that goes back and forth between two
+        # orders pays each switching line (read alone), never a group per line.
+        self.adopted = variant not in self.orders
+        self.orders.add(variant)
 
     # -- verified structs -------------------------------------------------------------------
 
