@@ -66,7 +66,7 @@ class LoadUpgradeFacts(TypedDict):
 __all__ = ["UPGRADED_TYPES", "ErrorReasonFacts", "LoadUpgrade", "LoadUpgradeFacts", "MessageChecks", "TurnEndReasonFacts",
            "UpgradeReader", "is_refused_type", "may_rewrite", "unknown_type_error"]
 
-#: The stored types the upgrade may rewrite (`LoadUpgrade._upgrade` reads no other record; `UpgradeReader.reads_apart`,
+#: The stored types the upgrade may rewrite (`LoadUpgrade.rewrite` reads no other record; `UpgradeReader.reads_apart`,
 #: the reader's dispatch, is decided from it).
 UPGRADED_TYPES = frozenset({"turn/start", "turn/end", "steering/message", "user/message", "assistant/message",
                             "tool/result"})
@@ -126,8 +126,10 @@ class LoadUpgrade:
         return UpgradeReader(self, session_id, messages, where)
 
     # -- one record ------------------------------------------------------------------------
-    def _upgrade(self, event: Mapping[str, Any], session_id: str, ids: Mapping[Any, str],
-                 where: str | None) -> Mapping[str, Any]:
+    def rewrite(self, event: Mapping[str, object], session_id: str, ids: Mapping[int, str],
+                where: str | None) -> Mapping[str, object]:
+        """One stored record as the upgrade reads it (JSONL-13, JSONL-14): ``event`` itself, or a new record; raises
+        ``JsonlError`` for a malformed earlier-format one. ``ids`` are the message ids noted so far, by seq."""
         etype = event.get("type")
         if type(etype) is not str or etype not in UPGRADED_TYPES:  # (a type that is no string is unhashable)
             return event
@@ -288,7 +290,7 @@ class UpgradeReader:
         data = stored.get("data")
         members = data if is_object(data) else None
         if type(etype) is str and self.reads_apart(etype, members):  # (any other record: as stored, unrefused)
-            event = self.upgrade._upgrade(stored, self.session_id, self.ids, self.where)
+            event = self.upgrade.rewrite(stored, self.session_id, self.ids, self.where)
             if event is not stored:
                 self.upgraded[etype] = self.upgraded.get(etype, 0) + 1
             etype = event.get("type")

@@ -950,7 +950,7 @@ def test_the_pass_follows_the_load_paths_upgrade_under_a_variant(name, etype, mo
 
     data = READABLE[name]
     etype = etype or _member_type(data)
-    original = upgrade.LoadUpgrade._upgrade
+    original = upgrade.LoadUpgrade.rewrite
 
     def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
         if event.get("type") == etype:
@@ -958,7 +958,7 @@ def test_the_pass_follows_the_load_paths_upgrade_under_a_variant(name, etype, mo
         return original(self, event, session_id, ids, where)
 
     monkeypatch.setattr(upgrade, "UPGRADED_TYPES", upgrade.UPGRADED_TYPES | {etype})
-    monkeypatch.setattr(upgrade.LoadUpgrade, "_upgrade", rewriting)
+    monkeypatch.setattr(upgrade.LoadUpgrade, "rewrite", rewriting)
     _read_apart_variant(monkeypatch)
     for level in LEVELS:
         _fast, exact, _checker = _at(data, level, PUB)

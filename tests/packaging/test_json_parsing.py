@@ -34,7 +34,7 @@ ALLOWED: dict[str, dict[str, tuple[int, str]]] = {
                                         "msgspec.json.Decoder": (1, "fast_loads"),
                                         "json.decoder.scanstring": (1, "the exact half's string scanner")},
     # The accelerator: decoders generated from the compiled schemas, for fastlog.
-    "sessionspec.validator.mstypes": {"msgspec.json.Decoder": (4, "fastlog's typed decoders")},
+    "sessionspec.validator.mstypes": {"msgspec.json.Decoder": (5, "fastlog's typed decoders, in a line's member order too")},
     "sessionspec.validator.generated": {"msgspec.json.Decoder": (1, "fastlog's typed decoders, pregenerated")},
     # Project files, not logs.
     "sessionspec.validator.pregen_types": {"json.loads": (1, "the op schemas of conformance/")},

@@ -48,9 +48,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union, cast
-
-import orjson
+from typing import TYPE_CHECKING, Any, cast
 
 try:
     import msgspec
@@ -232,8 +230,8 @@ class RowPlan:
         # Load level: a member must be a plain log-only event whose only seed rule is the envelope.
         self.loadable = (
             type(self.member_type) is str
-            and self.member_type not in rules.surface_types | _legacy_types() | _data_checked(rules) | {_HEADER_TYPE}
-            and not _reads_apart(rules)(self.member_type)
+            and self.member_type not in rules.surface_types | _legacy_types() | _seed_checked(rules) | {_HEADER_TYPE}
+            and not _reads_apart(rules)(self.member_type, None)
             and member.keys() <= rules.envelope_keys
             and "data" in member
             and "surfaceOp" not in member
@@ -576,7 +574,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     its envelope keys and time bounds, its surface types, the types its seed rules or load path read into).
     """
     rules = rules_for(rules)
-    envelope, surface, data_checked = rules.envelope_keys, rules.surface_types, _data_checked(rules)
+    envelope, surface, data_checked = rules.envelope_keys, rules.surface_types, _seed_checked(rules)
     reads_apart = _reads_apart(rules)
     low_time = -_MAX if rules.negative_time else 0
     kinds: dict[type, int] = {}
@@ -932,18 +930,18 @@ class _Pass:
     def _in_line_order(self, obj: Any, raw: bytes) -> Any:
         """`raw` decoded by `obj`'s struct in the line's member order when that struct writes it back (the decoder
         then takes that struct for its tag: `_adopt`), else None. Member order is no rule: an evaluation only."""
-        from sessionspec.validator.mstypes import in_key_order  # (only for a log written in another member order)
+        from sessionspec.validator.mstypes import in_key_order, union_decoder  # (a log in another member order)
 
         try:
-            order = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            order = json_text.loads(raw)
+        except JsonTextError:
             return None
         cls = obj.__class__
         variant = in_key_order(cls, order)
         if variant is None or variant is cls:
             return None
         try:
-            ordered = msgspec.json.decode(raw, type=variant)
+            ordered = union_decoder((variant,)).decode(raw)
         except msgspec.MsgspecError:  # pragma: no cover - the same field types as the struct that decoded it
             return None
         if self.encode(ordered) != raw:
@@ -954,6 +952,8 @@ class _Pass:
     def _adopt(self, variant: Any, cls: Any) -> None:
         """Decode `cls`'s tag as `variant` (the same struct in another member order) from here on: it takes every
         step and table `cls` has."""
+        from sessionspec.validator.mstypes import union_decoder
+
         tag = self.tags[cls]
         self.tags[variant] = tag
         for name in ("log_only", "picked", "typed_rows", "in_step_classes"):
@@ -965,7 +965,7 @@ class _Pass:
         if cls in self.row_layouts:
             self.row_layouts[variant] = self.row_layouts[cls]
         self.members[tag] = variant
-        decoder = _decoder_of(tuple(self.members.values()))
+        decoder = union_decoder(tuple(self.members.values()))
         self.decode, self.decode_lines = decoder.decode, decoder.decode_lines
         # The rest of the group is decoded again the first time only: a log that goes back and forth between two
         # orders pays each switching line (read alone), never a group per line.
@@ -1228,12 +1228,6 @@ def _read_again(reader: UpgradeReader | None, event: Any, index: int) -> Any:
         return reader.read(event, index)
     except SessionSpecError:
         raise _GiveUp from None
-
-
-@functools.lru_cache(maxsize=64)
-def _decoder_of(members: tuple[type, ...]) -> Any:
-    """A decoder of the union of `members` (generated structs, some in another member order: `_Pass._adopt`)."""
-    return msgspec.json.Decoder(Union[members])
 
 
 def _check(blocks: Iterator[bytes], name: str, level: str, schemas: SchemaSet | None,

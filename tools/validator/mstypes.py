@@ -626,7 +626,7 @@ def build_fast_types(event: CompiledSchema, rows: CompiledSchema | None = None, 
 
 # -- member order -------------------------------------------------------------------------------
 
-def in_key_order(cls: Any, value: Any) -> Any:
+def in_key_order(cls: type[msgspec.Struct], value: object) -> type[msgspec.Struct] | None:
     """A struct class that accepts exactly what the generated struct `cls` accepts, its fields (and those of its
     struct-typed fields, where `value` holds an object) in the order of `value`'s keys; None when `value`'s keys are
     not `cls`'s members (the tag first).
@@ -637,6 +637,12 @@ def in_key_order(cls: Any, value: Any) -> Any:
     """
     order = _key_order(cls, value)
     return None if order is None else _ordered(cls, order)
+
+
+@functools.lru_cache(maxsize=64)
+def union_decoder(members: tuple[type[msgspec.Struct], ...]) -> msgspec.json.Decoder[Any]:
+    """A decoder of the union of the generated structs ``members`` (some in another member order: `in_key_order`)."""
+    return msgspec.json.Decoder(Union[members])
 
 
 def _struct_in(kind: Any) -> Any:
