@@ -26,7 +26,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
@@ -56,6 +56,7 @@ __all__ = [
     "bounded",
     "fragment_finding",
     "header_line_problem",
+    "in_place",
     "is_negative_zero",
     "load_log",
     "parse_line",
@@ -524,8 +525,7 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
         tag = value.get("type")
         row = rows.get(tag) if tag.__class__ is str else None
         if row is None:
-            seq = value.get("seq")
-            if seq.__class__ is not int or seq != expected:
+            if not in_place(value.get("seq"), expected):
                 return events, last_turn_end, index
             if freeze:
                 try:
@@ -537,7 +537,7 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
             if tag == "turn/end":
                 last_turn_end = index
         else:
-            if value.get("seq0") != expected:
+            if not in_place(value.get("seq0"), expected):  # (its members' seqs follow from it, CHUNK-9)
                 return events, last_turn_end, index
             try:
                 if keep:
@@ -746,6 +746,15 @@ def _seq(event: Any) -> Any:
     return event.get("seq") if isinstance(event, dict) else None
 
 
+def in_place(seq: object, expected: int) -> TypeGuard[int]:
+    """JSONL-7 (SEED-9 in a JSON array): whether a record of seq ``seq`` is in place where seq ``expected`` is due
+    (the count of records placed before it: seqs are contiguous from 0).
+
+    The one statement of the numbering: the load path's reading (`whole_lines`, `_Numbering`) decides by it, and
+    so does the validator's accept-fast pass (`sessionspec.validator.fastlog`), which gives up where it is false."""
+    return seq.__class__ is int and seq == expected
+
+
 def _past_commit(committed_line: int | None) -> str:
     """Where a torn tail is, said as it is: after the turn/end ending the committed region, or anywhere in a
     log that has no turn/end (nothing is committed)."""
@@ -927,7 +936,7 @@ class _Numbering:
                 self.placed.discard((i, k))
                 continue
             seq = _seq(event)
-            if type(seq) is int and seq == self.expected:
+            if in_place(seq, self.expected):
                 self._place(event, i)
                 self.expected += 1
                 self.repeated = None  # a run of repeated seqs is in a row: a record in place ends it
@@ -957,8 +966,7 @@ class _Numbering:
         and return True; else place nothing and return False (then `line` goes record by record)."""
         expected = first = self.expected
         for event in records:
-            seq = event.get("seq") if type(event) is dict else None
-            if seq != expected or type(seq) is not int:
+            if not in_place(event.get("seq") if type(event) is dict else None, expected):
                 return False
             expected += 1
         count = expected - first

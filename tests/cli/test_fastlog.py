@@ -989,3 +989,35 @@ def test_the_pass_follows_the_exact_paths_registered_types_under_a_variant(logs,
     for level in ("schema", "strict"):
         assert "EVENT_TYPE_UNREGISTERED" in {f.code for f in _exact(data, level)}, level
         assert _fast(data, level) is None, level
+
+
+def _seq_at_middle(data: bytes, form: str) -> int:
+    """The seq of a record in the middle of a log: a packed log's chunk row's first member, else any record's."""
+    values = [orjson.loads(line) for line in _lines(data)[1:] if line]
+    if form == "packed":
+        rows = [v["seq0"] for v in values if v.get("type") in ROW_SPECS]
+        return int(rows[len(rows) // 2])
+    return int(values[len(values) // 2]["seq"])
+
+
+@pytest.mark.req("JSONL-7")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_follows_the_load_paths_numbering_under_a_variant(logs, form, monkeypatch):
+    """JSONL-7: whether a record is in place is the load path's one statement (`jsonl_read.in_place`), not a seq test
+    of the pass's: under a variant that never takes the record of one seq as in place (a plain record, or a packed
+    row's first member), the load path's reading stops at its line, the exact path reports it, and the pass gives up,
+    at every level; with the statement as it is the pass proves the log at every level."""
+    from sessionspec.reference import jsonl_read
+
+    data = logs[form]
+    seq = _seq_at_middle(data, form)
+    lines = _lines(data)[:-1]
+    assert all(_fast(data, level) is not None for level in LEVELS)
+    assert jsonl_read.whole_lines(lines, keep=False)[2] == len(lines)
+    original = jsonl_read.in_place
+    monkeypatch.setattr(jsonl_read, "in_place", lambda found, expected: original(found, expected) and found != seq)
+    stop = jsonl_read.whole_lines(lines, keep=False)[2]
+    assert stop < len(lines) and seq in {orjson.loads(lines[stop]).get(key) for key in ("seq", "seq0")}
+    for level in LEVELS:
+        assert "JSONL-7" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
+        assert _fast(data, level) is None, level

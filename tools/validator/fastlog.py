@@ -55,7 +55,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
-from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, parse_line
+from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, jsonl_read, parse_line
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
@@ -723,6 +723,9 @@ class _Pass:
         self.kept_as_stored: dict[str, int] = {}
         self.earlier = checker.earlier_schemas() if checker is not None else None
         self.expected = 0  # the seq the next event must have (JSONL-7)
+        # JSONL-7: whether a record is in place is the load path's own statement (`jsonl_read.in_place`); a packed
+        # row's first member is tested by it, the others follow from the row's own numbering (CHUNK-9)
+        self.in_place = jsonl_read.in_place
         self.rows = 0
         self.open_turn: Any = None
         self.turn_line = 0  # index (0 = header) of the last turn/start's line: where a crash-tail check starts
@@ -979,11 +982,11 @@ class _Pass:
 
         A log-only event (most of a log: chunks) costs a seq test here; the other kinds have their step.
         """
-        log_only, handlers, picked = self.log_only, self.handlers, self.picked
+        log_only, handlers, picked, in_place = self.log_only, self.handlers, self.picked, self.in_place
         expected = self.expected
         for i, obj in enumerate(objs, index):
             if obj.__class__ in log_only:
-                if obj.seq != expected:
+                if not in_place(obj.seq, expected):
                     raise _GiveUp  # JSONL-7
                 expected += 1
                 continue
@@ -998,14 +1001,14 @@ class _Pass:
 
     def _log_only_struct(self, obj: Any, index: int) -> None:
         """A log-only event at the load and schema levels that detection reads (`structs` inlines the others)."""
-        if obj.seq != self.expected:
+        if not self.in_place(obj.seq, self.expected):
             raise _GiveUp  # JSONL-7
         self.expected += 1
 
     def _strict_log_only(self, obj: Any, index: int) -> None:
         """A log-only event at the strict level: its seq, then the INV fold (from the struct when it can)."""
         seq = obj.seq
-        if seq != self.expected:
+        if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7
         if not (obj.__class__ in self.in_step_classes and self.inv.in_step(seq, obj.data.turn, obj.data.step)) and (
                 self.inv.step(msgspec.to_builtins(obj), seq)):
@@ -1015,7 +1018,7 @@ class _Pass:
     def _turn_start_struct(self, obj: Any, index: int) -> None:
         """A turn/start (log-only, no seed rule on its data): it opens a turn, where a crash-tail check would start."""
         seq = obj.seq
-        if seq != self.expected:
+        if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7
         self.open_turn = obj.data.turn
         self.turn_line = index
@@ -1027,8 +1030,8 @@ class _Pass:
         """A surface event whose struct type implies its load rules (`_struct_kinds`); `distinct`: its type also
         proves its ``sourceEventSeqs`` distinct non-negative ints (`_distinct_seq_list`)."""
         seq = obj.seq
-        if seq != self.expected:
-            raise _GiveUp
+        if not self.in_place(seq, self.expected):
+            raise _GiveUp  # JSONL-7
         state = self.surface
         state.skip(seq - state.length)  # the log-only events before it
         sources = obj.sourceEventSeqs
@@ -1051,7 +1054,7 @@ class _Pass:
         dt = d.dt
         count = len(members)
         seq0 = obj.seq0
-        if seq0 != self.expected or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX or (dt and min(dt) < 0):
+        if not self.in_place(seq0, self.expected) or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX or (dt and min(dt) < 0):
             self._row_struct(obj, index)
             return
         tmin = obj.time0  # the gaps are >= 0: the first member's time is the lowest, the last one's the highest
@@ -1106,7 +1109,7 @@ class _Pass:
                 raise _GiveUp
             checked = checked and value is stored  # an upgraded record is checked again
         seq = value.get("seq")
-        if type(seq) is not int or seq != self.expected:
+        if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
         rules = self.rules
@@ -1161,7 +1164,7 @@ class _Pass:
         if shape is None:
             raise _GiveUp  # CHUNK-9
         row_data, members, times, tmin, tmax = shape
-        if seq0 != self.expected:
+        if not self.in_place(seq0, self.expected):
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
         plan = self.plans.get((tag, present))
