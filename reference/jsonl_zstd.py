@@ -39,7 +39,16 @@ from .jsonl import (
     read_artifact,
 )
 from .rule_table import TABLE, define
-from .zstd_frames import compress_frame, decompress, plaintext_budget, scan_frames, too_many_values, value_budget, value_marks
+from .zstd_frames import (
+    compress_frame,
+    decompress,
+    past_value_budget,
+    plaintext_budget,
+    scan_frames,
+    too_many_values,
+    value_budget,
+    value_marks,
+)
 
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
@@ -47,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompressedArtifact",
     "DecodedFrames",
+    "FrameDefect",
     "append_compressed_batch",
     "decode_frames",
     "load_compressed_artifact",
@@ -59,11 +69,29 @@ Source = bytes | bytearray | memoryview | str | os.PathLike[str]
 
 
 @dataclass(frozen=True)
+class FrameDefect:
+    """What ended the frame walk, located, in its every-defect mode (``decode_frames(every_defect=True)``).
+
+    ``kind``: ``"frame"`` (a complete frame does not decode, or passes a budget: ``span`` is its bytes),
+    ``"scan"`` (structure no zstd writer produces where a frame should start) or ``"torn"`` (the torn final frame
+    passes a budget). ``frame`` is the 0-based index of that frame; ``line`` the logical line where the value budget
+    was passed (ZSTD-4), when it was. The error is the reader's own, unprefixed."""
+
+    error: CompressedArtifactError
+    kind: str
+    frame: int
+    span: tuple[int, int] | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class DecodedFrames:
     """The plaintext of an artifact's frames, before any JSONL parsing.
 
     ``plaintexts`` has one entry per complete frame; ``torn_plaintext`` is
     what the torn final frame still yields (``None`` when no frame is torn).
+    ``defect``: in the every-defect mode, what ended the walk (``plaintexts``
+    are the frames decoded before it; ``torn_start`` is still the scan's).
     """
 
     frames: list[tuple[int, int]]
@@ -71,6 +99,7 @@ class DecodedFrames:
     torn_start: int | None
     torn_plaintext: bytes | None
     size: int
+    defect: FrameDefect | None = None
 
     def line_starts(self) -> list[int]:
         """The logical file line (1-based) each frame starts at; the torn frame last, if any."""
@@ -89,34 +118,69 @@ class DecodedFrames:
         return index
 
 
-def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = None) -> DecodedFrames:
-    """Scan and decode every frame (ZSTD-2 … ZSTD-4); the torn frame's decoding failures are tolerated."""
+def _past_values(total: int, text: bytes, left: int, before: list[bytes], located: bool,
+                 what: str) -> tuple[CompressedArtifactError, int | None]:
+    """``ZSTD_TOO_MANY_VALUES`` for ``text`` passing the value budget with ``left`` marks to go; ``located``: say
+    the logical line the budget is passed at (the frames in ``before`` precede ``text``) instead of ``what``."""
+    if not located:
+        return too_many_values(total, what), None
+    at = past_value_budget(text, left)
+    line = 1 + sum(t.count(b"\n") for t in before) + text.count(b"\n", 0, max(at, 0))
+    return too_many_values(total, f"the plaintext up to line {line}"), line
+
+
+def decode_frames(data: bytes, *, budget: int | None = None, path: str | None = None,
+                  every_defect: bool = False) -> DecodedFrames:
+    """Scan and decode every frame (ZSTD-2 … ZSTD-4); the torn frame's decoding failures are tolerated.
+
+    The one frame walk of every reader of the zstd form. First-defect mode (loaders) raises the first defect, with
+    its frame and bytes in the message; ``every_defect`` (the validator and the inspecting commands) returns what
+    was decoded before it with the defect located in ``defect`` (nothing after a defect is decoded: its frame's
+    bytes say nothing about where the next frame starts, and the budgets are spent)."""
     left = plaintext_budget(len(data)) if budget is None else budget
-    values = value_budget(len(data))  # what the plaintext may parse to, checked before parsing (ZSTD-4)
-    scan = scan_frames(data)
+    total = value_budget(len(data))  # what the plaintext may parse to, checked before parsing (ZSTD-4)
+    values = total
+    scan = scan_frames(data, strict=not every_defect)
     view = memoryview(data)
     plaintexts: list[bytes] = []
     decode_frame = TABLE.frame_decoder
+    line: int | None = None
     for index, (start, end) in enumerate(scan.frames):
         try:
             text = decode_frame(view[start:end], left)
-            values -= value_marks(text)
-            if values < 0:
-                raise too_many_values(value_budget(len(data)), "the plaintext up to this frame")
+            marks = value_marks(text)
+            if marks > values:
+                past, line = _past_values(total, text, values, plaintexts, every_defect, "the plaintext up to this frame")
+                raise past
+            values -= marks
         except CompressedArtifactError as error:
+            if every_defect:
+                return DecodedFrames(scan.frames, plaintexts, scan.torn_start, None, len(data),
+                                     FrameDefect(error, "frame", index, (start, end), line))
             error.message = f"frame {index} (bytes {start}-{end}): {error.message}"
             error.args = (error.message,)
             error.path = path
             raise
         left -= len(text)
         plaintexts.append(text)
+    if scan.invalid is not None:  # (every-defect mode: a strict scan raised it)
+        return DecodedFrames(scan.frames, plaintexts, None, None, len(data),
+                             FrameDefect(scan.invalid, "scan", len(plaintexts)))
     torn = None
     if scan.torn_start is not None:
-        torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
-        if value_marks(torn) > values:
-            past = too_many_values(value_budget(len(data)), f"the torn final frame (from byte {scan.torn_start})")
-            past.path = path
-            raise past
+        try:
+            torn = decompress(view[scan.torn_start :], left, tolerate_errors=True)
+            if value_marks(torn) > values:
+                past, line = _past_values(total, torn, values, plaintexts, every_defect,
+                                          f"the torn final frame (from byte {scan.torn_start})")
+                if not every_defect:
+                    past.path = path
+                raise past
+        except CompressedArtifactError as error:  # a bomb in the torn frame is still a bomb
+            if not every_defect:
+                raise
+            return DecodedFrames(scan.frames, plaintexts, scan.torn_start, None, len(data),
+                                 FrameDefect(error, "torn", len(plaintexts), None, line))
     return DecodedFrames(scan.frames, plaintexts, scan.torn_start, torn, len(data))
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sessionspec.reference import ERROR, WARNING, Finding, FindingList
 from sessionspec.spec.error_codes import ErrorCode
-from sessionspec.spec.errors import CompressedArtifactError, SessionSpecError, SqliteStoreError
+from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 
 if TYPE_CHECKING:
     from sessionspec.reference.sqlite_store import SqliteStore
@@ -117,56 +117,41 @@ def _finding(code: ErrorCode, requirement: str | None, message: str, *, severity
 
 
 def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Unit:
-    """Decode every frame it can; the first framing or decoding failure is a finding and ends reading.
+    """Decode every frame it can, by the reference's one frame walk in its every-defect mode
+    (`jsonl_zstd.decode_frames`); the framing or decoding failure that ends the walk is a finding.
 
     ``keep`` > 0 bounds the findings kept (one a torn frame could be many; the rest are counted)."""
-    from sessionspec.reference.zstd_frames import decompress, plaintext_budget, scan_frames, value_budget
+    from sessionspec.reference.jsonl_zstd import decode_frames
 
     unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
-    scan = scan_frames(data, strict=False)
-    left = plaintext_budget(len(data)) if budget is None else budget
-    values = _ValueBudget(value_budget(len(data)))
-    texts: list[bytes] = []
-    view = memoryview(data)
-    failed = False
-    for index, (start, end) in enumerate(scan.frames):
-        try:
-            text = values.take(decompress(view[start:end], left), texts)
-        except CompressedArtifactError as error:
-            unit.findings.append(Finding.from_error(error,
-                                          f"{error.message} (bytes {start}-{end}); "
-                                          "the frames after it are not read", frame=index, line=values.line,
-                                          file=name))
-            failed = True
-            break
-        left -= len(text)
-        texts.append(text)
-    if not failed and scan.invalid is not None:
-        unit.findings.append(Finding.from_error(scan.invalid,
-                                      f"{scan.invalid.message}, where a frame should start; "
-                                      "nothing after it is read", frame=len(texts), file=name))
-        failed = True
-    torn = b""
-    if not failed and scan.torn_start is not None:
-        try:
-            torn = values.take(decompress(view[scan.torn_start :], left, tolerate_errors=True), texts)
-        except CompressedArtifactError as error:  # a bomb in the torn frame is still a bomb
-            unit.findings.append(Finding.from_error(error, frame=len(texts),
-                                          line=values.line, file=name))
-            failed = True
-        else:
-            kept = torn.count(b"\n")
-            unit.findings.append(_finding(
-                "JSONL_TORN_TAIL", "ZSTD-7",
-                f"the final zstd frame, from byte {scan.torn_start}, is incomplete: a crash "
-                f"tail; it still holds {kept} complete line(s), which loaders keep and re-append "
-                "before cutting the frame", severity=WARNING, frame=len(texts), file=name))
+    decoded = decode_frames(data, budget=budget, every_defect=True)
+    texts, defect, torn_start = decoded.plaintexts, decoded.defect, decoded.torn_start
+    if defect is not None:
+        error = defect.error
+        if defect.kind == "frame":
+            start, end = defect.span or (0, 0)
+            unit.findings.append(Finding.from_error(error, f"{error.message} (bytes {start}-{end}); "
+                                                    "the frames after it are not read", frame=defect.frame,
+                                                    line=defect.line, file=name))
+        elif defect.kind == "scan":
+            unit.findings.append(Finding.from_error(error, f"{error.message}, where a frame should start; "
+                                                    "nothing after it is read", frame=defect.frame, file=name))
+        else:  # a bomb in the torn frame is still a bomb
+            unit.findings.append(Finding.from_error(error, frame=defect.frame, line=defect.line, file=name))
+    torn = decoded.torn_plaintext or b""
+    if defect is None and torn_start is not None:
+        kept = torn.count(b"\n")
+        unit.findings.append(_finding(
+            "JSONL_TORN_TAIL", "ZSTD-7",
+            f"the final zstd frame, from byte {torn_start}, is incomplete: a crash "
+            f"tail; it still holds {kept} complete line(s), which loaders keep and re-append "
+            "before cutting the frame", severity=WARNING, frame=len(texts), file=name))
     if texts and (not texts[0] or texts[0].find(b"\n") != len(texts[0]) - 1):
         unit.findings.append(_finding("ZSTD_HEADER_FRAME", "ZSTD-5",
                                       "the first frame is not exactly one header line (a file compressed in one "
                                       "piece is not a session artifact: the header needs its own frame)",
                                       frame=0, file=name))
-    last = len(texts) - 1 if scan.torn_start is None else len(texts)  # its fragment is the validator's finding
+    last = len(texts) - 1 if torn_start is None else len(texts)  # its fragment is the validator's finding
     for index, text in enumerate(texts):
         if index != last and text and not text.endswith(b"\n"):
             unit.findings.append(_finding("ZSTD_TORN_RECORD", "ZSTD-6",
@@ -184,8 +169,8 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     for text in texts:
         starts.append(line)
         line += text.count(b"\n")
-    torn_line = line if scan.torn_start is not None else float("inf")  # first logical line of the torn frame
-    if scan.torn_start is not None:
+    torn_line = line if torn_start is not None else float("inf")  # first logical line of the torn frame
+    if torn_start is not None:
         starts.append(line)
 
     def locate(finding: Finding) -> None:
@@ -200,26 +185,6 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     for finding in unit.findings:
         locate(finding)
     return unit
-
-
-class _ValueBudget:
-    """What an artifact's frames may parse to, together (ZSTD-4's value budget), checked on each frame's plaintext
-    before any of it is parsed; ``line``: the logical line where the budget was passed."""
-
-    def __init__(self, total: int) -> None:
-        self.total = self.left = total
-        self.line: int | None = None
-
-    def take(self, text: bytes, before: list[bytes]) -> bytes:
-        from sessionspec.reference.zstd_frames import past_value_budget, too_many_values, value_marks
-
-        marks = value_marks(text)
-        if marks > self.left:
-            at = past_value_budget(text, self.left)
-            self.line = 1 + sum(t.count(b"\n") for t in before) + text.count(b"\n", 0, max(at, 0))
-            raise too_many_values(self.total, f"the plaintext up to line {self.line}")
-        self.left -= marks
-        return text
 
 
 # ---------------------------------------------------------------- databases
