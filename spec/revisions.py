@@ -176,31 +176,18 @@ def revision_chain(name: str | Revision | None = None) -> tuple[Revision, ...]:
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7396 JSON merge patch: a new value, neither argument modified."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    # Each member copied once (a member the patch changes is merged from the original, not from a copy of it), in
-    # the target's order, the patch's new members after it.
-    result: dict[Any, Any] = {}
-    if isinstance(target, dict):
-        for key, value in target.items():
-            if key not in patch:
-                result[key] = copy.deepcopy(value)
-            elif patch[key] is not None:
-                result[key] = merge_patch(value, patch[key])
-    for key, value in patch.items():
-        if value is not None and key not in result:
-            result[key] = merge_patch(None, value)
-    return result
+    """RFC 7396 JSON merge patch: a new value, neither argument modified (the target copied once, then patched)."""
+    return merge_patch_owned(copy.deepcopy(target), patch)
 
 
 def merge_patch_owned(target: Any, patch: Any) -> Any:
-    """`merge_patch` of a `target` that the caller owns and drops: its members are changed where they are (same
-    result, same member order), only what comes from `patch` is copied (#24: the loader's freshly read schemas)."""
+    """`merge_patch` of a `target` that the caller owns and drops: its members are changed where they are (the
+    target's members in its order, the patch's new ones after them), only what comes from `patch` is copied (#24:
+    the loader's freshly read schemas)."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     if not isinstance(target, dict):
-        return merge_patch(None, patch)
+        target = {}
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
