@@ -372,9 +372,9 @@ class _Translator:
             elif kw in ("then", "else"):
                 continue
             elif kw == "not" and isinstance(value, dict) and self.words(value) == ["required"] and (
-                    _required_key_of(value) is not None):
+                    (required := _required_key_of(value)) is not None):
                 # holds whenever a key the negated schema requires is absent: the struct forbids that key (stricter)
-                obj.props.setdefault(_required_key_of(value), []).append((False, resolver))  # type: ignore[arg-type]
+                obj.props.setdefault(required, []).append((False, resolver))
             elif kw in ("oneOf", "anyOf") and not probe:
                 obj.alternatives.append((value, resolver))
             elif kw in ("oneOf", "anyOf"):
@@ -656,12 +656,18 @@ def _struct_in(kind: Any) -> Any:
     return None
 
 
+@functools.lru_cache(maxsize=512)
+def _fields_by_name(cls: Any) -> dict[str, Any]:
+    """`cls`'s fields by their JSON names, in its order."""
+    return {f.encode_name: f for f in msgspec.structs.fields(cls)}
+
+
 def _key_order(cls: Any, value: Any) -> tuple[tuple[str, Any], ...] | None:
     """`value`'s keys as `cls`'s members, each with the key order of its value when that member is a struct."""
     if type(value) is not dict:
         return None
     config = cls.__struct_config__
-    fields = {f.encode_name: f for f in msgspec.structs.fields(cls)}
+    fields = _fields_by_name(cls)
     keys = list(value)
     if config.tag_field is not None:
         if not keys or keys[0] != config.tag_field:
@@ -682,7 +688,7 @@ def _key_order(cls: Any, value: Any) -> tuple[tuple[str, Any], ...] | None:
 
 @functools.lru_cache(maxsize=512)
 def _ordered(cls: Any, order: tuple[tuple[str, Any], ...]) -> Any:
-    fields = {f.encode_name: f for f in msgspec.structs.fields(cls)}
+    fields = _fields_by_name(cls)
     nested = dict(order)
     keys = [k for k, _ in order] + [k for k in fields if k not in nested]
     specs: list[tuple[Any, ...]] = []
