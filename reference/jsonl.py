@@ -585,10 +585,10 @@ def load_records(
     the records are read as inspecting reads them (`read_stored`: legacy records as stored, for the seed rules to
     judge), the load view of the inspecting commands (`sessionspec derive`, `fold`, `stats`, `repair`)."""
     check_identity(header, session_id, where)
-    if not (rules_for(revision).load_seeds if seed is None else seed):
-        read = StoredReader(session_id, where, revision, legacy=not inspect, inspect=inspect).read_all(events)
-        return None, read, list(interrupted_turn_closers(read, revision))
     reader = StoredReader(session_id, where, revision, legacy=not inspect, inspect=inspect)
+    if not (rules_for(revision).load_seeds if seed is None else seed):
+        read = reader.read_all(events)
+        return None, read, list(interrupted_turn_closers(read, revision))
     if reader.reader is not None:  # records may be rewritten (JSONL-13): into a copy, the caller's list stays
         events = list(events)
     session, closers = Session._load(session_id, events, header, reader,
