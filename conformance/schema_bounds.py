@@ -2,8 +2,11 @@
 
 A *bound* is one keyword that restricts a value (``maximum``, ``minLength``, ``pattern``, ``enum``, ``const``,
 ``type``, an entry of ``required``, ``additionalProperties: false``, ...) at a place in one schema document,
-named by the schema's ``$id`` and the JSON pointer of the keyword. A *witness* of a bound is a document the
-schemas reject and accept once that bound alone is deleted: the evidence that the bound does something.
+named by the schema's ``$id`` and the JSON pointer of the keyword. A *witness* of a bound is a document whose
+verdict changes once that bound alone is deleted: the evidence that the bound does something. Most witnesses are
+rejected and accepted without the bound; a *kept* witness is accepted and rejected without it (a bound of a
+``oneOf`` branch that keeps a sibling branch's documents from matching twice: loosening a branch tightens the
+``oneOf``).
 ``tests/spec/test_schema_bounds.py`` holds every bound to a witness; this module is its oracle (python-jsonschema
 with the bound keywords instrumented, so one pass names the bounds a document fails and where each bound is
 evaluated) and the generator of single-bound violations the corpus authors review
@@ -35,6 +38,7 @@ __all__ = [
     "exempt",
     "exempt_at",
     "generate",
+    "kept",
     "label",
     "labelled_invalid",
     "main",
@@ -236,10 +240,11 @@ class Oracle:
 
     # -- queries --------------------------------------------------------------------------------
 
-    def failed(self, root: str, document: Any) -> set[Bound]:
-        """The bounds whose keyword failed on ``document`` (empty when the document is valid)."""
+    def failed(self, root: str, document: Any, *, anywhere: bool = False) -> set[Bound]:
+        """The bounds whose keyword failed on ``document`` (empty when the document is valid); with ``anywhere``,
+        also those that failed in a branch a valid document does not take (the candidates of a kept witness)."""
         notes = self._run(root, document)
-        if not self.invalid:
+        if not self.invalid and not anywhere:
             return set()
         return {b for n, k, m, _p, failed in notes if failed and (b := self._bound(n, k, m)) is not None}
 
@@ -762,6 +767,19 @@ def generate(oracle: Oracle, bases: Sequence[Document], wanted: set[Bound]) -> d
     return out
 
 
+def kept(oracle: Oracle, bases: Sequence[Document], wanted: set[Bound]) -> dict[Bound, tuple[str, Any]]:
+    """For each wanted bound a valid base the schemas reject once that bound alone is deleted (a kept witness):
+    the candidates are the bounds that failed in a branch the base does not take."""
+    out: dict[Bound, tuple[str, Any]] = {}
+    for root, document, _source in bases:
+        if not wanted - set(out):
+            break
+        for bound in sorted(oracle.failed(root, document, anywhere=True) & (wanted - set(out)), key=label):
+            if oracle.valid(root, document) and not oracle.valid(root, document, loosened=bound):
+                out[bound] = (root, document)
+    return out
+
+
 def exempt(bound: Bound) -> str | None:
     """Why a bound needs no witness, or None: meta-schemas, and the keywords of a condition."""
     sid, ptr = bound
@@ -776,13 +794,9 @@ def exempt(bound: Bound) -> str | None:
 
 _OBJECT_ONLY = frozenset({"properties", "required", "additionalProperties", "patternProperties", "minProperties",
                           "maxProperties", "dependentRequired", "propertyNames", "description", "title", "$comment"})
-OPEN_REASONS: Mapping[str, str] = {
-    "type/message-source/user-rpc.json#/required/1": (
-        "at 2f74ac98ba user-rpc is `{kind: user, rpcId}` closed, a `oneOf` sibling of user `{kind: user}` closed: "
-        "the one document user-rpc accepts without rpcId is `{kind: user}`, which user accepts too, so `oneOf` "
-        "refuses it; no document breaks this bound alone (not yet a computed exemption)"),
-}
-"""Why each bound left in the witness file's ``open`` list has no witness (checked: every open bound has one)."""
+OPEN_REASONS: Mapping[str, str] = {}
+"""Why each bound left in the witness file's ``open`` list has no witness (checked: every open bound has one).
+Empty: the last one (`type/message-source/user-rpc.json#/required/1` at 2f74ac98ba) has a kept witness."""
 
 
 @functools.cache
@@ -890,10 +904,12 @@ def survey(revision: str) -> tuple[Oracle, frozenset[Bound], dict[Bound, str]]:
 
 
 def witnesses_at(oracle: Oracle, entry: Mapping[str, Any]) -> bool:
-    """Whether a witness entry (``bound``, ``root``, ``document``) witnesses its bound under ``oracle``."""
+    """Whether a witness entry (``bound``, ``root``, ``document``, ``kept`` for a kept witness) witnesses its bound
+    under ``oracle``: its verdict with the bound is ``kept``, and the other one without it."""
     bound = {label(b): b for b in oracle.bounds}.get(entry["bound"])
-    return bound is not None and not oracle.valid(entry["root"], entry["document"]) \
-        and oracle.valid(entry["root"], entry["document"], loosened=bound)
+    verdict = bool(entry.get("kept", False))
+    return bound is not None and oracle.valid(entry["root"], entry["document"]) is verdict \
+        and oracle.valid(entry["root"], entry["document"], loosened=bound) is not verdict
 
 
 def write_witnesses(path: Path = WITNESS_FILE) -> tuple[int, int]:
@@ -927,15 +943,23 @@ def write_witnesses(path: Path = WITNESS_FILE) -> tuple[int, int]:
         spec = load_spec(revision=revision)
         made = generate(oracle, valid_bases(spec, revision), wanted)
         rest = wanted - set(made)
+        derived = derived_bases(oracle, spec, rest) if rest else []
         if rest:
-            made.update(generate(oracle, derived_bases(oracle, spec, rest), rest))
+            made.update(generate(oracle, derived, rest))
         for bound, (root, document) in made.items():
             entries.append({"bound": label(bound), "revisions": [revision], "root": root, "document": document})
+        rest = wanted - set(made)
+        if rest:
+            for bound, (root, document) in kept(oracle, [*valid_bases(spec, revision), *derived], rest).items():
+                entries.append({"bound": label(bound), "revisions": [revision], "root": root, "document": document,
+                                "kept": True})
+                made[bound] = (root, document)
         still_open |= {label(b) for b in wanted if b not in made}
     entries.sort(key=lambda e: (e["bound"], e["revisions"]))
     lines = ['{', '  "$comment": "GENERATED by `python -m sessionspec.conformance.schema_bounds --write`: for each schema '
              'bound no registry example or vector witnesses at a revision, a document that breaks it alone (invalid, '
-             'valid once the bound is deleted) at the revisions listed; `exempt` names the bounds no document can break '
+             'valid once the bound is deleted; with `kept`, valid and invalid once it is deleted) at the revisions '
+             'listed; `exempt` names the bounds no document can break '
              'alone at a revision, with the reason (schema_bounds.exempt_at); `open` lists the bounds no valid document '
              'reaches yet. tests/spec/test_schema_bounds.py checks both.",', '  "witnesses": [']
     lines.append(",\n".join("    " + json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entries))

@@ -8,6 +8,8 @@ alone is deleted. The labelled documents are the registry's invalid examples, th
 `unknownExample`, the documents of the conformance vectors at the place the reference rejects them (header,
 seed or fold event, append intent, decoded record, JSONL header line), and the generated single-bound
 violations of `conformance/schema-witnesses.json` (`python -m sessionspec.conformance.schema_bounds --write`).
+A bound of a `oneOf` branch may instead have a *kept* witness there: a valid document the schemas reject once
+the bound is deleted (the loosened branch then matches beside its sibling).
 
 So deleting a bound fails here: its generated witness (or vector document) then validates, and a new bound
 without a witness is refused until it gets one. Exempt: meta-schemas and the keywords of `if`/`not`
@@ -54,12 +56,15 @@ def stale_witnesses(oracle: Oracle, revision: str) -> list[str]:
         if revision not in entry["revisions"]:
             continue
         bound = bounds.get(entry["bound"])
+        kept = bool(entry.get("kept", False))  # a kept witness: valid, and invalid once the bound is deleted
         if bound is None:
             stale.append(f"{entry['bound']}: no such bound at {revision} (deleted? regenerate the witness file)")
-        elif oracle.valid(entry["root"], entry["document"]):
-            stale.append(f"{entry['bound']}: its witness now passes the schemas (was the bound loosened?)")
-        elif not oracle.valid(entry["root"], entry["document"], loosened=bound):
-            stale.append(f"{entry['bound']}: its witness breaks more than this bound")
+        elif oracle.valid(entry["root"], entry["document"]) is not kept:
+            stale.append(f"{entry['bound']}: its witness now " + ("fails" if kept else "passes")
+                         + " the schemas (was the bound changed?)")
+        elif oracle.valid(entry["root"], entry["document"], loosened=bound) is kept:
+            stale.append(f"{entry['bound']}: " + ("its witness does not need this bound" if kept
+                                                  else "its witness breaks more than this bound"))
     return stale
 
 
@@ -86,11 +91,13 @@ def test_the_open_list_only_shrinks() -> None:
     assert sorted(set(_file()["open"]) - lacking) == [], "open bounds that exist nowhere or have witnesses: drop them"
 
 
-def test_deleting_a_bound_fails_its_witness() -> None:
-    """The issue's case, for a bound with a generated witness: loosen it in a copy of the schemas and the witness
-    test names it."""
-    revision = REVISIONS[0]
-    entry = next(w for w in _file()["witnesses"] if revision in w["revisions"] and w["bound"].startswith("payload/"))
+@pytest.mark.parametrize("kept", [False, True], ids=["rejected", "kept"])
+def test_deleting_a_bound_fails_its_witness(kept: bool) -> None:
+    """The issue's case, for a bound with a generated witness (and one with a kept witness, valid only with the
+    bound: a `oneOf` branch's required name): loosen it in a copy of the schemas and the witness test names it."""
+    entry = next(w for w in _file()["witnesses"] if bool(w.get("kept")) is kept
+                 and (kept or w["bound"].startswith("payload/")))
+    revision = entry["revisions"][0]
     oracle, _bounds, _hit = _survey(revision)
     bound = _by_label(oracle.bounds)[entry["bound"]]
     sid, ptr = bound
@@ -141,11 +148,11 @@ def _kept_as_earlier_format(revision: str, document: Any) -> bool:
 
 
 def _event_witnesses(revision: str) -> list[dict[str, Any]]:
-    """The event-rooted generated witnesses of ``revision``, each renumbered to its place in one log (its ``seq``
+    """The event-rooted generated witnesses of ``revision`` (not the kept ones, which are valid), each renumbered to its place in one log (its ``seq``
     kept where the witness is about it: not a non-negative integer)."""
     out = []
     for entry in _file()["witnesses"]:
-        if entry["root"] != schema_bounds.EVENT or revision not in entry["revisions"]:
+        if entry["root"] != schema_bounds.EVENT or revision not in entry["revisions"] or entry.get("kept"):
             continue
         document = dict(entry["document"]) if isinstance(entry["document"], dict) else entry["document"]
         if isinstance(document, dict) and type(document.get("seq")) is int and document["seq"] >= 0:
@@ -202,6 +209,26 @@ def test_the_reference_rejects_every_envelope_witness(revision: str) -> None:
         with pytest.raises(Exception) as caught:
             validate_seed([document], revision)
         assert getattr(caught.value, "code", None), witness["bound"]
+
+
+def test_the_validator_accepts_every_kept_witness(tmp_path: Any) -> None:
+    """A kept witness is a valid event: `sessionspec validate` (schema level, exact and fast) and the compiled event
+    schema accept it, as python-jsonschema does (loosening the bound would refuse it)."""
+    from sessionspec.validate import check_file
+    from sessionspec.validator.lint import schema_set
+
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    entries = [w for w in _file()["witnesses"] if w.get("kept") and w["root"] == schema_bounds.EVENT]
+    assert entries
+    for entry in entries:
+        for revision in entry["revisions"]:
+            assert schema_set(revision=revision).event.is_valid(entry["document"]), entry["bound"]
+            path = tmp_path / "kept.jsonl"
+            path.write_text("\n".join(json.dumps(x) for x in [header, dict(entry["document"], seq=0)]) + "\n",
+                            encoding="utf-8")
+            for exact in (True, False):
+                report = check_file(str(path), level="schema", exact=exact, revision=revision)
+                assert [f for f in report["findings"] if f.get("line") == 2] == [], (entry["bound"], exact)
 
 
 def test_the_file_lists_exactly_the_bounds_exempt_at_each_revision() -> None:
