@@ -774,8 +774,10 @@ def kept(oracle: Oracle, bases: Sequence[Document], wanted: set[Bound]) -> dict[
     for root, document, _source in bases:
         if not wanted - set(out):
             break
+        if not oracle.valid(root, document):
+            continue
         for bound in sorted(oracle.failed(root, document, anywhere=True) & (wanted - set(out)), key=label):
-            if oracle.valid(root, document) and not oracle.valid(root, document, loosened=bound):
+            if not oracle.valid(root, document, loosened=bound):
                 out[bound] = (root, document)
     return out
 
@@ -941,7 +943,8 @@ def write_witnesses(path: Path = WITNESS_FILE) -> tuple[int, int]:
                 entry["revisions"].append(revision)
                 wanted.discard(bound)
         spec = load_spec(revision=revision)
-        made = generate(oracle, valid_bases(spec, revision), wanted)
+        bases = valid_bases(spec, revision)
+        made = generate(oracle, bases, wanted)
         rest = wanted - set(made)
         derived = derived_bases(oracle, spec, rest) if rest else []
         if rest:
@@ -950,7 +953,7 @@ def write_witnesses(path: Path = WITNESS_FILE) -> tuple[int, int]:
             entries.append({"bound": label(bound), "revisions": [revision], "root": root, "document": document})
         rest = wanted - set(made)
         if rest:
-            for bound, (root, document) in kept(oracle, [*valid_bases(spec, revision), *derived], rest).items():
+            for bound, (root, document) in kept(oracle, [*bases, *derived], rest).items():
                 entries.append({"bound": label(bound), "revisions": [revision], "root": root, "document": document,
                                 "kept": True})
                 made[bound] = (root, document)
