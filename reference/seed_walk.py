@@ -6,8 +6,9 @@ path's restore (`session`), and the validator's load level (`sessionspec.validat
 * reading (JSONL-12..15, with ``reader``: the validator's every-defect reading): the record as the revision's
   load path reads it (`jsonl.StoredReader.read`: upgraded, or as stored), its refusal (JSONL-14, JSONL-15) and
   the legacy vocabulary (JSONL-12, `StoredReader.is_legacy`);
-* numbering (with ``follow_numbering``: the reader reported a seq that is not the next one, JSONL-7 or SEED-9 in
-  a JSON array, so the walk follows the record's own seq; a repeated or backward seq takes no place);
+* numbering (with ``follow_numbering``: the reader reported a seq that is not in place, `jsonl_read.in_place`,
+  JSONL-7 or SEED-9 in a JSON array, so the walk follows the record's own seq; a repeated or backward seq, or one
+  the statement does not place, takes no place);
 * SEED-2 (unless the records are frozen parses already), then the rule table's entry rule
   (``TABLE.check_seed_entry``: SEED-3 … SEED-9 in the order of SEED-11);
 * the surface fold (SEED-10), where a rejected replace that only fails because it names an event rejected
@@ -29,6 +30,7 @@ from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import JsonlError, JsonValueError, SeedError, SessionSpecError, SurfaceError
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
+from . import jsonl_read
 from .finding import Finding
 from .json_value import FrozenDict, freeze_json_value
 from .rule_table import TABLE
@@ -125,6 +127,7 @@ class LoadWalk:
         types = rules.surface_types
         keep, project, frozen = self.keep, self.project, self.frozen
         reader, follow, observe = self.reader, self.follow_numbering, self.observe
+        in_place = jsonl_read.in_place  # JSONL-7's one statement (read here, so a variant of it is followed)
         freeze_read = frozen and self.freeze_read
         # the validator's steps (reading, numbering, observing, SEED-2 per record); without them, the load path's
         extra = reader is not None or follow or observe is not None
@@ -151,7 +154,7 @@ class LoadWalk:
                             replace[position] = entry
                 seq = entry.get("seq") if is_dict else None  # type: ignore[union-attr]  # (is_dict: a dict)
                 seq_int = seq if type(seq) is int else None
-                renumbered = follow and seq_int is not None and seq_int != index
+                renumbered = follow and seq_int is not None and not in_place(seq_int, index)
                 if renumbered:
                     placed = seq_int > index  # type: ignore[operator]  # a repeated or backward seq takes no place
                     if placed:

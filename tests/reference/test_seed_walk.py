@@ -114,6 +114,29 @@ def test_following_the_numbering_skips_a_backward_seq_and_counts_a_gap() -> None
     assert [e["seq"] for e in kept] == [0, 3, 4]
 
 
+@req("JSONL-7", "SEED-9")
+def test_following_the_numbering_asks_the_one_statement_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a record is in place is `jsonl_read.in_place` (JSONL-7), as the reader decides: under a variant that
+    never places seq 2, the walk follows it too (seq 2 takes no place; seq 3 comes after a gap)."""
+    from sessionspec.reference import jsonl_read
+
+    seen: list[tuple[int | None, bool, bool]] = []
+
+    def observe(i: int, event: Any, stored: Any, refusal: Any, seq: int | None, renumbered: bool, placed: bool) -> bool:
+        seen.append((seq, renumbered, placed))
+        return False
+
+    records = [ev(0, "turn/start", {"turn": 1}), ev(1), ev(2), ev(3)]
+    walk_all(records, follow_numbering=True, observe=observe)
+    assert seen == [(0, False, True), (1, False, True), (2, False, True), (3, False, True)]
+    seen.clear()
+    original = jsonl_read.in_place
+    monkeypatch.setattr(jsonl_read, "in_place", lambda found, expected: original(found, expected) and found != 2)
+    _, _, kept = walk_all(records, follow_numbering=True, observe=observe)
+    assert seen == [(0, False, True), (1, False, True), (2, True, False), (3, True, True)]
+    assert [e["seq"] for e in kept] == [0, 1, 3]
+
+
 @req("JSONL-12", "JSONL-15")
 def test_the_stored_reader_s_refusals_are_located_findings_and_the_walk_goes_on() -> None:
     from sessionspec.reference.jsonl import StoredReader
