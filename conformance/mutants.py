@@ -383,17 +383,26 @@ def _chunk6(build_row: Callable[[Any, Any, Any, Any], dict[str, Any]]) -> Callab
 
 
 @mutant("chunk9-decodes-stray-key", "CHUNK-9", "decodes a chunk row that carries a key outside its layout",
-        "validate_row", storage=("pack", "stream"))
-def _chunk9(validate_row: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        "row_shape", storage=("pack", "stream"))
+def _chunk9(row_shape: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     from sessionspec.reference.chunk_rows import ROW_ENVELOPE_KEYS
 
     def validate(value: Mapping[str, Any], row: Any) -> Any:
         value = {k: v for k, v in value.items() if k in ROW_ENVELOPE_KEYS}
         if isinstance(value.get("data"), dict):
             value["data"] = {k: v for k, v in value["data"].items() if k in row.data_keys}
-        return validate_row(value, row)
+        return row_shape(value, row)
 
     return validate
+
+
+@mutant("chunk9-running-time-unbounded", "CHUNK-9", "decodes a chunk row whose members' running time passes the safe integers",
+        "member_bounds", storage=("pack", "stream"))
+def _chunk9_times(member_bounds: Callable[[Any, int, int, int, list[int]], Any]) -> Callable[[Any, int, int, int, list[int]], Any]:
+    def bounds(row: Any, seq0: int, time0: int, count: int, dt: list[int]) -> Any:
+        return member_bounds(row, seq0, time0, count, [0] * len(dt))  # the gaps' count still checked, not their sum
+
+    return bounds
 
 
 @mutant("repair6-step-end-first", "REPAIR-6", "closes the open step before answering the pending calls",

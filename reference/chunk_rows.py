@@ -279,12 +279,14 @@ def _is_number(value: object) -> bool:
     return t is int or (t is float and value - value == 0)  # type: ignore[operator]
 
 
-def _validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
-    """CHUNK-9 in the order of behaviours.md section 16; returns (data, members, member times).
+def _row_shape(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any], list[str], list[int]]:
+    """CHUNK-9's storage shape of a row, in the order of behaviours.md section 16: its envelope, ``seq0`` and
+    ``time0``, the data keys and their value types; returns (data, members, gaps). The members' arithmetic is
+    `_member_bounds`.
 
-    The per-member checks are whole-list operations (``set(map(type, ...))``, ``min``/``max``,
-    ``accumulate``), so a row costs a few C-level passes however many members it has; every
-    message is independent of which member failed, so the order of the checks is all that matters.
+    The per-member checks are whole-list operations (``set(map(type, ...))``, ``max(map(abs, ...))``), so a row
+    costs a few C-level passes however many members it has; every message is independent of which member
+    failed, so the order of the checks is all that matters.
     """
     tag = row.tag
     if value.keys() != ROW_ENVELOPE_KEYS:
@@ -318,14 +320,29 @@ def _validate_row(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, 
     dt = data["dt"]
     if not isinstance(dt, list) or (dt and (set(map(type, dt)) != _INT_ONLY or max(map(abs, dt)) > MAX_SAFE_INTEGER)):
         raise _malformed(tag, "dt must be a list of safe integers")
-    if len(dt) != len(payload) - 1:
-        raise _malformed(tag, f"dt length {len(dt)} does not match {len(payload)} members")
-    if seq0 + len(payload) - 1 > MAX_SAFE_INTEGER:
+    return data, payload, dt
+
+
+def _member_bounds(row: RowSpec, seq0: int, time0: int, count: int, dt: list[int]) -> tuple[int, int, int]:
+    """CHUNK-9's arithmetic of a row's ``count`` members from ``seq0`` and ``time0`` with gaps ``dt`` (safe integers):
+    one gap between each two members, every member's seq and time a safe integer. Returns the lowest, the
+    highest and the last member time. ``count`` 0 is refused by the gap count (the shape refuses an empty member list first)."""
+    tag = row.tag
+    if len(dt) != count - 1:
+        raise _malformed(tag, f"dt length {len(dt)} does not match {count} members")
+    if seq0 + count - 1 > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member seqs must stay safe integers")
-    times = list(accumulate(dt, initial=time0))
-    if max(map(abs, times)) > MAX_SAFE_INTEGER:
+    if not dt or min(dt) >= 0:  # times that never go back: the first is the lowest, the last the highest
+        low = time0
+        high = last = time0 + sum(dt)
+    else:
+        times = list(accumulate(dt, initial=time0))
+        low = min(times)
+        high = max(times)
+        last = times[-1]
+    if low < -MAX_SAFE_INTEGER or high > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member times must stay safe integers")
-    return data, payload, times
+    return low, high, last
 
 
 _STR_ONLY = {str}
@@ -333,15 +350,18 @@ _INT_ONLY = {int}
 
 
 def validate_row(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str], list[int]]:
-    """CHUNK-9 for a row with layout ``row`` (:func:`row_spec`): (data, members, member times), or
-    :class:`ChunkRowError`."""
-    return TABLE.validate_row(value, row)  # type: ignore[no-any-return]
+    """CHUNK-9 for a row with layout ``row`` (:func:`row_spec`): the rule table's ``row_shape`` then its
+    ``member_bounds``; (data, members, member times), or :class:`ChunkRowError`."""
+    data, payload, dt = TABLE.row_shape(value, row)
+    time0 = value["time0"]
+    TABLE.member_bounds(row, value["seq0"], time0, len(payload), dt)
+    return data, payload, list(accumulate(dt, initial=time0))
 
 
 def expand_row(value: JsonObject, row: RowSpec) -> list[dict[str, JsonValue]]:
     """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
-    data, payload, times = TABLE.validate_row(value, row)
+    data, payload, times = validate_row(value, row)
     return _members(cast(int, value["seq0"]), data, row, payload, times)  # (validated: a safe integer)
 
 
@@ -350,7 +370,7 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     (the load path, ``jsonl``); ``value`` must come from ``json_text``'s fast reader (so its strings and
     numbers are lossless but for ``-0.0``). Raises :class:`ChunkRowError`, or ``NotLossless`` when
     turn, step or index is ``-0.0`` (the general path then reports it)."""
-    data, payload, times = TABLE.validate_row(value, row)
+    data, payload, times = validate_row(value, row)
     turn = data["turn"]
     step = data["step"]
     index = data["index"]
@@ -375,7 +395,7 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
 def expand_row_batches(value: JsonObject, row: RowSpec, batch: int) -> Iterator[list[dict[str, JsonValue]]]:
     """:func:`expand_row` ``batch`` members at a time (validated once, before the first batch), so that a
     streaming writer never holds a long row's member events all at once."""
-    data, payload, times = TABLE.validate_row(value, row)
+    data, payload, times = validate_row(value, row)
     seq0 = cast(int, value["seq0"])  # (validated: a safe integer)
     for start in range(0, len(payload), batch):
         stop = start + batch
@@ -458,4 +478,5 @@ def decode_storage_records(values: Iterable[JsonValue]) -> list[JsonValue]:
 define("run_fields", MappingProxyType({tag: row.fixed for tag, row in _ROWS.items()}))  # CHUNK-3: the run-constant fields a run holds equal
 define("min_run", MIN_RUN)  # CHUNK-4
 define("build_row", _row)  # CHUNK-6 (and the row layout)
-define("validate_row", _validate_row)  # CHUNK-9
+define("row_shape", _row_shape)  # CHUNK-9: the storage shape
+define("member_bounds", _member_bounds)  # CHUNK-9: the members' seqs and times

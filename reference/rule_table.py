@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from typing import Any, Never, TypeVar
 
 __all__ = ["HOMES", "TABLE", "RuleSet", "RuleTable", "activate", "current", "default", "define", "entries",
-           "restore", "swap", "use"]
+           "is_own", "restore", "swap", "use"]
 
 T = TypeVar("T")
 
@@ -63,7 +63,8 @@ HOMES: dict[str, tuple[str, str]] = {
     "run_fields": ("CHUNK-3", "chunk_rows"),
     "min_run": ("CHUNK-4", "chunk_rows"),
     "build_row": ("CHUNK-6", "chunk_rows"),
-    "validate_row": ("CHUNK-9", "chunk_rows"),
+    "row_shape": ("CHUNK-9", "chunk_rows"),
+    "member_bounds": ("CHUNK-9", "chunk_rows"),
     "interrupted_turn_closers": ("REPAIR-6", "repair"),
     "repair_texts": ("REPAIR-9", "repair"),
     "header_line": ("JSONL-1", "jsonl"),
@@ -112,6 +113,13 @@ def define(name: str, default: T) -> T:
     _DEFAULTS[name] = default
     setattr(TABLE, name, default)
     return default
+
+
+def is_own(name: str) -> bool:
+    """Whether entry ``name`` is the reference's own now. The reference never asks (it reads every entry through the
+    table); an accelerator does whose shortcut is proved about the reference's own entry, to take it only then (the
+    validator's typed chunk rows, whose struct types are proved to imply the own ``row_shape``)."""
+    return getattr(TABLE, name) is _DEFAULTS[name]
 
 
 def entries() -> dict[str, object]:

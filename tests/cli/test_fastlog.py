@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from sessionspec.reference import json_text, load_log
 from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
 from sessionspec.spec.errors import ChunkRowError
-from sessionspec.validator.fastlog import RowPlan, _row_shape, check_clean, row_members_ok
+from sessionspec.validator.fastlog import RowPlan, check_clean, row_members_ok
 from sessionspec.validator.lint import Checker, schema_set
 from sessionspec.validator.schemavary import Unsupported, varying_constraints
 
@@ -252,26 +253,13 @@ ROWS = _rows()
 
 
 @given(st.sampled_from(ROWS), st.data())
-def test_row_shape_matches_the_decoder(row, data):
-    row = mutate(data.draw, row)
-    if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in ROW_SPECS:
-        return
-    try:
-        decode_storage_record(row)
-        decodes = True
-    except ChunkRowError:
-        decodes = False
-    assert (_row_shape(row, ROW_SPECS[row["type"]]) is not None) == decodes
-
-
-@given(st.sampled_from(ROWS), st.data())
 def test_row_family_verdict_matches_every_member(row, data):
     row = mutate(data.draw, row)
     if not isinstance(row, dict) or not isinstance(row.get("type"), str) or row["type"] not in ROW_SPECS:
         return
     verdict = row_members_ok(row, SCHEMAS.event)
     if verdict is None:
-        return  # malformed: the decoder rejects it (previous test)
+        return  # malformed: the decoder rejects it
     members = decode_storage_record(row)
     assert verdict == all(SCHEMAS.event.oracle.is_valid(m) for m in members)
 
@@ -1024,3 +1012,63 @@ def test_the_pass_follows_the_load_paths_numbering_under_a_variant(logs, form, m
     for level in LEVELS:
         assert "JSONL-7" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
         assert _fast(data, level) is None, level
+
+
+def _row_line_alone(data: bytes, at: int) -> bytes:
+    """`data` with the `at`-th row line written with spaces: valid, but no struct writes it back, so the pass reads
+    that line alone, as a dict (`_Pass.row`), while the other rows keep the typed path."""
+    lines = _lines(data)
+    rows = [k for k, raw in enumerate(lines) if b'"seq0"' in raw]
+    k = rows[at]
+    lines[k] = json.dumps(orjson.loads(lines[k]), ensure_ascii=False).encode()
+    return b"\n".join(lines)
+
+
+def _row_counts(data: bytes) -> list[tuple[int, int]]:
+    """(row number, member count) of every row of a packed log."""
+    rows = [orjson.loads(raw) for raw in _lines(data) if b'"seq0"' in raw]
+    return [(k, len(row["data"]["dt"]) + 1) for k, row in enumerate(rows)]
+
+
+@pytest.mark.req("CHUNK-9")
+@pytest.mark.parametrize("entry", ["member_bounds", "row_shape"])
+@pytest.mark.parametrize("path", ["typed", "dict"])
+def test_the_pass_follows_the_chunk_row_rule_under_a_variant(logs, entry, path, monkeypatch):
+    """CHUNK-9 is the rule table's two entries (`row_shape`, `member_bounds`), which the pass asks as the reference
+    does, on a row decoded by its struct type (`typed`) and on a row read alone as a dict (`dict`): under a variant
+    that refuses the rows of one member count (in the entry's own arguments), the exact path reports CHUNK-9 and
+    the pass gives up at every level; with the entries as they are, the pass proves the log at every level."""
+    from sessionspec.reference import rule_table
+    from sessionspec.validator import fastlog
+
+    data = logs["packed"]
+    counts = _row_counts(data)
+    at, count = counts[len(counts) // 2]
+    assert sum(1 for _, n in counts if n == count) < len(counts)  # the variant refuses some rows, not all
+    data = _row_line_alone(data, at) if path == "dict" else data
+    taken: list[str] = []
+    for name in ("row", "_typed_row", "_row_struct"):
+        original = getattr(fastlog._Pass, name)
+        monkeypatch.setattr(fastlog._Pass, name, lambda self, *a, _o=original, _n=name: (taken.append(_n), _o(self, *a))[1])
+    assert all(_fast(data, level) is not None for level in LEVELS)
+    assert ("row" in taken) == (path == "dict") and "_typed_row" in taken
+
+    def refusing(own: Any) -> Any:
+        if entry == "member_bounds":
+            def bounds(row: Any, seq0: int, time0: int, n: int, dt: list[int]) -> Any:
+                if n == count:
+                    raise ChunkRowError("malformed storage row: a variant's count", requirement="CHUNK-9")
+                return own(row, seq0, time0, n, dt)
+            return bounds
+
+        def shape(value: Any, row: Any) -> Any:
+            data, payload, dt = own(value, row)
+            if len(payload) == count:
+                raise ChunkRowError("malformed storage row: a variant's count", requirement="CHUNK-9")
+            return data, payload, dt
+        return shape
+
+    with rule_table.use(rule_table.default().derive(entry, refusing)):
+        for level in LEVELS:
+            assert "CHUNK-9" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
+            assert _fast(data, level) is None, (level, entry, path)

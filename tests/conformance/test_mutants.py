@@ -40,8 +40,9 @@ def test_a_published_revision_mutant_serves_that_revision():
 def test_the_catalogue_breaks_at_least_25_different_rules_across_the_families():
     catalogue = list(mutants.MUTANTS.values())
     rules = [m.rule for m in catalogue]
-    assert len(catalogue) >= 25
-    assert len(set(rules)) == len(rules), "two mutants break the same rule"
+    assert len(set(rules)) >= 25
+    # one mutant per entry; two mutants break the same rule only through two entries of it (CHUNK-9's shape, its arithmetic)
+    assert len({(m.rule, m.entry) for m in catalogue}) == len(catalogue), "two mutants break the same rule the same way"
     assert set(rules) <= set(load_spec().requirements)
     assert len({m.family for m in catalogue}) >= 14
     for m in catalogue:

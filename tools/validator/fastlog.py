@@ -29,11 +29,11 @@ What makes it fast:
   which its `read` dispatches on) is read by that `StoredReader` before any check, so the
   pass checks the records the exact path checks (upgraded, kept as stored: counted);
 * the load rules are inlined; what a struct type implies (envelope keys, seq
-  and time bounds, SEED-6, a row's CHUNK-9 types) is verified on the generated
-  type (`_struct_kinds`), so a log-only event costs one seq test and a typed
-  row a few whole-list operations;
-* a packed chunk row is never expanded: its storage shape is validated with
-  whole-list operations, seq contiguity is arithmetic, and its members are
+  and time bounds, SEED-6, a row's CHUNK-9 storage shape) is verified on the
+  generated type (`_struct_kinds`), so a log-only event costs one seq test and a
+  typed row the rule table's arithmetic of its members (`member_bounds`);
+* a packed chunk row is never expanded: CHUNK-9 is the rule table's (`row_shape`
+  and `member_bounds`, whole-list operations), seq contiguity is arithmetic, and its members are
   checked against the event schema as one family (`RowPlan`): the bounds that
   `sessionspec.validator.schemavary` derives for the varying values (seq, time, text)
   and the per-row values, plus one verdict for everything shared;
@@ -56,17 +56,17 @@ except ImportError:  # pragma: no cover - a dependency; without it only the dict
     msgspec = None  # type: ignore[assignment]
 
 from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, jsonl_read, parse_line
-from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_ENVELOPE_KEYS, ROW_SPECS, decode_storage_record
+from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl import StoredReader, header_line_problem
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
-from sessionspec.reference.rule_table import TABLE
+from sessionspec.reference.rule_table import TABLE, is_own
 from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
 from sessionspec.spec import FORMAT
-from sessionspec.spec.errors import JsonTextError, SessionSpecError
+from sessionspec.spec.errors import ChunkRowError, JsonTextError, SessionSpecError
 from sessionspec.validator.fastschema import CompiledSchema
 from sessionspec.validator.lint import Checker, SchemaSet
 from sessionspec.validator.schemavary import ScalarBounds, Unsupported, varying_constraints
@@ -88,7 +88,6 @@ def _legacy_types() -> frozenset[str]:
     return frozenset(TABLE.load_rejected_types)
 _HEADER_TYPE = FORMAT.jsonl_header_line_type
 _ROW_SPECS = ROW_SPECS  # the reference's own row layouts (from the spec constants)
-_ROW_ENVELOPE = ROW_ENVELOPE_KEYS  # type, seq0, time0, data
 _NUMBER_KEYS = NUMBER_KEYS  # turn, step, index: JSON numbers
 
 
@@ -135,53 +134,15 @@ class CleanLog:
 # ----------------------------------------------------------------------------- chunk rows
 
 
-def _row_shape(value: dict[str, Any], spec: Any) -> tuple[dict[str, Any], list[str], list[int], int, int] | None:
-    """CHUNK-9 as a yes/no: ``(data, members, member times)`` exactly when the reference decodes the row."""
-    if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
+def _row_parts(value: dict[str, Any], spec: RowSpec) -> tuple[dict[str, Any], list[str], tuple[int, int, int]] | None:
+    """CHUNK-9 as the reference decides it, the rule table's ``row_shape`` then its ``member_bounds`` (a variant's
+    entries are followed): ``(data, members, (lowest, highest, last member time))``, or None where the reference
+    refuses the row."""
+    try:
+        data, members, dt = TABLE.row_shape(value, spec)
+        return data, members, TABLE.member_bounds(spec, value["seq0"], value["time0"], len(members), dt)
+    except ChunkRowError:
         return None
-    return _row_parts(value["seq0"], value["time0"], value["data"], spec)
-
-
-def _row_parts(seq0: Any, time0: Any, data: Any, spec: Any,
-               typed: bool = False) -> tuple[dict[str, Any], list[str], list[int], int, int] | None:
-    """`_row_shape` after the envelope keys; also the lowest and highest member time.
-
-    `typed`: the row was decoded by a struct whose types already guarantee the value types and
-    the gap bounds (checked on the struct by `_row_struct_typed`), so those checks are skipped.
-    """
-    if type(seq0) is not int or not 0 <= seq0 <= _MAX or type(time0) is not int or not -_MAX <= time0 <= _MAX:
-        return None
-    if type(data) is not dict:
-        return None
-    keys = data.keys()
-    if not (keys == spec.data_keys or (spec.optional and keys == spec.data_keys_min)):
-        return None
-    members = data[spec.list_key]
-    dt = data["dt"]
-    if not typed:
-        for key in spec.fixed:
-            if key in data and type(data[key]) is not str:
-                return None
-        for key in _NUMBER_KEYS:
-            number = data[key]
-            kind = type(number)
-            if not (kind is int or (kind is float and number - number == 0)):
-                return None
-        if type(members) is not list or type(dt) is not list:
-            return None
-        if set(map(type, members)) != {str} or (dt and not set(map(type, dt)) <= {int}):
-            return None
-        if dt and (min(dt) < -_MAX or max(dt) > _MAX):
-            return None
-    if not members:
-        return None
-    if len(dt) != len(members) - 1 or seq0 + len(members) - 1 > _MAX:
-        return None
-    times = list(itertools.accumulate(dt, initial=time0))
-    tmin, tmax = min(times), max(times)
-    if tmin < -_MAX or tmax > _MAX:
-        return None
-    return data, members, times, tmin, tmax
 
 
 class RowPlan:
@@ -277,7 +238,7 @@ class RowPlan:
                     self.checks.append(("value", b[path], key))
         self.reads_data = any(what == "value" for what, _, _ in self.checks)
 
-    def members_valid(self, seq0: int, times: list[int], tmin: int, tmax: int, data: JsonObject,
+    def members_valid(self, seq0: int, time0: int, tmin: int, tmax: int, data: JsonObject,
                       members: list[str]) -> bool:
         """Whether every member satisfies the event schema (exact; a None plan answers False).
 
@@ -287,7 +248,7 @@ class RowPlan:
             return False
         if self.constant is None:
             predicate = self.predicate
-            self.constant = predicate is not None and bool(predicate(self.builder(seq0, times[0], data, members[0])))
+            self.constant = predicate is not None and bool(predicate(self.builder(seq0, time0, data, members[0])))
         return self.constant
 
     def bounds_ok(self, seq0: int, tmin: int, tmax: int, data: JsonObject | None, members: list[str]) -> bool:
@@ -386,12 +347,12 @@ def row_members_ok(value: dict[str, JsonValue], compiled: CompiledSchema) -> boo
     if type(tag) is not str or tag not in _ROW_SPECS or type(seq0) is not int:
         return None
     spec = _ROW_SPECS[tag]
-    shape = _row_shape(value, spec)
+    shape = _row_parts(value, spec)
     if shape is None:
         return None
-    data, members, times, tmin, tmax = shape
+    data, members, (tmin, tmax, _) = shape
     plan = RowPlan(tag, frozenset([k for k in spec.optional if k in data]), compiled)
-    return plan.members_valid(seq0, times, tmin, tmax, data, members)
+    return plan.members_valid(seq0, cast(int, value["time0"]), tmin, tmax, data, members)
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -508,11 +469,12 @@ TAIL_LIMIT = 64 << 20
 
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
-_LOG_ONLY, _SURFACE_EVENT, _SURFACE_TYPED, _ROW, _ROW_TYPED, _CONVERT, _TURN_START = range(7)
+_LOG_ONLY, _SURFACE_EVENT, _SURFACE_TYPED, _ROW_TYPED, _CONVERT, _TURN_START = range(6)
 
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
-    """Whether a row's data struct guarantees what `_row_parts(typed=True)` skips.
+    """Whether a row's data struct (generated from the row schema by `mstypes`) guarantees the reference's own
+    ``row_shape`` (CHUNK-9's storage shape) of every row it decodes: the typed rows (`Pass._row_struct`).
 
     Member texts are strings, gaps are ints within +/-(2^53-1), turn/step/index are ints or
     floats (msgspec never yields a non-finite float), run-constant keys are strings; its fields
@@ -584,7 +546,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
         if tag in fast.rows:
             ok = plain and set(fields) == {"seq0", "time0", "data"} and all(f.required for f in info.fields)
             ok = ok and isinstance(fields["data"].type, msgspec.inspect.StructType)
-            kinds[cls] = (_ROW_TYPED if _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _ROW) if ok else _CONVERT
+            kinds[cls] = _ROW_TYPED if ok and _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _CONVERT
             continue
         payload = _payload_members(fields["data"].type) if "data" in fields else None
         envelope_ok = (
@@ -697,17 +659,19 @@ class _Pass:
         self.converted: tuple[Any, Any] = (None, None)  # the last picked struct and its value (`_convert_struct`)
         self.log_only: frozenset[Any] = frozenset(
             cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict and cls not in self.picked)
+        # A typed row's storage shape is proved by its struct type about the reference's own `row_shape` (CHUNK-9):
+        # under a table with another (a variant), every row takes the dict path, which asks that entry.
+        typed_shape = is_own("row_shape")
         steps: dict[int, Callable[[Any, int], None]] = {
                  _LOG_ONLY: self._strict_log_only if self.strict else self._log_only_struct, _SURFACE_EVENT: self._surface_struct,
-                 _SURFACE_TYPED: functools.partial(self._surface_struct, distinct=True), _ROW: self._row_struct,
-                 _ROW_TYPED: self._row_struct if self.strict else self._typed_row, _TURN_START: self._turn_start_struct,
-                 _CONVERT: self._convert_struct}
+                 _SURFACE_TYPED: functools.partial(self._surface_struct, distinct=True),
+                 _ROW_TYPED: self._convert_struct if not typed_shape else self._row_struct if self.strict else self._typed_row,
+                 _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
             cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
-        self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED)
-        # tag, member list key, optional data keys of each struct-typed row
-        self.row_layouts = {cls: (fast.tags[cls], _ROW_SPECS[fast.tags[cls]].list_key, _ROW_SPECS[fast.tags[cls]].optional)
-                            for cls in self.typed_rows} if fast is not None else {}
+        self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED) if typed_shape else frozenset()
+        # the layout of each typed row's struct
+        self.row_layouts = {cls: _ROW_SPECS[fast.tags[cls]] for cls in self.typed_rows} if fast is not None else {}
         self.in_step_classes: frozenset[Any] = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
         self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
         self.surface = SurfaceState(self._lookup, rules)
@@ -926,9 +890,7 @@ class _Pass:
         if spec is None:
             self.event(value, number - 1, checked=typed)
             return
-        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-            raise _GiveUp  # CHUNK-9
-        self.row(spec.tag, value["seq0"], value["time0"], value["data"], value, number - 1)
+        self.row(spec, value, number - 1)
 
     def _in_line_order(self, obj: Any, raw: bytes) -> Any:
         """`raw` decoded by `obj`'s struct in the line's member order when that struct writes it back (the decoder
@@ -1046,35 +1008,42 @@ class _Pass:
         self.expected = seq + 1
 
     def _typed_row(self, obj: Any, index: int) -> None:
-        """A chunk row whose struct type guarantees its CHUNK-9 shape (`_row_struct_typed`): at the schema and
-        load levels, with a known family verdict, checked from the struct's fields; anything else takes `row`."""
-        tag, list_key, optional = self.row_layouts[obj.__class__]
+        """A typed row (its struct type proves its storage shape: `_row_struct_typed`) at the schema and load levels,
+        with a known family verdict, checked from the struct's fields; anything else takes `_row_struct`."""
+        spec = self.row_layouts[obj.__class__]
         d = obj.data
-        members = getattr(d, list_key)
-        dt = d.dt
-        count = len(members)
+        members = getattr(d, spec.list_key)
         seq0 = obj.seq0
-        if not self.in_place(seq0, self.expected) or not count or len(dt) != count - 1 or seq0 + count - 1 > _MAX or (dt and min(dt) < 0):
+        if not self.in_place(seq0, self.expected):
             self._row_struct(obj, index)
             return
-        tmin = obj.time0  # the gaps are >= 0: the first member's time is the lowest, the last one's the highest
-        tmax = tmin + sum(dt)
+        try:
+            tmin, tmax, _ = TABLE.member_bounds(spec, seq0, obj.time0, len(members), d.dt)
+        except ChunkRowError:
+            raise _GiveUp from None  # CHUNK-9
+        optional = spec.optional
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
-        plan = self.plans.get((tag, present))
-        if (plan is None or not plan.loadable or tmin < self.min_time or tmax > _MAX or (self.compiled is not None and not (
+        plan = self.plans.get((spec.tag, present))
+        if (plan is None or not plan.loadable or tmin < self.min_time or (self.compiled is not None and not (
                 plan.constant is True and not plan.reads_data and plan.member_type in self.registered
                 and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
             return
         self.rows += 1
-        self.expected = seq0 + count
+        self.expected = seq0 + len(members)
 
     def _row_struct(self, obj: Any, index: int) -> None:
+        """A typed row: its storage shape proved by its struct type, its members' arithmetic the rule table's."""
         d = obj.data
         unset = msgspec.UNSET
+        spec = _ROW_SPECS[self.tags[obj.__class__]]
         row_data = {k: v for k, v in zip(d.__struct_fields__, msgspec.structs.astuple(d)) if v is not unset}
-        self.row(self.tags[obj.__class__], obj.seq0, obj.time0, row_data, lambda: msgspec.to_builtins(obj),
-                 index, obj.__class__ in self.typed_rows)
+        members = row_data[spec.list_key]
+        try:
+            times = TABLE.member_bounds(spec, obj.seq0, obj.time0, len(members), row_data["dt"])
+        except ChunkRowError:
+            raise _GiveUp from None  # CHUNK-9
+        self._members(spec, obj.seq0, obj.time0, row_data, members, times, lambda: msgspec.to_builtins(obj), index)
 
     def _convert_struct(self, obj: Any, index: int) -> None:
         """A struct whose type cannot prove its load rules: the dict path's rules on its plain value."""
@@ -1083,9 +1052,7 @@ class _Pass:
         if spec is None:
             self.event(value, index, checked=True)
             return
-        if len(value) != 4 or value.keys() != _ROW_ENVELOPE:
-            raise _GiveUp
-        self.row(spec.tag, value["seq0"], value["time0"], value["data"], value, index)
+        self.row(spec, value, index)
 
     # -- plain values -----------------------------------------------------------------------
 
@@ -1157,13 +1124,21 @@ class _Pass:
             raise _GiveUp  # schema
         self.kept_as_stored[etype] = self.kept_as_stored.get(etype, 0) + 1
 
-    def row(self, tag: str, seq0: Any, time0: Any, row_data: Any, value: Any, index: int, typed: bool = False) -> None:
-        """One chunk row (`value`: the row as a dict, or a function building it when the members must be expanded)."""
-        spec = _ROW_SPECS[tag]
-        shape = _row_parts(seq0, time0, row_data, spec, typed)
+    def row(self, spec: RowSpec, value: dict[str, Any], index: int) -> None:
+        """One chunk row as a dict: CHUNK-9 as the reference decides it (`_row_parts`), then `_members`."""
+        shape = _row_parts(value, spec)
         if shape is None:
             raise _GiveUp  # CHUNK-9
-        row_data, members, times, tmin, tmax = shape
+        row_data, members, times = shape
+        self._members(spec, value["seq0"], value["time0"], row_data, members, times, value, index)
+
+    def _members(self, spec: RowSpec, seq0: int, time0: int, row_data: dict[str, Any], members: list[str],
+                 times: tuple[int, int, int], value: dict[str, Any] | Callable[[], dict[str, Any]], index: int) -> None:
+        """A row that CHUNK-9 decodes: JSONL-7, then its members as a family (`RowPlan`), or one by one (`event`)
+        where the family cannot be proved (`times`: the lowest, highest and last member time; `value`: the row, or
+        a function building it)."""
+        tag = spec.tag
+        tmin, tmax, last_time = times
         if not self.in_place(seq0, self.expected):
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
@@ -1172,14 +1147,14 @@ class _Pass:
             plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled, self.rules)
         self.rows += 1
         if not plan.loadable or tmin < self.min_time or (self.compiled is not None and not (
-                plan.member_type in self.registered and plan.members_valid(seq0, times, tmin, tmax, row_data, members))):
+                plan.member_type in self.registered and plan.members_valid(seq0, time0, tmin, tmax, row_data, members))):
             for member in decode_storage_record(value() if callable(value) else value):  # the exact per-event checks
                 self.event(member, index)
             return
         if self.strict:
             last = seq0 + len(members) - 1
-            for probe_event in (plan.builder(seq0, times[0], row_data, members[0]),
-                                plan.builder(last, times[-1], row_data, members[-1])):
+            for probe_event in (plan.builder(seq0, time0, row_data, members[0]),
+                                plan.builder(last, last_time, row_data, members[-1])):
                 if self.inv.step(probe_event, probe_event["seq"]):
                     raise _GiveUp
         self.expected = seq0 + len(members)
