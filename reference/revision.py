@@ -233,36 +233,46 @@ class IdentifiedMessages(MessageShape):
         if etype not in self.seed_types:
             return None
         message = self._message(etype, data)
-
-        def bad(what: str) -> Finding:
-            return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} whose {what}")
-
-        if not is_object(message) or not _nonempty_str(message.get("id")):
-            return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} that lacks an identified message")
+        if not is_object(message):
+            return _no_message(etype)
+        found = message.get("id")
+        if type(found) is not str or found == "":
+            return _no_message(etype)
         role = "assistant" if etype == "assistant/message" else "user"
         if message.get("role") != role:
-            return bad(f'message must have role "{role}"')
+            return _seed_message(etype, f'message must have role "{role}"')
         source = message.get("source")
-        if not is_object(source) or not _nonempty_str(source.get("kind")):
-            return bad("message has an invalid source")
+        kind = source.get("kind") if is_object(source) else None
+        if type(kind) is not str or kind == "":
+            return _seed_message(etype, "message has an invalid source")
         content = message.get("content")
         if not isinstance(content, (list, FrozenList)):
-            return bad("message has invalid content")
+            return _seed_message(etype, "message has invalid content")
         if etype == "assistant/message":
-            if source.get("kind") != "model" or not has_provider_model(source):
+            if kind != "model" or not has_provider_model(source):
                 return Finding("SEED_PROVENANCE", "SEED-6", f"is an {etype} whose message lacks a model source with provider/model")
             return None
         if etype == "tool/result":
-            call_id = source.get("callId")
-            if source.get("kind") != "tool" or not _nonempty_str(call_id):
-                return bad("message must have a tool source")
+            call_id = source.get("callId")  # type: ignore[union-attr]  # (an object: it has a kind)
+            if kind != "tool" or not _nonempty_str(call_id):
+                return _seed_message(etype, "message must have a tool source")
             block = content[0] if len(content) == 1 else None
             if (not is_object(block) or block.get("type") != "tool-result"
                     or not isinstance(block.get("content"), (list, FrozenList))):
-                return bad("message must contain one tool-result block")
+                return _seed_message(etype, "message must contain one tool-result block")
             if block.get("toolCallId") != call_id:
-                return bad("message has mismatched tool call ids")
+                return _seed_message(etype, "message has mismatched tool call ids")
         return None
+
+
+def _no_message(etype: str) -> Finding:
+    """SEED-18's finding of a message payload without an identified message."""
+    return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} that lacks an identified message")
+
+
+def _seed_message(etype: str, what: str) -> Finding:
+    """SEED-18's finding of a message payload whose message is wrong in ``what``."""
+    return Finding("SEED_MESSAGE", "SEED-18", f"is a {etype} whose {what}")
 
 
 _SHAPES: dict[str, MessageShape] = {s.name: s for s in (FlatMessages(), IdentifiedMessages())}

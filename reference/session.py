@@ -250,20 +250,24 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     SEED-11, which raise the first finding, located."""
     cls = event.__class__
     envelope, looked_into = _ENTRY_FACTS.get(rules) or _entry_facts(rules)
-    if (cls is FrozenDict or cls is dict) and not envelope(event) and event["seq"] == index:
-        etype = event["type"]
-        if etype not in looked_into or (
-            etype not in SEED_DATA_RULE_TYPES and rules.messages.seed_problem(etype, event["data"]) is None
-        ):
-            return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
-    if event.__class__ is not FrozenDict and not isinstance(event, dict):
+    findings = None  # (SEED-3's, found once: the common case's test and the checks below both read them)
+    if cls is FrozenDict or cls is dict:
+        findings = envelope(event)
+        if not findings and event["seq"] == index:
+            etype = event["type"]
+            if etype not in looked_into or (
+                etype not in SEED_DATA_RULE_TYPES and rules.messages.seed_problem(etype, event["data"]) is None
+            ):
+                return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
+    elif not isinstance(event, dict):
         raise _seed_error(index, "has an invalid event envelope (not an object)", "SEED_ENVELOPE", "SEED-3")
     etype = event.get("type")
     if etype == _DELTA_TYPE:  # SEED-4 comes before the envelope check
         raise _seed_error(index, "uses unsupported legacy request/header-delta format",
                           "SEED_LEGACY_HEADER_DELTA", "SEED-4", event.get("seq"))
     seq = event.get("seq")
-    findings = _envelope_rule(rules)(event)
+    if findings is None:
+        findings = envelope(event)
     if findings:
         extra = sorted(set(event) - rules.envelope_keys)
         detail = f" (unknown keys {extra})" if extra else ""

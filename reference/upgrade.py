@@ -286,24 +286,29 @@ class UpgradeReader:
         if not is_object(stored):
             return stored
         etype = stored.get("type")
+        if type(etype) is not str:  # (any such record: as stored, unrefused, no message id noted)
+            return stored
         event: Mapping[str, Any] = stored
         data = stored.get("data")
-        members = data if is_object(data) else None
-        if type(etype) is str and self.reads_apart(etype, members):  # (any other record: as stored, unrefused)
+        if self.reads_apart(etype, data if is_object(data) else None):  # (any other record: as stored, unrefused)
             event = self.upgrade.rewrite(stored, self.session_id, self.ids, self.where)
             if event is not stored:
                 self.upgraded[etype] = self.upgraded.get(etype, 0) + 1
-            etype = event.get("type")
-            problem = self.messages.seed_problem(etype, event.get("data")) if type(etype) is str else None
+                etype = event.get("type")
+                if type(etype) is not str:
+                    return event
+                data = event.get("data")
+            problem = self.messages.seed_problem(etype, data)
             if problem is not None:
                 raise SeedError(f"stored event at seq {event.get('seq')!r} {problem.message}", problem.code,
                                 requirement=problem.requirement, index=index, seq=_seq(event), path=self.where)
-        if type(etype) is str:
-            # (noted of every record; a note a reader skipping the records `reads_apart` clears misses can only leave
-            # a later replacing tool/result without a message id, which SEED-18 refuses)
-            message_id = _message_id(etype, event.get("data"))
-            if message_id is not None and _seq(event) is not None:
-                self.ids[event["seq"]] = message_id
+        # (noted of every record; a note a reader skipping the records `reads_apart` clears misses can only leave
+        # a later replacing tool/result without a message id, which SEED-18 refuses)
+        message_id = _message_id(etype, data)
+        if message_id is not None:
+            seq = event.get("seq")
+            if type(seq) is int:
+                self.ids[seq] = message_id
         return event
 
     def reads_apart(self, etype: str, members: Iterable[str] | None = None) -> bool:
@@ -340,9 +345,13 @@ def _replacement_start(event: Mapping[str, Any]) -> Any:
 
 def _message_id(etype: str, data: Any) -> str | None:
     """The id of the identified message an event carries, if it is a string."""
-    record = _record(data)
-    message = record if etype == "user/message" else _record(record.get("message")) if record is not None else None
-    found = message.get("id") if message is not None else None
+    if not is_object(data):
+        return None
+    if etype != "user/message":
+        data = data.get("message")
+        if not is_object(data):
+            return None
+    found = data.get("id")
     return found if type(found) is str else None
 
 

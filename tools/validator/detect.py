@@ -354,39 +354,48 @@ class _Detector:
         (self.opens, self.closes), self.outside = _outside_turns()
         self.in_turn = False
         self.placed = dict.fromkeys(known_revisions(), 0)
+        # type -> (the revisions registering it, those that do not), for the types registered in some revisions only
+        self.partial = {t: (revs, self.all_revisions - revs) for t, revs in self.registered.items()
+                        if revs != self.all_revisions}
+        # type -> (its payload checks, the label of its payload evidence), for the types whose payloads can be evidence
+        self.checks = {t: (checks, f"{t} payload of this revision") for t, checks in self.payloads.items()}
 
     def add(self, index: int, event: Any, where: Callable[[], str], valid_at: str | None = None) -> None:
         """One event; ``valid_at``: a revision whose schemas are known to accept it (its payload is not checked)."""
-        if type(event) is not dict or type(event.get("type")) is not str:
+        if type(event) is not dict:
             return
-        etype = event["type"]
+        etype = event.get("type")
+        if type(etype) is not str:
+            return
         if etype == self.opens or etype == self.closes:
             self.in_turn = etype == self.opens
         elif not self.in_turn:  # where a revision allows the type outside a turn and another does not (INV-10)
             for rid in self.outside.get(etype, ()):
                 self.tallies[rid].add(index, f"{etype} outside a turn", where)
                 self.placed[rid] += 1
-        revs = self.registered.get(etype)
-        if revs is not None and revs != self.all_revisions:
-            others = self.all_revisions - revs  # they do not register the type: they cannot hold it
+        partial = self.partial.get(etype)
+        if partial is not None:
+            revs, others = partial  # the others do not register the type: they cannot hold it
             for rid in revs:
                 tally = self.tallies[rid]
                 tally.add(index, etype, where)
                 if not tally.beyond >= others:
                     tally.holds(others, etype, where)
             return
-        checks = self.payloads.get(etype)
-        if checks is None:
+        found = self.checks.get(etype)
+        if found is None:
             return
-        fits = [rid for rid, validator in checks.items() if rid == valid_at or validator.is_valid(event.get("data"))]
+        checks, label = found
+        data = event.get("data")
+        fits = [rid for rid, validator in checks.items() if rid == valid_at or validator.is_valid(data)]
         if 0 < len(fits) < len(checks):
             misfits = [rid for rid in checks if rid not in fits]
             for rid in fits:
                 tally = self.tallies[rid]
-                tally.add(index, f"{etype} payload of this revision", where)
+                tally.add(index, label, where)
                 # asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)
                 if len(tally.beyond) < self.others:
-                    held = [o for o in misfits if o not in tally.beyond and _holds_undefined(etype, o, event.get("data"))]
+                    held = [o for o in misfits if o not in tally.beyond and _holds_undefined(etype, o, data)]
                     if held:
                         tally.holds(held, f"{etype} (a member only it defines)", where)
 
