@@ -293,7 +293,7 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
     if seq != index:  # SEED-9
         raise _seed_error(index, f"has seq {seq} (expected {index}); a seed must be contiguous from 0",
                           "SEED_NOT_CONTIGUOUS", "SEED-9", seq)
-    return event  # type: ignore[return-value]  # a frozen dict: freeze_json_value returns FrozenDict for objects
+    return event  # type: ignore[no-any-return]  # a frozen dict: freeze_json_value returns FrozenDict for objects
 
 
 def _request_header_problem(data: Any, rules: Rules) -> str | None:
