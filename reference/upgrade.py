@@ -96,8 +96,7 @@ def _record(value: Any) -> Mapping[str, Any] | None:
 def _only_keys(record: Mapping[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
     """Every ``required`` key present and no key outside ``required`` and ``optional``."""
     required = tuple(required)
-    allowed = {*required, *optional}
-    return all(key in allowed for key in record) and all(key in record for key in required)
+    return {*required, *optional}.issuperset(record) and all(key in record for key in required)
 
 
 def _positive_turn(value: Any) -> bool:

@@ -358,7 +358,8 @@ class _Detector:
         self.partial = {t: (revs, self.all_revisions - revs) for t, revs in self.registered.items()
                         if revs != self.all_revisions}
         # type -> (its payload checks, the label of its payload evidence), for the types whose payloads can be evidence
-        self.checks = {t: (checks, f"{t} payload of this revision") for t, checks in self.payloads.items()}
+        self.checks = {t: (tuple((rid, v.is_valid) for rid, v in checks.items()), f"{t} payload of this revision")
+                       for t, checks in self.payloads.items()}
 
     def add(self, index: int, event: Any, where: Callable[[], str], valid_at: str | None = None) -> None:
         """One event; ``valid_at``: a revision whose schemas are known to accept it (its payload is not checked)."""
@@ -387,9 +388,9 @@ class _Detector:
             return
         checks, label = found
         data = event.get("data")
-        fits = [rid for rid, validator in checks.items() if rid == valid_at or validator.is_valid(data)]
+        fits = [rid for rid, is_valid in checks if rid == valid_at or is_valid(data)]
         if 0 < len(fits) < len(checks):
-            misfits = [rid for rid in checks if rid not in fits]
+            misfits = [rid for rid, _ in checks if rid not in fits]
             for rid in fits:
                 tally = self.tallies[rid]
                 tally.add(index, label, where)

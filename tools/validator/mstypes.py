@@ -569,6 +569,16 @@ def _decodable(kind: Any) -> Any:
 def _post_init(unique: list[str], universal: list[str]) -> Callable[[Any], None]:
     """Checks msgspec cannot express: ``uniqueItems`` and safe integers inside ``JsonValue`` parts."""
     unset = msgspec.UNSET
+    if len(unique) == 1 and not universal:  # (the usual one: a list of distinct items; the same check, one name bound)
+        only = unique[0]
+
+        def unique_only(self: Any) -> None:
+            value = getattr(self, only)
+            if value is not unset and len(set(value)) != len(value):
+                raise ValueError(f"{only}: items must be unique")
+
+        unique_only.checks = (tuple(unique), tuple(universal))  # type: ignore[attr-defined]  # for pregen
+        return unique_only
 
     def __post_init__(self: Any) -> None:  # noqa: N807 - installed as the generated structs' msgspec `__post_init__` hook
         for name in unique:
