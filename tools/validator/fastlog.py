@@ -470,6 +470,9 @@ TAIL_LIMIT = 64 << 20
 
 # Struct kinds: how a line accepted by the generated msgspec types is checked (see `_struct_kinds`).
 _LOG_ONLY, _SURFACE_EVENT, _SURFACE_TYPED, _ROW_TYPED, _CONVERT, _TURN_START = range(6)
+# A surface struct of a type the load path's reader reads apart (its message check, JSONL-13/14): read by the reader
+# first (`_Pass._read_surface_struct`), then as `_SURFACE_EVENT` / `_SURFACE_TYPED`.
+_READ_SURFACE_EVENT, _READ_SURFACE_TYPED = 6, 7
 
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
@@ -538,6 +541,10 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     rules = rules_for(rules)
     envelope, surface, data_checked = rules.envelope_keys, rules.surface_types, _seed_checked(rules)
     reads_apart = _reads_apart(rules)
+    # The message types, where the load path's reader makes the message shape's check on every record it reads
+    # (`UpgradeReader.read`): a struct of one is read by that reader and asked the seed entry as the dict path asks it
+    # (`_read_surface_struct`), the rest of its rules as for any struct.
+    reader_checked = rules.messages.seed_types if rules.load_upgrade is not None else _NONE
     low_time = -_MAX if rules.negative_time else 0
     kinds: dict[type, int] = {}
     for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
@@ -549,14 +556,15 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             kinds[cls] = _ROW_TYPED if ok and _row_struct_typed(fields["data"].type, _ROW_SPECS[tag]) else _CONVERT
             continue
         payload = _payload_members(fields["data"].type) if "data" in fields else None
+        read = tag in reader_checked and tag in surface
         envelope_ok = (
             plain
             and set(fields) <= envelope - {"type"}
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
             and _int_field(fields["seq"].type, 0, _MAX)
             and _int_field(fields["time"].type, low_time, _MAX)
-            and tag not in _legacy_types() | data_checked | {_HEADER_TYPE}
-            and not reads_apart(tag, payload)
+            and tag not in _legacy_types() | (data_checked - reader_checked if read else data_checked) | {_HEADER_TYPE}
+            and (read or not reads_apart(tag, payload))
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
@@ -568,7 +576,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             kinds[cls] = _TURN_START if plain_turn and not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
         elif tag in surface:
             seed_ok = True
-            if tag == "assistant/message":  # SEED-6 must follow from the type
+            if tag == "assistant/message" and not read:  # SEED-6 must follow from the type (else the reader checks it)
                 data = fields["data"].type
                 prov = next((f for f in data.fields if f.name == "provenance"), None) if isinstance(
                     data, msgspec.inspect.StructType) else None
@@ -579,9 +587,9 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             if not (seed_ok and "surfaceOp" in fields):
                 kinds[cls] = _CONVERT
             elif "sourceEventSeqs" not in fields or _distinct_seq_list(cls, info):
-                kinds[cls] = _SURFACE_TYPED
+                kinds[cls] = _READ_SURFACE_TYPED if read else _SURFACE_TYPED
             else:
-                kinds[cls] = _SURFACE_EVENT
+                kinds[cls] = _READ_SURFACE_EVENT if read else _SURFACE_EVENT
         elif "surfaceOp" in fields or "sourceEventSeqs" in fields:
             kinds[cls] = _CONVERT
         else:
@@ -666,7 +674,9 @@ class _Pass:
                  _LOG_ONLY: self._strict_log_only if self.strict else self._log_only_struct, _SURFACE_EVENT: self._surface_struct,
                  _SURFACE_TYPED: functools.partial(self._surface_struct, distinct=True),
                  _ROW_TYPED: self._convert_struct if not typed_shape else self._row_struct if self.strict else self._typed_row,
-                 _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct}
+                 _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct,
+                 _READ_SURFACE_EVENT: self._read_surface_struct,
+                 _READ_SURFACE_TYPED: functools.partial(self._read_surface_struct, distinct=True)}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
             cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
         self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED) if typed_shape else frozenset()
@@ -1007,6 +1017,26 @@ class _Pass:
             raise _GiveUp
         self.expected = seq + 1
 
+    def _read_surface_struct(self, obj: Any, index: int, distinct: bool = False) -> None:
+        """A surface event of a type the load path's reader reads apart (`_struct_kinds`): the reader reads its value
+        first, as the dict path does (JSONL-13..15 and the message check, SEED-18 / SEED-6); read as stored and
+        unrefused, the seed entry where the dict path asks it, then `_surface_struct`; an upgraded record takes the dict
+        path's rules. (A refusal or a seed finding ends the pass either way: the exact path reports it.)"""
+        reader = self.reader
+        if reader is None or not self.messages_read:
+            self._convert_struct(obj, index)
+            return
+        value = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
+        read, refusal = reader.read(value, index)
+        if refusal is not None or type(read) is not dict:
+            raise _GiveUp
+        if read is not value:
+            self._read_event(read, value, index, False)
+            return
+        if self.tags[obj.__class__] in SEED_DATA_RULE_TYPES:  # SEED-4 ... SEED-8: the rule table's entry (`_read_event`)
+            TABLE.check_seed_entry(value, obj.seq, self.rules)
+        self._surface_struct(obj, index, distinct)
+
     def _typed_row(self, obj: Any, index: int) -> None:
         """A typed row (its struct type proves its storage shape: `_row_struct_typed`) at the schema and load levels,
         with a known family verdict, checked from the struct's fields; anything else takes `_row_struct`."""
@@ -1075,6 +1105,10 @@ class _Pass:
             if refusal is not None or type(value) is not dict:
                 raise _GiveUp
             checked = checked and value is stored  # an upgraded record is checked again
+        self._read_event(value, stored, index, checked)
+
+    def _read_event(self, value: dict[str, Any], stored: dict[str, Any], index: int, checked: bool) -> None:
+        """`event`'s checks after the load path's reading of the record: ``value`` as read, from ``stored``."""
         seq = value.get("seq")
         if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
