@@ -1072,3 +1072,57 @@ def test_the_pass_follows_the_chunk_row_rule_under_a_variant(logs, entry, path, 
         for level in LEVELS:
             assert "CHUNK-9" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
             assert _fast(data, level) is None, (level, entry, path)
+
+
+@pytest.mark.req("SEED-18")
+@pytest.mark.parametrize("etype", ["user/message", "assistant/message"])
+def test_the_pass_reads_published_message_structs_through_the_load_paths_message_check(etype, monkeypatch):
+    """SEED-18 / SEED-6 at the published revision: a message struct the generated types accept is read by the load
+    path's reader, whose message shape's check is the one statement (`IdentifiedMessages.seed_problem`), before the
+    struct's own surface step. The published messages take that struct step; under a variant of the check that refuses
+    every message of the type, the exact path refuses the log and the pass gives up on it, at every level."""
+    from sessionspec.reference.finding import Finding
+    from sessionspec.reference.revision import rules_for
+    from sessionspec.validator import fastlog
+
+    data = READABLE["published"]
+    assert all(fast is not None for fast in _never_looser_at(data, PUB))
+    kinds = fastlog._struct_kinds(_PUB_SCHEMAS.fast_types, rules_for(PUB))
+    assert {kind for cls, kind in kinds.items() if _PUB_SCHEMAS.fast_types.tags[cls] == etype} <= {
+        fastlog._READ_SURFACE_EVENT, fastlog._READ_SURFACE_TYPED}
+    shape = type(rules_for(PUB).messages)
+    original = shape.seed_problem
+
+    def refusing(self: Any, kind: str, data: object) -> Any:
+        if kind == etype:
+            return Finding("SEED_MESSAGE", "SEED-18", f"is a {kind} the variant refuses")
+        return original(self, kind, data)
+
+    monkeypatch.setattr(shape, "seed_problem", refusing)
+    _read_apart_variant(monkeypatch)
+    for level in LEVELS:
+        fast, exact, _checker = _at(data, level, PUB)
+        assert "SEED_MESSAGE" in {f.code for f in exact.findings}, level
+        assert fast is None, level
+
+
+@pytest.mark.req("JSONL-13")
+def test_the_pass_takes_an_upgraded_message_struct_by_the_dict_paths_rules(monkeypatch):
+    """JSONL-13: a published user/message struct that a variant of the upgrade rewrites (a member added) is read as the
+    reader returns it: the pass proves what the exact path reports, the rewritten records counted as upgraded."""
+    from sessionspec.reference import upgrade
+
+    data = READABLE["published"]
+    original = upgrade.LoadUpgrade.rewrite
+
+    def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
+        if event.get("type") == "user/message":
+            return {**event, "data": {**event["data"], "rewritten": True}}
+        return original(self, event, session_id, ids, where)
+
+    monkeypatch.setattr(upgrade.LoadUpgrade, "rewrite", rewriting)
+    _read_apart_variant(monkeypatch)
+    _never_looser_at(data, PUB)
+    fast, exact, _checker = _at(data, "load", PUB)
+    assert exact.upgraded.get("user/message")
+    assert fast is not None and fast.upgraded == exact.upgraded
