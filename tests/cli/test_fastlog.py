@@ -784,22 +784,6 @@ def test_damaged_logs_in_a_writer_s_member_order(name, data):
         _never_looser_at(log, revision)
 
 
-@given(st.binary(max_size=3000), st.binary(max_size=3000), st.integers(0, 40), st.integers(0, 40), st.data())
-def test_the_first_difference_of_two_tails_is_the_first_byte_where_they_differ(one, two, skip_one, skip_two, data):
-    """`_first_difference` (doubling windows, bisection, a scan; no copy of the tails) against a byte by byte scan, on
-    tails that share a long prefix and on unrelated ones."""
-    from sessionspec.validator.fastlog import _first_difference
-
-    if data.draw(st.booleans()):
-        two = one[:data.draw(st.integers(0, len(one)))] + two
-    start_one, start_two = min(skip_one, len(one)), min(skip_two, len(two))
-    if data.draw(st.booleans()):
-        two = two[:start_two] + one[start_one:] + two[start_two:][:data.draw(st.integers(0, 3))]
-    a, b = one[start_one:], two[start_two:]
-    expected = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None if len(a) == len(b) else min(len(a), len(b)))
-    assert _first_difference(one, start_one, two, start_two) == (None if expected is None else start_two + expected)
-
-
 def _detection_logs() -> dict[str, bytes]:
     """Logs of both revisions, resumed ones, settings outside a turn, crash tails and torn last lines: every JSONL log
     of the real-log corpus and of `tests/real_logs/logs`, and the generated ones."""
@@ -1126,3 +1110,55 @@ def test_the_pass_takes_an_upgraded_message_struct_by_the_dict_paths_rules(monke
     fast, exact, _checker = _at(data, "load", PUB)
     assert exact.upgraded.get("user/message")
     assert fast is not None and fast.upgraded == exact.upgraded
+
+
+@pytest.mark.req("JSON-2", "JSON-12")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_takes_lossless_json_by_the_references_statement_under_a_variant(logs, form, monkeypatch):
+    """JSON-2/JSON-12: which lines are lossless JSON is the reference's one statement (`json_text.lossless`, of many
+    lines `json_text.first_lossy_line`), by which `json_text.loads` takes a fast reader's value too, not a round trip
+    of the pass's: under a variant that no longer calls a step/start line lossless, the exact path and the pass both
+    ask it of each such line, are refused, read the line through the exact reader and agree on the report; with the
+    statement as it is the pass takes every line of the log from the structs by the batch form alone."""
+    from sessionspec.reference import json_text
+
+    data = logs[form]
+    marked = {raw for raw in _lines(data) if raw.startswith(b'{"type":"step/start"')}
+    assert marked
+    lossless, first_lossy_line = json_text.lossless, json_text.first_lossy_line
+    asked: list[bytes] = []
+    refused: set[bytes] = set()
+
+    def asking(text: bytes, encoded: bytes, *, negative_zero: bool = True) -> bool:
+        asked.append(text)
+        return lossless(text, encoded, negative_zero=negative_zero)
+
+    monkeypatch.setattr(json_text, "lossless", asking)
+    for level in LEVELS:
+        assert not _exact(data, level), level
+        asked.clear()
+        assert _fast(data, level) is not None and not marked & set(asked), level  # (the batch form decided)
+
+    def variant(text: bytes, encoded: bytes, *, negative_zero: bool = True) -> bool:
+        if b'"type":"step/start"' in text:
+            refused.add(text)
+            return False
+        return lossless(text, encoded, negative_zero=negative_zero)
+
+    def variant_lines(text: bytes, pos: int, encoded: bytes, at: int, *, negative_zero: bool = True) -> int | None:
+        first = first_lossy_line(text, pos, encoded, at, negative_zero=negative_zero)
+        marked_at = text.find(b'{"type":"step/start"', pos)
+        if marked_at < 0 or (first is not None and first <= marked_at):
+            return first
+        return marked_at if marked_at == 0 or text[marked_at - 1:marked_at] == b"\n" else first
+
+    monkeypatch.setattr(json_text, "lossless", variant)
+    monkeypatch.setattr(json_text, "first_lossy_line", variant_lines)
+    for level in LEVELS:
+        refused.clear()
+        exact = _exact(data, level)
+        assert marked <= refused, level  # the exact path asks it of each marked line (`loads`)
+        refused.clear()
+        fast = _fast(data, level)
+        assert marked <= refused, level  # the pass too
+        assert fast is not None and not exact, level

@@ -7,8 +7,11 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import orjson
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from sessionspec.reference import (
     FrozenDict,
     JsonTextError,
@@ -17,6 +20,7 @@ from sessionspec.reference import (
     dumps_bytes,
     freeze_json_value,
     json_equal,
+    json_text,
     loads,
     loads_with_duplicates,
     snapshot_json_value,
@@ -275,3 +279,116 @@ def test_anomalies_past_the_cap_are_one_that_counts_them() -> None:
     assert duplicates[-1].pointer == "" and duplicates[-1].detail.startswith(f"{cap + 49 - cap} more")
     assert zeros[-1].detail.startswith("50 more of this kind in this text")
     assert all(a.pointer == "/a" for a in duplicates[:-1] + zeros[:-1])
+
+
+# ------------------------------------------------------------------- lossless text (json_text.lossless)
+def _same(one: Any, two: Any) -> bool:
+    """Equal values with the same types all the way down (a float's sign too)."""
+    if type(one) is not type(two):
+        return False
+    if type(one) is dict:
+        return list(one) == list(two) and all(_same(one[k], two[k]) for k in one)
+    if type(one) is list:
+        return len(one) == len(two) and all(_same(a, b) for a, b in zip(one, two))
+    if type(one) is float:
+        return repr(one) == repr(two)
+    return bool(one == two)
+
+
+#: pieces a damaged JSON text holds: negative zero, a number beyond a double, integers past 2^53, repeated keys,
+#: escapes a writer would not write, lone surrogates, a byte-order mark, CR and other white space
+_PIECES = [b"-0.0", b"-0.0e0", b"-0", b"0.0", b"1e400", b"-1e400", b"9007199254740993", b"123456789012345678901234567890",
+           b'"\\u00e9"', b'"\\ud800"', b'"\\n"', b'"\\/"', b"\xef\xbb\xbf", b"\r", b" ", b"\t", b"\n", b'{"a":1,"a":2}',
+           b'{"a":1,"b":2}', b"1.5e3", b"1500.0", b"[0.1]", b'"-0.0"', b"true", b"null"]
+
+
+@st.composite
+def _texts(draw: Any) -> bytes:
+    """Canonical texts of JSON values (orjson's), and texts with damaged pieces spliced into them."""
+    value = draw(json_values(big_ints=True, max_leaves=8))
+    try:
+        text = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        text = json_text.dumps(value).encode("utf-8", "surrogatepass")
+    for _ in range(draw(st.integers(0, 3))):
+        piece = draw(st.sampled_from(_PIECES))
+        how = draw(st.integers(0, 2))
+        if how == 0:  # as a member or an element of the whole value
+            text = b'{"k":' + piece + b',"v":' + text + b"}" if draw(st.booleans()) else b"[" + text + b"," + piece + b"]"
+        elif how == 1:  # anywhere
+            at = draw(st.integers(0, len(text)))
+            text = text[:at] + piece + text[at:]
+        else:
+            text = piece
+    return text
+
+
+def _writers(text: bytes) -> list[bytes]:
+    """The re-encodings of the value a reader reads from ``text``, by the writers the statement names: orjson's with
+    integers held to ±(2^53-1), and msgspec's of a value whose integers are safe (the generated types hold them so)."""
+    found = []
+    try:
+        found.append(orjson.dumps(orjson.loads(text), option=orjson.OPT_STRICT_INTEGER))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        pass
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return found
+
+    def safe(v: Any) -> bool:
+        if type(v) is int:
+            return -(2**53 - 1) <= v <= 2**53 - 1
+        if type(v) is dict:
+            return all(map(safe, v.values()))
+        return all(map(safe, v)) if type(v) is list else True
+
+    if safe(value):
+        found.append(msgspec.json.encode(value))
+    return found
+
+
+@pytest.mark.req("JSON-2", "JSON-12", "DEC-3")
+@given(_texts())
+def test_a_text_the_statement_calls_lossless_reads_with_no_anomaly_to_the_same_value(text: bytes) -> None:
+    """`json_text.lossless` (the fast pass's and `loads`' one statement of lossless JSON text): whenever it holds, the
+    exact reader reports no anomaly and reads the value the writer wrote, with the same types; the batch form
+    (`first_lossy_line`) says the same of each line of a text."""
+    for encoded in _writers(text):
+        anomalies: list[Anomaly] = []
+        said = json_text.lossless(text, encoded)
+        assert json_text.first_lossy_line(text + b"\n", 0, encoded + b"\n", 0) == (None if said else 0)
+        if not said:
+            continue
+        exact = parse(text.decode("utf-8"), on_anomaly=anomalies.append, infinity=True)
+        assert anomalies == []
+        assert _same(exact, orjson.loads(text))
+        assert _same(json_text.loads(text, on_anomaly=anomalies.append, infinity=True), exact) and anomalies == []
+        assert b"\r" not in text and not text.startswith(b"\xef\xbb\xbf")
+
+
+@pytest.mark.req("JSON-2")
+def test_the_statement_refuses_negative_zero_and_damage_and_takes_canonical_text() -> None:
+    canonical = b'{"a":[1,0.5,"x"],"b":null}'
+    assert json_text.lossless(canonical, orjson.dumps(orjson.loads(canonical)))
+    for text in (b'{"a":-0.0}', b'{"a":1,"a":2}', b'{"a": 1}', b'\xef\xbb\xbf{"a":1}', b'{"a":1}\r', b'{"a":"\\u00e9"}',
+                 b'{"a":1.50}'):
+        encoded = _writers(text)
+        assert encoded == [] or not any(json_text.lossless(text, e) for e in encoded), text
+    assert json_text.lossless(b'{"a":-0.0}', b'{"a":-0.0}', negative_zero=False)  # (the caller's types cannot hold one)
+
+
+@given(st.binary(max_size=3000), st.binary(max_size=3000), st.integers(0, 40), st.integers(0, 40), st.data())
+def test_the_first_difference_of_two_tails_is_the_first_byte_where_they_differ(one, two, skip_one, skip_two, data):
+    """`first_lossy_line`'s comparison (doubling windows, bisection, a scan; no copy of the tails) against a byte by
+    byte scan, on tails that share a long prefix and on unrelated ones."""
+    from sessionspec.reference.json_text import _first_difference
+
+    if data.draw(st.booleans()):
+        two = one[:data.draw(st.integers(0, len(one)))] + two
+    start_one, start_two = min(skip_one, len(one)), min(skip_two, len(two))
+    if data.draw(st.booleans()):
+        two = two[:start_two] + one[start_one:] + two[start_two:][:data.draw(st.integers(0, 3))]
+    a, b = one[start_one:], two[start_two:]
+    expected = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None if len(a) == len(b) else min(len(a), len(b)))
+    assert _first_difference(one, start_one, two, start_two) == (None if expected is None else start_two + expected)

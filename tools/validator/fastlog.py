@@ -16,10 +16,11 @@ What makes it fast:
 * lines are decoded by msgspec into structs generated from the schemas
   (`sessionspec.validator.mstypes`), 64 KiB of lines per call (``decode_lines``):
   acceptance means each event (or row) is valid for its schema, and
-  ``encode_lines(decode_lines(text)) == text`` proves every line is lossless
-  JSON (no duplicate key, every integer safe, canonical numbers; no ``-0.0``,
-  which the generated types cannot hold: `_no_negative_zero`, else the text is
-  scanned for it) and exactly one struct. A line a group cannot take costs that
+  ``encode_lines(decode_lines(text))`` proves every line lossless JSON and exactly one
+  struct by the reference's one statement of it (`json_text.first_lossy_line`, a batch
+  of `json_text.lossless`: the text is its re-encoding, with no ``-0.0``; the scan for
+  ``-0.0`` is left out where the generated types cannot hold one, proved on the types:
+  `_no_negative_zero`). A line a group cannot take costs that
   line only: the lines before it are taken, it is read alone, and the batch goes
   on after it (`group`): what the structs refuse goes through the one parsing
   path of log text (`json_text.loads`, taken only when it reports no anomaly) and
@@ -109,9 +110,7 @@ def _reads_apart(rules: Rules) -> Callable[[str, Iterable[str] | None], bool]:
     and goes through that reader (`_Pass.event`); of every other type the reader returns the record as stored.
     (Built without a registry's added types: a type they add is then read through the reader too.)"""
     return StoredReader("", None, rules).reads_apart
-_BOM = b"\xef\xbb\xbf"
 _NONE: frozenset[str] = frozenset()
-_NEG_ZERO = re.compile(rb"-0\.0")  # a regex scans for it twice as fast as bytes.find
 
 
 @dataclass(frozen=True)
@@ -383,32 +382,6 @@ def _failed_line(text: bytes, error: Exception) -> int:
     if found is not None and int(found.group(1)) < len(text):
         return text.rfind(b"\n", 0, int(found.group(1))) + 1
     return 0
-
-
-def _first_difference(one: bytes, start_one: int, two: bytes, start_two: int) -> int | None:
-    """The offset in `two` of the first byte where ``one[start_one:]`` and ``two[start_two:]`` differ (a text that ends
-    first differs where it ends), None when they are equal; no copy of either tail. Windows that double from the
-    start (a difference is usually near: the next doubtful line), then bisection within the first unequal one
-    (memcmp of slices), then a scan."""
-    left, right = len(one) - start_one, len(two) - start_two
-    low, width = 0, 256  # invariant: the tails agree on [0, low)
-    while True:
-        high = low + width
-        if one[start_one + low:start_one + high] == two[start_two + low:start_two + high]:
-            if high >= left:  # (then high >= right too: equal windows have equal lengths)
-                return None
-            low, width = high, width * 2
-            continue
-        break
-    high = min(high, left, right)  # they differ within [low, high], `high` itself when one of them ends there
-    while high - low > 64:
-        mid = (low + high) // 2
-        if one[start_one + low:start_one + mid] == two[start_two + low:start_two + mid]:
-            low = mid
-        else:
-            high = mid
-    found = next((i for i in range(low, high) if one[start_one + i] != two[start_two + i]), high)
-    return start_two + found
 
 
 def _trusted(raw: bytes, number: int) -> Any:
@@ -727,8 +700,8 @@ class _Pass:
             first += block
             if b"\n" in block:
                 break
-        if not first or first.startswith(_BOM) or first.lstrip(b" \t\n")[:1] == b"[":
-            raise _GiveUp  # empty, a BOM, or a JSON array of events: the exact path
+        if not first or first.lstrip(b" \t\n")[:1] == b"[":
+            raise _GiveUp  # empty, or a JSON array of events: the exact path (a BOM: the header is not lossless JSON)
         header_raw, newline, rest = first.partition(b"\n")
         if not newline or b"\r" in header_raw:
             raise _GiveUp
@@ -771,7 +744,7 @@ class _Pass:
 
     def region(self, buf: bytes, lo: int, hi: int) -> None:
         """The complete lines ``buf[lo:hi]`` (`hi` follows a newline), group by group."""
-        self.neg_zero = self.scan_neg_zero and _NEG_ZERO.search(buf, lo, hi) is not None
+        self.neg_zero = self.scan_neg_zero and json_text.may_hold_negative_zero(buf, lo, hi)
         base = index = self.base
         progress, done = self.progress, self.done - lo
         pos = lo
@@ -857,15 +830,10 @@ class _Pass:
         return taken
 
     def _doubtful(self, encoded: bytes, at: int, text: bytes, pos: int) -> int | None:
-        """The start of the first line of ``text[pos:]`` that is not its struct's re-encoding in ``encoded[at:]`` (or
-        holds ``-0.0`` where the types could: `scan_neg_zero`); None when every line is. (`pos` starts a line.)"""
-        differ = _first_difference(encoded, at, text, pos)
-        if differ is None:
-            zero = _NEG_ZERO.search(text, pos) if self.neg_zero else None
-            if zero is None:
-                return None
-            differ = zero.start()
-        return max(pos, text.rfind(b"\n", pos, differ) + 1)
+        """The start of the first line of ``text[pos:]`` that is not lossless JSON by its struct's re-encoding in
+        ``encoded[at:]``: the reference's statement (`json_text.first_lossy_line`), with no scan for ``-0.0`` where the
+        generated types cannot hold one and the block holds none (`scan_neg_zero`); None when every line is."""
+        return json_text.first_lossy_line(text, pos, encoded, at, negative_zero=self.neg_zero)
 
     def line(self, raw: bytes, number: int) -> None:
         """One line by itself: a generated struct when it verifies, else the value the one parsing path reads
@@ -876,8 +844,8 @@ class _Pass:
                 obj = self.decode(raw)
             except msgspec.MsgspecError:
                 obj = None
-            if obj is not None and not (self.neg_zero and b"-0.0" in raw):
-                if self.encode(obj) == raw:
+            if obj is not None:
+                if json_text.lossless(raw, self.encode(obj), negative_zero=self.neg_zero):
                     self.structs([obj], number - 1)
                     return
                 # A struct accepted the line but writes it otherwise (its members in another order: the package
@@ -919,7 +887,7 @@ class _Pass:
             ordered = union_decoder((variant,)).decode(raw)
         except msgspec.MsgspecError:  # pragma: no cover - the same field types as the struct that decoded it
             return None
-        if self.encode(ordered) != raw:
+        if not json_text.lossless(raw, self.encode(ordered), negative_zero=self.neg_zero):
             return None
         self._adopt(variant, cls)
         return ordered
