@@ -25,11 +25,15 @@ from .rule_table import TABLE, define
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
-__all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "interrupted_turn_closers"]
+__all__ = ["TOOL_NOT_STARTED", "TOOL_OUTCOME_UNKNOWN", "TURN_BOUNDARIES", "interrupted_turn_closers"]
 
 _REPAIR = FORMAT.repair
 TOOL_NOT_STARTED: str = _REPAIR["notStarted"]["code"]
 TOOL_OUTCOME_UNKNOWN: str = _REPAIR["outcomeUnknown"]["code"]
+#: the event types that reset the closers' whole scan (open turn, open step, pending calls): the closers of a log are
+#: those of its events from the last of them on (REPAIR-1 … REPAIR-6), so a reader that keeps only that suffix (the
+#: validator's fast pass) asks the same question of it
+TURN_BOUNDARIES: frozenset[str] = frozenset({"turn/start", "turn/end"})
 
 
 def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -119,8 +123,7 @@ def _last_turn_boundary(events: Sequence[Mapping[str, Any]]) -> int:
     (open turn, open step, pending calls), so the scan may begin there (a log that ends closed
     costs one test, not a pass over the log)."""
     for index in range(len(events) - 1, -1, -1):
-        etype = events[index].get("type")
-        if etype == "turn/end" or etype == "turn/start":
+        if events[index].get("type") in TURN_BOUNDARIES:
             return index
     return 0
 

@@ -120,9 +120,12 @@ def test_an_open_turn_longer_than_the_tail_limit_goes_to_the_exact_path(monkeypa
     cut = next(i for i in range(len(lines) - 2, 0, -1) if b'"type":"step/end"' in lines[i])
     crashed = b"\n".join(lines[: cut + 1]) + b"\n"
     assert _streamed(crashed, "schema", 256) is not None
-    monkeypatch.setattr(fastlog, "TAIL_LIMIT", 0)
+    opened = max(i for i in range(cut) if b'"type":"turn/start"' in lines[i])
+    limit = 2048  # more than the blocks of the last turn/end's line, less than the open turn's lines
+    assert len(b"\n".join(lines[opened:cut + 1])) > limit + 512
+    monkeypatch.setattr(fastlog, "TAIL_LIMIT", limit)
     assert _streamed(crashed, "schema", 256) is None  # the exact path reports it, with the whole log in hand
-    assert _streamed(LOGS["unpacked"], "schema", 256) is not None  # a closed turn needs no tail
+    assert _streamed(LOGS["unpacked"], "schema", 256) is not None  # a closed turn: its check needs its turn/end only
 
 
 @pytest.mark.parametrize("layout", ["packed", "unpacked"])
@@ -1162,3 +1165,42 @@ def test_the_pass_takes_lossless_json_by_the_references_statement_under_a_varian
         fast = _fast(data, level)
         assert marked <= refused, level  # the pass too
         assert fast is not None and not exact, level
+
+
+@pytest.mark.req("REPAIR-6")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_asks_the_crash_tail_of_the_references_closers_under_a_variant(logs, form):
+    """REPAIR-6: whether a log ends inside a turn is the reference's closers (the rule table's
+    `interrupted_turn_closers`), asked of the events from the last turn boundary on (`repair.TURN_BOUNDARIES`), not an
+    open-turn flag of the pass's: under a variant that also closes a turn its turn/end completed, the exact path
+    warns on the closed log and the pass reports the same warning; with the closers as they are neither does, and
+    on a log cut inside a turn both report the reference's warning."""
+    from sessionspec.reference import rule_table
+
+    data = logs[form]
+    default = rule_table.current()["interrupted_turn_closers"]
+
+    def closing_too(events: Any, revision: Any = None) -> Any:
+        found = default(events, revision)
+        last = events[-1] if events else None
+        if found or last is None or last.get("type") != "turn/end":
+            return found
+        return [{"type": "turn/end", "seq": last["seq"] + 1, "time": last["time"],
+                 "data": {"turn": last["data"]["turn"], "reason": {"kind": "interrupted"}}}]
+
+    def report(findings: Any) -> list[tuple[Any, ...]]:
+        return [(f.code, f.line, f.seq, f.message) for f in findings]
+
+    lines = _lines(data)
+    cut = next(i for i in range(len(lines) - 2, 0, -1) if b'"type":"step/end"' in lines[i])
+    crashed = b"\n".join(lines[: cut + 1]) + b"\n"
+    for level in LEVELS:
+        fast, exact = _fast(crashed, level), _exact(crashed, level)
+        assert fast is not None and report(fast.findings) == report(exact) and report(exact)[0][0] == "REPAIR_NEEDED"
+        fast = _fast(data, level)
+        assert fast is not None and fast.findings == [] and not _exact(data, level), level
+    with rule_table.use(rule_table.current().extend(interrupted_turn_closers=closing_too)):
+        for level in LEVELS:
+            exact, fast = _exact(data, level), _fast(data, level)
+            assert [f.code for f in exact] == ["REPAIR_NEEDED"], level
+            assert fast is not None and report(fast.findings) == report(exact), level

@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -61,6 +61,7 @@ from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, de
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl import StoredReader, header_line_problem
+from sessionspec.reference.repair import TURN_BOUNDARIES
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE, is_own
@@ -541,12 +542,8 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
-        elif tag == "turn/start":  # opens a turn: its `turn` is read from the struct
-            data = fields["data"].type
-            turn = next((f for f in data.fields if f.name == "turn"), None) if isinstance(
-                data, msgspec.inspect.StructType) else None
-            plain_turn = turn is not None and turn.required and turn.encode_name == "turn"
-            kinds[cls] = _TURN_START if plain_turn and not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
+        elif tag in TURN_BOUNDARIES:  # (a turn/start) the crash tail's suffix starts at it
+            kinds[cls] = _TURN_START if not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
         elif tag in surface:
             seed_ok = True
             if tag == "assistant/message" and not read:  # SEED-6 must follow from the type (else the reader checks it)
@@ -674,12 +671,13 @@ class _Pass:
         # row's first member is tested by it, the others follow from the row's own numbering (CHUNK-9)
         self.in_place = jsonl_read.in_place
         self.rows = 0
-        self.open_turn: Any = None
-        self.turn_line = 0  # index (0 = header) of the last turn/start's line: where a crash-tail check starts
-        self.tail: list[tuple[bytes, int, int]] = []  # regions from the last turn/start's on (the crash-tail check)
-        self.tail_skip = 0  # lines of the first of them before that turn/start
+        # REPAIR-6: the crash tail's check runs on the events from the last turn boundary on (`repair.TURN_BOUNDARIES`:
+        # the closers' scan resets there), or on every event when the log has none
+        self.turn_line = 1  # index (0 = header) of the line of the last turn boundary, else of the first event
+        self.tail: list[tuple[bytes, int, int]] = []  # regions from that line on (the crash-tail check)
+        self.tail_skip = 0  # lines of the first of them before that line
         self.tail_bytes = 0
-        self.tail_lost = False  # the open turn outgrew TAIL_LIMIT: a crash tail then goes to the exact path
+        self.tail_lost = False  # the suffix outgrew TAIL_LIMIT: the crash tail then goes to the exact path
         # The generated types cannot hold -0.0 (`_no_negative_zero`): accepted structs need no scan for it.
         self.scan_neg_zero = fast is None or not _no_negative_zero_of(fast)
         self.neg_zero = False  # the current block holds "-0.0" somewhere (when scanned)
@@ -956,11 +954,10 @@ class _Pass:
         self.expected = seq + 1
 
     def _turn_start_struct(self, obj: Any, index: int) -> None:
-        """A turn/start (log-only, no seed rule on its data): it opens a turn, where a crash-tail check would start."""
+        """A turn boundary (a turn/start: log-only, no seed rule on its data), where the crash-tail check starts."""
         seq = obj.seq
         if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7
-        self.open_turn = obj.data.turn
         self.turn_line = index
         if self.strict and self.inv.step(msgspec.to_builtins(obj), seq):
             raise _GiveUp
@@ -1094,12 +1091,8 @@ class _Pass:
             payload = value["data"]
             if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
                 raise _GiveUp  # JSONL-12
-            if tag == "turn/end":
-                self.open_turn = None
-        elif tag == "turn/start":
-            payload = value["data"]
-            self.open_turn = payload.get("turn") if isinstance(payload, Mapping) else None
-            self.turn_line = index
+        if tag in TURN_BOUNDARIES:
+            self.turn_line = index  # REPAIR-6: the crash tail's check starts here
         if self.generic is not None and (tag not in self.registered or tag not in self.by_tag):
             raise _GiveUp  # a type in no registry: the exact path warns (EVENT_TYPE_UNREGISTERED)
         if not checked and self.generic is not None and not self.by_tag.get(tag, self.generic)(value):  # type: ignore[arg-type]
@@ -1168,9 +1161,10 @@ class _Pass:
         fragment = self.carry
         size = self.done + len(fragment)
         findings: list[Finding] = []
-        if self.open_turn is not None and self.expected:
-            # REPAIR-6: the log ends inside a turn. The closers depend only on the events from the last
-            # turn/start on (it resets the scan), so the exact path's check runs on that suffix alone.
+        if self.expected:
+            # REPAIR-6: whether the log ends inside a turn is the exact path's check (the rule table's closers). They
+            # depend only on the events from the last turn boundary on (the scan resets there), so it runs on that
+            # suffix alone.
             if self.tail_lost:
                 raise _GiveUp
             suffix = LoadedLog(name=self.name, kind="jsonl", size=size)
