@@ -675,7 +675,6 @@ class _Pass:
         # the closers' scan resets there), or on every event when the log has none
         self.turn_line = 1  # index (0 = header) of the line of the last turn boundary, else of the first event
         self.tail: list[tuple[bytes, int, int]] = []  # regions from that line on (the crash-tail check)
-        self.tail_skip = 0  # lines of the first of them before that line
         self.tail_bytes = 0
         self.tail_lost = False  # the suffix outgrew TAIL_LIMIT: the crash tail then goes to the exact path
         # The generated types cannot hold -0.0 (`_no_negative_zero`): accepted structs need no scan for it.
@@ -758,14 +757,13 @@ class _Pass:
         self.done += hi - lo
 
     def _keep_tail(self, buf: bytes, lo: int, hi: int, base: int) -> None:
-        """Keep the lines of the open turn (from its turn/start on) for the crash-tail check, up to TAIL_LIMIT.
+        """Keep the lines from the last turn boundary on for the crash-tail check, up to TAIL_LIMIT.
 
-        Whole regions are kept by reference (`tail_skip`: the lines of the first one before the turn/start),
+        Whole regions are kept by reference (`_tail_lines` finds the boundary's line in the first one at the end),
         so this costs nothing per line.
         """
-        if self.turn_line >= base:  # a turn started in this region
+        if self.turn_line >= base:  # a boundary in this region
             self.tail = [(buf, lo, hi)]
-            self.tail_skip = self.turn_line - base
             self.tail_bytes = hi - lo
             self.tail_lost = False
         elif not self.tail_lost:
@@ -1156,6 +1154,23 @@ class _Pass:
 
     # -- the end ----------------------------------------------------------------------------
 
+    def _tail_lines(self) -> list[bytes]:
+        """The complete lines from the last turn boundary's on (or the first event's): the last ``base - turn_line``
+        lines of the kept regions, found from their end (a closed log's are its last few), not a split of them all."""
+        wanted = self.base - self.turn_line
+        parts: list[bytes] = []
+        for buf, lo, hi in reversed(self.tail):
+            have = buf.count(b"\n", lo, hi)
+            if have >= wanted:
+                at = hi - 1  # (`hi` follows a newline)
+                for _ in range(wanted):
+                    at = buf.rfind(b"\n", lo, at)
+                parts.append(buf[max(at + 1, lo):hi])
+                break
+            parts.append(buf[lo:hi])
+            wanted -= have
+        return b"".join(reversed(parts)).split(b"\n")[:-1]
+
     def finish(self) -> CleanLog:
         """The report: the crash-tail warnings (REPAIR-6, JSONL-4) the exact path's own code gives, if any."""
         fragment = self.carry
@@ -1168,7 +1183,7 @@ class _Pass:
             if self.tail_lost:
                 raise _GiveUp
             suffix = LoadedLog(name=self.name, kind="jsonl", size=size)
-            lines = b"".join(buf[lo:hi] for buf, lo, hi in self.tail).split(b"\n")[self.tail_skip:-1]
+            lines = self._tail_lines()
             # the records as the load path reads them (JSONL-13), as the exact path's crash-tail check sees them
             reading = self.reader.reader if self.reader is not None else None
             again = reading.upgrade.reader(reading.session_id, self.rules.messages) if reading is not None else None
