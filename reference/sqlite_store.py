@@ -47,8 +47,8 @@ from .rule_table import TABLE, define
 if TYPE_CHECKING:
     from sessionspec.reference.revision import RevisionLike
 
-__all__ = ["APPLICATION_ID", "USER_VERSION", "ColumnFacts", "Layout", "SqliteStore", "SqliteValue", "StoredSession",
-           "TableFacts", "WriterFacts", "is_sqlite", "layout_for", "layouts_for", "schema_sql"]
+__all__ = ["APPLICATION_ID", "USER_VERSION", "ColumnFacts", "DecodedRow", "Layout", "RowDefect", "RowRefused",
+           "SqliteStore", "SqliteValue", "StoredSession", "TableFacts", "WriterFacts", "is_sqlite", "layout_for", "layouts_for", "schema_sql"]
 
 #: A value SQLite stores and `sqlite3` returns (INTEGER, REAL, TEXT, BLOB, NULL).
 SqliteValue: TypeAlias = int | float | str | bytes | None
@@ -109,8 +109,15 @@ class JsonTextRows:
                 for e in events]
 
     def decode(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]] | None:
-        event = row_to_event(row)
-        return None if event is None else [event]
+        """A row's events, or None when it is not an event (a hole): :meth:`read_row` without its reason."""
+        try:
+            return self.read_row(row, budget)
+        except RowRefused:
+            return None
+
+    def read_row(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]]:
+        """The row codec itself: a row's events, or :class:`RowRefused` naming the column it refuses and why."""
+        return [_row_event(row)]
 
     def torn_from(self, expected: int, row: Sequence[Any]) -> int:
         """Where the torn tail starts when ``row`` is the first row not kept: the first seq past the preserved
@@ -218,36 +225,75 @@ class PhysicalRows(JsonTextRows):
             budget.take_values(text)
         return text.decode("utf-8")
 
-    def decode(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]] | None:
+    def read_row(self, row: Sequence[Any], budget: PlaintextBudget | None = None) -> list[dict[str, Any]]:
         seq, etype, time, data, sources, surface_op, ignorable = row
-        if (type(seq) is not int or seq < 0 or type(etype) is not str or type(time) is not int
-                or (ignorable is not None and ignorable not in (0, 1))):
-            return None
+        if type(seq) is not int or seq < 0:
+            raise RowRefused("seq", "not a non-negative integer")
+        if type(etype) is not str:
+            raise RowRefused("type", "not text")
+        if type(time) is not int:
+            raise RowRefused("time", "not an integer")
+        if ignorable is not None and ignorable not in (0, 1):
+            raise RowRefused("ignorable", "neither NULL, 0 nor 1")
+        column, parsed = "data", False  # (the column each step reads: a failure there is that column's)
         try:
             if ignorable == self.sentinel:
                 spec = chunk_rows.row_spec({"type": etype})
-                if spec is None or sources is not None or surface_op is not None:
-                    return None
+                if spec is None:
+                    raise RowRefused("type", "not a chunk row type, in a packed row")
+                if sources is not None or surface_op is not None:
+                    raise RowRefused("source_event_seqs" if sources is not None else "surface_op", "set in a packed row")
                 text = self._text(data, self.max_bytes, budget)
                 if len(text.encode("utf-8")) > self.max_bytes:
-                    return None
-                value: dict[str, Any] = {"type": etype, "seq0": seq, "time0": time, "data": json_text.loads(text)}
+                    raise RowRefused("data", f"more than a packed row's {self.max_bytes} bytes")
+                value: dict[str, Any] = {"type": etype, "seq0": seq, "time0": time, "data": _loads_data(data, text)}
+                parsed = True
                 return chunk_rows.expand_row(value, spec)
             event: dict[str, Any] = {"type": etype, "seq": seq, "time": time,
-                                     "data": json_text.loads(self._text(data, None, budget))}
+                                     "data": _loads_data(data, self._text(data, None, budget))}
+            parsed = True
             if sources is not None:
+                column = "source_event_seqs"
                 if type(sources) is not bytes:
-                    return None
+                    raise RowRefused(column, "not a blob", data_parsed=True)
                 event["sourceEventSeqs"] = _from_varints(sources)
             if surface_op is not None:
+                column = "surface_op"
                 if type(surface_op) is not str:
-                    return None
+                    raise RowRefused(column, "not text", data_parsed=True)
                 event["surfaceOp"] = json_text.loads(surface_op)
             if ignorable == 1:
                 event["ignorable"] = True
-        except (SessionSpecError, ChunkRowError, CompressedArtifactError, ValueError, TypeError):
-            return None
+        except (SessionSpecError, ChunkRowError, CompressedArtifactError, ValueError, TypeError) as error:
+            raise RowRefused(column, _message(error), data_parsed=parsed) from None
         return [event]
+
+
+class RowRefused(Exception):
+    """A row its layout's row codec does not read as events (a hole): the ``column`` refused and why (``reason``).
+
+    ``data_parsed``: the codec parsed the row's ``data`` before refusing it; ``data_not_json``: why the stored ``data``
+    text is not JSON, when the codec found that."""
+
+    def __init__(self, column: str, reason: str, *, data_parsed: bool = False, data_not_json: str | None = None) -> None:
+        super().__init__(column, reason)
+        self.column, self.reason, self.data_parsed, self.data_not_json = column, reason, data_parsed, data_not_json
+
+
+def _message(error: BaseException) -> str:
+    """An error's own message, as a reason in a row's refusal."""
+    return str(getattr(error, "message", None) or error)
+
+
+def _loads_data(stored: object, text: str) -> Any:
+    """A row's ``data`` parsed from ``text`` (the stored text, or a blob's plaintext); stored text that is not JSON is
+    refused as such (``data_not_json``)."""
+    try:
+        return json_text.loads(text)
+    except (SessionSpecError, ValueError, TypeError) as error:
+        if type(stored) is str:
+            raise RowRefused("data", f"not JSON: {_message(error)}", data_not_json=_message(error)) from None
+        raise
 
 
 def _varints(values: Sequence[int]) -> bytes:
@@ -433,6 +479,32 @@ def is_sqlite(prefix: bytes) -> bool:
 def schema_sql(revision: RevisionLike = None) -> str:
     """The ``CREATE TABLE`` statements of a revision's layout, generated from the spec (SQLITE-2)."""
     return layout_for(revision).schema_sql()
+
+
+@dataclass(frozen=True)
+class RowDefect:
+    """A row its layout's row codec refuses (a hole), located: its ``session``, its ``index`` among the session's rows
+    (by seq), its ``seq`` column as stored, the ``column`` refused and why (``reason``, the codec's own words).
+
+    ``data_not_json``: why the row's ``data`` column is not JSON, when it is text that does not parse (the every-defect
+    reading looks at it even when the codec refused another column first)."""
+
+    session: str
+    index: int
+    seq: SqliteValue
+    column: str
+    reason: str
+    data_not_json: str | None = None
+
+
+@dataclass(frozen=True)
+class DecodedRow:
+    """One stored row (the layout's ``events`` columns after ``session_id``) with its ``events`` by the row codec
+    (``None``: not an event, a hole) and, in the every-defect mode, the located ``defect`` of a hole."""
+
+    row: tuple[SqliteValue, ...]
+    events: list[dict[str, JsonValue]] | None
+    defect: RowDefect | None = None
 
 
 @dataclass(frozen=True)
@@ -819,17 +891,43 @@ class SqliteStore:
         return self._query(self.layout.select_events, (session_id,))
 
     def decode_row(self, row: Sequence[object]) -> list[dict[str, JsonValue]] | None:
-        """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget;
-        ``ZSTD_TOO_LARGE`` naming the store when its rows together inflate past it."""
+        """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget
+        (:meth:`decode_rows`'s decoder, for one row)."""
+        return self._decode_row("", 0, row, False).events
+
+    def decode_rows(self, session_id: str, *, every_defect: bool = False) -> list[DecodedRow]:
+        """A session's rows, in seq order, each with its events by the layout's row codec (None: not an event, a hole).
+
+        The one row decoder of every reader of the form (issue #26): the load path (:meth:`read_session`, first-defect
+        mode: a hole is only None, and the reader decides whether it ends a torn tail or refuses the session) and the
+        validator and the inspecting commands (``every_defect``: each hole has its :class:`RowDefect`, located by
+        session, row and column, with the rows around it decoded as the loader decodes them). Every row is decoded
+        once, within the store's plaintext budget (ZSTD-4: ``ZSTD_TOO_LARGE`` / ``ZSTD_TOO_MANY_VALUES`` naming the
+        store when its rows together pass it, which ends the read in both modes)."""
+        return [self._decode_row(session_id, index, row, every_defect)
+                for index, row in enumerate(self.rows(session_id))]
+
+    def _decode_row(self, session_id: str, index: int, row: Sequence[Any], every_defect: bool) -> DecodedRow:
         try:
-            return self.layout.rows.decode(row, self.budget)
+            return DecodedRow(tuple(row), self.layout.rows.read_row(row, self.budget))
+        except RowRefused as refused:
+            if not every_defect:
+                return DecodedRow(tuple(row), None)
+            data_not_json = refused.data_not_json
+            if data_not_json is None and not refused.data_parsed and type(row[3]) is str:  # (another column refused first)
+                try:
+                    json_text.loads(row[3])
+                except (SessionSpecError, ValueError, TypeError) as error:
+                    data_not_json = _message(error)
+            return DecodedRow(tuple(row), None, RowDefect(session_id, index, row[0], refused.column, refused.reason,
+                                                           data_not_json))
         except _PastBudget as past:
             if past.args == ("values",):
                 from .zstd_frames import too_many_values
 
-                error = too_many_values(self.budget.values, f"the zstd data of the store's rows up to the row of seq "
-                                        f"{row[0]!r} (for all rows together)")
-                raise _error(error.message, "ZSTD_TOO_MANY_VALUES", "ZSTD-4", self.path) from None
+                values = too_many_values(self.budget.values, f"the zstd data of the store's rows up to the row of seq "
+                                         f"{row[0]!r} (for all rows together)")
+                raise _error(values.message, "ZSTD_TOO_MANY_VALUES", "ZSTD-4", self.path) from None
             rule = constants()["zstd"]["plaintextBudget"]
             raise _error(f"the zstd data of the store's rows inflates past its plaintext budget of {self.budget.total} "
                          f"bytes (the larger of {rule['floorBytes']} and {rule['ratio']} x the file's size, for all rows "
@@ -852,7 +950,8 @@ class SqliteStore:
         the committed region.
         """
         header = self.header(session_id)
-        rows: list[tuple[Any, ...]] = self.rows(session_id)  # (a refusal reports a row's seq column as stored)
+        decoded = self.decode_rows(session_id)
+        rows: list[tuple[Any, ...]] = [item.row for item in decoded]  # (a refusal reports a row's seq column as stored)
         where = f"{self.path}#{session_id}"
 
         def refuse(i: int, expected: int | None, seq: Any) -> SqliteStoreError:
@@ -862,7 +961,7 @@ class SqliteStore:
 
         # the one reader's first-defect mode over the rows (committed region, holes, numbering: JSONL-6 … JSONL-8's
         # decisions), with this form's own statement of the committed region (SQLITE-5)
-        read, stopped = read_entries([self.decode_row(row) for row in rows], refuse, TABLE.in_committed_region)
+        read, stopped = read_entries([item.events for item in decoded], refuse, TABLE.in_committed_region)
         preserved = cast("list[dict[str, JsonValue]]", read)  # (the rows' events: decode_row's plain dicts)
         if stopped is None:
             return StoredSession(header, preserved, len(rows), None)
@@ -1010,17 +1109,26 @@ class SqliteStore:
 
 def row_to_event(row: Sequence[Any]) -> dict[str, Any] | None:
     """One event row as an event, or ``None`` when a column is not what the layout stores (a hole)."""
-    seq, etype, time, data, sources, surface_op = row
-    if type(seq) is not int or type(etype) is not str or type(time) is not int or type(data) is not str:
-        return None
     try:
-        event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": json_text.loads(data)}
-        if sources is not None:
-            event["sourceEventSeqs"] = json_text.loads(sources)
-        if surface_op is not None:
-            event["surfaceOp"] = json_text.loads(surface_op)
-    except (SessionSpecError, ValueError, TypeError):
+        return _row_event(row)
+    except RowRefused:
         return None
+
+
+def _row_event(row: Sequence[Any]) -> dict[str, Any]:
+    """One event row of the JSON-text codec as an event; :class:`RowRefused` names the column that is not what the
+    layout stores."""
+    seq, etype, time, data, sources, surface_op = row
+    for column, value, kind in (("seq", seq, int), ("type", etype, str), ("time", time, int), ("data", data, str)):
+        if type(value) is not kind:
+            raise RowRefused(column, "not an integer" if kind is int else "not text")
+    event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": _loads_data(data, data)}
+    for column, key, value in (("source_event_seqs", "sourceEventSeqs", sources), ("surface_op", "surfaceOp", surface_op)):
+        if value is not None:
+            try:
+                event[key] = json_text.loads(value)
+            except (SessionSpecError, ValueError, TypeError) as error:
+                raise RowRefused(column, f"not JSON: {_message(error)}", data_parsed=True) from None
     return event
 
 

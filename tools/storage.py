@@ -25,7 +25,7 @@ from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 
 if TYPE_CHECKING:
-    from sessionspec.reference.sqlite_store import SqliteStore
+    from sessionspec.reference.sqlite_store import DecodedRow, SqliteStore
 
 __all__ = ["FORM_NAMES", "Unit", "detect_form", "layout_owner", "named_form", "no_session", "open_database", "open_units",
            "session_id_text"]
@@ -190,39 +190,31 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
 # ---------------------------------------------------------------- databases
 
 
-def _row_lines(row: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], list[dict[str, Any]] | None],
-               ) -> list[tuple[Any, bytes, str | None]]:
-    """One stored row as logical JSONL lines with their seqs, by the store layout's row codec (a packed
-    row of the published layout is several events); a row that is not an event becomes one unparsable line,
-    with why the codec refused it (the JSON reader's reason would be about that stand-in line)."""
+def _row_lines(decoded: DecodedRow) -> list[tuple[Any, bytes, str | None]]:
+    """One decoded row (`SqliteStore.decode_rows`, every-defect mode) as logical JSONL lines with their seqs (a packed
+    row of the published layout is several events); a hole becomes one unparsable line, with why the codec refused
+    it (the JSON reader's reason would be about that stand-in line)."""
     from sessionspec.reference import json_text
 
-    why = "its data is not an event of this layout's row codec"
-    try:
-        events = decode(row)
-    except SqliteStoreError:  # the store's budget spent: the read stops (not one row's defect)
-        raise
-    except (SessionSpecError, ValueError) as error:
-        events, why = None, f"its data does not decode: {_reason(error)}"
+    row, events, defect = decoded.row, decoded.events, decoded.defect
     if events is not None:
         try:
             return [(e["seq"], json_text.dumps_bytes(e), None) for e in events]
         except SessionSpecError as error:
             why = f"its data does not decode: {_reason(error)}"
-    if isinstance(row[3], str) and why.startswith("its data is not an event"):  # only a refused row is parsed again
-        try:
-            json_text.loads(row[3])
-        except (SessionSpecError, ValueError) as error:
-            why = f"its data is not JSON: {_reason(error).replace('at line 1 column', 'at column')}"
+    elif defect is not None and defect.data_not_json is not None:
+        why = f"its data is not JSON: {_reason(defect.data_not_json).replace('at line 1 column', 'at column')}"
+    else:
+        why = "its data is not an event of this layout's row codec"
     text = row[3] if isinstance(row[3], str) else repr(row[3])
     return [(row[0], ("<row " + repr(row[0]) + ": " + text.replace("\n", " ").replace("\r", " ")[:200] + ">").encode(
         "utf-8", "replace"), why)]
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: Exception | str) -> str:
     from sessionspec.reference.json_text import display
 
-    return display(str(getattr(error, "message", None) or error))[:200]
+    return display(error if isinstance(error, str) else str(getattr(error, "message", None) or error))[:200]
 
 
 _LINE_WORD = re.compile(r"\bline(?:s\b|\(s\)|\b)")
@@ -324,7 +316,7 @@ def _session_unit(store: SqliteStore, path: str, session_id: str) -> Unit:
 
     name = f"{path}#{session_id}"
     header = store.header(session_id)
-    lines = [line for row in store.rows(session_id) for line in _row_lines(row, store.decode_row)]
+    lines = [line for row in store.decode_rows(session_id, every_defect=True) for line in _row_lines(row)]
     # the row's header as the revision of the store's layout writes it (a published subagent's origin and
     # agentPreset kept, so the checks of that revision's reader see them)
     data = header_bytes(header, layout_owner(store.layout.user_version)) + b"".join(text + b"\n" for _, text, _ in lines)
