@@ -217,15 +217,20 @@ def _check_header_frame(first: bytes, path: str | None) -> None:
 
 
 def read_compressed_artifact(source: Source, *, budget: int | None = None, revision: RevisionLike = None,
-                             stop: int | None = None) -> CompressedArtifact:
+                             stop: int | None = None, decoded: DecodedFrames | None = None) -> CompressedArtifact:
     """Parse a compressed artifact into its header (the header keys of ``revision``) and preserved
     events, as the reader of ``revision`` reads its plaintext (ZSTD-2 … ZSTD-6).
 
     ``stop``: the logical offset of the line a loader stops at, when a caller has found it already (a crash
     tail in the torn frame): the torn frame's plaintext is parsed only up to there (a loader drops the rest
-    unread), so a tail of millions of blank lines is not split into a list of them."""
+    unread), so a tail of millions of blank lines is not split into a list of them.
+
+    ``decoded``: the frames of these bytes as a caller's walk already decoded them (`decode_frames`, either mode),
+    so they are not walked again; one that ended at a defect (or is of other bytes) is walked here, and the first
+    defect raised as the loader raises it."""
     data, path = _read_bytes(source)
-    decoded = decode_frames(data, budget=budget, path=path)
+    if decoded is None or decoded.defect is not None or decoded.size != len(data):
+        decoded = decode_frames(data, budget=budget, path=path)
     if not decoded.plaintexts:
         raise JsonlError("empty or header-less zstd session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
     _check_header_frame(decoded.plaintexts[0], path)

@@ -35,7 +35,7 @@ from sessionspec.reference.jsonl import (
     unpacked_chunks,
     write_unpacked,
 )
-from sessionspec.reference.jsonl_zstd import decode_frames, read_compressed_artifact
+from sessionspec.reference.jsonl_zstd import read_compressed_artifact
 from sessionspec.reference.surface import fold_surface
 from sessionspec.reference.zstd_frames import compress_frame
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
@@ -524,12 +524,15 @@ class Repair:
         if unit.form == "jsonl-zstd":
             # (the frames: where the torn one starts and the complete records it holds, ZSTD-7; the closers are
             # the view's)
-            compressed = _guard(lambda: read_compressed_artifact(data, stop=stop))
+            # the input's one frame walk (the unit's), not a second one
+            compressed = _guard(lambda: read_compressed_artifact(data, stop=stop, decoded=unit.frames))
             keep = compressed.decoded.torn_start if compressed.torn else len(data)
             added = [*compressed.recovered, *closers] if compressed.torn else closers
             frame = encode_records(added, pack=True)
             content = data[:keep] + (compress_frame(frame) if frame else b"")
-            logical: bytes | None = b"".join(_guard(lambda: decode_frames(content)).plaintexts)
+            # the output's logical text: the kept frames' plaintext (every complete frame: a torn one is cut) and
+            # the new frame's, as written (not a walk of the frames just made)
+            logical: bytes | None = b"".join(compressed.decoded.plaintexts) + frame
             cut = len(data) - keep
             del compressed  # (the output's load check below parses it again: one parsed copy at a time)
         else:

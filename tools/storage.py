@@ -25,6 +25,7 @@ from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError, SqliteStoreError
 
 if TYPE_CHECKING:
+    from sessionspec.reference.jsonl_zstd import DecodedFrames
     from sessionspec.reference.sqlite_store import DecodedRow, SqliteStore
 
 __all__ = ["FORM_NAMES", "Unit", "detect_form", "layout_owner", "named_form", "no_session", "open_database", "open_units",
@@ -69,6 +70,9 @@ class Unit:
     layout_revision: str | None = None
     #: what the reader should know that is not a finding (a layout its revision's release commit refuses: DEC-21)
     notes: tuple[str, ...] = ()
+    #: a compressed artifact's frames as its one frame walk decoded them (`jsonl_zstd.decode_frames`): what repair
+    #: cuts and re-appends is read from them, not from a second walk of the same bytes
+    frames: DecodedFrames | None = None
 
 
 #: what each storage form is called in messages
@@ -124,7 +128,7 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     from sessionspec.reference.jsonl_zstd import decode_frames
 
     unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
-    decoded = decode_frames(data, budget=budget, every_defect=True)
+    decoded = unit.frames = decode_frames(data, budget=budget, every_defect=True)
     texts, defect, torn_start = decoded.plaintexts, decoded.defect, decoded.torn_start
     if defect is not None:
         error = defect.error
