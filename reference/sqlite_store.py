@@ -1053,20 +1053,25 @@ class SqliteStore:
         return self.repair([session_id], durable=durable, seed=seed)[0]
 
     def repair(self, session_ids: Sequence[str], *, durable: bool = True,
-               revisions: Mapping[str, RevisionLike] | None = None, seed: bool | None = None) -> list[LoadedArtifact]:
+               revisions: Mapping[str, RevisionLike] | None = None, seed: bool | None = None,
+               read: Mapping[str, StoredSession] | None = None) -> list[LoadedArtifact]:
         """The load path for several sessions, all repaired in ONE transaction (or none, on any failure).
 
         ``revisions`` maps a session id to the format revision it is read at and its closers follow (REPAIR-8;
         default: pinned); each is seeded where that revision's load path seeds, or as ``seed`` says
-        (`jsonl.load_records`).
+        (`jsonl.load_records`). ``read``: sessions this handle has read already (:meth:`read_session`), for a repair
+        in memory only (not ``durable``: a durable one reads inside its transaction), so their rows are not decoded
+        again.
         """
+        if durable and read:
+            raise ValueError("a durable repair reads its sessions inside its transaction")
         if durable:
             self._require_writable()
             self._transaction()
         loaded = []
         try:
             for session_id in session_ids:
-                stored = self.read_session(session_id)
+                stored = (read or {}).get(session_id) or self.read_session(session_id)
                 revision = (revisions or {}).get(session_id)
                 session, events, closers = load_records(session_id, stored.header, stored.events,
                                                         f"{self.path}#{session_id}", revision, seed=seed)
@@ -1089,12 +1094,6 @@ class SqliteStore:
                 raise _sqlite_failure(error, self.path) from error
             raise
         return loaded
-
-    def new_pass(self) -> None:
-        """Read the rows again from the start: the store's budget (ZSTD-4) is one per pass over its rows, so a
-        command that reads them twice through one handle (repair: its check, then its dry run) does not find the
-        second read past a budget the first one spent (a store within the budget was refused)."""
-        self.budget = PlaintextBudget(self.budget.total, self.budget.values)
 
     def backup_to(self, path: str | os.PathLike[str]) -> None:
         """A consistent copy of the whole database (SQLite's online backup), written to a new file."""

@@ -604,15 +604,15 @@ def _repair_store(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # each session's closers take the shape of its revision (given, else detected from its rows)
         layout, owner = source.layout.user_version, layout_owner(source.layout.user_version)
         revisions: dict[str, str] = {}
+        read = {}
         for sid in ids:
             try:
-                stored = source.read_session(sid)
+                read[sid] = source.read_session(sid)
             except SessionSpecError as error:  # a session the store's reader refuses: as validate locates it
                 raise _store_refusal(args, sid, None, error) from error
-            revisions[sid] = _events_revision(args, stored.events, None, err, layout, owner)
-        try:  # refuse unloadable sessions, naming what validate names
-            source.new_pass()  # (its rows again: within the store's budget, as the read above was)
-            source.repair(ids, durable=False, revisions=revisions, seed=True)
+            revisions[sid] = _events_revision(args, read[sid].events, None, err, layout, owner)
+        try:  # refuse unloadable sessions, naming what validate names (the sessions as read above: not decoded again)
+            source.repair(ids, durable=False, revisions=revisions, seed=True, read=read)
         except SessionSpecError as error:
             sid = str(error.path or "").rpartition("#")[2]
             if sid not in revisions:
