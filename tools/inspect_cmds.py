@@ -68,10 +68,11 @@ class _Failure(Exception):
         self.code = code
 
 
-def _unit(path: str, session: str | None, err: TextIO | None = None, command: str = "") -> Unit:
+def _unit(path: str, session: str | None, err: TextIO | None = None, command: str = "", frames: bool = False) -> Unit:
     """The one stored session FILE holds (any storage form); a store of several needs ``--session``.
-    With ``err``, the storage's notes (a SQLite layout the revision's release commit refuses, DEC-21) go there."""
-    units, problem = open_units(path, read_input, session=session, keep=KEEP_FINDINGS)
+    With ``err``, the storage's notes (a SQLite layout the revision's release commit refuses, DEC-21) go there;
+    ``frames``: a compressed artifact's decoded frames are kept (`Unit.frames`, for repair)."""
+    units, problem = open_units(path, read_input, session=session, keep=KEEP_FINDINGS, frames=frames)
     if problem is not None:
         raise _Failure(problem, 2)
     if len(units) != 1:
@@ -502,7 +503,7 @@ class Repair:
             _same_form(args.file, args.output)
         if detect_form(args.file) == "sqlite":
             return _repair_store(args, out, err)
-        unit = _unit(args.file, args.session)
+        unit = _unit(args.file, args.session, frames=True)
         log = load_log(unit.data, unit.name, keep=KEEP_FINDINGS, locate=unit.locate)
         revision = _revision(args, log, err, unit)
         data, problem = read_input(args.file)

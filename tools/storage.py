@@ -70,8 +70,9 @@ class Unit:
     layout_revision: str | None = None
     #: what the reader should know that is not a finding (a layout its revision's release commit refuses: DEC-21)
     notes: tuple[str, ...] = ()
-    #: a compressed artifact's frames as its one frame walk decoded them (`jsonl_zstd.decode_frames`): what repair
-    #: cuts and re-appends is read from them, not from a second walk of the same bytes
+    #: a compressed artifact's frames as its one frame walk decoded them (`jsonl_zstd.decode_frames`), when asked
+    #: for (``open_units(frames=True)``: repair cuts and re-appends from them, not from a second walk of the same
+    #: bytes; other readers do not keep a second copy of the plaintext)
     frames: DecodedFrames | None = None
 
 
@@ -120,7 +121,7 @@ def _finding(code: ErrorCode, requirement: str | None, message: str, *, severity
 # ---------------------------------------------------------------- compressed artifacts
 
 
-def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Unit:
+def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0, frames: bool = False) -> Unit:
     """Decode every frame it can, by the reference's one frame walk in its every-defect mode
     (`jsonl_zstd.decode_frames`); the framing or decoding failure that ends the walk is a finding.
 
@@ -128,7 +129,9 @@ def _zstd_unit(name: str, data: bytes, budget: int | None, keep: int = 0) -> Uni
     from sessionspec.reference.jsonl_zstd import decode_frames
 
     unit = Unit(name, ZSTD, b"", findings=FindingList(keep=keep))
-    decoded = unit.frames = decode_frames(data, budget=budget, every_defect=True)
+    decoded = decode_frames(data, budget=budget, every_defect=True)
+    if frames:
+        unit.frames = decoded
     texts, defect, torn_start = decoded.plaintexts, decoded.defect, decoded.torn_start
     if defect is not None:
         error = defect.error
@@ -362,9 +365,10 @@ def no_session(path: str, session: str, count: int) -> str:
 
 
 def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]], *, session: str | None = None,
-               budget: int | None = None, keep: int = 0) -> tuple[list[Unit], str | None]:
+               budget: int | None = None, keep: int = 0, frames: bool = False) -> tuple[list[Unit], str | None]:
     """The stored sessions of one input, or why it cannot be read (an input error); ``keep`` > 0
-    bounds the storage findings kept per session (`FindingList`)."""
+    bounds the storage findings kept per session (`FindingList`); ``frames``: a compressed artifact's unit keeps
+    its decoded frames (`Unit.frames`)."""
     form = detect_form(path)
     if form == SQLITE:
         return _database_units(path, session)
@@ -378,7 +382,7 @@ def open_units(path: str, read: Callable[[str], tuple[bytes | None, str | None]]
     name = "<stdin>" if path == "-" else path
     binary = _binary_form(data[:16])
     if binary == ZSTD:
-        return [_zstd_unit(name, data, budget, keep)], None
+        return [_zstd_unit(name, data, budget, keep, frames)], None
     if binary == SQLITE:
         return [], f"{name}: a SQLite database cannot be read from standard input; name the file"
     unit = Unit(name, JSONL, data)
