@@ -27,10 +27,10 @@ import sqlite3
 import stat
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypeAlias, TypedDict, cast
 from urllib.parse import quote
 
 from sessionspec.spec import constants
@@ -497,10 +497,10 @@ class RowDefect:
     data_not_json: str | None = None
 
 
-@dataclass(frozen=True)
-class DecodedRow:
+class DecodedRow(NamedTuple):
     """One stored row (the layout's ``events`` columns after ``session_id``) with its ``events`` by the row codec
-    (``None``: not an event, a hole) and, in the every-defect mode, the located ``defect`` of a hole."""
+    (``None``: not an event, a hole) and, in the every-defect mode, the located ``defect`` of a hole (a named tuple:
+    one is made per row read)."""
 
     row: tuple[SqliteValue, ...]
     events: list[dict[str, JsonValue]] | None
@@ -893,9 +893,9 @@ class SqliteStore:
     def decode_row(self, row: Sequence[object]) -> list[dict[str, JsonValue]] | None:
         """A raw row's events by the layout's codec (None: not an event), within the store's plaintext budget
         (:meth:`decode_rows`'s decoder, for one row)."""
-        return self._decode_row("", 0, row, False).events
+        return self._decode_row("", 0, tuple(row), False).events
 
-    def decode_rows(self, session_id: str, *, every_defect: bool = False) -> list[DecodedRow]:
+    def decode_rows(self, session_id: str, *, every_defect: bool = False) -> Iterator[DecodedRow]:
         """A session's rows, in seq order, each with its events by the layout's row codec (None: not an event, a hole).
 
         The one row decoder of every reader of the form (issue #26): the load path (:meth:`read_session`, first-defect
@@ -903,23 +903,24 @@ class SqliteStore:
         validator and the inspecting commands (``every_defect``: each hole has its :class:`RowDefect`, located by
         session, row and column, with the rows around it decoded as the loader decodes them). Every row is decoded
         once, within the store's plaintext budget (ZSTD-4: ``ZSTD_TOO_LARGE`` / ``ZSTD_TOO_MANY_VALUES`` naming the
-        store when its rows together pass it, which ends the read in both modes)."""
-        return [self._decode_row(session_id, index, row, every_defect)
-                for index, row in enumerate(self.rows(session_id))]
+        store when its rows together pass it, which ends the read in both modes). Rows are decoded as they are taken
+        (a reader that keeps only what it makes of them holds one row's events at a time)."""
+        for index, row in enumerate(self.rows(session_id)):
+            yield self._decode_row(session_id, index, row, every_defect)
 
-    def _decode_row(self, session_id: str, index: int, row: Sequence[Any], every_defect: bool) -> DecodedRow:
+    def _decode_row(self, session_id: str, index: int, row: tuple[Any, ...], every_defect: bool) -> DecodedRow:
         try:
-            return DecodedRow(tuple(row), self.layout.rows.read_row(row, self.budget))
+            return DecodedRow(row, self.layout.rows.read_row(row, self.budget))
         except RowRefused as refused:
             if not every_defect:
-                return DecodedRow(tuple(row), None)
+                return DecodedRow(row, None)
             data_not_json = refused.data_not_json
             if data_not_json is None and not refused.data_parsed and type(row[3]) is str:  # (another column refused first)
                 try:
                     json_text.loads(row[3])
                 except (SessionSpecError, ValueError, TypeError) as error:
                     data_not_json = _message(error)
-            return DecodedRow(tuple(row), None, RowDefect(session_id, index, row[0], refused.column, refused.reason,
+            return DecodedRow(row, None, RowDefect(session_id, index, row[0], refused.column, refused.reason,
                                                            data_not_json))
         except _PastBudget as past:
             if past.args == ("values",):
@@ -950,7 +951,7 @@ class SqliteStore:
         the committed region.
         """
         header = self.header(session_id)
-        decoded = self.decode_rows(session_id)
+        decoded = list(self.decode_rows(session_id))
         rows: list[tuple[Any, ...]] = [item.row for item in decoded]  # (a refusal reports a row's seq column as stored)
         where = f"{self.path}#{session_id}"
 
@@ -1118,16 +1119,25 @@ def _row_event(row: Sequence[Any]) -> dict[str, Any]:
     """One event row of the JSON-text codec as an event; :class:`RowRefused` names the column that is not what the
     layout stores."""
     seq, etype, time, data, sources, surface_op = row
-    for column, value, kind in (("seq", seq, int), ("type", etype, str), ("time", time, int), ("data", data, str)):
-        if type(value) is not kind:
-            raise RowRefused(column, "not an integer" if kind is int else "not text")
-    event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": _loads_data(data, data)}
-    for column, key, value in (("source_event_seqs", "sourceEventSeqs", sources), ("surface_op", "surfaceOp", surface_op)):
-        if value is not None:
-            try:
-                event[key] = json_text.loads(value)
-            except (SessionSpecError, ValueError, TypeError) as error:
-                raise RowRefused(column, f"not JSON: {_message(error)}", data_parsed=True) from None
+    if type(seq) is not int or type(etype) is not str or type(time) is not int or type(data) is not str:
+        column, kind = next((c, k) for c, v, k in (("seq", seq, int), ("type", etype, str), ("time", time, int),
+                                                   ("data", data, str)) if type(v) is not k)
+        raise RowRefused(column, "not an integer" if kind is int else "not text")
+    try:
+        event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": json_text.loads(data)}
+    except (SessionSpecError, ValueError, TypeError) as error:
+        raise RowRefused("data", f"not JSON: {_message(error)}", data_not_json=_message(error)) from None
+    if sources is None and surface_op is None:
+        return event
+    column = "source_event_seqs"
+    try:
+        if sources is not None:
+            event["sourceEventSeqs"] = json_text.loads(sources)
+        column = "surface_op"
+        if surface_op is not None:
+            event["surfaceOp"] = json_text.loads(surface_op)
+    except (SessionSpecError, ValueError, TypeError) as error:
+        raise RowRefused(column, f"not JSON: {_message(error)}", data_parsed=True) from None
     return event
 
 

@@ -117,7 +117,7 @@ def test_every_defect_mode_locates_each_hole_and_decodes_the_rows_around_it(tmp_
     con.commit()
     con.close()
     with SqliteStore.open(path) as store:
-        decoded = store.decode_rows("a", every_defect=True)
+        decoded = list(store.decode_rows("a", every_defect=True))
         holes = [d.defect for d in decoded if d.events is None]
         assert [(h.session, h.index, h.seq, h.column) for h in holes if h] == [
             ("a", 2, 2, "data"), ("a", 7, 7, "source_event_seqs"), ("a", 9, 9, "data")]
@@ -125,7 +125,7 @@ def test_every_defect_mode_locates_each_hole_and_decodes_the_rows_around_it(tmp_
         assert holes[0] is not None and holes[0].data_not_json is not None and holes[0].reason.startswith("not JSON")
         assert holes[1] is not None and holes[1].data_not_json is None  # its data is JSON: another column refused
         assert [d.events[0]["seq"] for d in decoded if d.events] == [0, 1, 3, 4, 5, 6, 8, 10, 11]
-        first = store.decode_rows("a")  # the load path's mode: the same events, no reasons
+        first = list(store.decode_rows("a"))  # the load path's mode: the same events, no reasons
         assert [d.events for d in first] == [d.events for d in decoded]
         assert all(d.defect is None for d in first)
         with pytest.raises(SqliteStoreError) as refused:  # the first hole refuses the session, as before
