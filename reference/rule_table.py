@@ -12,6 +12,9 @@ hand-written mutants break, not every rule. Entries are registered once by the
 module that holds their default (:func:`define`), and the reference reads each
 one only through :data:`TABLE` -- never a private copy, never a test of whether
 the entry is its own default -- so a fast form of a rule evaluates the entry too.
+(:func:`is_own` is that test for an accelerator outside the reference whose shortcut
+is proved about the default entry: it takes the shortcut only then, and asks the
+entry otherwise.)
 
 A variant is a :class:`RuleSet`, derived like ``jsonschema.validators.extend``::
 
