@@ -142,3 +142,22 @@ def test_plain_append_sources_is_the_verdict_of_check(sources: Any, etype: str) 
     assert plain_append_sources(sources, 5, etype) is accepted
     assert state.try_append(etype, "append", sources) is accepted
     assert state.length == 5 + accepted
+
+
+def test_the_reference_never_asks_whether_an_entry_is_its_own() -> None:
+    """`rule_table.is_own` is for accelerators outside the reference (the validator's typed chunk rows): no module of
+    the reference calls it, so the reference's every path reads the entry itself; and it tells a variant apart."""
+    import ast
+    from pathlib import Path
+
+    from sessionspec import reference
+
+    root = Path(reference.__file__).parent
+    callers = [path.name for path in sorted(root.glob("*.py")) if path.name != "rule_table.py"
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, (ast.Name, ast.Attribute)) and getattr(node, "id", getattr(node, "attr", None)) == "is_own"]
+    assert callers == []
+    assert rule_table.is_own("row_shape")
+    with rule_table.use(rule_table.default().derive("row_shape", lambda own: lambda value, row: own(value, row))):
+        assert not rule_table.is_own("row_shape")
+    assert rule_table.is_own("row_shape")
