@@ -451,7 +451,7 @@ _READ_SURFACE_EVENT, _READ_SURFACE_TYPED = 6, 7
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
     """Whether a row's data struct (generated from the row schema by `mstypes`) guarantees the reference's own
-    ``row_shape`` (CHUNK-9's storage shape) of every row it decodes: the typed rows (`Pass._row_struct`).
+    ``row_shape`` (CHUNK-9's storage shape) of every row it decodes: the typed rows (`_Pass._typed_row`).
 
     Member texts are strings, gaps are ints within +/-(2^53-1), turn/step/index are ints or
     floats (msgspec never yields a non-finite float), run-constant keys are strings; its fields
@@ -650,8 +650,6 @@ class _Pass:
         self.handlers: dict[type, Callable[[Any, int], None]] = {
             cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
         self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED) if typed_shape else frozenset()
-        # the layout of each typed row's struct
-        self.row_layouts = {cls: _ROW_SPECS[fast.tags[cls]] for cls in self.typed_rows} if fast is not None else {}
         self.in_step_classes: frozenset[Any] = _in_step_classes(fast) if fast is not None and self.strict else frozenset()
         self.kept: dict[int, Any] = {}  # tool/result events by seq (dicts or structs), for SURF-10
         self.surface = SurfaceState(self._lookup, rules)
@@ -901,8 +899,6 @@ class _Pass:
                 setattr(self, name, classes | {variant})
         if cls in self.handlers:
             self.handlers[variant] = self.handlers[cls]
-        if cls in self.row_layouts:
-            self.row_layouts[variant] = self.row_layouts[cls]
         self.members[tag] = variant
         decoder = union_decoder(tuple(self.members.values()))
         self.decode, self.decode_lines = decoder.decode, decoder.decode_lines
@@ -1003,7 +999,7 @@ class _Pass:
     def _typed_row(self, obj: Any, index: int) -> None:
         """A typed row (its struct type proves its storage shape: `_row_struct_typed`) at the schema and load levels,
         with a known family verdict, checked from the struct's fields; anything else takes `_row_struct`."""
-        spec = self.row_layouts[obj.__class__]
+        spec = _ROW_SPECS[self.tags[obj.__class__]]
         d = obj.data
         members = getattr(d, spec.list_key)
         seq0 = obj.seq0
