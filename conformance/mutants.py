@@ -405,6 +405,15 @@ def _chunk9_times(member_bounds: Callable[[Any, int, int, int, list[int]], Any])
     return bounds
 
 
+@mutant("chunk11-members-numbered-late", "CHUNK-11", "numbers a chunk row's members from one past its seq0",
+        "member_seqs", storage=("pack", "stream"))
+def _chunk11_numbering(member_seqs: Callable[[int, int], range]) -> Callable[[int, int], range]:
+    def seqs(seq0: int, count: int) -> range:
+        return member_seqs(seq0 + 1, count)
+
+    return seqs
+
+
 @mutant("repair6-step-end-first", "REPAIR-6", "closes the open step before answering the pending calls",
         "interrupted_turn_closers", steps=20, storage=("repair", "grow"))
 def _repair6(closers_of: Callable[..., list[dict[str, Any]]]) -> Callable[..., list[dict[str, Any]]]:

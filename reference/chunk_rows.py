@@ -330,7 +330,7 @@ def _member_bounds(row: RowSpec, seq0: int, time0: int, count: int, dt: list[int
     tag = row.tag
     if len(dt) != count - 1:
         raise _malformed(tag, f"dt length {len(dt)} does not match {count} members")
-    if seq0 + count - 1 > MAX_SAFE_INTEGER:
+    if TABLE.member_seqs(seq0, count)[-1] > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member seqs must stay safe integers")
     if not dt or min(dt) >= 0:  # times that never go back: the first is the lowest, the last the highest
         low = time0
@@ -362,7 +362,7 @@ def expand_row(value: JsonObject, row: RowSpec) -> list[dict[str, JsonValue]]:
     """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
     data, payload, times = validate_row(value, row)
-    return _members(cast(int, value["seq0"]), data, row, payload, times)  # (validated: a safe integer)
+    return _members(TABLE.member_seqs(cast(int, value["seq0"]), len(payload)), data, row, payload, times)  # (validated: a safe integer)
 
 
 def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict]:
@@ -375,12 +375,11 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     step = data["step"]
     index = data["index"]
     if turn.__class__ is not int or step.__class__ is not int or index.__class__ is not int:  # floats: -0.0?
-        return list(map(freeze_parsed, _members(value["seq0"], data, row, payload, times)))
+        return list(map(freeze_parsed, _members(TABLE.member_seqs(value["seq0"], len(payload)), data, row, payload, times)))
     fd = _frozen_dict
     chunk_type = row.chunk_type
     member_key = row.member_key
     event_type = _CHUNK_EVENT_TYPE
-    seq0 = value["seq0"]
     base = {"type": chunk_type, "index": index}
     for key in row.fixed:
         if key in data:
@@ -388,7 +387,7 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     return [
         fd({"type": event_type, "seq": seq, "time": time,
             "data": fd({"turn": turn, "step": step, "chunk": fd({**base, member_key: member})})})
-        for seq, time, member in zip(range(seq0, seq0 + len(payload)), times, payload)
+        for seq, time, member in zip(TABLE.member_seqs(value["seq0"], len(payload)), times, payload)
     ]
 
 
@@ -396,20 +395,26 @@ def expand_row_batches(value: JsonObject, row: RowSpec, batch: int) -> Iterator[
     """:func:`expand_row` ``batch`` members at a time (validated once, before the first batch), so that a
     streaming writer never holds a long row's member events all at once."""
     data, payload, times = validate_row(value, row)
-    seq0 = cast(int, value["seq0"])  # (validated: a safe integer)
+    seqs = TABLE.member_seqs(cast(int, value["seq0"]), len(payload))  # (validated: a safe integer)
     for start in range(0, len(payload), batch):
         stop = start + batch
-        yield _members(seq0 + start, data, row, payload[start:stop], times[start:stop])
+        yield _members(seqs[start:stop], data, row, payload[start:stop], times[start:stop])
 
 
-def _members(seq0: int, data: Mapping[str, Any], row: RowSpec, payload: list[str], times: list[int]) -> list[dict[str, Any]]:
+def _member_seqs(seq0: int, count: int) -> range:
+    """CHUNK-11: the seqs of a row's ``count`` members, one by one from ``seq0``. The one statement of a row's
+    numbering (the rule table's ``member_seqs``): the row's decoding numbers its members by it, and the load path
+    and the validator's pass place a row by it (`jsonl_read.row_in_place`)."""
+    return range(seq0, seq0 + count)
+
+
+def _members(seqs: range, data: Mapping[str, Any], row: RowSpec, payload: list[str], times: list[int]) -> list[dict[str, Any]]:
     turn = data["turn"]
     step = data["step"]
     index = data["index"]
     chunk_type = row.chunk_type
     member_key = row.member_key
     event_type = _CHUNK_EVENT_TYPE
-    seqs = range(seq0, seq0 + len(payload))
     if not row.fixed:
         return [
             {"type": event_type, "seq": seq, "time": time,
@@ -480,3 +485,4 @@ define("min_run", MIN_RUN)  # CHUNK-4
 define("build_row", _row)  # CHUNK-6 (and the row layout)
 define("row_shape", _row_shape)  # CHUNK-9: the storage shape
 define("member_bounds", _member_bounds)  # CHUNK-9: the members' seqs and times
+define("member_seqs", _member_seqs)  # CHUNK-11: a row's numbering

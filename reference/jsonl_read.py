@@ -59,9 +59,11 @@ __all__ = [
     "in_place",
     "is_negative_zero",
     "load_log",
+    "may_hold_crlf",
     "parse_line",
     "read_damaged",
     "read_entries",
+    "row_in_place",
     "whole_lines",
 ]
 
@@ -537,17 +539,19 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
             if tag == "turn/end":
                 last_turn_end = index
         else:
-            if not in_place(value.get("seq0"), expected):  # (its members' seqs follow from it, CHUNK-9)
-                return events, last_turn_end, index
             try:
                 if keep:
                     members = expand_row_frozen(value, row) if freeze else expand_row(value, row)
-                    extend(members)
-                    expected += len(members)
+                    count = len(members)
                 else:
-                    expected += len(validate_row(value, row)[1])
+                    count = len(validate_row(value, row)[1])
             except (ChunkRowError, NotLossless):
                 return events, last_turn_end, index
+            if not row_in_place(TABLE.member_seqs(value["seq0"], count), expected):
+                return events, last_turn_end, index
+            if keep:
+                extend(members)
+            expected += count
     return events, last_turn_end, len(lines)
 
 
@@ -609,12 +613,19 @@ def read_entries(entries: Sequence[Sequence[JsonObject] | None], refuse: Refusal
     return log.events, None if stopped is None else stopped - 2  # (entry i is line i + 2)
 
 
+def may_hold_crlf(data: bytes) -> bool:
+    """JSONL-3: whether ``data`` may hold a line that ends in CRLF: a CR anywhere (a CRLF that two pieces of a file
+    split leaves its CR in the first). The load path counts CRLF line ends only in text where this holds (one byte is
+    found at memchr speed, two are counted slowly); the validator's accept-fast pass gives up on such text."""
+    return b"\r" in data
+
+
 def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
     end = data.rfind(b"\n")
     fragment = data[end + 1 :]  # b"" when the file ends with a newline
     count = data.count(b"\n")  # complete lines (walked with find: no list of every line is held)
     log.lines = count + (1 if fragment else 0)
-    crlf = data.count(b"\r\n") if b"\r" in data else 0  # (one byte is found at memchr speed; two are counted slowly)
+    crlf = data.count(b"\r\n") if may_hold_crlf(data) else 0
     if crlf:
         first_crlf = data.count(b"\n", 0, data.find(b"\r\n")) + 1
         log.add(
@@ -753,6 +764,20 @@ def in_place(seq: object, expected: int) -> TypeGuard[int]:
     The one statement of the numbering: the load path's reading (`whole_lines`, `_Numbering`) decides by it, and
     so does the validator's accept-fast pass (`sessionspec.validator.fastlog`), which gives up where it is false."""
     return seq.__class__ is int and seq == expected
+
+
+def row_in_place(seqs: Sequence[int], expected: int) -> bool:
+    """JSONL-7 of a packed row whose members have the seqs ``seqs`` (the rule table's `member_seqs`): whether each
+    member is in place, the first where seq ``expected`` is due (:func:`in_place` of each). Of a ``range`` its first
+    and last member decide: a range is an arithmetic progression, so its seqs are ``expected``, ``expected + 1`` …
+    exactly when both ends are.
+
+    The load path's reading (`whole_lines`) and the validator's accept-fast pass place a row by it."""
+    if not seqs:
+        return False
+    if seqs.__class__ is not range:
+        return all(in_place(seq, expected + i) for i, seq in enumerate(seqs))
+    return in_place(seqs[0], expected) and in_place(seqs[-1], expected + len(seqs) - 1)
 
 
 def _past_commit(committed_line: int | None) -> str:

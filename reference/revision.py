@@ -19,7 +19,7 @@ from sessionspec.spec.revisions import Revision, resolve_revision
 from sessionspec.spec.schema_types import JsonObject, JsonValue
 
 from .finding import Finding
-from .json_value import FrozenDict, FrozenList, freeze_json_value, is_object
+from .json_value import MAX_SAFE_INTEGER, FrozenDict, FrozenList, freeze_json_value, is_object
 from .upgrade import LoadUpgrade
 
 __all__ = ["FlatMessages", "IdentifiedMessages", "MessageShape", "RevisionLike", "Rules", "revision_of", "rules_for"]
@@ -291,6 +291,11 @@ class Rules:
         #: whether type, seq, time and data are envelope keys (then an event of exactly those has no other key)
         self.plain_envelope: bool = self.envelope_keys >= {"type", "seq", "time", "data"}
         self.negative_time = bool(c["negativeTimeAllowed"])
+        #: SEED-3: the least and greatest seq and time an event's envelope may carry (the one statement of those
+        #: bounds: the envelope rule tests them, the validator's pass tests its generated types and a packed row's
+        #: lowest and highest member against them)
+        self.seq_range: tuple[int, int] = (0, MAX_SAFE_INTEGER)
+        self.time_range: tuple[int, int] = (-MAX_SAFE_INTEGER if self.negative_time else 0, MAX_SAFE_INTEGER)
         self.messages: MessageShape = _SHAPES[c["messageShape"]]
         self.seed_checks_turn_end_reason = bool(c["seedChecksTurnEndReason"])
         self.seed_request_header_any_data = c["seedRequestHeaderCheck"] == "any-data"

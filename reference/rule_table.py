@@ -68,6 +68,7 @@ HOMES: dict[str, tuple[str, str]] = {
     "build_row": ("CHUNK-6", "chunk_rows"),
     "row_shape": ("CHUNK-9", "chunk_rows"),
     "member_bounds": ("CHUNK-9", "chunk_rows"),
+    "member_seqs": ("CHUNK-11", "chunk_rows"),
     "interrupted_turn_closers": ("REPAIR-6", "repair"),
     "repair_texts": ("REPAIR-9", "repair"),
     "header_line": ("JSONL-1", "jsonl"),

@@ -182,16 +182,16 @@ def _bind_envelope_rule(rules: Rules) -> Callable[[Mapping[str, Any]], tuple[Fin
     building anything."""
     keys = rules.envelope_keys
     plain = rules.plain_envelope  # an event with these four members and no fifth key has no other key
-    negative = rules.negative_time
+    seq_low, seq_high = rules.seq_range
+    time_low, time_high = rules.time_range
     ignorable_known = "ignorable" in keys
-    high = _MAX_SAFE
 
     def rule(event: Mapping[str, Any]) -> tuple[Finding, ...]:
         seq = event.get("seq")
         time_ = event.get("time")
         bad_type = event.get("type").__class__ is not str
-        bad_seq = not (seq.__class__ is int and 0 <= seq <= high)
-        bad_time = not (time_.__class__ is int and (0 <= time_ <= high or (negative and -high <= time_ < 0)))
+        bad_seq = not (seq.__class__ is int and seq_low <= seq <= seq_high)
+        bad_time = not (time_.__class__ is int and time_low <= time_ <= time_high)
         no_data = "data" not in event
         members_ok = not (bad_type or bad_seq or bad_time or no_data)
         if members_ok and plain and len(event) == 4:
@@ -202,8 +202,8 @@ def _bind_envelope_rule(rules: Rules) -> Callable[[Mapping[str, Any]], tuple[Fin
             return _NO_FINDINGS
         found = [_envelope_finding(pointer, problem) for pointer, problem, wrong in (
             ("/type", "must be a string", bad_type),
-            ("/seq", "must be a non-negative safe integer", bad_seq),
-            ("/time", "must be a safe integer" if negative else "must be a non-negative safe integer", bad_time),
+            ("/seq", _range_problem(seq_low, seq_high), bad_seq),
+            ("/time", _range_problem(time_low, time_high), bad_time),
             ("/data", "is required", no_data),
             ("/ignorable", "may only be true", bad_ignorable),
         ) if wrong]
@@ -213,6 +213,15 @@ def _bind_envelope_rule(rules: Rules) -> Callable[[Mapping[str, Any]], tuple[Fin
         return tuple(found)
 
     return rule
+
+
+def _range_problem(low: int, high: int) -> str:
+    """What an envelope integer out of ``low`` … ``high`` must be (the revisions' ranges read as words)."""
+    if (low, high) == (0, _MAX_SAFE):
+        return "must be a non-negative safe integer"
+    if (low, high) == (-_MAX_SAFE, _MAX_SAFE):
+        return "must be a safe integer"
+    return f"must be an integer from {low} to {high}"
 
 
 def _pointer(key: object) -> str:

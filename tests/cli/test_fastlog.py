@@ -1204,3 +1204,86 @@ def test_the_pass_asks_the_crash_tail_of_the_references_closers_under_a_variant(
             exact, fast = _exact(data, level), _fast(data, level)
             assert [f.code for f in exact] == ["REPAIR_NEEDED"], level
             assert fast is not None and report(fast.findings) == report(exact), level
+
+
+def _times_at(data: bytes, time: int, dip: str) -> bytes:
+    """`data` with every record's time ``time`` (a row's gaps 0), but for one dip to ``time - 1`` in the middle: a
+    middle member of a row of three or more (``dip`` "row") or a plain record (``dip`` "record")."""
+    lines = _lines(data)
+    values = [orjson.loads(line) for line in lines[1:-1]]
+    rows = [k for k, v in enumerate(values) if v.get("type") in ROW_SPECS and len(v["data"]["dt"]) >= 2]
+    plain = [k for k, v in enumerate(values) if v.get("type") not in ROW_SPECS and "surfaceOp" not in v]
+    at = (rows if dip == "row" else plain)[len(rows if dip == "row" else plain) // 2]
+    for k, value in enumerate(values):
+        if value.get("type") in ROW_SPECS:
+            value["time0"] = time
+            value["data"]["dt"] = [-1, 1, *[0] * (len(value["data"]["dt"]) - 2)] if k == at else [0] * len(value["data"]["dt"])
+        else:
+            value["time"] = time - 1 if k == at else time
+    return b"\n".join([lines[0], *map(orjson.dumps, values), b""])
+
+
+@pytest.mark.req("SEED-3")
+@pytest.mark.parametrize("dip", ["row", "record"])
+def test_the_pass_follows_the_envelopes_time_bound_under_a_variant(logs, dip):
+    """SEED-3: the envelope's seq and time bounds are the revision's one statement of them (`Rules.seq_range`,
+    `Rules.time_range`), which the envelope rule tests of each event and the pass tests of its generated types and of
+    a packed row's lowest and highest member: on a log whose times all are 1000 but for one 999 (a row's middle member,
+    or a plain record), under revision rules whose least time is 1000 the exact path reports that event's time and the
+    pass gives up, at every level; under the revision's own rules both find nothing."""
+    from sessionspec.reference.revision import rules_for
+
+    data = _times_at(logs["packed" if dip == "row" else "unpacked"], 1000, dip)
+    own = rules_for(None)
+    variant = copy.copy(own)
+    variant.time_range = (1000, own.time_range[1])
+    for level in LEVELS:
+        fast, exact, _checker = _at(data, level, own)
+        assert fast is not None and fast.findings == [] and not exact.findings, level
+        fast, exact, _checker = _at(data, level, variant)
+        assert {(f.code, f.pointer) for f in exact.findings if f.severity == "error"} == {("SEED_ENVELOPE", "/time")}, level
+        assert fast is None, (level, dip)
+
+
+@pytest.mark.req("CHUNK-11", "JSONL-7")
+@pytest.mark.parametrize("path", ["typed", "dict"])
+def test_the_pass_numbers_a_rows_members_by_the_rule_tables_entry_under_a_variant(logs, path):
+    """CHUNK-11 / JSONL-7: a row's members are numbered by the rule table's `member_seqs` and placed by
+    `jsonl_read.row_in_place`, which the load path and the pass both ask (of a row decoded by its struct type, or read
+    alone as a dict): under a variant that numbers the rows of one member count from one past their seq0, the exact
+    path reports the numbering and the pass gives up, at every level; with the entry as it is both find nothing."""
+    from sessionspec.reference import rule_table
+
+    data = logs["packed"]
+    counts = _row_counts(data)
+    at, count = counts[len(counts) // 2]
+    assert sum(1 for _, n in counts if n == count) < len(counts)  # the variant renumbers some rows, not all
+    data = _row_line_alone(data, at) if path == "dict" else data
+    assert all(_fast(data, level) is not None and not _exact(data, level) for level in LEVELS)
+
+    def late(own: Any) -> Any:
+        return lambda seq0, n: own(seq0 + 1 if n == count else seq0, n)
+
+    with rule_table.use(rule_table.default().derive("member_seqs", late)):
+        for level in LEVELS:
+            assert "JSONL-7" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
+            assert _fast(data, level) is None, (level, path)
+
+
+@pytest.mark.req("JSONL-3")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_gives_up_on_crlf_by_the_load_paths_statement_under_a_variant(logs, form, monkeypatch):
+    """JSONL-3: which text may hold a CRLF line end is the load path's one statement (`jsonl_read.may_hold_crlf`),
+    before it counts them and warns: on a log whose lines end in CRLF the exact path warns and the pass gives up; under
+    a variant that never takes text to hold one, the exact path does not warn and the pass proves the log."""
+    from sessionspec.reference import jsonl_read
+
+    data = logs[form].replace(b"\n", b"\r\n")
+    for level in LEVELS:
+        assert [f.code for f in _exact(data, level)] == ["JSONL_CRLF"], level
+        assert _fast(data, level) is None, level
+    monkeypatch.setattr(jsonl_read, "may_hold_crlf", lambda data: False)
+    for level in LEVELS:
+        assert not _exact(data, level), level
+        fast = _fast(data, level)
+        assert fast is not None and fast.findings == [], (level, form)

@@ -238,26 +238,27 @@ class RowPlan:
                     self.checks.append(("value", b[path], key))
         self.reads_data = any(what == "value" for what, _, _ in self.checks)
 
-    def members_valid(self, seq0: int, time0: int, tmin: int, tmax: int, data: JsonObject,
+    def members_valid(self, seqs: range, time0: int, tmin: int, tmax: int, data: JsonObject,
                       members: list[str]) -> bool:
-        """Whether every member satisfies the event schema (exact; a None plan answers False).
+        """Whether every member (of seqs ``seqs``: the rule table's `member_seqs`) satisfies the event schema (exact; a
+        None plan answers False).
 
         verdict(member) = constant AND (each varying or per-row value meets its bounds).
         """
-        if not self.bounds_ok(seq0, tmin, tmax, data, members):
+        if not self.bounds_ok(seqs, tmin, tmax, data, members):
             return False
         if self.constant is None:
             predicate = self.predicate
-            self.constant = predicate is not None and bool(predicate(self.builder(seq0, time0, data, members[0])))
+            self.constant = predicate is not None and bool(predicate(self.builder(seqs[0], time0, data, members[0])))
         return self.constant
 
-    def bounds_ok(self, seq0: int, tmin: int, tmax: int, data: JsonObject | None, members: list[str]) -> bool:
+    def bounds_ok(self, seqs: range, tmin: int, tmax: int, data: JsonObject | None, members: list[str]) -> bool:
         """Whether each varying and per-row value meets its bounds (`data` is only read when `reads_data`)."""
         if self.bounds is None or self.predicate is None:
             return False
         for what, bounds, key in self.checks:
             if what == "seq":
-                ok = bounds.ints_ok(seq0, seq0 + len(members) - 1)
+                ok = bounds.ints_ok(seqs[0], seqs[-1])
             elif what == "time":
                 ok = bounds.ints_ok(tmin, tmax)
             elif what == "members":
@@ -352,7 +353,7 @@ def row_members_ok(value: dict[str, JsonValue], compiled: CompiledSchema) -> boo
         return None
     data, members, (tmin, tmax, _) = shape
     plan = RowPlan(tag, frozenset([k for k in spec.optional if k in data]), compiled)
-    return plan.members_valid(seq0, cast(int, value["time0"]), tmin, tmax, data, members)
+    return plan.members_valid(TABLE.member_seqs(seq0, len(members)), cast(int, value["time0"]), tmin, tmax, data, members)
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -519,7 +520,7 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     # (`UpgradeReader.read`): a struct of one is read by that reader and asked the seed entry as the dict path asks it
     # (`_read_surface_struct`), the rest of its rules as for any struct.
     reader_checked = rules.messages.seed_types if rules.load_upgrade is not None else _NONE
-    low_time = -_MAX if rules.negative_time else 0
+    (seq_low, seq_high), (time_low, time_high) = rules.seq_range, rules.time_range  # SEED-3's bounds
     kinds: dict[type, int] = {}
     for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
         fields = {f.name: f for f in info.fields}
@@ -535,8 +536,8 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             plain
             and set(fields) <= envelope - {"type"}
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
-            and _int_field(fields["seq"].type, 0, _MAX)
-            and _int_field(fields["time"].type, low_time, _MAX)
+            and _int_field(fields["seq"].type, seq_low, seq_high)
+            and _int_field(fields["time"].type, time_low, time_high)
             and tag not in _legacy_types() | (data_checked - reader_checked if read else data_checked) | {_HEADER_TYPE}
             and (read or not reads_apart(tag, payload))
         )
@@ -598,7 +599,9 @@ class _Pass:
         self.surface_types = rules.surface_types
         self.looked_into = _looked_into(rules)
         self.legacy = _legacy_types()
-        self.min_time = -_MAX if rules.negative_time else 0  # SEED-3: a member's time (the envelope's bound)
+        # SEED-3: the envelope's seq and time bounds (the revision's statement of them), which a packed row's lowest
+        # and highest member seq and time meet for its members to take the family step
+        self.seq_range, self.time_range = rules.seq_range, rules.time_range
         self.progress = progress if progress is not None and total else None
         self.total = total or 0
         core = schemas if schemas is not None else _core_schema_set(rules.id)
@@ -665,9 +668,9 @@ class _Pass:
         self.kept_as_stored: dict[str, int] = {}
         self.earlier = checker.earlier_schemas() if checker is not None else None
         self.expected = 0  # the seq the next event must have (JSONL-7)
-        # JSONL-7: whether a record is in place is the load path's own statement (`jsonl_read.in_place`); a packed
-        # row's first member is tested by it, the others follow from the row's own numbering (CHUNK-9)
-        self.in_place = jsonl_read.in_place
+        # JSONL-7: whether a record is in place is the load path's own statement (`jsonl_read.in_place`), and whether
+        # a packed row's members are (`jsonl_read.row_in_place`, of their seqs: the rule table's `member_seqs`)
+        self.in_place, self.row_in_place = jsonl_read.in_place, jsonl_read.row_in_place
         self.rows = 0
         # REPAIR-6: the crash tail's check runs on the events from the last turn boundary on (`repair.TURN_BOUNDARIES`:
         # the closers' scan resets there), or on every event when the log has none
@@ -698,8 +701,8 @@ class _Pass:
         if not first or first.lstrip(b" \t\n")[:1] == b"[":
             raise _GiveUp  # empty, or a JSON array of events: the exact path (a BOM: the header is not lossless JSON)
         header_raw, newline, rest = first.partition(b"\n")
-        if not newline or b"\r" in header_raw:
-            raise _GiveUp
+        if not newline or jsonl_read.may_hold_crlf(header_raw):
+            raise _GiveUp  # JSONL-3: the exact path warns of a CRLF line end
         header = _trusted(header_raw, 1)
         if self.detection is not None and self.detection.picks(header_raw):
             self.detection.feed(1, header)
@@ -721,8 +724,8 @@ class _Pass:
 
     def block(self, piece: bytes) -> None:
         """The next piece of the file: the line the previous piece cut, then its complete lines (no copy of it)."""
-        if b"\r" in piece:
-            raise _GiveUp  # CRLF: the exact path reports it
+        if jsonl_read.may_hold_crlf(piece):
+            raise _GiveUp  # JSONL-3: the exact path warns of a CRLF line end
         start = 0
         if self.carry:
             newline = piece.find(b"\n")
@@ -1003,7 +1006,8 @@ class _Pass:
         d = obj.data
         members = getattr(d, spec.list_key)
         seq0 = obj.seq0
-        if not self.in_place(seq0, self.expected):
+        seqs = TABLE.member_seqs(seq0, len(members))
+        if not self.row_in_place(seqs, self.expected):
             self._row_struct(obj, index)
             return
         try:
@@ -1013,13 +1017,20 @@ class _Pass:
         optional = spec.optional
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((spec.tag, present))
-        if (plan is None or not plan.loadable or tmin < self.min_time or (self.compiled is not None and not (
-                plan.constant is True and not plan.reads_data and plan.member_type in self.registered
-                and plan.bounds_ok(seq0, tmin, tmax, None, members)))):
+        if (plan is None or not plan.loadable or not self._in_envelope(seqs, tmin, tmax) or (
+                self.compiled is not None and not (
+                    plan.constant is True and not plan.reads_data and plan.member_type in self.registered
+                    and plan.bounds_ok(seqs, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
             return
         self.rows += 1
-        self.expected = seq0 + len(members)
+        self.expected += len(seqs)
+
+    def _in_envelope(self, seqs: range, tmin: int, tmax: int) -> bool:
+        """SEED-3 of a row's members from their extremes: the lowest and highest seq and time within the revision's
+        envelope bounds (`Rules.seq_range`, `Rules.time_range`), which the envelope rule tests of each event."""
+        (seq_low, seq_high), (time_low, time_high) = self.seq_range, self.time_range
+        return seq_low <= seqs[0] and seqs[-1] <= seq_high and time_low <= tmin and tmax <= time_high
 
     def _row_struct(self, obj: Any, index: int) -> None:
         """A typed row: its storage shape proved by its struct type, its members' arithmetic the rule table's."""
@@ -1128,25 +1139,25 @@ class _Pass:
         a function building it)."""
         tag = spec.tag
         tmin, tmax, last_time = times
-        if not self.in_place(seq0, self.expected):
+        seqs = TABLE.member_seqs(seq0, len(members))
+        if not self.row_in_place(seqs, self.expected):
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
         plan = self.plans.get((tag, present))
         if plan is None:
             plan = self.plans[(tag, present)] = RowPlan(tag, present, self.row_compiled, self.rules)
         self.rows += 1
-        if not plan.loadable or tmin < self.min_time or (self.compiled is not None and not (
-                plan.member_type in self.registered and plan.members_valid(seq0, time0, tmin, tmax, row_data, members))):
+        if not plan.loadable or not self._in_envelope(seqs, tmin, tmax) or (self.compiled is not None and not (
+                plan.member_type in self.registered and plan.members_valid(seqs, time0, tmin, tmax, row_data, members))):
             for member in decode_storage_record(value() if callable(value) else value):  # the exact per-event checks
                 self.event(member, index)
             return
         if self.strict:
-            last = seq0 + len(members) - 1
-            for probe_event in (plan.builder(seq0, time0, row_data, members[0]),
-                                plan.builder(last, last_time, row_data, members[-1])):
+            for probe_event in (plan.builder(seqs[0], time0, row_data, members[0]),
+                                plan.builder(seqs[-1], last_time, row_data, members[-1])):
                 if self.inv.step(probe_event, probe_event["seq"]):
                     raise _GiveUp
-        self.expected = seq0 + len(members)
+        self.expected += len(seqs)
 
     # -- the end ----------------------------------------------------------------------------
 
@@ -1289,11 +1300,11 @@ def _no_negative_zero_of(fast: Any) -> bool:
     return cached[1]
 
 
-_KINDS: dict[tuple[int, str, frozenset[str]], tuple[Any, dict[type, int]]] = {}
+_KINDS: dict[tuple[int, Rules, frozenset[str]], tuple[Any, dict[type, int]]] = {}
 
 
 def _kinds_of(fast: Any, rules: Rules) -> dict[type, int]:
-    key = (id(fast), rules.id, _legacy_types())
+    key = (id(fast), rules, _legacy_types())  # (the rules themselves: their facts decide the kinds)
     cached = _KINDS.get(key)
     if cached is None or cached[0] is not fast:
         cached = _KINDS[key] = (fast, _struct_kinds(fast, rules))
