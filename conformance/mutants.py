@@ -398,9 +398,9 @@ def _chunk9(row_shape: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 @mutant("chunk9-running-time-unbounded", "CHUNK-9", "decodes a chunk row whose members' running time passes the safe integers",
         "member_bounds", storage=("pack", "stream"))
-def _chunk9_times(member_bounds: Callable[[Any, int, int, int, list[int]], Any]) -> Callable[[Any, int, int, int, list[int]], Any]:
-    def bounds(row: Any, seq0: int, time0: int, count: int, dt: list[int]) -> Any:
-        return member_bounds(row, seq0, time0, count, [0] * len(dt))  # the gaps' count still checked, not their sum
+def _chunk9_times(member_bounds: Callable[[Any, range, int, list[int]], Any]) -> Callable[[Any, range, int, list[int]], Any]:
+    def bounds(row: Any, seqs: range, time0: int, dt: list[int]) -> Any:
+        return member_bounds(row, seqs, time0, [0] * len(dt))  # the gaps' count still checked, not their sum
 
     return bounds
 

@@ -323,14 +323,16 @@ def _row_shape(value: Mapping[str, Any], row: RowSpec) -> tuple[Mapping[str, Any
     return data, payload, dt
 
 
-def _member_bounds(row: RowSpec, seq0: int, time0: int, count: int, dt: list[int]) -> tuple[int, int, int]:
-    """CHUNK-9's arithmetic of a row's ``count`` members from ``seq0`` and ``time0`` with gaps ``dt`` (safe integers):
-    one gap between each two members, every member's seq and time a safe integer. Returns the lowest, the
-    highest and the last member time. ``count`` 0 is refused by the gap count (the shape refuses an empty member list first)."""
+def _member_bounds(row: RowSpec, seqs: range, time0: int, dt: list[int]) -> tuple[int, int, int]:
+    """CHUNK-9's arithmetic of a row's members, of seqs ``seqs`` (the rule table's ``member_seqs``), from ``time0``
+    with gaps ``dt`` (safe integers): one gap between each two members, every member's seq and time a safe integer.
+    Returns the lowest, the highest and the last member time. Empty ``seqs`` are refused by the gap count (the shape
+    refuses an empty member list first)."""
     tag = row.tag
+    count = len(seqs)
     if len(dt) != count - 1:
         raise _malformed(tag, f"dt length {len(dt)} does not match {count} members")
-    if TABLE.member_seqs(seq0, count)[-1] > MAX_SAFE_INTEGER:
+    if seqs[-1] > MAX_SAFE_INTEGER:
         raise _malformed(tag, "member seqs must stay safe integers")
     if not dt or min(dt) >= 0:  # times that never go back: the first is the lowest, the last the highest
         low = time0
@@ -354,7 +356,7 @@ def validate_row(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str]
     ``member_bounds``; (data, members, member times), or :class:`ChunkRowError`."""
     data, payload, dt = TABLE.row_shape(value, row)
     time0 = value["time0"]
-    TABLE.member_bounds(row, value["seq0"], time0, len(payload), dt)
+    TABLE.member_bounds(row, TABLE.member_seqs(value["seq0"], len(payload)), time0, dt)
     return data, payload, list(accumulate(dt, initial=time0))
 
 

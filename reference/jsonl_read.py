@@ -769,15 +769,13 @@ def in_place(seq: object, expected: int) -> TypeGuard[int]:
 def row_in_place(seqs: Sequence[int], expected: int) -> bool:
     """JSONL-7 of a packed row whose members have the seqs ``seqs`` (the rule table's `member_seqs`): whether each
     member is in place, the first where seq ``expected`` is due (:func:`in_place` of each). Of a ``range`` its first
-    and last member decide: a range is an arithmetic progression, so its seqs are ``expected``, ``expected + 1`` …
-    exactly when both ends are.
+    member and its step decide: the seqs of a range of step 1 are ``expected``, ``expected + 1`` … exactly when its
+    first is ``expected``.
 
     The load path's reading (`whole_lines`) and the validator's accept-fast pass place a row by it."""
-    if not seqs:
-        return False
-    if seqs.__class__ is not range:
-        return all(in_place(seq, expected + i) for i, seq in enumerate(seqs))
-    return in_place(seqs[0], expected) and in_place(seqs[-1], expected + len(seqs) - 1)
+    if seqs.__class__ is range:
+        return seqs.step == 1 and bool(seqs) and in_place(seqs.start, expected)
+    return bool(seqs) and all(in_place(seq, expected + i) for i, seq in enumerate(seqs))
 
 
 def _past_commit(committed_line: int | None) -> str:

@@ -1042,10 +1042,10 @@ def test_the_pass_follows_the_chunk_row_rule_under_a_variant(logs, entry, path, 
 
     def refusing(own: Any) -> Any:
         if entry == "member_bounds":
-            def bounds(row: Any, seq0: int, time0: int, n: int, dt: list[int]) -> Any:
-                if n == count:
+            def bounds(row: Any, seqs: range, time0: int, dt: list[int]) -> Any:
+                if len(seqs) == count:
                     raise ChunkRowError("malformed storage row: a variant's count", requirement="CHUNK-9")
-                return own(row, seq0, time0, n, dt)
+                return own(row, seqs, time0, dt)
             return bounds
 
         def shape(value: Any, row: Any) -> Any:

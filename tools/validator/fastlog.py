@@ -29,12 +29,12 @@ What makes it fast:
   may read apart (JSONL-13..15: the load path's own test, `StoredReader.reads_apart`,
   which its `read` dispatches on) is read by that `StoredReader` before any check, so the
   pass checks the records the exact path checks (upgraded, kept as stored: counted);
-* the load rules are inlined; what a struct type implies (envelope keys, seq
-  and time bounds, SEED-6, a row's CHUNK-9 storage shape) is verified on the
+* no load rule is restated: what a struct type implies (envelope keys, the revision's
+  seq and time bounds, SEED-6, a row's CHUNK-9 storage shape) is verified on the
   generated type (`_struct_kinds`), so a log-only event costs one seq test and a
-  typed row the rule table's arithmetic of its members (`member_bounds`);
+  typed row the rule table's numbering and arithmetic of its members (`member_seqs`, `member_bounds`);
 * a packed chunk row is never expanded: CHUNK-9 is the rule table's (`row_shape`
-  and `member_bounds`, whole-list operations), seq contiguity is arithmetic, and its members are
+  and `member_bounds`, whole-list operations), its place the load path's (`jsonl_read.row_in_place`), and its members are
   checked against the event schema as one family (`RowPlan`): the bounds that
   `sessionspec.validator.schemavary` derives for the varying values (seq, time, text)
   and the per-row values, plus one verdict for everything shared;
@@ -140,7 +140,7 @@ def _row_parts(value: dict[str, Any], spec: RowSpec) -> tuple[dict[str, Any], li
     refuses the row."""
     try:
         data, members, dt = TABLE.row_shape(value, spec)
-        return data, members, TABLE.member_bounds(spec, value["seq0"], value["time0"], len(members), dt)
+        return data, members, TABLE.member_bounds(spec, TABLE.member_seqs(value["seq0"], len(members)), value["time0"], dt)
     except ChunkRowError:
         return None
 
@@ -601,7 +601,7 @@ class _Pass:
         self.legacy = _legacy_types()
         # SEED-3: the envelope's seq and time bounds (the revision's statement of them), which a packed row's lowest
         # and highest member seq and time meet for its members to take the family step
-        self.seq_range, self.time_range = rules.seq_range, rules.time_range
+        (self.seq_low, self.seq_high), (self.time_low, self.time_high) = rules.seq_range, rules.time_range
         self.progress = progress if progress is not None and total else None
         self.total = total or 0
         core = schemas if schemas is not None else _core_schema_set(rules.id)
@@ -671,6 +671,7 @@ class _Pass:
         # JSONL-7: whether a record is in place is the load path's own statement (`jsonl_read.in_place`), and whether
         # a packed row's members are (`jsonl_read.row_in_place`, of their seqs: the rule table's `member_seqs`)
         self.in_place, self.row_in_place = jsonl_read.in_place, jsonl_read.row_in_place
+        self.member_seqs = TABLE.member_seqs
         self.rows = 0
         # REPAIR-6: the crash tail's check runs on the events from the last turn boundary on (`repair.TURN_BOUNDARIES`:
         # the closers' scan resets there), or on every event when the log has none
@@ -1006,19 +1007,21 @@ class _Pass:
         d = obj.data
         members = getattr(d, spec.list_key)
         seq0 = obj.seq0
-        seqs = TABLE.member_seqs(seq0, len(members))
+        seqs = self.member_seqs(seq0, len(members))
         if not self.row_in_place(seqs, self.expected):
             self._row_struct(obj, index)
             return
         try:
-            tmin, tmax, _ = TABLE.member_bounds(spec, seq0, obj.time0, len(members), d.dt)
+            tmin, tmax, _ = TABLE.member_bounds(spec, seqs, obj.time0, d.dt)
         except ChunkRowError:
             raise _GiveUp from None  # CHUNK-9
         optional = spec.optional
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((spec.tag, present))
-        if (plan is None or not plan.loadable or not self._in_envelope(seqs, tmin, tmax) or (
-                self.compiled is not None and not (
+        # (`_in_envelope` inlined: this is the pass's commonest row step)
+        if (plan is None or not plan.loadable or not (
+                self.time_low <= tmin and tmax <= self.time_high and self.seq_low <= seqs[0] and seqs[-1] <= self.seq_high)
+                or (self.compiled is not None and not (
                     plan.constant is True and not plan.reads_data and plan.member_type in self.registered
                     and plan.bounds_ok(seqs, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
@@ -1029,8 +1032,7 @@ class _Pass:
     def _in_envelope(self, seqs: range, tmin: int, tmax: int) -> bool:
         """SEED-3 of a row's members from their extremes: the lowest and highest seq and time within the revision's
         envelope bounds (`Rules.seq_range`, `Rules.time_range`), which the envelope rule tests of each event."""
-        (seq_low, seq_high), (time_low, time_high) = self.seq_range, self.time_range
-        return seq_low <= seqs[0] and seqs[-1] <= seq_high and time_low <= tmin and tmax <= time_high
+        return self.time_low <= tmin and tmax <= self.time_high and self.seq_low <= seqs[0] and seqs[-1] <= self.seq_high
 
     def _row_struct(self, obj: Any, index: int) -> None:
         """A typed row: its storage shape proved by its struct type, its members' arithmetic the rule table's."""
@@ -1040,7 +1042,7 @@ class _Pass:
         row_data = {k: v for k, v in zip(d.__struct_fields__, msgspec.structs.astuple(d)) if v is not unset}
         members = row_data[spec.list_key]
         try:
-            times = TABLE.member_bounds(spec, obj.seq0, obj.time0, len(members), row_data["dt"])
+            times = TABLE.member_bounds(spec, self.member_seqs(obj.seq0, len(members)), obj.time0, row_data["dt"])
         except ChunkRowError:
             raise _GiveUp from None  # CHUNK-9
         self._members(spec, obj.seq0, obj.time0, row_data, members, times, lambda: msgspec.to_builtins(obj), index)
@@ -1139,7 +1141,7 @@ class _Pass:
         a function building it)."""
         tag = spec.tag
         tmin, tmax, last_time = times
-        seqs = TABLE.member_seqs(seq0, len(members))
+        seqs = self.member_seqs(seq0, len(members))
         if not self.row_in_place(seqs, self.expected):
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
