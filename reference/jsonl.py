@@ -33,13 +33,14 @@ from sessionspec.spec.schema_types import JsonObject, JsonValue
 from . import json_text
 from .atomic import write_atomic
 from .chunk_rows import (
+    RowSpec,
     decode_storage_record,
     expand_row_batches,
     pack_chunk_runs,
     row_spec,
 )
 from .json_value import gc_paused
-from .jsonl_read import UNREADABLE_LINE, header_line_problem, read_damaged, whole_lines
+from .jsonl_read import UNREADABLE_LINE, header_line_problem, read_damaged, read_header_line, whole_lines
 from .repair import interrupted_turn_closers
 from .request_header import is_rejected_reason
 from .revision import revision_of, rules_for
@@ -111,17 +112,6 @@ def _header_keys(revision: RevisionLike) -> Sequence[str]:
 
     keys: Sequence[str] = load_spec(revision=revision_of(revision)).constants["jsonl"]["headerKeyOrder"]
     return keys
-
-
-def _refuses_version_on_read(parsed: object, revision: RevisionLike) -> TypeGuard[JsonObject]:
-    """Whether the reader of ``revision`` refuses this first line for its format version before any
-    shape check (the published reader does, so a newer log says "upgrade", not "corrupt")."""
-    from sessionspec.spec import load_spec
-
-    if not load_spec(revision=revision_of(revision)).constants["jsonl"].get("versionRefusedOnRead"):
-        return False
-    version = parsed.get("version") if isinstance(parsed, dict) else None
-    return type(version) in (int, float) and version != _FORMAT_VERSION
 
 
 def header_line(header: JsonObject, revision: RevisionLike = None) -> dict[str, JsonValue]:
@@ -279,23 +269,10 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
     gives plain events, as :func:`read_artifact` does."""
     data, path = _read_bytes(source)
     size = len(data)
+    parsed_header = read_header_line(data, revision, where=path).value  # (first defect: a bad one raises)
     # Only `\n`-terminated lines count; a final fragment is torn (JSONL-4).
     lines = data.split(b"\n")
-    if len(lines) == 1:
-        raise JsonlError("empty or header-less session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=path)
     fragment = len(lines.pop())
-
-    try:
-        parsed_header = json_text.loads(lines[0])
-    except (SessionSpecError, ValueError) as error:
-        raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
-                         requirement="JSONL-2", path=path, cause=error) from error
-    if revision is not None and _refuses_version_on_read(parsed_header, revision):
-        raise JsonlError(f"unsupported session format version {parsed_header['version']!r} (only "
-                         f"{_FORMAT_VERSION} is read)", "JSONL_VERSION", requirement="JSONL-12", path=path)
-    if not _is_header_line(parsed_header, revision):
-        raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
-                         requirement="JSONL-2", path=path)
 
     with gc_paused(long_lived=True):  # a bulk build of acyclic values: collections during it only re-traverse them
         read = read_damaged(lines, path, freeze=freeze, complete=size - fragment)
@@ -316,30 +293,34 @@ def _discard(value: object) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
-def unpacked_chunks(header: JsonObject | None, records: Iterable[JsonObject], batch: int = 4096,
-                    revision: RevisionLike = None) -> Iterator[bytes]:
-    """The unpacked form of a log, a piece at a time: its header line as the reader of ``revision``
-    reads it (none for ``None``), then every event on its own line (CHUNK-*, JSONL-3).
+class _Unpack:
+    """The one unpack's encoding (CHUNK-*, JSONL-3): each record on its own line, a packed row's member events
+    ``batch`` at a time, into pieces of about 1 MiB (not one write per small record). :func:`unpacked_chunks`
+    pulls records through it, :func:`write_unpacked` pushes them as the whole-lines step decides them."""
 
-    ``records`` are stored records (a packed row is expanded ``batch`` members at a time, never whole)
-    or events already read. The one unpack: :func:`write_unpacked` writes the pieces as they come, a
-    whole-log caller joins them; memory is bounded by ``batch`` member events plus one record.
-    """
-    dumps = json_text.dumps_bytes
-    orjson_dumps = orjson.dumps
-    if header is not None:
-        yield dumps(header_line(header_from_line(header, revision), revision)) + b"\n"
-    out = bytearray()
-    for value in records:
-        row = row_spec(value)
-        if row is None:
-            out += dumps(value)
-            out += b"\n"
-            if len(out) >= 1 << 20:  # a piece at a time, not one write per small record
-                yield bytes(out)
-                out.clear()
-            continue
-        for members in expand_row_batches(value, row, batch):
+    __slots__ = ("batch", "out")
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self.out = bytearray()
+
+    def record(self, value: JsonObject) -> bytes | None:
+        """A record that is not a row, on its line; the piece held when it reaches 1 MiB, else None."""
+        out = self.out
+        out += json_text.dumps_bytes(value)
+        out += b"\n"
+        if len(out) < 1 << 20:
+            return None
+        piece = bytes(out)
+        out.clear()
+        return piece
+
+    def row(self, value: JsonObject, row: RowSpec) -> Iterator[bytes]:
+        """A row's member events, one piece a batch (with what was held before it)."""
+        out = self.out
+        orjson_dumps = orjson.dumps
+        dumps = json_text.dumps_bytes
+        for members in expand_row_batches(value, row, self.batch):
             for event in members:
                 # built from a validated row: JSON values whose only hazard is a lone surrogate
                 # (orjson refuses it), so the lossless-value walk of dumps_bytes is not needed
@@ -350,37 +331,93 @@ def unpacked_chunks(header: JsonObject | None, records: Iterable[JsonObject], ba
                 out += b"\n"
             yield bytes(out)
             out.clear()
-    if out:
-        yield bytes(out)
+
+    def rest(self) -> bytes | None:
+        """What is still held, or None."""
+        if not self.out:
+            return None
+        piece = bytes(self.out)
+        self.out.clear()
+        return piece
+
+
+def unpacked_chunks(header: JsonObject | None, records: Iterable[JsonObject], batch: int = 4096,
+                    revision: RevisionLike = None) -> Iterator[bytes]:
+    """The unpacked form of a log, a piece at a time: its header line as the reader of ``revision``
+    reads it (none for ``None``), then every event on its own line (CHUNK-*, JSONL-3).
+
+    ``records`` are stored records (a packed row is expanded ``batch`` members at a time, never whole)
+    or events already read. The one unpack (`_Unpack`): :func:`write_unpacked` writes the pieces as they
+    come, a whole-log caller joins them; memory is bounded by ``batch`` member events plus one record.
+    """
+    if header is not None:
+        yield _unpacked_header(header, revision)
+    unpack = _Unpack(batch)
+    plain = unpack.record
+    for value in records:
+        row = row_spec(value)
+        if row is None:
+            piece = plain(value)
+            if piece is not None:
+                yield piece
+        else:
+            yield from unpack.row(value, row)
+    rest = unpack.rest()
+    if rest is not None:
+        yield rest
+
+
+def _unpacked_header(header: JsonObject, revision: RevisionLike) -> bytes:
+    return json_text.dumps_bytes(header_line(header_from_line(header, revision), revision)) + b"\n"
 
 
 def write_unpacked(data: bytes, handle: BinaryIO, batch: int = 4096, revision: RevisionLike = None) -> int | None:
     """Write the artifact ``data`` with every event on its own line to ``handle``; the number of events.
 
-    :func:`unpacked_chunks` of the artifact's records, streamed from its lines (memory bounded by the
-    input and ``batch`` member events), for an artifact whose header is one and whose lines are all
-    whole and contiguous. Anything else (holes, gaps, a malformed row, a bad header) returns None before
-    writing anything: the caller then reads it with :func:`read_artifact`, which decides and reports
-    exactly, and unpacks the events read.
+    :func:`unpacked_chunks`'s encoding (`_Unpack`) of the artifact's records, written as the whole-lines step
+    (`whole_lines`) decides them, each line parsed once (memory bounded by the input and ``batch`` member
+    events), for an artifact whose header is one (`read_header_line`) and whose lines are all whole and
+    contiguous. Anything else (holes, gaps, a malformed row, a bad header) returns None with nothing written:
+    what was written before the first line that is not whole is cut off again (``handle`` is seekable: the
+    bytes from its position at the call are truncated). The caller then reads it with :func:`read_artifact`,
+    which decides and reports exactly, and unpacks the events read.
     """
-    lines = data.split(b"\n")
-    if len(lines) == 1:
-        return None
-    lines.pop()  # a torn fragment (or nothing): never part of the log (JSONL-4)
     try:
-        parsed_header = json_text.loads(lines[0])
-    except (SessionSpecError, ValueError):
+        header = read_header_line(data, revision).value
+    except JsonlError:
         return None
-    if not _is_header_line(parsed_header, revision) or whole_lines(lines, keep=False)[2] != len(lines):
-        return None
-    loads = json_text.loads
-    # (whole lines only, `whole_lines`: every one a record, an object)
-    records: Iterator[JsonObject] = (loads(lines[index]) for index in range(1, len(lines)))  # type: ignore[misc]
+    lines = data.split(b"\n")
+    lines.pop()  # a torn fragment (or nothing): never part of the log (JSONL-4)
+    start = handle.tell()
+    write = handle.write
+    write(_unpacked_header(header, revision))
+    unpack = _Unpack(batch)
+    plain, expand = unpack.record, unpack.row
     written = 0
-    for piece in unpacked_chunks(parsed_header, records, batch, revision):
-        handle.write(piece)
+
+    def put(piece: bytes) -> None:
+        nonlocal written
         written += piece.count(b"\n")
-    return written - 1  # (the header line)
+        write(piece)
+
+    def take(value: JsonObject) -> None:
+        row = row_spec(value)
+        if row is None:
+            piece = plain(value)
+            if piece is not None:
+                put(piece)
+        else:
+            for piece in expand(value, row):
+                put(piece)
+
+    if whole_lines(lines, keep=False, take=take)[2] != len(lines):
+        handle.seek(start)
+        handle.truncate()
+        return None
+    rest = unpack.rest()
+    if rest is not None:
+        put(rest)
+    return written
 
 
 # ---------------------------------------------------------------- writing

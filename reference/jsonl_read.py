@@ -26,7 +26,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from sessionspec.spec import FORMAT
 from sessionspec.spec.error_codes import ErrorCode
@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 _HEADER_TYPE: str = FORMAT.jsonl_header_line_type
+_FORMAT_VERSION: int = FORMAT.session_format_version
 _ROW_TYPES = frozenset(ROW_TYPES)
 _BOM = b"\xef\xbb\xbf"
 _EXCERPT = 80
@@ -395,9 +396,6 @@ def load_log(data: bytes, name: str, *, progress: Callable[[int], None] | None =
     storage form's locating step, applied to a finding before it is counted and not kept.
     """
     log = LoadedLog(name=name, kind="jsonl", size=len(data), findings=FindingList(keep=keep, locate=locate), data=data)
-    if not data:
-        log.add(Finding("JSONL_NO_HEADER", "JSONL-2", "the file is empty: an artifact starts with a session header line"))
-        return log
     body = data[3:] if data.startswith(_BOM) else data
     if body.lstrip(b" \t\r\n")[:1] == b"[":
         _load_array(data, log)
@@ -437,43 +435,113 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
     _place_lines(log, value, 0, b"", array=True)
 
 
-def _read_header(first: bytes, log: LoadedLog) -> bool:
-    """Read the first line as the session header (JSONL-2); True when it is an event instead."""
-    if first.startswith(_BOM):
-        log.add(
-            Finding(
-                "JSONL_BAD_HEADER",
-                "JSONL-2",
-                "the file starts with a UTF-8 byte order mark: the header line is not valid JSON for a loader "
-                "(remove the first 3 bytes)",
-                line=1,
-                column=1,
-            )
-        )
-        first = first[3:]
-    header_findings: list[Finding] = []
-    header = parse_line(first, 1, header_findings)
-    for finding in header_findings:
+class HeaderReading(NamedTuple):
+    """What `read_header_line` read of an artifact's first line (JSONL-2)."""
+
+    #: the first line's parse (None when the line was not read: no complete line, or not JSON; see ``parsed``)
+    value: Any
+    #: whether the first line parsed as JSON
+    parsed: bool
+    #: the shape check passed (`header_line_problem` found nothing): the first line is a session header line
+    ok: bool
+    #: where the first line ends (the offset of its ``\\n``; -1: the artifact has no complete line)
+    end: int
+    #: every-defect mode: every located finding on the first line, in order (first-defect mode: none, it raises)
+    findings: list[Finding]
+
+    @property
+    def header_line(self) -> JsonObject | None:
+        """The first line when it is a header line, or one of type ``session`` whose shape is wrong (what a schema
+        checks), else None."""
+        value = self.value
+        return value if self.ok or (isinstance(value, dict) and value.get("type") == _HEADER_TYPE) else None
+
+    @property
+    def first_is_event(self) -> bool:
+        """The first line is an event, not a header line (the header line is missing: reading goes on from line 1)."""
+        value = self.value
+        return not self.ok and isinstance(value, dict) and value.get("type") != _HEADER_TYPE and "seq" in value
+
+
+def _refuses_version_on_read(parsed: object, revision: RevisionLike) -> TypeGuard[JsonObject]:
+    """Whether the reader of ``revision`` refuses this first line for its format version before any
+    shape check (the published reader does, so a newer log says "upgrade", not "corrupt")."""
+    from sessionspec.spec import load_spec
+
+    if not load_spec(revision=revision_of(revision)).constants["jsonl"].get("versionRefusedOnRead"):
+        return False
+    version = parsed.get("version") if isinstance(parsed, dict) else None
+    return type(version) in (int, float) and version != _FORMAT_VERSION
+
+
+def read_header_line(data: bytes, revision: RevisionLike = None, *, every_defect: bool = False,
+                     where: str | None = None) -> HeaderReading:
+    """The one reading of an artifact's first line (JSONL-2; JSONL-12 where ``revision``'s reader refuses a
+    format version on read), in two modes over the same decisions: is there a complete line, is it JSON, is its
+    version refused on read, is it a session header line (`header_line_problem`), and is it an event instead.
+
+    * **first defect** (the load path, `jsonl.read_artifact`): the line is parsed by the loader's parser
+      (`json_text.loads`) and the first defect raises the loader's `JsonlError` (``where``: its path):
+      ``JSONL_NO_HEADER``, ``JSONL_BAD_HEADER`` (not valid JSON, with the parse error as cause), ``JSONL_VERSION``,
+      ``JSONL_BAD_HEADER`` (not a session header);
+    * **every defect** (the validator, `load_log`): the line is parsed with its anomalies located (`parse_line`), a
+      UTF-8 byte order mark is a finding and is skipped, and each defect is a located `Finding` (line 1).
+
+    The line is parsed once, in either mode."""
+    end = data.find(b"\n")
+    if end < 0:
+        if not every_defect:
+            raise JsonlError("empty or header-less session log", "JSONL_NO_HEADER", requirement="JSONL-2", path=where)
+        missing = (Finding("JSONL_NO_HEADER", "JSONL-2", "the file is empty: an artifact starts with a session header line")
+                   if not data else
+                   Finding("JSONL_NO_HEADER", "JSONL-2", f"no complete line: {len(data)} bytes without a newline (a torn "
+                           "header); a loader rejects the file", line=1))
+        return HeaderReading(None, False, False, end, [missing])
+    first = data[:end]
+    findings: list[Finding] = []
+    if not every_defect:
+        try:
+            value: Any = json_text.loads(first)
+        except (SessionSpecError, ValueError) as error:
+            raise JsonlError("corrupt session log: header line is not valid JSON", "JSONL_BAD_HEADER",
+                             requirement="JSONL-2", path=where, cause=error) from error
+    else:
+        if first.startswith(_BOM):
+            findings.append(Finding("JSONL_BAD_HEADER", "JSONL-2", "the file starts with a UTF-8 byte order mark: the "
+                                    "header line is not valid JSON for a loader (remove the first 3 bytes)",
+                                    line=1, column=1))
+            first = first[3:]
+        value = parse_line(first, 1, findings)
+        if isinstance(value, _Hole):
+            findings.append(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {value.reason}",
+                                    line=1, column=value.column))
+            return HeaderReading(None, False, False, end, findings)
+    if revision is not None and _refuses_version_on_read(value, revision):
+        refusal = JsonlError(f"unsupported session format version {value['version']!r} (only {_FORMAT_VERSION} is "
+                             "read)", "JSONL_VERSION", requirement="JSONL-12", path=where)
+        if not every_defect:
+            raise refusal
+        findings.append(Finding.from_error(refusal, line=1, pointer="/version"))
+    problem = header_line_problem(value, revision)
+    if problem is not None:
+        if not every_defect:
+            raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
+                             requirement="JSONL-2", path=where)
+        findings.append(problem)
+    return HeaderReading(value, True, problem is None, end, findings)
+
+
+def _read_header(data: bytes, log: LoadedLog) -> HeaderReading:
+    """The every-defect reading of the first line (`read_header_line`) into ``log``: its findings (those with a
+    pointer explain a schema finding on line 1), the header line and whether it passed the shape check."""
+    reading = read_header_line(data, every_defect=True)
+    for finding in reading.findings:
         log.add(finding)
         if finding.pointer is not None:
             log.explainers.setdefault(1, []).append((finding.code, finding.seq, finding.pointer))
-    first_is_event = False
-    if isinstance(header, _Hole):
-        log.add(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {header.reason}", line=1, column=header.column))
-    else:
-        problem = header_line_problem(header)
-        if problem is None:
-            log.header_line = header if isinstance(header, dict) else None  # (it is one: a header line is an object)
-            log.header_ok = True
-        else:
-            log.add(problem)
-            if problem.pointer is not None:
-                log.explainers.setdefault(1, []).append((problem.code, None, problem.pointer))
-            if isinstance(header, dict) and header.get("type") == _HEADER_TYPE:
-                log.header_line = header
-            elif isinstance(header, dict) and "seq" in header:
-                first_is_event = True
-    return first_is_event
+    log.header_line = reading.header_line
+    log.header_ok = reading.ok
+    return reading
 
 
 @dataclass(frozen=True)
@@ -493,7 +561,8 @@ def _discard(value: Any) -> None:
     """``list.append`` for a pass that keeps nothing."""
 
 
-def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> tuple[list[JsonObject], int, int]:
+def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False,
+                take: Callable[[JsonObject], object] | None = None) -> tuple[list[JsonObject], int, int]:
     """The first-defect mode's step over whole records in place, from line 2 on (one pass, the common case):
     their events, the index of the last line among them holding a ``turn/end`` (0: none) and the index of
     the first line that is not a whole record with the next seq (``len(lines)``: none).
@@ -502,7 +571,10 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
     line on (a hole, a seq gap, a malformed row, text only the exact parser reads as something else),
     `read_damaged` decides each line with the line rule (``TABLE.decode_line``). Text `json_text.fast_loads`
     declines costs that line the exact half of `json_text.loads`, the one parsing path.
-    ``keep=False`` only decides: rows are validated, not expanded, and no event is kept.
+    ``keep=False`` only decides: rows are validated, not expanded, and no event is kept; ``take`` is then called
+    with each whole record as stored (a row validated, not expanded) as it is decided, so a caller that streams
+    what it makes of them (`jsonl.write_unpacked`) parses each line once; it has taken the records of the lines
+    before the index returned, and no other.
     ``freeze``: the events frozen by ``freeze_parsed`` (the load path); a value that is not lossless
     (``-0.0``) ends the step there too.
     """
@@ -510,7 +582,7 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
     declined = json_text.FAST_DECLINED
     rows = ROW_SPECS
     events: list[Any] = []
-    append = events.append if keep else _discard
+    append = events.append if keep else _discard if take is None else take
     extend = events.extend
     expected = 0
     last_turn_end = 0
@@ -552,6 +624,8 @@ def whole_lines(lines: list[bytes], keep: bool = True, freeze: bool = False) -> 
             if keep:
                 extend(members)
             expected += count
+            if take is not None:
+                take(value)
     return events, last_turn_end, len(lines)
 
 
@@ -638,18 +712,9 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
                 severity=WARNING,
             )
         )
-    if not count:
-        log.add(
-            Finding(
-                "JSONL_NO_HEADER",
-                "JSONL-2",
-                f"no complete line: {len(fragment)} bytes without a newline (a torn header); a loader rejects the file",
-                line=1,
-            )
-        )
-        return
-    first_end = data.find(b"\n")
-    _load_lines(data, log, 0 if _read_header(data[:first_end], log) else 1, progress)
+    header = _read_header(data, log)  # (an empty file, or no complete line: its JSONL_NO_HEADER)
+    if header.end >= 0:
+        _load_lines(data, log, 0 if header.first_is_event else 1, progress)
 
 
 def _load_lines(data: bytes, log: LoadedLog, start: int, progress: Callable[[int], None] | None) -> bytes:
