@@ -4,7 +4,8 @@ One pass over a log's lines decides what a loader decides: the header line (JSON
 (JSONL-5: unparsable, empty or malformed-row lines, a header line that is not first), the
 committed region up to the last ``turn/end`` (JSONL-6), corruption inside it and the torn tail
 after it where reading stops (JSONL-7), a final fragment without ``\\n`` (JSONL-4), and the seq
-numbering. It has two modes over the same decisions:
+numbering. It has two modes over the same decisions (the first line's in one function of both,
+`read_header_line`):
 
 * **first defect** (`read_damaged`, behind `jsonl.read_artifact` and so every load path): each
   line is decoded by the load path's line rule (``TABLE.decode_line``), and the first defect in
@@ -52,6 +53,7 @@ __all__ = [
     "Explainer",
     "Finding",
     "FindingList",
+    "HeaderReading",
     "LoadedLog",
     "bounded",
     "fragment_finding",
@@ -63,6 +65,7 @@ __all__ = [
     "parse_line",
     "read_damaged",
     "read_entries",
+    "read_header_line",
     "row_in_place",
     "whole_lines",
 ]
