@@ -289,10 +289,6 @@ def _read(source: bytes | bytearray | memoryview | str | os.PathLike[str], revis
     ), read.frozen
 
 
-def _discard(value: object) -> None:
-    """``list.append`` for a pass that keeps nothing."""
-
-
 class _Unpack:
     """The one unpack's encoding (CHUNK-*, JSONL-3): each record on its own line, a packed row's member events
     ``batch`` at a time, into pieces of about 1 MiB (not one write per small record). :func:`unpacked_chunks`
