@@ -58,6 +58,7 @@ __all__ = [
     "bounded",
     "fragment_finding",
     "header_line_problem",
+    "holds_event_array",
     "in_place",
     "is_negative_zero",
     "load_log",
@@ -399,12 +400,19 @@ def load_log(data: bytes, name: str, *, progress: Callable[[int], None] | None =
     storage form's locating step, applied to a finding before it is counted and not kept.
     """
     log = LoadedLog(name=name, kind="jsonl", size=len(data), findings=FindingList(keep=keep, locate=locate), data=data)
-    body = data[3:] if data.startswith(_BOM) else data
-    if body.lstrip(b" \t\r\n")[:1] == b"[":
+    if holds_event_array(data):
         _load_array(data, log)
     else:
         _load_jsonl(data, log, progress)
     return log
+
+
+def holds_event_array(data: bytes) -> bool:
+    """Whether ``data`` is read as a JSON array of events (SEED-9) rather than a JSONL artifact: its first byte after a
+    UTF-8 byte order mark and JSON whitespace is ``[``. The one statement of the form: the load path (`load_log`),
+    revision detection and the validator's accept-fast pass (which leaves such a file to the exact path) ask it."""
+    body = data[3:] if data.startswith(_BOM) else data
+    return body.lstrip(b" \t\r\n")[:1] == b"["
 
 
 def _load_array(data: bytes, log: LoadedLog) -> None:

@@ -1287,3 +1287,28 @@ def test_the_pass_gives_up_on_crlf_by_the_load_paths_statement_under_a_variant(l
         assert not _exact(data, level), level
         fast = _fast(data, level)
         assert fast is not None and fast.findings == [], (level, form)
+
+
+@pytest.mark.req("SEED-9")
+def test_the_form_of_a_file_is_the_load_paths_one_statement(logs, monkeypatch):
+    """SEED-9: whether a file is a JSON array of events or a JSONL artifact is the load path's one statement
+    (`jsonl_read.holds_event_array`: `[` first after a byte order mark and JSON whitespace), which revision detection
+    and the pass ask too: an array led by a byte order mark or a CR is an array to it, and detection finds the same
+    evidence in a CR-led array as in the array; under a variant
+    that takes every file for an array, the exact path reads the JSONL log as one (and refuses it), detection finds no
+    record, and the pass gives up."""
+    from sessionspec.reference import jsonl_read
+    from sessionspec.validator.detect import detect_in_bytes
+
+    data = logs["unpacked"]
+    events = [orjson.loads(line) for line in _lines(data)[1:] if line]
+    array = orjson.dumps(events)
+    for led in (b"\xef\xbb\xbf", b" \r\n", b""):
+        assert jsonl_read.holds_event_array(led + array) and not jsonl_read.holds_event_array(led + data)
+    assert not jsonl_read.holds_event_array(b"\x0c" + array)  # (not JSON whitespace)
+    assert _fast(data, "load") is not None and detect_in_bytes(data).evidence
+    assert detect_in_bytes(b" \r\n" + array).evidence == detect_in_bytes(array).evidence != ()
+    monkeypatch.setattr(jsonl_read, "holds_event_array", lambda data: True)
+    assert any(f.severity == "error" for f in _exact(data, "load"))
+    assert _fast(data, "load") is None
+    assert detect_in_bytes(data).evidence == ()

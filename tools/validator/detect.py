@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sessionspec.reference import json_text
+from sessionspec.reference import json_text, jsonl_read
 from sessionspec.spec import load_spec
 from sessionspec.spec.errors import JsonTextError
 from sessionspec.spec.revisions import DEFAULT_REVISION, known_revisions
@@ -588,7 +588,7 @@ class _LazyLine:
 
 def detect_in_bytes(data: bytes, *, by_seq: bool = False) -> Detection:
     """`detect_revision` on the raw bytes of a log (a JSONL artifact or a JSON array)."""
-    if data.lstrip().startswith(b"["):
+    if jsonl_read.holds_event_array(data):  # (the load path's statement of the form)
         try:
             parsed = json_text.loads(data)
         except JsonTextError:

@@ -699,7 +699,7 @@ class _Pass:
             first += block
             if b"\n" in block:
                 break
-        if not first or first.lstrip(b" \t\n")[:1] == b"[":
+        if not first or jsonl_read.holds_event_array(first):
             raise _GiveUp  # empty, or a JSON array of events: the exact path (a BOM: the header is not lossless JSON)
         header_raw, newline, rest = first.partition(b"\n")
         if not newline or jsonl_read.may_hold_crlf(header_raw):
