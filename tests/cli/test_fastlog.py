@@ -1312,3 +1312,30 @@ def test_the_form_of_a_file_is_the_load_paths_one_statement(logs, monkeypatch):
     assert any(f.severity == "error" for f in _exact(data, "load"))
     assert _fast(data, "load") is None
     assert detect_in_bytes(data).evidence == ()
+
+
+@pytest.mark.req("JSONL-2")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_reads_the_header_line_by_the_load_paths_reading_under_a_variant(logs, form, monkeypatch):
+    """JSONL-2: the first line is read by the load path's one reading (`jsonl_read.read_header_line`, every-defect
+    mode), not by a parse of the pass's: under a variant of the reading that finds the header line of session `s1` at
+    fault, the exact path reports it and the pass gives up, at every level; with the reading as it is both find
+    nothing."""
+    from sessionspec.reference import jsonl_read
+    from sessionspec.reference.finding import Finding
+
+    data = logs[form]
+    assert all(_fast(data, level) is not None and not _exact(data, level) for level in LEVELS)
+    original = jsonl_read.read_header_line
+
+    def faulting(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        reading = original(data, *args, **kwargs)
+        if reading.ok and reading.value.get("id") == "s1":
+            fault = Finding("JSONL_BAD_HEADER", "JSONL-2", "a variant's fault", line=1)
+            return reading._replace(ok=False, findings=[*reading.findings, fault])
+        return reading
+
+    monkeypatch.setattr(jsonl_read, "read_header_line", faulting)
+    for level in LEVELS:
+        assert "JSONL_BAD_HEADER" in {f.code for f in _exact(data, level)}, level
+        assert _fast(data, level) is None, (level, form)

@@ -60,7 +60,7 @@ from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_tex
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
-from sessionspec.reference.jsonl import StoredReader, header_line_problem
+from sessionspec.reference.jsonl import StoredReader
 from sessionspec.reference.repair import TURN_BOUNDARIES
 from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
@@ -704,11 +704,12 @@ class _Pass:
         header_raw, newline, rest = first.partition(b"\n")
         if not newline or jsonl_read.may_hold_crlf(header_raw):
             raise _GiveUp  # JSONL-3: the exact path warns of a CRLF line end
-        header = _trusted(header_raw, 1)
+        reading = jsonl_read.read_header_line(first, every_defect=True)  # the exact path's reading of line 1 (JSONL-2)
+        if reading.findings or not reading.ok:
+            raise _GiveUp
+        header = reading.value
         if self.detection is not None and self.detection.picks(header_raw):
             self.detection.feed(1, header)
-        if type(header) is not dict or header_line_problem(header) is not None:
-            raise _GiveUp
         probe = LoadedLog(name=self.name, kind="jsonl", size=len(header_raw) + 1, header_line=header, header_ok=True)
         Checker(self.level, self.schemas, self.rules).check_header(probe)
         if probe.findings:
