@@ -258,7 +258,8 @@ class Spec:
     def _apply_event_changes(
         self, rev: _revisions.Revision, events: dict[str, dict[str, Any]], event_sources: dict[str, str]
     ) -> None:
-        """A revision's removed, renamed and changed registry entries (added ones are its events/ files)."""
+        """A revision's removed, renamed and changed registry entries (added ones are its events/ files). Each entry
+        was read for this spec alone (its source's file, or an earlier revision's change of one): patched where it is."""
         changes = rev.changes.get("events", {})
         where = f"revision {rev.id}/changes.json#/events"
         for event_type in changes.get("removed", {}):
@@ -269,7 +270,7 @@ class Spec:
         for event_type, rename in changes.get("renamed", {}).items():
             if event_type not in events:
                 raise registry_error(f"{where}/renamed: {event_type!r} is not registered in the parent revision")
-            entry = _revisions.merge_patch(events.pop(event_type), rename.get("patch", {}))
+            entry = _revisions.merge_patch_owned(events.pop(event_type), rename.get("patch", {}))
             entry["type"] = rename["to"]
             entry["renamedFrom"] = event_type
             del event_sources[event_type]
@@ -278,7 +279,7 @@ class Spec:
         for event_type, patch in changes.get("changed", {}).items():
             if event_type not in events:
                 raise registry_error(f"{where}/changed: {event_type!r} is not registered in the parent revision")
-            events[event_type] = _revisions.merge_patch(events[event_type], patch)
+            events[event_type] = _revisions.merge_patch_owned(events[event_type], patch)
         for event_type, entry in events.items():
             if entry["payloadSchema"] not in self.schemas:
                 raise registry_error(f"{where}: {event_type!r} names payloadSchema {entry['payloadSchema']!r}, not loaded")
@@ -436,9 +437,9 @@ class Spec:
     @functools.cached_property
     def constants(self) -> Mapping[str, Any]:
         """Format constants of this revision (``constants.json`` plus the revision's merge patches)."""
-        value: Any = _core_json("constants.json")
+        value: Any = _core_json("constants.json")  # (read for this spec alone: patched where it is)
         for rev in self._chain:
-            value = _revisions.merge_patch(value, rev.changes.get("constants", {}))
+            value = _revisions.merge_patch_owned(value, rev.changes.get("constants", {}))
             if "sqlite" in rev.changes:
                 value["sqlite"] = _revisions.apply_sqlite_changes(
                     value["sqlite"], rev.changes["sqlite"], where=f"revision {rev.id}/changes.json#/sqlite",

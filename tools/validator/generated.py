@@ -215,12 +215,19 @@ class Pregenerated(CompiledSchema):
 
 @dataclass(frozen=True)
 class Parts:
-    """The compiled pieces of one spec that the validator builds on."""
+    """The compiled pieces of one spec that the validator builds on. The msgspec types (`fast_types`) are built by
+    `build_fast_types` when first asked: a revision whose event predicate alone is asked (the parent's, for the
+    earlier-format records its child's load path keeps as stored) builds no structs and no decoder (#24)."""
 
     event: CompiledSchema
     header: CompiledSchema
     row: CompiledSchema
-    fast_types: FastTypes
+    build_fast_types: Callable[[], FastTypes]
+
+    @functools.cached_property
+    def fast_types(self) -> FastTypes:
+        """The msgspec types translated from the same schemas (built once, on first use)."""
+        return self.build_fast_types()
 
 
 def compiled_parts(spec: Spec) -> Parts:
@@ -230,13 +237,13 @@ def compiled_parts(spec: Spec) -> Parts:
     event = CompiledSchema(spec.event_schema, spec.event_validator(), registry=spec.registry)
     row = CompiledSchema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID), registry=spec.registry)
     header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID), registry=spec.registry)
-    return Parts(event, header, row, build_fast_types(event, row, struct_prefix(spec)))
+    fast = build_fast_types(event, row, struct_prefix(spec))
+    return Parts(event, header, row, lambda: fast)
 
 
 def generated_parts(spec: Spec, module: ModuleType | SimpleNamespace | None = None) -> Parts | None:
     """The parts for `spec` from the generated module (or from `module`, a namespace holding `render`'s
     output), or None when it was generated from other schemas."""
-    import msgspec
     from sessionspec.validator.mstypes import FastTypes
 
     if module is None:
@@ -248,15 +255,20 @@ def generated_parts(spec: Spec, module: ModuleType | SimpleNamespace | None = No
     if found is None:
         return None
     event, header, row, build_structs, events, rows, skipped = found
-    structs = build_structs()
-    tags = {cls: cls.__struct_config__.tag for cls in structs}
-    fast = FastTypes(msgspec.json.Decoder(typing.Union[structs]), msgspec.json.Encoder(), tags,
-                     events, rows, dict(skipped))
+
+    def fast_types() -> FastTypes:
+        import msgspec
+
+        structs = build_structs()
+        tags = {cls: cls.__struct_config__.tag for cls in structs}
+        return FastTypes(msgspec.json.Decoder(typing.Union[structs]), msgspec.json.Encoder(), tags,
+                         events, rows, dict(skipped))
+
     event_schema = Pregenerated(spec.event_schema, spec.event_validator, event, spec)
     event_schema.row_bounds = getattr(module, "ROW_BOUNDS", {}).get(fingerprint(spec), {})
     return Parts(
         event_schema,
         Pregenerated(spec.schemas[HEADER_SCHEMA_ID], lambda: spec.validator(HEADER_SCHEMA_ID), header, spec),
         Pregenerated(spec.schemas[ROW_SCHEMA_ID], lambda: spec.validator(ROW_SCHEMA_ID), row, spec),
-        fast,
+        fast_types,
     )
