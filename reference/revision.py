@@ -321,9 +321,23 @@ class Rules:
         # and additions), never a second list of it.
         self.load_known_types: frozenset[str] | None = (
             self.known_types if jsonl["unknownTypesOnLoad"] == "refused-unless-ignorable" else None)
-        self.out_of_band = "OOB-1" in spec.requirements
-        self.find_last_message_turn_end = "FIND-1" in spec.requirements
-        self.out_of_band_types: frozenset[str] = frozenset(spec.out_of_band_types) if self.out_of_band else frozenset()
+
+    # What the revision's requirements say, read when first asked: resolving them (`Spec.requirements`) is a part of
+    # every process's start-up that validate never asks for (#24).
+    @functools.cached_property
+    def out_of_band(self) -> bool:
+        """Whether the revision has out-of-band appends (OOB-1)."""
+        return "OOB-1" in load_spec(revision=self.revision).requirements
+
+    @functools.cached_property
+    def find_last_message_turn_end(self) -> bool:
+        """Whether the revision has the last message turn's find (FIND-1)."""
+        return "FIND-1" in load_spec(revision=self.revision).requirements
+
+    @functools.cached_property
+    def out_of_band_types(self) -> frozenset[str]:
+        """The types admitted out of band by default (none without OOB-1)."""
+        return frozenset(load_spec(revision=self.revision).out_of_band_types) if self.out_of_band else frozenset()
 
     def needs_open_turn(self, event_type: object) -> bool:
         """Whether the relational checker wants ``event_type`` inside a turn (INV-10, non-core branch)."""
