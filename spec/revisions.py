@@ -175,9 +175,40 @@ def revision_chain(name: str | Revision | None = None) -> tuple[Revision, ...]:
 # ---------------------------------------------------------------- resolution helpers
 
 
+#: The types `copy.deepcopy` returns as they are, of those a JSON value holds.
+_ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
+def _copied(value: Any, memo: dict[int, Any] | None = None) -> Any:
+    """``copy.deepcopy(value)``, the same copy (a member shared within ``value`` stays shared in the copy), made
+    without `copy`'s dispatch for the dicts, lists and scalars of JSON data (what the loader copies: #24); any other
+    object is copied by `copy.deepcopy` itself, with the same memo."""
+    cls = type(value)
+    if cls in _ATOMIC:
+        return value
+    if memo is None:
+        memo = {}
+    if cls is dict:
+        out: Any = memo.get(id(value))
+        if out is None:
+            out = memo[id(value)] = {}
+            for key, member in value.items():
+                out[key if type(key) is str else _copied(key, memo)] = _copied(member, memo)
+        return out
+    if cls is list:
+        out = memo.get(id(value))
+        if out is None:
+            out = memo[id(value)] = []
+            append = out.append
+            for member in value:
+                append(_copied(member, memo))
+        return out
+    return copy.deepcopy(value, memo)
+
+
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7396 JSON merge patch: a new value, neither argument modified (the target copied once, then patched)."""
-    return merge_patch_owned(copy.deepcopy(target), patch)
+    return merge_patch_owned(_copied(target), patch)
 
 
 def merge_patch_owned(target: Any, patch: Any) -> Any:
@@ -185,7 +216,7 @@ def merge_patch_owned(target: Any, patch: Any) -> Any:
     target's members in its order, the patch's new ones after them), only what comes from `patch` is copied (#24:
     the loader's freshly read schemas)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return _copied(patch)
     if not isinstance(target, dict):
         target = {}
     for key, value in patch.items():

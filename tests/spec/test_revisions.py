@@ -193,6 +193,80 @@ def test_merge_patch_owned_gives_merge_patch_and_copies_what_comes_from_the_patc
     assert rv.merge_patch_owned({"a": 1}, ["x"]) == ["x"]
 
 
+class _Opaque:
+    """An object no JSON value holds: `copy.deepcopy` copies it (with its state)."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Opaque) and other.state == self.state
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _same_copy(ours: Any, theirs: Any, original: Any, pairs: dict[int, int], sources: dict[int, int]) -> None:
+    """``ours`` is the copy `copy.deepcopy` made as ``theirs`` of ``original``: the same types and values, a new
+    object wherever deepcopy made one (the same object where it kept one), and a member shared in the original
+    shared alike in both copies (``pairs``: our copy's id -> deepcopy's, ``sources``: our copy's id -> the original's)."""
+    assert type(ours) is type(theirs)
+    if theirs is original:
+        assert ours is original
+        return
+    assert ours is not original
+    if id(ours) in pairs or id(theirs) in pairs.values():
+        assert pairs.get(id(ours)) == id(theirs) and sources[id(ours)] == id(original)
+        return
+    pairs[id(ours)], sources[id(ours)] = id(theirs), id(original)
+    if isinstance(theirs, dict):
+        assert list(ours) == list(theirs)
+        for key in theirs:
+            _same_copy(ours[key], theirs[key], original[key], pairs, sources)
+    elif isinstance(theirs, (list, tuple)):
+        assert len(ours) == len(theirs)
+        for a, b, c in zip(ours, theirs, original):
+            _same_copy(a, b, c, pairs, sources)
+    elif isinstance(theirs, _Opaque):
+        _same_copy(ours.state, theirs.state, original.state, pairs, sources)
+    else:
+        assert ours == theirs
+
+
+def test_the_loaders_copy_is_deepcopys() -> None:
+    """`merge_patch` copies JSON data without `copy`'s dispatch (#24); the copy is the one `copy.deepcopy` makes: a
+    member shared within the value is shared in the copy, scalars kept, any other object copied by deepcopy."""
+    import copy
+    import random
+
+    shared_list: list[Any] = [1, {"x": None}]
+    shared_dict: dict[str, Any] = {"s": shared_list}
+    opaque = _Opaque([shared_list, 2.5])
+    values: list[Any] = [
+        {"a": shared_list, "b": shared_list, "c": {"d": shared_dict, "e": [shared_dict, shared_list]}},
+        [shared_list, (shared_list, shared_dict), opaque, opaque, {"o": opaque}],
+        {"t": (1, [2]), "f": frozenset({1}), "n": None, "b": True, "i": 2**70, "z": -0.0, "u": "\ud800"},
+        {1: [1], (2, 3): {"k": [4]}, "s": {5}},
+        "text", 3, None, [], {},
+    ]
+    rng = random.Random(24)
+
+    def json_value(depth: int) -> Any:
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice([None, True, False, 0, -1, 2**60, 1.5, float("inf"), "", "a", "é"])
+        if rng.random() < 0.5:
+            return [json_value(depth - 1) for _ in range(rng.randrange(4))]
+        return {rng.choice("abcdef"): json_value(depth - 1) for _ in range(rng.randrange(4))}
+
+    values += [json_value(5) for _ in range(300)]
+    for value in values:
+        ours, theirs = rv._copied(value), copy.deepcopy(value)
+        assert ours == theirs
+        _same_copy(ours, theirs, value, {}, {})
+    target = {"a": shared_list, "b": shared_list}
+    result = rv.merge_patch(target, {"c": [1]})
+    assert result["a"] is result["b"] and result["a"] is not shared_list  # as deepcopy shares it
+
+
 @pytest.mark.parametrize("rid", rv.known_revisions())
 def test_every_type_a_revision_knows_has_a_registry_entry_with_a_constraining_payload_schema(rid: str) -> None:
     """No payload of a type a revision knows (its registry, `Rules.known_types`) is left open."""
