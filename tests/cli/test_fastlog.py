@@ -1115,6 +1115,71 @@ def test_the_pass_takes_an_upgraded_message_struct_by_the_dict_paths_rules(monke
     assert fast is not None and fast.upgraded == exact.upgraded
 
 
+def _seed_struct_kinds(revision: str, etype: str) -> set[int]:
+    """The struct kinds of ``etype``'s generated structs at ``revision``."""
+    from sessionspec.reference.revision import rules_for
+    from sessionspec.validator import fastlog
+
+    fast = (SCHEMAS if revision != PUB else _PUB_SCHEMAS).fast_types
+    return {kind for cls, kind in fastlog._struct_kinds(fast, rules_for(revision)).items() if fast.tags[cls] == etype}
+
+
+@pytest.mark.req("SEED-11")
+@pytest.mark.parametrize(("name", "revision", "etype"), [
+    ("published", PUB, "turn/end"), ("mixed", PUB, "request/header"),
+    ("unpacked", "2f74ac98ba", "turn/end"), ("packed", "2f74ac98ba", "request/header")])
+def test_the_pass_asks_the_rule_tables_seed_entry_of_a_seed_struct_under_a_variant(name, revision, etype):
+    """SEED-4 ... SEED-8 on a log-only struct whose seed rules look into its data (turn/end, request/header): its struct
+    step (`_seed_struct`: the load path's reader, then the seed entry) asks the rule table's entry, as the dict path and
+    the exact path do. Under a variant of the entry that refuses every record of the type, the exact path refuses the
+    log and the pass gives up on it, at every level; under the reference's entry both accept it."""
+    from sessionspec.reference import rule_table
+    from sessionspec.spec.errors import SeedError
+    from sessionspec.validator import fastlog
+
+    data = READABLE[name]
+    assert any(orjson.loads(line).get("type") == etype for line in _lines(data)[1:] if line.strip())
+    assert _seed_struct_kinds(revision, etype) == {fastlog._SEED_EVENT}
+    assert all(fast is not None for fast in _never_looser_at(data, revision))
+    def refusing(original: Any) -> Any:
+        def entry(event: Any, index: int, rules: Any) -> Any:
+            if event.get("type") == etype:
+                raise SeedError(f"a {etype} the variant refuses", "SEED_ENVELOPE", requirement="SEED-3", index=index)
+            return original(event, index, rules)
+        return entry
+
+    with rule_table.use(rule_table.default().derive("check_seed_entry", refusing)):
+        for level in LEVELS:
+            fast, exact, _checker = _at(data, level, revision)
+            assert any("the variant refuses" in f.message for f in exact.findings), level
+            assert fast is None, level
+
+
+@pytest.mark.req("JSONL-13")
+def test_the_pass_takes_an_upgraded_seed_struct_by_the_dict_paths_rules(monkeypatch):
+    """JSONL-13: a published turn/end struct (the seed struct step) that a variant of the upgrade rewrites (a member
+    added) is read as the reader returns it: the pass proves what the exact path reports, the rewritten records counted
+    as upgraded."""
+    from sessionspec.reference import upgrade
+    from sessionspec.validator import fastlog
+
+    data = READABLE["published"]
+    assert _seed_struct_kinds(PUB, "turn/end") == {fastlog._SEED_EVENT}
+    original = upgrade.LoadUpgrade.rewrite
+
+    def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
+        if event.get("type") == "turn/end":
+            return {**event, "data": {**event["data"], "rewritten": True}}
+        return original(self, event, session_id, ids, where)
+
+    monkeypatch.setattr(upgrade.LoadUpgrade, "rewrite", rewriting)
+    _read_apart_variant(monkeypatch)
+    _never_looser_at(data, PUB)
+    fast, exact, _checker = _at(data, "load", PUB)
+    assert exact.upgraded.get("turn/end")
+    assert fast is not None and fast.upgraded == exact.upgraded
+
+
 @pytest.mark.req("JSON-2", "JSON-12")
 @pytest.mark.parametrize("form", ["unpacked", "packed"])
 def test_the_pass_takes_lossless_json_by_the_references_statement_under_a_variant(logs, form, monkeypatch):

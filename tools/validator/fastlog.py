@@ -448,6 +448,9 @@ _LOG_ONLY, _SURFACE_EVENT, _SURFACE_TYPED, _ROW_TYPED, _CONVERT, _TURN_START = r
 # A surface struct of a type the load path's reader reads apart (its message check, JSONL-13/14): read by the reader
 # first (`_Pass._read_surface_struct`), then as `_SURFACE_EVENT` / `_SURFACE_TYPED`.
 _READ_SURFACE_EVENT, _READ_SURFACE_TYPED = 6, 7
+# A log-only struct of a type whose seed rules look into its data (SEED-4 ... SEED-8: turn/end, request/header): read by
+# the load path's reader when it has one, then asked the seed entry (`_Pass._seed_struct`), the rest from its type.
+_SEED_EVENT = 8
 
 
 def _row_struct_typed(data: Any, spec: Any) -> bool:
@@ -520,6 +523,10 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
     # (`UpgradeReader.read`): a struct of one is read by that reader and asked the seed entry as the dict path asks it
     # (`_read_surface_struct`), the rest of its rules as for any struct.
     reader_checked = rules.messages.seed_types if rules.load_upgrade is not None else _NONE
+    # The log-only types whose seed rules look into their data: a struct of one takes `_seed_struct`, which reads it as the
+    # dict path does (the load path's reader, then the rule table's seed entry); what else the dict path checks follows
+    # from the type as for any struct.
+    seed_read = (SEED_DATA_RULE_TYPES & data_checked) - reader_checked - surface
     (seq_low, seq_high), (time_low, time_high) = rules.seq_range, rules.time_range  # SEED-3's bounds
     kinds: dict[type, int] = {}
     for (cls, tag), info in zip(fast.tags.items(), _type_infos(fast)):
@@ -532,17 +539,21 @@ def _struct_kinds(fast: Any, rules: Rules | None = None) -> dict[type, int]:
             continue
         payload = _payload_members(fields["data"].type) if "data" in fields else None
         read = tag in reader_checked and tag in surface
+        seeded = tag in seed_read
         envelope_ok = (
             plain
             and set(fields) <= envelope - {"type"}
             and all(k in fields and fields[k].required for k in ("seq", "time", "data"))
             and _int_field(fields["seq"].type, seq_low, seq_high)
             and _int_field(fields["time"].type, time_low, time_high)
-            and tag not in _legacy_types() | (data_checked - reader_checked if read else data_checked) | {_HEADER_TYPE}
-            and (read or not reads_apart(tag, payload))
+            and tag not in _legacy_types() | (data_checked - reader_checked if read else data_checked - seed_read)
+            | {_HEADER_TYPE}
+            and (read or seeded or not reads_apart(tag, payload))
         )
         if not envelope_ok:
             kinds[cls] = _CONVERT
+        elif seeded:
+            kinds[cls] = _SEED_EVENT if not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
         elif tag in TURN_BOUNDARIES:  # (a turn/start) the crash tail's suffix starts at it
             kinds[cls] = _TURN_START if not {"surfaceOp", "sourceEventSeqs"} & set(fields) else _CONVERT
         elif tag in surface:
@@ -621,6 +632,9 @@ class _Pass:
         if fast is not None and checker is not None:
             kinds = {cls: kind if fast.tags[cls] in registered or fast.tags[cls] in fast.rows else _CONVERT
                      for cls, kind in kinds.items()}
+            # (the dict path gives up on a type with no predicate of its own in the event schema: so does its struct)
+            kinds = {cls: kind if kind != _SEED_EVENT or fast.tags[cls] in self.by_tag else _CONVERT
+                     for cls, kind in kinds.items()}
         self.tags: dict[type, str] = dict(fast.tags) if fast is not None else {}  # struct class -> tag (member order variants too)
         self.members: dict[str, type] = {tag: cls for cls, tag in self.tags.items()}  # the decoder's struct of each tag
         self.adopted = False  # a new struct order adopted in the current group (`_adopt`): its rest is decoded again
@@ -649,7 +663,8 @@ class _Pass:
                  _ROW_TYPED: self._convert_struct if not typed_shape else self._row_struct if self.strict else self._typed_row,
                  _TURN_START: self._turn_start_struct, _CONVERT: self._convert_struct,
                  _READ_SURFACE_EVENT: self._read_surface_struct,
-                 _READ_SURFACE_TYPED: functools.partial(self._read_surface_struct, distinct=True)}
+                 _READ_SURFACE_TYPED: functools.partial(self._read_surface_struct, distinct=True),
+                 _SEED_EVENT: self._seed_struct}
         self.handlers: dict[type, Callable[[Any, int], None]] = {
             cls: steps[kind] for cls, kind in kinds.items() if cls not in self.log_only}
         self.typed_rows = frozenset(cls for cls, kind in kinds.items() if kind == _ROW_TYPED) if typed_shape else frozenset()
@@ -1000,6 +1015,37 @@ class _Pass:
         if self.tags[obj.__class__] in SEED_DATA_RULE_TYPES:  # SEED-4 ... SEED-8: the rule table's entry (`_read_event`)
             TABLE.check_seed_entry(value, obj.seq, self.rules)
         self._surface_struct(obj, index, distinct)
+
+    def _seed_struct(self, obj: Any, index: int) -> None:
+        """A log-only struct of a type whose seed rules look into its data (`_struct_kinds`: turn/end, request/header):
+        read by the load path's reader first when it has one (JSONL-13..15), as the dict path reads it; read as stored
+        and unrefused, the dict path's checks that its type does not prove: JSONL-7, the rule table's seed entry
+        (SEED-4 ... SEED-8), JSONL-12's rejected request header, the crash tail's turn boundary, the INV fold. An upgraded
+        record takes the dict path's rules (`_read_event`); a refusal ends the pass (the exact path reports it)."""
+        value = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
+        reader = self.reader
+        if reader is not None:
+            read, refusal = reader.read(value, index)
+            if refusal is not None or type(read) is not dict:
+                raise _GiveUp
+            if read is not value:
+                self._read_event(read, value, index, False)
+                return
+        seq = obj.seq
+        if not self.in_place(seq, self.expected):
+            raise _GiveUp  # JSONL-7
+        rules = self.rules
+        TABLE.check_seed_entry(value, seq, rules)  # SEED-4 ... SEED-8 (raises SeedError), as `_read_event` asks it
+        tag = value["type"]
+        if tag == "request/header":
+            payload = value["data"]
+            if isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
+                raise _GiveUp  # JSONL-12
+        if tag in TURN_BOUNDARIES:
+            self.turn_line = index  # REPAIR-6: the crash tail's check starts here
+        if self.strict and self.inv.step(value, seq):
+            raise _GiveUp
+        self.expected = seq + 1
 
     def _typed_row(self, obj: Any, index: int) -> None:
         """A typed row (its struct type proves its storage shape: `_row_struct_typed`) at the schema and load levels,
