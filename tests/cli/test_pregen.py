@@ -36,13 +36,32 @@ def test_generated_module_is_fresh() -> None:
 
 
 def test_the_digests_are_sha256_of_the_canonical_text() -> None:
-    """`content_digest` hashes without OpenSSL (#24) and still gives `hashlib`'s SHA-256 of the canonical text."""
+    """`content_digest` hashes without OpenSSL (#24) and still gives `hashlib`'s SHA-256 of the canonical text: orjson's
+    (sorted keys), marked, where it tells the value apart (#24), else stdlib json's: a value holding a null, an infinite
+    or NaN float (which orjson writes as null), an integer beyond 64 bits, a lone surrogate or a key that is no string."""
     import hashlib
     import json
 
-    for value in ({"b": [1, 2.5, None], "a": "\ud800 x"}, float("inf"), [], "é"):
+    import orjson
+
+    for value in ({"b": [1, 2.5, None], "a": "x"}, {"a": "\ud800 x"}, float("inf"), None, [2**64], {1: "a"}):
         text = json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True, separators=(",", ":"))
-        assert generated.content_digest(value) == hashlib.sha256(text.encode("ascii")).hexdigest()
+        assert generated.content_digest(value) == hashlib.sha256(text.encode("ascii")).hexdigest(), value
+    for value in ([], "é", {"b": [1, 2.5, "null"], "a": {"z": -0.0, "y": True}}, 2**63):
+        text = b"orjson:" + orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        assert generated.content_digest(value) == hashlib.sha256(text).hexdigest(), value
+
+
+def test_the_digest_tells_apart_what_orjson_writes_alike() -> None:
+    """Two JSON values have two digests, also where orjson's text of them is the same (a non-finite float is its null)
+    or where one of them takes orjson's text and the other stdlib json's."""
+    values = [None, float("inf"), float("-inf"), float("nan"), [None], [float("inf")], [float("nan")], {"a": None},
+              {"a": float("inf")}, {"a": float("-inf")}, 1, 1.0, -0.0, 0, 0.0, True, 2**63, 2**64, -(2**63) - 1, "null",
+              ["null"], "\ud800", "\udfff", {"\ud800": 1}, {"a": 1, "b": 2}, {"b": 2}, [], {}, "", [[]], [{}], "é",
+              "\\u00e9", 1e16, 1e+300, 5e-324, [1, 2], [2, 1]]
+    digests = [generated.content_digest(value) for value in values]
+    assert len(set(digests)) == len(values)
+    assert generated.content_digest({"b": 2, "a": 1}) == generated.content_digest({"a": 1, "b": 2})  # (keys sorted)
 
 
 def test_the_generated_module_holds_only_definitions_some_table_reaches() -> None:
