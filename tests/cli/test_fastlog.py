@@ -1404,3 +1404,21 @@ def test_the_pass_reads_the_header_line_by_the_load_paths_reading_under_a_varian
     for level in LEVELS:
         assert "JSONL_BAD_HEADER" in {f.code for f in _exact(data, level)}, level
         assert _fast(data, level) is None, (level, form)
+
+
+@pytest.mark.req("JSONL-12")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_refuses_a_record_by_the_load_paths_statement_under_a_variant(logs, form, monkeypatch):
+    """JSONL-12: which stored record the load path refuses the log for is its one statement (`jsonl.is_legacy_record`:
+    a retired type or a rejected request header), which the pass asks of the records it reads: under a variant that
+    also refuses every turn/end, the exact path reports the log and the pass gives up, at every level."""
+    from sessionspec.reference import jsonl
+
+    data = logs[form]
+    assert all(_fast(data, level) is not None for level in LEVELS)
+    original = jsonl.is_legacy_record
+    monkeypatch.setattr(jsonl, "is_legacy_record",
+                        lambda event, legacy=None: original(event, legacy) or event.get("type") == "turn/end")
+    for level in LEVELS:
+        assert "JSONL-12" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
+        assert _fast(data, level) is None, (level, form)

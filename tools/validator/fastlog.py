@@ -56,13 +56,12 @@ try:
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
     msgspec = None  # type: ignore[assignment]
 
-from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, jsonl_read, parse_line
+from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, jsonl, jsonl_read, parse_line
 from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, decode_storage_record
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl import StoredReader
 from sessionspec.reference.repair import TURN_BOUNDARIES
-from sessionspec.reference.request_header import is_rejected_reason
 from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE, is_own
 from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelope
@@ -1036,12 +1035,9 @@ class _Pass:
             raise _GiveUp  # JSONL-7
         rules = self.rules
         TABLE.check_seed_entry(value, seq, rules)  # SEED-4 ... SEED-8 (raises SeedError), as `_read_event` asks it
-        tag = value["type"]
-        if tag == "request/header":
-            payload = value["data"]
-            if isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
-                raise _GiveUp  # JSONL-12
-        if tag in TURN_BOUNDARIES:
+        if jsonl.is_legacy_record(value, self.legacy):
+            raise _GiveUp  # JSONL-12 (a rejected request header)
+        if value["type"] in TURN_BOUNDARIES:
             self.turn_line = index  # REPAIR-6: the crash tail's check starts here
         if self.strict and self.inv.step(value, seq):
             raise _GiveUp
@@ -1133,18 +1129,14 @@ class _Pass:
             raise _GiveUp  # JSONL-7 (or a late header line, JSONL-1)
         tag = value.get("type")
         rules = self.rules
-        if not is_event_envelope(value, rules) or tag in self.legacy:
-            raise _GiveUp  # SEED-3, JSONL-12
-        if tag in self.looked_into:
-            # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
-            # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy.
-            # Of a type only the message shape's check looks into, where the load path's reader has just made that
-            # check on this very record (`messages_read`), the entry holds: the envelope and the seq are checked above.
-            if not (self.messages_read and tag not in SEED_DATA_RULE_TYPES):
-                TABLE.check_seed_entry(value, seq, rules)
-            payload = value["data"]
-            if tag == "request/header" and isinstance(payload, dict) and is_rejected_reason(payload.get("reason")):
-                raise _GiveUp  # JSONL-12
+        if not is_event_envelope(value, rules) or jsonl.is_legacy_record(value, self.legacy):
+            raise _GiveUp  # SEED-3, JSONL-12 (the load path's statement of a record it refuses)
+        # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
+        # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy.
+        # Of a type only the message shape's check looks into, where the load path's reader has just made that
+        # check on this very record (`messages_read`), the entry holds: the envelope and the seq are checked above.
+        if tag in self.looked_into and not (self.messages_read and tag not in SEED_DATA_RULE_TYPES):
+            TABLE.check_seed_entry(value, seq, rules)
         if tag in TURN_BOUNDARIES:
             self.turn_line = index  # REPAIR-6: the crash tail's check starts here
         if self.generic is not None and (tag not in self.registered or tag not in self.by_tag):
