@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import accumulate, islice
 from operator import sub
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 from sessionspec.spec import FORMAT, RowLayout
 from sessionspec.spec.errors import ChunkRowError
@@ -354,17 +354,23 @@ _INT_ONLY = {int}
 def validate_row(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str], list[int]]:
     """CHUNK-9 for a row with layout ``row`` (:func:`row_spec`): the rule table's ``row_shape`` then its
     ``member_bounds``; (data, members, member times), or :class:`ChunkRowError`."""
+    return _validated(value, row)[:3]
+
+
+def _validated(value: Mapping[str, Any], row: RowSpec) -> tuple[Any, list[str], list[int], range]:
+    """:func:`validate_row`, and the members' seqs (CHUNK-11, the rule table's ``member_seqs``) it asked for."""
     data, payload, dt = TABLE.row_shape(value, row)
     time0 = value["time0"]
-    TABLE.member_bounds(row, TABLE.member_seqs(value["seq0"], len(payload)), time0, dt)
-    return data, payload, list(accumulate(dt, initial=time0))
+    seqs = TABLE.member_seqs(value["seq0"], len(payload))
+    TABLE.member_bounds(row, seqs, time0, dt)
+    return data, payload, list(accumulate(dt, initial=time0)), seqs
 
 
 def expand_row(value: JsonObject, row: RowSpec) -> list[dict[str, JsonValue]]:
     """The member events of a row with layout ``row`` (:func:`row_spec`), validated first (CHUNK-9):
     plain dicts in the format's key order; raises :class:`ChunkRowError`."""
-    data, payload, times = validate_row(value, row)
-    return _members(TABLE.member_seqs(cast(int, value["seq0"]), len(payload)), data, row, payload, times)  # (validated: a safe integer)
+    data, payload, times, seqs = _validated(value, row)
+    return _members(seqs, data, row, payload, times)
 
 
 def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict]:
@@ -372,12 +378,12 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     (the load path, ``jsonl``); ``value`` must come from ``json_text``'s fast reader (so its strings and
     numbers are lossless but for ``-0.0``). Raises :class:`ChunkRowError`, or ``NotLossless`` when
     turn, step or index is ``-0.0`` (the general path then reports it)."""
-    data, payload, times = validate_row(value, row)
+    data, payload, times, seqs = _validated(value, row)
     turn = data["turn"]
     step = data["step"]
     index = data["index"]
     if turn.__class__ is not int or step.__class__ is not int or index.__class__ is not int:  # floats: -0.0?
-        return list(map(freeze_parsed, _members(TABLE.member_seqs(value["seq0"], len(payload)), data, row, payload, times)))
+        return list(map(freeze_parsed, _members(seqs, data, row, payload, times)))
     fd = _frozen_dict
     chunk_type = row.chunk_type
     member_key = row.member_key
@@ -389,15 +395,14 @@ def expand_row_frozen(value: Mapping[str, Any], row: RowSpec) -> list[FrozenDict
     return [
         fd({"type": event_type, "seq": seq, "time": time,
             "data": fd({"turn": turn, "step": step, "chunk": fd({**base, member_key: member})})})
-        for seq, time, member in zip(TABLE.member_seqs(value["seq0"], len(payload)), times, payload)
+        for seq, time, member in zip(seqs, times, payload)
     ]
 
 
 def expand_row_batches(value: JsonObject, row: RowSpec, batch: int) -> Iterator[list[dict[str, JsonValue]]]:
     """:func:`expand_row` ``batch`` members at a time (validated once, before the first batch), so that a
     streaming writer never holds a long row's member events all at once."""
-    data, payload, times = validate_row(value, row)
-    seqs = TABLE.member_seqs(cast(int, value["seq0"]), len(payload))  # (validated: a safe integer)
+    data, payload, times, seqs = _validated(value, row)
     for start in range(0, len(payload), batch):
         stop = start + batch
         yield _members(seqs[start:stop], data, row, payload[start:stop], times[start:stop])
