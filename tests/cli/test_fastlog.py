@@ -1128,14 +1128,18 @@ def _seed_struct_kinds(revision: str, etype: str) -> set[int]:
 @pytest.mark.parametrize(("name", "revision", "etype"), [
     ("published", PUB, "turn/end"), ("mixed", PUB, "request/header"),
     ("unpacked", "2f74ac98ba", "turn/end"), ("packed", "2f74ac98ba", "request/header")])
-def test_the_pass_asks_the_rule_tables_seed_entry_of_a_seed_struct_under_a_variant(name, revision, etype):
+def test_the_pass_asks_the_rule_tables_seed_entry_of_a_seed_struct_under_a_variant(name, revision, etype, monkeypatch):
     """SEED-4 ... SEED-8 on a log-only struct whose seed rules look into its data (turn/end, request/header): its struct
     step (`_seed_struct`: the load path's reader, then the seed entry) asks the rule table's entry, as the dict path and
     the exact path do. Under a variant of the entry that refuses every record of the type, the exact path refuses the
-    log and the pass gives up on it, at every level; under the reference's entry both accept it."""
+    log and the pass gives up on it, at every level; under the reference's entry both accept it. (The pass leaves any
+    log to the exact path under a variant of the entry, `test_the_pass_leaves_a_log_to_the_exact_path_under_a_variant_seed_entry`;
+    that guard is lifted here, so that the struct step's own asking is what is tested.)"""
     from sessionspec.reference import rule_table
     from sessionspec.spec.errors import SeedError
     from sessionspec.validator import fastlog
+
+    monkeypatch.setattr(fastlog, "is_own", lambda name: True)
 
     data = READABLE[name]
     assert any(orjson.loads(line).get("type") == etype for line in _lines(data)[1:] if line.strip())
@@ -1422,3 +1426,30 @@ def test_the_pass_refuses_a_record_by_the_load_paths_statement_under_a_variant(l
     for level in LEVELS:
         assert "JSONL-12" in {f.requirement for f in _exact(data, level) if f.severity == "error"}, level
         assert _fast(data, level) is None, (level, form)
+
+
+@pytest.mark.req("SEED-11", "SEED-6")
+@pytest.mark.parametrize("form", ["unpacked", "packed"])
+def test_the_pass_leaves_a_log_to_the_exact_path_under_a_variant_seed_entry(logs, form):
+    """SEED-11: what the generated types prove of the seed rules (the envelope of every type, SEED-6 of a flat
+    assistant message, that no other seed rule looks into a type's data) is proved about the reference's own seed entry
+    (`rule_table.is_own`): under a variant of the entry that refuses every assistant/message, the exact path refuses the
+    log and the pass gives up, at every level, though the assistant messages' structs take no step that asks the
+    entry."""
+    from sessionspec.reference import rule_table
+    from sessionspec.spec.errors import SeedError
+
+    data = logs[form]
+    assert all(_fast(data, level) is not None for level in LEVELS)
+
+    def refusing(own: Any) -> Any:
+        def entry(event: Any, index: int, *rest: Any) -> Any:
+            if isinstance(event, dict) and event.get("type") == "assistant/message":
+                raise SeedError("an assistant/message the variant refuses", "SEED_PROVENANCE", requirement="SEED-6")
+            return own(event, index, *rest)
+        return entry
+
+    with rule_table.use(rule_table.default().derive("check_seed_entry", refusing)):
+        for level in LEVELS:
+            assert "SEED_PROVENANCE" in {f.code for f in _exact(data, level)}, level
+            assert _fast(data, level) is None, (level, form)

@@ -406,7 +406,10 @@ def check_clean(data: bytes | Iterable[bytes], name: str, level: str, schemas: S
     reading of stored records (JSONL-13..15: upgrades, refusals) record by record. `detection`, when given, is
     fed every line revision detection reads, as the pass parses it (valid when the pass returns a `CleanLog`).
     """
-    if not proves(revision):
+    if not proves(revision) or not is_own("check_seed_entry"):
+        # (the seed entry, SEED-11: what the generated types prove of the seed rules, the envelope of every type and
+        # SEED-6 of a flat assistant message, and that no other seed rule looks into a type's data, is proved about the
+        # reference's own entry; under a variant of it the exact path decides)
         return None
     blocks = (data,) if isinstance(data, bytes) else data
     try:
