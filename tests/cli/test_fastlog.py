@@ -1093,28 +1093,6 @@ def test_the_pass_reads_published_message_structs_through_the_load_paths_message
         assert fast is None, level
 
 
-@pytest.mark.req("JSONL-13")
-def test_the_pass_takes_an_upgraded_message_struct_by_the_dict_paths_rules(monkeypatch):
-    """JSONL-13: a published user/message struct that a variant of the upgrade rewrites (a member added) is read as the
-    reader returns it: the pass proves what the exact path reports, the rewritten records counted as upgraded."""
-    from sessionspec.reference import upgrade
-
-    data = READABLE["published"]
-    original = upgrade.LoadUpgrade.rewrite
-
-    def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
-        if event.get("type") == "user/message":
-            return {**event, "data": {**event["data"], "rewritten": True}}
-        return original(self, event, session_id, ids, where)
-
-    monkeypatch.setattr(upgrade.LoadUpgrade, "rewrite", rewriting)
-    _read_apart_variant(monkeypatch)
-    _never_looser_at(data, PUB)
-    fast, exact, _checker = _at(data, "load", PUB)
-    assert exact.upgraded.get("user/message")
-    assert fast is not None and fast.upgraded == exact.upgraded
-
-
 def _seed_struct_kinds(revision: str, etype: str) -> set[int]:
     """The struct kinds of ``etype``'s generated structs at ``revision``."""
     from sessionspec.reference.revision import rules_for
@@ -1160,19 +1138,21 @@ def test_the_pass_asks_the_rule_tables_seed_entry_of_a_seed_struct_under_a_varia
 
 
 @pytest.mark.req("JSONL-13")
-def test_the_pass_takes_an_upgraded_seed_struct_by_the_dict_paths_rules(monkeypatch):
-    """JSONL-13: a published turn/end struct (the seed struct step) that a variant of the upgrade rewrites (a member
-    added) is read as the reader returns it: the pass proves what the exact path reports, the rewritten records counted
-    as upgraded."""
+@pytest.mark.parametrize("etype", ["user/message", "turn/end"])
+def test_the_pass_takes_an_upgraded_struct_by_the_dict_paths_rules(etype, monkeypatch):
+    """JSONL-13: a published struct read by the load path's reader (a user/message: the message structs' step; a
+    turn/end: the seed struct step) that a variant of the upgrade rewrites (a member added) is read as the reader
+    returns it: the pass proves what the exact path reports, the rewritten records counted as upgraded."""
     from sessionspec.reference import upgrade
     from sessionspec.validator import fastlog
 
     data = READABLE["published"]
-    assert _seed_struct_kinds(PUB, "turn/end") == {fastlog._SEED_EVENT}
+    if etype == "turn/end":
+        assert _seed_struct_kinds(PUB, etype) == {fastlog._SEED_EVENT}
     original = upgrade.LoadUpgrade.rewrite
 
     def rewriting(self: Any, event: Any, session_id: str, ids: Any, where: Any) -> Any:
-        if event.get("type") == "turn/end":
+        if event.get("type") == etype:
             return {**event, "data": {**event["data"], "rewritten": True}}
         return original(self, event, session_id, ids, where)
 
@@ -1180,7 +1160,7 @@ def test_the_pass_takes_an_upgraded_seed_struct_by_the_dict_paths_rules(monkeypa
     _read_apart_variant(monkeypatch)
     _never_looser_at(data, PUB)
     fast, exact, _checker = _at(data, "load", PUB)
-    assert exact.upgraded.get("turn/end")
+    assert exact.upgraded.get(etype)
     assert fast is not None and fast.upgraded == exact.upgraded
 
 

@@ -1003,20 +1003,31 @@ class _Pass:
         first, as the dict path does (JSONL-13..15 and the message check, SEED-18 / SEED-6); read as stored and
         unrefused, the seed entry where the dict path asks it, then `_surface_struct`; an upgraded record takes the dict
         path's rules. (A refusal or a seed finding ends the pass either way: the exact path reports it.)"""
-        reader = self.reader
-        if reader is None or not self.messages_read:
+        if self.reader is None or not self.messages_read:
             self._convert_struct(obj, index)
             return
-        value = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
+        value = self._read_as_stored(obj, index)
+        if value is None:
+            return
+        if self.tags[obj.__class__] in SEED_DATA_RULE_TYPES:  # SEED-4 ... SEED-8: the rule table's entry (`_read_event`)
+            TABLE.check_seed_entry(value, obj.seq, self.rules)
+        self._surface_struct(obj, index, distinct)
+
+    def _read_as_stored(self, obj: Any, index: int) -> dict[str, Any] | None:
+        """A struct's value as the load path's reader reads it (JSONL-13..15), when it reads it as stored and unrefused;
+        None when the reader upgraded it (the record then took the dict path's rules, `_read_event`). A refusal ends
+        the pass (the exact path reports it)."""
+        value: dict[str, Any] = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
+        reader = self.reader
+        if reader is None:
+            return value
         read, refusal = reader.read(value, index)
         if refusal is not None or type(read) is not dict:
             raise _GiveUp
         if read is not value:
             self._read_event(read, value, index, False)
-            return
-        if self.tags[obj.__class__] in SEED_DATA_RULE_TYPES:  # SEED-4 ... SEED-8: the rule table's entry (`_read_event`)
-            TABLE.check_seed_entry(value, obj.seq, self.rules)
-        self._surface_struct(obj, index, distinct)
+            return None
+        return value
 
     def _seed_struct(self, obj: Any, index: int) -> None:
         """A log-only struct of a type whose seed rules look into its data (`_struct_kinds`: turn/end, request/header):
@@ -1024,15 +1035,9 @@ class _Pass:
         and unrefused, the dict path's checks that its type does not prove: JSONL-7, the rule table's seed entry
         (SEED-4 ... SEED-8), JSONL-12's rejected request header, the crash tail's turn boundary, the INV fold. An upgraded
         record takes the dict path's rules (`_read_event`); a refusal ends the pass (the exact path reports it)."""
-        value = self.converted[1] if self.converted[0] is obj else msgspec.to_builtins(obj)
-        reader = self.reader
-        if reader is not None:
-            read, refusal = reader.read(value, index)
-            if refusal is not None or type(read) is not dict:
-                raise _GiveUp
-            if read is not value:
-                self._read_event(read, value, index, False)
-                return
+        value = self._read_as_stored(obj, index)
+        if value is None:
+            return
         seq = obj.seq
         if not self.in_place(seq, self.expected):
             raise _GiveUp  # JSONL-7
