@@ -44,6 +44,7 @@ __all__ = [
     "expand_row",
     "expand_row_batches",
     "pack_chunk_runs",
+    "row_parts",
     "row_spec",
     "validate_row",
 ]
@@ -357,13 +358,20 @@ def validate_row(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str]
     return _validated(value, row)[:3]
 
 
+def row_parts(value: JsonObject, row: RowSpec) -> tuple[JsonObject, list[str], list[int], range, tuple[int, int, int]]:
+    """CHUNK-9 and CHUNK-11 for a row with layout ``row``, as the rule table decides them: its ``row_shape``, the
+    members' seqs (``member_seqs``), then its ``member_bounds``. (data, members, gaps, member seqs, (lowest, highest,
+    last member time)), or :class:`ChunkRowError`: the one composition, which the decoder and the validator's pass
+    (a row read as a dict) both ask."""
+    data, payload, dt = TABLE.row_shape(value, row)
+    seqs = TABLE.member_seqs(value["seq0"], len(payload))
+    return data, payload, dt, seqs, TABLE.member_bounds(row, seqs, value["time0"], dt)
+
+
 def _validated(value: Mapping[str, Any], row: RowSpec) -> tuple[Any, list[str], list[int], range]:
     """:func:`validate_row`, and the members' seqs (CHUNK-11, the rule table's ``member_seqs``) it asked for."""
-    data, payload, dt = TABLE.row_shape(value, row)
-    time0 = value["time0"]
-    seqs = TABLE.member_seqs(value["seq0"], len(payload))
-    TABLE.member_bounds(row, seqs, time0, dt)
-    return data, payload, list(accumulate(dt, initial=time0)), seqs
+    data, payload, dt, seqs, _ = row_parts(value, row)
+    return data, payload, list(accumulate(dt, initial=value["time0"])), seqs
 
 
 def expand_row(value: JsonObject, row: RowSpec) -> list[dict[str, JsonValue]]:

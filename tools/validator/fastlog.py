@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - a dependency; without it only the dict
     msgspec = None  # type: ignore[assignment]
 
 from sessionspec.reference import Finding, LoadedLog, fragment_finding, json_text, jsonl, jsonl_read, parse_line
-from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, decode_storage_record
+from sessionspec.reference.chunk_rows import NUMBER_KEYS, ROW_SPECS, RowSpec, decode_storage_record, row_parts
 from sessionspec.reference.invariants import InvariantFold
 from sessionspec.reference.json_value import gc_paused
 from sessionspec.reference.jsonl import StoredReader
@@ -133,15 +133,15 @@ class CleanLog:
 # ----------------------------------------------------------------------------- chunk rows
 
 
-def _row_parts(value: dict[str, Any], spec: RowSpec) -> tuple[dict[str, Any], list[str], tuple[int, int, int]] | None:
-    """CHUNK-9 as the reference decides it, the rule table's ``row_shape`` then its ``member_bounds`` (a variant's
-    entries are followed): ``(data, members, (lowest, highest, last member time))``, or None where the reference
-    refuses the row."""
+def _row_parts(value: dict[str, Any], spec: RowSpec) -> tuple[dict[str, Any], list[str], range, tuple[int, int, int]] | None:
+    """CHUNK-9 and CHUNK-11 as the reference decides them (`chunk_rows.row_parts`: the rule table's entries, so a
+    variant's are followed): ``(data, members, member seqs, (lowest, highest, last member time))``, or None where the
+    reference refuses the row."""
     try:
-        data, members, dt = TABLE.row_shape(value, spec)
-        return data, members, TABLE.member_bounds(spec, TABLE.member_seqs(value["seq0"], len(members)), value["time0"], dt)
+        data, members, _, seqs, bounds = row_parts(value, spec)
     except ChunkRowError:
         return None
+    return cast("dict[str, Any]", data), members, seqs, bounds  # (a row read as a dict: its data is a dict)
 
 
 class RowPlan:
@@ -350,9 +350,9 @@ def row_members_ok(value: dict[str, JsonValue], compiled: CompiledSchema) -> boo
     shape = _row_parts(value, spec)
     if shape is None:
         return None
-    data, members, (tmin, tmax, _) = shape
+    data, members, seqs, (tmin, tmax, _) = shape
     plan = RowPlan(tag, frozenset([k for k in spec.optional if k in data]), compiled)
-    return plan.members_valid(TABLE.member_seqs(seq0, len(members)), cast(int, value["time0"]), tmin, tmax, data, members)
+    return plan.members_valid(seqs, cast(int, value["time0"]), tmin, tmax, data, members)
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -1069,10 +1069,8 @@ class _Pass:
         optional = spec.optional
         present = frozenset([k for k in optional if getattr(d, k) is not msgspec.UNSET]) if optional else _NONE
         plan = self.plans.get((spec.tag, present))
-        # (`_in_envelope` inlined: this is the pass's commonest row step)
-        if (plan is None or not plan.loadable or not (
-                self.time_low <= tmin and tmax <= self.time_high and self.seq_low <= seqs[0] and seqs[-1] <= self.seq_high)
-                or (self.compiled is not None and not (
+        if (plan is None or not plan.loadable or not self._in_envelope(seqs, tmin, tmax) or (
+                self.compiled is not None and not (
                     plan.constant is True and not plan.reads_data and plan.member_type in self.registered
                     and plan.bounds_ok(seqs, tmin, tmax, None, members)))):
             self._row_struct(obj, index)
@@ -1092,11 +1090,12 @@ class _Pass:
         spec = _ROW_SPECS[self.tags[obj.__class__]]
         row_data = {k: v for k, v in zip(d.__struct_fields__, msgspec.structs.astuple(d)) if v is not unset}
         members = row_data[spec.list_key]
+        seqs = self.member_seqs(obj.seq0, len(members))
         try:
-            times = TABLE.member_bounds(spec, self.member_seqs(obj.seq0, len(members)), obj.time0, row_data["dt"])
+            times = TABLE.member_bounds(spec, seqs, obj.time0, row_data["dt"])
         except ChunkRowError:
             raise _GiveUp from None  # CHUNK-9
-        self._members(spec, obj.seq0, obj.time0, row_data, members, times, lambda: msgspec.to_builtins(obj), index)
+        self._members(spec, seqs, obj.time0, row_data, members, times, lambda: msgspec.to_builtins(obj), index)
 
     def _convert_struct(self, obj: Any, index: int) -> None:
         """A struct whose type cannot prove its load rules: the dict path's rules on its plain value."""
@@ -1178,17 +1177,16 @@ class _Pass:
         shape = _row_parts(value, spec)
         if shape is None:
             raise _GiveUp  # CHUNK-9
-        row_data, members, times = shape
-        self._members(spec, value["seq0"], value["time0"], row_data, members, times, value, index)
+        row_data, members, seqs, times = shape
+        self._members(spec, seqs, value["time0"], row_data, members, times, value, index)
 
-    def _members(self, spec: RowSpec, seq0: int, time0: int, row_data: dict[str, Any], members: list[str],
+    def _members(self, spec: RowSpec, seqs: range, time0: int, row_data: dict[str, Any], members: list[str],
                  times: tuple[int, int, int], value: dict[str, Any] | Callable[[], dict[str, Any]], index: int) -> None:
         """A row that CHUNK-9 decodes: JSONL-7, then its members as a family (`RowPlan`), or one by one (`event`)
-        where the family cannot be proved (`times`: the lowest, highest and last member time; `value`: the row, or
-        a function building it)."""
+        where the family cannot be proved (`seqs`: the members' seqs, the rule table's `member_seqs`; `times`: the
+        lowest, highest and last member time; `value`: the row, or a function building it)."""
         tag = spec.tag
         tmin, tmax, last_time = times
-        seqs = self.member_seqs(seq0, len(members))
         if not self.row_in_place(seqs, self.expected):
             raise _GiveUp  # JSONL-7
         present = frozenset([k for k in spec.optional if k in row_data]) if spec.optional else _NONE
