@@ -449,10 +449,8 @@ def _load_array(data: bytes, log: LoadedLog) -> None:
 class HeaderReading(NamedTuple):
     """What `read_header_line` read of an artifact's first line (JSONL-2)."""
 
-    #: the first line's parse (None when the line was not read: no complete line, or not JSON; see ``parsed``)
+    #: the first line's parse (None when the line was not read: no complete line, or not JSON)
     value: Any
-    #: whether the first line parsed as JSON
-    parsed: bool
     #: the shape check passed (`header_line_problem` found nothing): the first line is a session header line
     ok: bool
     #: where the first line ends (the offset of its ``\\n``; -1: the artifact has no complete line)
@@ -507,7 +505,7 @@ def read_header_line(data: bytes, revision: RevisionLike = None, *, every_defect
                    if not data else
                    Finding("JSONL_NO_HEADER", "JSONL-2", f"no complete line: {len(data)} bytes without a newline (a torn "
                            "header); a loader rejects the file", line=1))
-        return HeaderReading(None, False, False, end, [missing])
+        return HeaderReading(None, False, end, [missing])
     first = data[:end]
     findings: list[Finding] = []
     if not every_defect:
@@ -526,7 +524,7 @@ def read_header_line(data: bytes, revision: RevisionLike = None, *, every_defect
         if isinstance(value, _Hole):
             findings.append(Finding("JSONL_BAD_HEADER", "JSONL-2", f"the header line is not valid JSON: {value.reason}",
                                     line=1, column=value.column))
-            return HeaderReading(None, False, False, end, findings)
+            return HeaderReading(None, False, end, findings)
     if revision is not None and _refuses_version_on_read(value, revision):
         refusal = JsonlError(f"unsupported session format version {value['version']!r} (only {_FORMAT_VERSION} is "
                              "read)", "JSONL_VERSION", requirement="JSONL-12", path=where)
@@ -539,7 +537,7 @@ def read_header_line(data: bytes, revision: RevisionLike = None, *, every_defect
             raise JsonlError("corrupt session log: first line is not a session header", "JSONL_BAD_HEADER",
                              requirement="JSONL-2", path=where)
         findings.append(problem)
-    return HeaderReading(value, True, problem is None, end, findings)
+    return HeaderReading(value, problem is None, end, findings)
 
 
 def _read_header(data: bytes, log: LoadedLog) -> HeaderReading:

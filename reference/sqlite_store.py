@@ -1123,10 +1123,7 @@ def _row_event(row: Sequence[Any]) -> dict[str, Any]:
         column, kind = next((c, k) for c, v, k in (("seq", seq, int), ("type", etype, str), ("time", time, int),
                                                    ("data", data, str)) if type(v) is not k)
         raise RowRefused(column, "not an integer" if kind is int else "not text")
-    try:
-        event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": json_text.loads(data)}
-    except (SessionSpecError, ValueError, TypeError) as error:
-        raise RowRefused("data", f"not JSON: {_message(error)}", data_not_json=_message(error)) from None
+    event: dict[str, Any] = {"type": etype, "seq": seq, "time": time, "data": _loads_data(data, data)}
     if sources is None and surface_op is None:
         return event
     column = "source_event_seqs"

@@ -261,8 +261,7 @@ def compiled_parts(spec: Spec) -> Parts:
     event = CompiledSchema(spec.event_schema, spec.event_validator(), registry=spec.registry)
     row = CompiledSchema(spec.schemas[ROW_SCHEMA_ID], spec.validator(ROW_SCHEMA_ID), registry=spec.registry)
     header = CompiledSchema(spec.schemas[HEADER_SCHEMA_ID], spec.validator(HEADER_SCHEMA_ID), registry=spec.registry)
-    fast = build_fast_types(event, row, struct_prefix(spec))
-    return Parts(event, header, row, lambda: fast)
+    return Parts(event, header, row, functools.partial(build_fast_types, event, row, struct_prefix(spec)))
 
 
 def generated_parts(spec: Spec, module: ModuleType | SimpleNamespace | None = None) -> Parts | None:
