@@ -59,6 +59,7 @@ __all__ = [
     "first_lossy_line",
     "loads",
     "loads_with_duplicates",
+    "laid_out",
     "lossless",
     "markdown_text",
     "may_hold_negative_zero",
@@ -387,6 +388,9 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
                 return value
         except (orjson.JSONDecodeError, orjson.JSONEncodeError):  # not JSON, or not its canonical text
             pass
+        laid_out = _read_laid_out(text)  # (white space between tokens, escapes another writer writes)
+        if laid_out is not _NOT_PROVED:
+            return laid_out  # type: ignore[return-value]
     elif on_anomaly is None:
         try:
             fast: JsonValue = fast_loads(text)
@@ -433,6 +437,40 @@ def lossless(text: bytes, encoded: bytes, *, negative_zero: bool = True) -> bool
     types refuse it), so the text needs no scan for it.
     """
     return encoded == text and not (negative_zero and _NEGATIVE_ZERO.search(text) is not None)
+
+
+#: a quote within a string written as an escape other than ``\\"`` (`laid_out` does not count such a text's quotes)
+_QUOTE_AS_HEX = b"\\u0022"
+_NOT_PROVED = object()
+
+
+def laid_out(text: bytes, canonical: bytes, *, negative_zero: bool = True) -> bool:
+    """Whether ``text`` is lossless JSON in another writer's layout (JSON-2, JSON-12, DEC-3), proved by ``canonical``:
+    the compact encoding of the value (or the values, a line each) that msgspec read from ``text`` (a line each),
+    with integers held to ±(2^53-1) by the encoder (orjson's) or by the reader's generated types. The statement
+    :func:`lossless` makes of a text equal to its encoding, for a text that is not (False for one that is: whether
+    that one is lossless is `lossless`'s to say): white space between tokens and
+    escapes within strings (``\\u00e9``, ``\\u003c``: Python's ``json.dumps`` and Go's encoder write them) change no value.
+
+    msgspec declines invalid UTF-8, lone surrogates, numbers beyond a double and deep nesting. What is left to prove
+    is that no key repeats (the value would hold one member fewer), which the quotes tell: each string of a text holds
+    two quote bytes, and one more for each quote within it, written ``\\"`` as the encoding writes it when the text
+    holds no ``\\u0022``; so a text that holds a member its value lost holds more quote bytes than ``canonical``.
+    And ``canonical`` holds no ``-0.0`` (``negative_zero=False``: the reader's types cannot hold one). Such a text
+    :func:`loads` reads with no anomaly, to the same value (`tests/reference/test_json_text.py` holds it)."""
+    return (text != canonical and _QUOTE_AS_HEX not in text and text.count(b'"') == canonical.count(b'"')
+            and not (negative_zero and _NEGATIVE_ZERO.search(canonical) is not None))
+
+
+def _read_laid_out(text: bytes) -> object:
+    """`loads`'s value of a text that is not its value's canonical text, when `laid_out` proves it lossless; else
+    ``_NOT_PROVED`` (the exact parser then reads it, reporting each anomaly)."""
+    try:
+        value = fast_loads(text)
+        canonical = orjson.dumps(value, option=_STRICT_INTEGER)
+    except (*FAST_DECLINED, orjson.JSONEncodeError):
+        return _NOT_PROVED
+    return value if laid_out(text, canonical) else _NOT_PROVED
 
 
 def may_hold_negative_zero(text: bytes, start: int = 0, end: int | None = None) -> bool:

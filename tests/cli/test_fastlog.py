@@ -455,7 +455,9 @@ def test_a_line_the_batch_cannot_take_costs_only_itself(layout, monkeypatch):
     monkeypatch.setattr(fastlog._Pass, "line", counted)
     fast = _fast(log, "schema")
     assert fast is not None and not _exact(log, "schema")
-    assert sorted(calls) == [k + 1 for k in picked], calls  # (line numbers count from 1, the header is line 1)
+    # (line numbers count from 1, the header is line 1; a line in another layout is read alone, then the rest of its
+    # group is proved at once, `_laid_out`, so a doubtful line after it in its group is not read alone)
+    assert calls and set(calls) <= {k + 1 for k in picked}, calls
 
 
 def _packed_rows(data: bytes) -> tuple[list[bytes], list[int]]:
@@ -1002,12 +1004,15 @@ def test_the_pass_follows_the_load_paths_numbering_under_a_variant(logs, form, m
 
 
 def _row_line_alone(data: bytes, at: int) -> bytes:
-    """`data` with the `at`-th row line written with spaces: valid, but no struct writes it back, so the pass reads
-    that line alone, as a dict (`_Pass.row`), while the other rows keep the typed path."""
+    """`data` with the `at`-th row line holding a quote written ``\\u0022``: valid, but neither written back by a struct
+    nor proved in another writer's layout (`json_text.laid_out`), so the pass reads that line alone, as a dict
+    (`_Pass.row`), while the other rows keep the typed path."""
     lines = _lines(data)
     rows = [k for k, raw in enumerate(lines) if b'"seq0"' in raw]
     k = rows[at]
-    lines[k] = json.dumps(orjson.loads(lines[k]), ensure_ascii=False).encode()
+    row = orjson.loads(lines[k])
+    row["data"]["texts"][0] += '"'
+    lines[k] = orjson.dumps(row).replace(b'\\"', b"\\u0022", 1)
     return b"\n".join(lines)
 
 

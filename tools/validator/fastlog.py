@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+import orjson
+
 try:
     import msgspec
 except ImportError:  # pragma: no cover - a dependency; without it only the dict path runs
@@ -385,6 +387,12 @@ def _failed_line(text: bytes, error: Exception) -> int:
     return 0
 
 
+#: the encoder of plain values whose texts the generated types' encoder writes (`Pass._laid_out`)
+_ENCODER = msgspec.json.Encoder()
+#: the canonical text of values in any member order (`Pass._laid_out`)
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+
+
 def _trusted(raw: bytes, number: int) -> Any:
     """The value of a line known to be lossless JSON, or `_GiveUp`."""
     findings: list[Finding] = []
@@ -641,6 +649,7 @@ class _Pass:
         self.members: dict[str, type] = {tag: cls for cls, tag in self.tags.items()}  # the decoder's struct of each tag
         self.adopted = False  # a new struct order adopted in the current group (`_adopt`): its rest is decoded again
         self.orders: set[type] = set()  # the struct variants adopted so far
+        self.laid_out = False  # the last line `line` read was in another writer's layout (`_laid_out`)
         self.decode = fast.decoder.decode if fast is not None else None
         self.encode = fast.encoder.encode if fast is not None else None
         self.decode_lines = fast.decoder.decode_lines if fast is not None else None
@@ -818,6 +827,7 @@ class _Pass:
                 # encoding, `first` the struct of the line at `pos`.
                 encoded = self.encode_lines(objs)
                 pos = at = first = 0
+                tried = False  # (the rest of the group proved in another writer's layout at once: once a decoding)
                 while True:
                     doubt = self._doubtful(encoded, at, text, pos)
                     verified = len(objs) - first if doubt is None else text.count(b"\n", pos, doubt)
@@ -828,15 +838,27 @@ class _Pass:
                         return taken
                     end = text.index(b"\n", doubt) + 1
                     taken += 1
-                    self.line(text[doubt:end - 1], index + taken)
                     # the structs after it against the text after it: equal bytes prove those lines, whichever
                     # struct the doubtful line decoded to
-                    after = encoded.find(b"\n", at + (doubt - pos)) + 1
+                    at_line = at + (doubt - pos)
+                    after = encoded.find(b"\n", at_line) + 1
+                    k = first + verified
+                    laid = bool(after) and k < len(objs) and self._laid_out(text[doubt:end], encoded[at_line:after],
+                                                                            objs[k:k + 1], any_order=False)
+                    if laid:
+                        self.structs(objs[k:k + 1], index + taken - 1)  # another writer's layout: its struct still
+                    else:
+                        self.line(text[doubt:end - 1], index + taken)  # (which tries another member order first)
                     pos = end
                     if not after or pos >= len(text) or self.adopted:
                         self.adopted = False  # (a struct in another member order: the rest decoded by it)
                         break
                     first, at = first + verified + 1, after
+                    if (laid or self.laid_out) and not tried:  # another writer's layout: the rest of the group too?
+                        tried, self.laid_out = True, False
+                        if self._laid_out(text[pos:], encoded[at:], objs[first:]):
+                            self.structs(objs[first:], index + taken)
+                            return taken + len(objs) - first
                 text = text[pos:]
                 continue
             end = text.index(b"\n", cut) + 1
@@ -844,6 +866,26 @@ class _Pass:
             self.line(text[cut:end - 1], index + taken)
             text = text[end:]
         return taken
+
+    def _laid_out(self, text: bytes, encoded: bytes, objs: list[Any], any_order: bool = True) -> bool:
+        """Whether ``objs``, the structs ``encoded`` encodes (a line each), hold the values of the lines of ``text``
+        (whole lines), each read alone, line for line, member for member (in the line's order, or in another when
+        ``any_order``: DEC-4, member order is no rule), and each line is lossless JSON (`json_text.lossless`, of the
+        lines their structs write back) or lossless JSON in another writer's layout (`json_text.laid_out`, of the
+        others together): the structs are then the values the exact path reads."""
+        lines = text.split(b"\n")
+        lines.pop()  # (after the last newline)
+        try:
+            values = list(map(json_text.fast_loads, lines))
+            if _ENCODER.encode_lines(values) != encoded and not (any_order and (  # (not in the structs' member order)
+                    orjson.dumps(values, option=_SORTED) == orjson.dumps(msgspec.to_builtins(objs), option=_SORTED))):
+                return False
+        except (*json_text.FAST_DECLINED, orjson.JSONEncodeError):
+            return False
+        written = encoded.split(b"\n")
+        same = b"\n".join([line for line, back in zip(lines, written) if line == back])
+        return (json_text.laid_out(text, encoded, negative_zero=self.scan_neg_zero)
+                and (not same or json_text.lossless(same, same, negative_zero=self.neg_zero)))
 
     def _doubtful(self, encoded: bytes, at: int, text: bytes, pos: int) -> int | None:
         """The start of the first line of ``text[pos:]`` that is not lossless JSON by its struct's re-encoding in
@@ -861,7 +903,8 @@ class _Pass:
             except msgspec.MsgspecError:
                 obj = None
             if obj is not None:
-                if json_text.lossless(raw, self.encode(obj), negative_zero=self.neg_zero):
+                encoded = self.encode(obj)
+                if json_text.lossless(raw, encoded, negative_zero=self.neg_zero):
                     self.structs([obj], number - 1)
                     return
                 # A struct accepted the line but writes it otherwise (its members in another order: the package
@@ -872,6 +915,10 @@ class _Pass:
                 ordered = self._in_line_order(obj, raw)
                 if ordered is not None:
                     self.structs([ordered], number - 1)
+                    return
+                if self._laid_out(raw + b"\n", encoded + b"\n", [obj]):  # another writer's layout
+                    self.laid_out = True  # (`group` then tries the rest of the group so)
+                    self.structs([obj], number - 1)
                     return
                 typed = True
         value = _trusted(raw, number)
@@ -903,7 +950,8 @@ class _Pass:
             ordered = union_decoder((variant,)).decode(raw)
         except msgspec.MsgspecError:  # pragma: no cover - the same field types as the struct that decoded it
             return None
-        if not json_text.lossless(raw, self.encode(ordered), negative_zero=self.neg_zero):
+        encoded = self.encode(ordered)
+        if not json_text.lossless(raw, encoded, negative_zero=self.neg_zero):
             return None
         self._adopt(variant, cls)
         return ordered
