@@ -789,6 +789,80 @@ def test_damaged_logs_in_a_writer_s_member_order(name, data):
         _never_looser_at(log, revision)
 
 
+#: Other writers' layouts of one JSON value (`json_text.laid_out`): Python's `json.dumps` (spaces and ASCII escapes;
+#: sorted keys), a compact writer that escapes non-ASCII, Go's HTML escaping, tabs between tokens.
+_WRITERS: dict[str, Any] = {
+    "python": lambda v: json.dumps(v),
+    "python-sorted": lambda v: json.dumps(v, sort_keys=True),
+    "ascii": lambda v: json.dumps(v, separators=(",", ":")),
+    "sorted": lambda v: json.dumps(v, separators=(",", ":"), sort_keys=True, ensure_ascii=False),
+    "go": lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e"),
+    "tabs": lambda v: json.dumps(v, separators=(",\t", ":\t"), ensure_ascii=False),
+}
+
+
+def _written_by(data: bytes, writer: str, every: int = 1) -> bytes:
+    """The log with every `every`-th line (the header too) as `writer` writes its value."""
+    lines = _lines(data)
+    for k in range(0, len(lines) - 1, every):
+        lines[k] = _WRITERS[writer](orjson.loads(lines[k])).encode()
+    return b"\n".join(lines)
+
+
+@pytest.mark.req("JSON-2", "JSON-12")
+@pytest.mark.parametrize("writer", sorted(_WRITERS))
+@pytest.mark.parametrize("name", ["packed", "unpacked", "published", "mixed"])
+def test_a_log_in_another_writer_s_layout_takes_the_batch_with_the_exact_verdict(name, writer, monkeypatch):
+    """No cliff for other writers: a log whose every line another writer laid out (white space, escapes, member order)
+    is proved by the structs, a line read alone per group at most (`json_text.laid_out`; before, every line was read
+    alone and through the exact parser: 10-20x the time); the verdict and counts are the exact path's at either
+    revision."""
+    from sessionspec.validator import fastlog
+
+    log = _written_by(READABLE[name], writer)
+    alone: list[int] = []
+    line = fastlog._Pass.line
+    monkeypatch.setattr(fastlog._Pass, "line", lambda self, raw, number: alone.append(number) or line(self, raw, number))
+    assert check_clean(READABLE[name], "x.jsonl", "schema", _PUB_SCHEMAS, revision=PUB) is not None
+    as_written = set(alone)  # (the lines the published load path reads upgraded: as a dict, read alone)
+    alone.clear()
+    assert check_clean(log, "x.jsonl", "schema", _PUB_SCHEMAS, revision=PUB) is not None
+    extra = set(alone) - as_written
+    # a line or two a group, or after a line read alone (the batch decodes the rest again from there)
+    assert len(extra) <= 2 * (len(log) // fastlog.GROUP_BYTES + 1) + len(as_written), sorted(extra)
+    assert len(extra) < len(_lines(log)) // 4
+    monkeypatch.undo()
+    _proved_at_both(log, name)
+
+
+@pytest.mark.parametrize("writer", ["python", "sorted", "go"])
+@pytest.mark.parametrize("name", ["published", "mixed", "packed"])
+@given(data=st.data())
+def test_damaged_logs_in_another_writer_s_layout(name, writer, data):
+    """Every second line in another writer's layout, with one random edit (a repeated key, negative zero, a cut, ...):
+    never looser than the exact path."""
+    log = data.draw(damaged(_written_by(READABLE[name], writer, every=2)))
+    for revision in ("2f74ac98ba", PUB):
+        _never_looser_at(log, revision)
+
+
+@pytest.mark.req("JSON-2", "JSON-12")
+@pytest.mark.parametrize("piece", [b'"a":1,"a":2', b'"a": -0.0', b'"a": -0e0', b'"a": 9007199254740993',
+                                   b'"a": "\\ud800"', b'"a": 1e400', b'"a": "\\u0022", "a": 0'])
+def test_a_laid_out_line_holding_what_the_exact_reader_reports_is_not_proved(piece):
+    """A line in another layout with a repeated key, a negative zero, an unsafe integer, a lone surrogate or an infinite
+    number, where the struct types allow a member there: the pass does not prove the log, the exact path reports it."""
+    lines = _lines(_written_by(READABLE["published"], "python"))
+    k = next(k for k, raw in enumerate(lines) if b'"type": "user/message"' in raw)
+    value = orjson.loads(lines[k])
+    assert type(value["data"].get("source")) is dict
+    lines[k] = lines[k].replace(b'"source": {', b'"source": {' + piece + b", ", 1)
+    log = b"\n".join(lines)
+    for revision in ("2f74ac98ba", PUB):
+        proved = _never_looser_at(log, revision)
+        assert all(fast is None for fast in proved), (revision, piece)
+
+
 def _detection_logs() -> dict[str, bytes]:
     """Logs of both revisions, resumed ones, settings outside a turn, crash tails and torn last lines: every JSONL log
     of the real-log corpus and of `tests/real_logs/logs`, and the generated ones."""

@@ -392,3 +392,88 @@ def test_the_first_difference_of_two_tails_is_the_first_byte_where_they_differ(o
     a, b = one[start_one:], two[start_two:]
     expected = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), None if len(a) == len(b) else min(len(a), len(b)))
     assert _first_difference(one, start_one, two, start_two) == (None if expected is None else start_two + expected)
+
+
+# ------------------------------------------------------------------- another writer's layout (json_text.laid_out)
+#: how other writers lay out JSON: Python's `json.dumps` (spaces, ASCII escapes, sorted keys, indents), Go's encoder
+#: (HTML characters and U+2028/2029 escaped), tabs between tokens
+def _go_escaped(text: str) -> str:
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
+
+
+@st.composite
+def _laid_out_texts(draw: Any) -> bytes:
+    """Texts of JSON values in other writers' layouts, and with damaged pieces spliced into them (repeated keys,
+    quotes written ``\\u0022``, negative zero, unsafe integers, lone surrogates, ...)."""
+    value = draw(json_values(big_ints=True, max_leaves=8))
+    writer = draw(st.sampled_from(["python", "ascii", "sorted", "indent", "go", "tabs"]))
+    if writer == "indent":
+        text = json.dumps(value, indent=draw(st.sampled_from([0, 2])), ensure_ascii=draw(st.booleans()))
+    elif writer == "go":
+        text = _go_escaped(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    elif writer == "tabs":
+        text = json.dumps(value, ensure_ascii=False, separators=(",\t", "\t:\t"))
+    else:
+        text = json.dumps(value, ensure_ascii=writer != "python", sort_keys=writer == "sorted")
+    raw = text.encode("utf-8", "surrogatepass")
+    for _ in range(draw(st.integers(0, 2))):
+        piece = draw(st.sampled_from([*_PIECES, b'"\\u0022"', b'{"a":"\\u0022","a":1}', b'{"a" : 1, "a" : 2}',
+                                      b'{"q":"\\"","q":0}']))
+        at = draw(st.integers(0, len(raw)))
+        raw = (b'{"k": ' + piece + b', "v": ' + raw + b"}") if draw(st.booleans()) else raw[:at] + piece + raw[at:]
+    return raw
+
+
+@pytest.mark.req("JSON-2", "JSON-12", "DEC-3")
+@given(_laid_out_texts())
+def test_a_text_the_statement_calls_laid_out_reads_with_no_anomaly_to_the_same_value(text: bytes) -> None:
+    """`json_text.laid_out` (a lossless text in another writer's layout): whenever it holds of the canonical text of the
+    value msgspec reads, the exact reader reports no anomaly and reads that value, with the same types and member
+    order; and `loads`, which takes it so, always agrees with the exact reader (value and anomalies)."""
+    try:
+        value = msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        value = None
+    if value is not None:
+        encodings = [msgspec.json.encode(value)]  # (msgspec's: the generated types hold integers to the safe range)
+        try:
+            encodings.append(orjson.dumps(value, option=orjson.OPT_STRICT_INTEGER))
+        except orjson.JSONEncodeError:
+            encodings.clear()  # (an unsafe integer, which no such type holds)
+        for encoded in encodings:
+            if not json_text.laid_out(text, encoded):
+                continue
+            anomalies: list[Anomaly] = []
+            exact = parse(text.decode("utf-8"), on_anomaly=anomalies.append, infinity=True)
+            assert anomalies == [] and _same(exact, value), text
+            assert not json_text.lossless(text, encoded)  # (a text equal to its encoding is lossless's to judge)
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    exact_anomalies: list[Anomaly] = []
+    read_anomalies: list[Anomaly] = []
+    try:
+        exact = parse(decoded, on_anomaly=exact_anomalies.append, infinity=True)
+    except json_text.JsonSyntaxError:
+        with pytest.raises(json_text.JsonSyntaxError):
+            json_text.loads(text, on_anomaly=read_anomalies.append, infinity=True)
+        return
+    read = json_text.loads(text, on_anomaly=read_anomalies.append, infinity=True)
+    assert _same(read, exact) and read_anomalies == exact_anomalies, text
+
+
+@pytest.mark.req("JSON-2")
+def test_laid_out_takes_other_writers_layouts_and_refuses_what_the_exact_reader_reports() -> None:
+    def canonical(text: bytes) -> bytes:
+        return orjson.dumps(msgspec.json.decode(text), option=orjson.OPT_STRICT_INTEGER)
+
+    for text in (b'{"a": [1, 0.5, "x"], "b": null}', b'{"a":"caf\\u00e9 \\u003cb\\u003e"}', b'{\t"a"\t:\t1\t}',
+                 b'{"a": "say \\"hi\\""}', b'[\n  1,\n  2\n]'):
+        assert json_text.laid_out(text, canonical(text)), text
+    for text in (b'{"a": 1, "a": 2}', b'{"a": -0.0}', b'{"a": -0e0}', b'{"a": "\\u0022", "b": 1}',
+                 b'{"q": "\\"", "q": 0}', b'{"a":1}'):  # (the last: canonical, so `lossless`'s)
+        assert not json_text.laid_out(text, canonical(text)), text
+    assert json_text.laid_out(b'{"a": -0.0}', b'{"a":-0.0}', negative_zero=False)  # (the caller's types cannot hold one)
