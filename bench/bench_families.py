@@ -9,6 +9,8 @@ every target of issue 24 on each family and reports the WORST family per target:
   b150a551b8: translated by ``bench/run.py``'s ``to_package_revision``), and ``pkgw``: the
   published events of each mix appended through the npm package's own ``SessionStore`` and
   written by its JSONL backend (``conformance/adapters/node-dsh-session/bench-write.mjs``);
+* other writers: each one-a-line file rewritten by Python's ``json.dumps`` (``python``: spaces, ASCII
+  escapes) and by a compact writer with sorted keys (``sorted``), the same events (`WRITERS`);
 * validate: whole processes of ``sessionspec validate --level schema --quiet FILE`` against a
   process that only ``orjson.loads`` every line of the same file, alternating run by run; CPU
   time (user + system of the child), minimum of ``--runs``;
@@ -98,6 +100,30 @@ def prepare(families: list[str], size: int, workdir: Path, package_written: bool
             files.append({"family": family, "revision": "published", "form": "pkgw", "path": str(path),
                           "events": json.loads(done.stdout)["events"], "bytes": path.stat().st_size, "lines": lines})
         print(f"  wrote {family}: {len(events):,} events", flush=True)
+    return files
+
+
+#: Other writers' layouts of the same events, one a line (issue 24: logs the benchmark did not write): Python's
+#: ``json.dumps`` (spaces after separators, non-ASCII escaped) and a compact writer with sorted keys (serde_json's
+#: ``Value``, Go's maps).
+WRITERS: dict[str, Any] = {
+    "python": lambda value: json.dumps(value).encode(),
+    "sorted": lambda value: json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode(),
+}
+
+
+def add_writer_forms(files: list[dict[str, Any]], workdir: Path) -> list[dict[str, Any]]:
+    """Each ``lines`` file rewritten line by line by each of `WRITERS` (form: the writer's name), for the rows
+    `files` lacks (a manifest of an earlier run gains them)."""
+    have = {(r["family"], r["revision"], r["form"]) for r in files}
+    for row in [r for r in files if r["form"] == "lines"]:
+        for writer, write in WRITERS.items():
+            if (row["family"], row["revision"], writer) in have:
+                continue
+            path = workdir / f"{row['family']}.{row['revision']}.{writer}.jsonl"
+            with open(row["path"], "rb") as source, open(path, "wb") as out:
+                out.writelines(write(json.loads(line)) + b"\n" for line in source)
+            files.append({**row, "form": writer, "path": str(path), "bytes": path.stat().st_size})
     return files
 
 
@@ -295,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
             files = json.loads(manifest.read_text())
         else:
             files = prepare(args.families.split(","), args.events, workdir, package_written=use_node)
-            manifest.write_text(json.dumps(files))
+        files = add_writer_forms(files, workdir)
+        manifest.write_text(json.dumps(files))
         ops: list[dict[str, Any]] = []
         package: dict[str, Any] | None = None
         if args.only in (None, "validate"):

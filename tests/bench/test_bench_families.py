@@ -42,6 +42,21 @@ def test_every_family_in_both_revisions_and_the_cliff_counter(families: Any, tmp
     assert 0 <= counts["line"] <= lines["lines"]
 
 
+def test_other_writers_write_the_same_events_in_their_layouts(families: Any, tmp_path: Path) -> None:
+    from sessionspec.reference.jsonl import read_artifact
+
+    files = families.add_writer_forms(families.prepare(["chat"], 300, tmp_path, package_written=False), tmp_path)
+    assert families.add_writer_forms(list(files), tmp_path) == files  # (added once)
+    by = {(r["revision"], r["form"]): r for r in files}
+    for revision in ("pinned", "published"):
+        lines = Path(by[(revision, "lines")]["path"]).read_bytes()
+        for writer in families.WRITERS:
+            text = Path(by[(revision, writer)]["path"]).read_bytes()
+            assert text != lines and text.count(b"\n") == lines.count(b"\n")
+            assert read_artifact(by[(revision, writer)]["path"]).events == read_artifact(by[(revision, "lines")]["path"]).events
+    assert b'": "' in Path(by[("pinned", "python")]["path"]).read_bytes()
+
+
 def test_report_names_the_worst_family(families: Any) -> None:
     files = [{"family": f, "revision": "pinned", "form": "lines", "events": 10, "bytes": 1000, "lines": 11,
               "validate_cpu": v, "parse_cpu": 0.1, "validate_ratio": v / 0.1, "validate_rss": 3e7,
