@@ -62,6 +62,7 @@ __all__ = [
     "in_place",
     "is_negative_zero",
     "load_log",
+    "crlf_finding",
     "may_hold_crlf",
     "parse_line",
     "read_damaged",
@@ -703,6 +704,14 @@ def may_hold_crlf(data: bytes) -> bool:
     return b"\r" in data
 
 
+def crlf_finding(count: int, first_line: int) -> Finding:
+    """JSONL-3's warning of a JSONL artifact with ``count`` lines ending in CRLF, the first at line ``first_line``."""
+    return Finding("JSONL_CRLF", "JSONL-3",
+                   f"{count} line(s) end in CRLF (first: line {first_line}); records are separated by \\n alone. "
+                   "Readers tolerate the \\r as whitespace, but writers never produce it",
+                   line=first_line, severity=WARNING)
+
+
 def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | None) -> None:
     end = data.rfind(b"\n")
     fragment = data[end + 1 :]  # b"" when the file ends with a newline
@@ -710,17 +719,7 @@ def _load_jsonl(data: bytes, log: LoadedLog, progress: Callable[[int], None] | N
     log.lines = count + (1 if fragment else 0)
     crlf = data.count(b"\r\n") if may_hold_crlf(data) else 0
     if crlf:
-        first_crlf = data.count(b"\n", 0, data.find(b"\r\n")) + 1
-        log.add(
-            Finding(
-                "JSONL_CRLF",
-                "JSONL-3",
-                f"{crlf} line(s) end in CRLF (first: line {first_crlf}); records are separated by \\n alone. "
-                "Readers tolerate the \\r as whitespace, but writers never produce it",
-                line=first_crlf,
-                severity=WARNING,
-            )
-        )
+        log.add(crlf_finding(crlf, data.count(b"\n", 0, data.find(b"\r\n")) + 1))
     header = _read_header(data, log)  # (an empty file, or no complete line: its JSONL_NO_HEADER)
     if header.end >= 0:
         _load_lines(data, log, 0 if header.first_is_event else 1, progress)

@@ -343,7 +343,8 @@ def test_header_problems_take_the_exact_path(logs):
 
 def test_every_line_layout_problem_takes_the_exact_path(logs):
     data = logs["packed"]
-    for broken in (b"\xef\xbb\xbf" + data, data.replace(b"\n", b"\r\n", 3), b"", b"[]\n", data + b"\n", data[:50]):
+    for broken in (b"\xef\xbb\xbf" + data, data.replace(b"\n", b"\r\n", 3).replace(b"\r", b"\r ", 1), b"", b"[]\n",
+                   data + b"\n", data[:50]):
         for level in LEVELS:
             assert _fast(broken, level) is None
 
@@ -861,6 +862,42 @@ def test_a_laid_out_line_holding_what_the_exact_reader_reports_is_not_proved(pie
     for revision in ("2f74ac98ba", PUB):
         proved = _never_looser_at(log, revision)
         assert all(fast is None for fast in proved), (revision, piece)
+
+
+def _crlf(data: bytes, how: str) -> bytes:
+    """The log with CRLF line ends: on every line, from the middle on (a log resumed by a writer that writes CRLF),
+    on the header only, or on the last line only."""
+    lines = _lines(data)
+    body = len(lines) - 1
+    ends = {"every": range(body), "from-middle": range(body // 2, body), "header": range(1),
+            "last": range(body - 1, body)}[how]
+    for k in ends:
+        lines[k] += b"\r"
+    return b"\n".join(lines)
+
+
+@pytest.mark.req("JSONL-3")
+@pytest.mark.parametrize("how", ["every", "from-middle", "header", "last"])
+@pytest.mark.parametrize("name", ["packed", "unpacked", "published", "mixed"])
+def test_a_log_with_crlf_line_ends_is_proved_with_the_exact_paths_warning(name, how):
+    """A Windows writer's log (CRLF line ends), whole or resumed: the pass removes the CR of each CRLF and reports the
+    exact path's one warning (JSONL-3, `jsonl_read.crlf_finding`: the count and the first such line), read whole, in
+    blocks of 97 bytes (a CR and its LF in two blocks) or in one-line groups; before, such a log took the exact path."""
+    log = _crlf(READABLE[name], how)
+    for revision in ("2f74ac98ba", PUB):
+        proved = _never_looser_at(log, revision)
+        if revision == PUB or name in ("packed", "unpacked"):
+            assert all(fast is not None and "JSONL_CRLF" in [f.code for f in fast.findings] for fast in proved), revision
+
+
+@pytest.mark.parametrize("how", ["every", "from-middle"])
+@pytest.mark.parametrize("name", ["published", "packed"])
+@given(data=st.data())
+def test_damaged_logs_with_crlf_line_ends(name, how, data):
+    """CRLF line ends with one random edit (a CR within a line, a cut, a repeated key, ...): never looser."""
+    log = data.draw(damaged(_crlf(READABLE[name], how)))
+    for revision in ("2f74ac98ba", PUB):
+        _never_looser_at(log, revision)
 
 
 def _detection_logs() -> dict[str, bytes]:
@@ -1408,8 +1445,10 @@ def test_the_pass_gives_up_on_crlf_by_the_load_paths_statement_under_a_variant(l
 
     data = logs[form].replace(b"\n", b"\r\n")
     for level in LEVELS:
-        assert [f.code for f in _exact(data, level)] == ["JSONL_CRLF"], level
-        assert _fast(data, level) is None, level
+        exact = _exact(data, level)
+        assert [f.code for f in exact] == ["JSONL_CRLF"], level
+        fast = _fast(data, level)  # (the warning is the load path's too: `jsonl_read.crlf_finding`)
+        assert fast is not None and [f.to_json() for f in fast.findings] == [f.to_json() for f in exact], level
     monkeypatch.setattr(jsonl_read, "may_hold_crlf", lambda data: False)
     for level in LEVELS:
         assert not _exact(data, level), level

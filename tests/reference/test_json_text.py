@@ -357,7 +357,8 @@ def test_a_text_the_statement_calls_lossless_reads_with_no_anomaly_to_the_same_v
     for encoded in _writers(text):
         anomalies: list[Anomaly] = []
         said = json_text.lossless(text, encoded)
-        assert json_text.first_lossy_line(text + b"\n", 0, encoded + b"\n", 0) == (None if said else 0)
+        if b"\n" not in text:  # (one line: the batch form's answer is about it alone)
+            assert json_text.first_lossy_line(text + b"\n", 0, encoded + b"\n", 0) == (None if said else 0)
         if not said:
             continue
         exact = parse(text.decode("utf-8"), on_anomaly=anomalies.append, infinity=True)

@@ -710,6 +710,10 @@ class _Pass:
         self.neg_zero = False  # the current block holds "-0.0" somewhere (when scanned)
         self.carry = b""  # a line cut by the end of a block
         self.base = 1  # lines before the current block (the header is line 1)
+        # JSONL-3: lines ending in CRLF (their CR removed: `_without_crlf`), the first one's number, the CRs removed,
+        # and whether the last piece ended in a CR
+        self.crlf = self.first_crlf = self.removed = 0
+        self.cr_pending = False
         self.done = 0  # bytes before the current block
 
     def _lookup(self, seq: int) -> Any:
@@ -728,8 +732,14 @@ class _Pass:
         if not first or jsonl_read.holds_event_array(first):
             raise _GiveUp  # empty, or a JSON array of events: the exact path (a BOM: the header is not lossless JSON)
         header_raw, newline, rest = first.partition(b"\n")
-        if not newline or jsonl_read.may_hold_crlf(header_raw):
-            raise _GiveUp  # JSONL-3: the exact path warns of a CRLF line end
+        if not newline:
+            raise _GiveUp
+        if jsonl_read.may_hold_crlf(header_raw):  # JSONL-3: a CRLF line end, which the exact path warns of
+            if header_raw.find(b"\r") != len(header_raw) - 1:
+                raise _GiveUp  # (a CR within the line)
+            header_raw = header_raw[:-1]
+            first = header_raw + b"\n" + rest
+            self.crlf, self.first_crlf, self.removed = 1, 1, 1
         reading = jsonl_read.read_header_line(first, every_defect=True)  # the exact path's reading of line 1 (JSONL-2)
         if reading.findings or not reading.ok:
             raise _GiveUp
@@ -752,8 +762,8 @@ class _Pass:
 
     def block(self, piece: bytes) -> None:
         """The next piece of the file: the line the previous piece cut, then its complete lines (no copy of it)."""
-        if jsonl_read.may_hold_crlf(piece):
-            raise _GiveUp  # JSONL-3: the exact path warns of a CRLF line end
+        if self.cr_pending or jsonl_read.may_hold_crlf(piece):
+            piece = self._without_crlf(piece)
         start = 0
         if self.carry:
             newline = piece.find(b"\n")
@@ -767,6 +777,33 @@ class _Pass:
         self.carry = piece[max(cut, start):]  # b"" after a newline; at the end, a torn final fragment (JSONL-4)
         if cut > start:
             self.region(piece, start, cut)
+
+    def _without_crlf(self, piece: bytes) -> bytes:
+        """``piece`` with the CR of each CRLF line end removed, counted for JSONL-3's warning (the exact path's, made by
+        `jsonl_read.crlf_finding` in `finish`): the lines are then the ones the exact path reads, the CR being white
+        space after each value. A CR anywhere else is the exact path's (`_GiveUp`); one that ends the piece waits for
+        the next one's newline."""
+        if self.cr_pending:
+            if not piece.startswith(b"\n"):
+                raise _GiveUp
+            self.cr_pending = False
+            self._count_crlf(1, 0)
+        crs = piece.count(b"\r")
+        if not crs:
+            return piece
+        pairs = piece.count(b"\r\n")
+        self.cr_pending = piece.endswith(b"\r")
+        if crs != pairs + self.cr_pending:
+            raise _GiveUp  # (a CR within a line)
+        if pairs:
+            self._count_crlf(pairs, self.base + 1 + piece.count(b"\n", 0, piece.find(b"\r\n")))
+        self.removed += crs
+        return piece.replace(b"\r\n", b"\n")[:-1] if self.cr_pending else piece.replace(b"\r\n", b"\n")
+
+    def _count_crlf(self, count: int, line: int) -> None:
+        if not self.crlf:
+            self.first_crlf = line if line else self.base + 1
+        self.crlf += count
 
     def region(self, buf: bytes, lo: int, hi: int) -> None:
         """The complete lines ``buf[lo:hi]`` (`hi` follows a newline), group by group."""
@@ -1275,9 +1312,11 @@ class _Pass:
 
     def finish(self) -> CleanLog:
         """The report: the crash-tail warnings (REPAIR-6, JSONL-4) the exact path's own code gives, if any."""
+        if self.cr_pending:
+            raise _GiveUp  # (a CR ending the file: the exact path's fragment)
         fragment = self.carry
-        size = self.done + len(fragment)
-        findings: list[Finding] = []
+        size = self.done + len(fragment) + self.removed
+        findings: list[Finding] = [jsonl_read.crlf_finding(self.crlf, self.first_crlf)] if self.crlf else []
         if self.expected:
             # REPAIR-6: whether the log ends inside a turn is the exact path's check (the rule table's closers). They
             # depend only on the events from the last turn boundary on (the scan resets there), so it runs on that
