@@ -802,7 +802,7 @@ class _Pass:
 
     def _count_crlf(self, count: int, line: int) -> None:
         if not self.crlf:
-            self.first_crlf = line if line else self.base + 1
+            self.first_crlf = line or self.base + 1
         self.crlf += count
 
     def region(self, buf: bytes, lo: int, hi: int) -> None:
