@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from cli_strategies import mutate
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionspec.spec import load_spec
 from sessionspec.spec.revisions import known_revisions
@@ -176,3 +176,90 @@ def test_the_evidence_types_read_from_the_generated_module_are_the_ones_computed
     assert list(generated.generated_evidence_payloads(specs).items()) == list(generated.evidence_payloads(specs).items())
     assert generated.fingerprint(specs[known_revisions()[0]]) == generated.content_digest(
         [specs[known_revisions()[0]].event_schema, dict(specs[known_revisions()[0]].schemas)])
+
+
+# -- the payloads a revision's schema rules out whole (`detect._excluded`) ---------------------------------------
+
+EXCLUDED = detect._excluded()
+
+
+def test_the_payload_schemas_rule_out_the_other_revision_where_a_required_member_is_undefined_there():
+    """The derived fact decides the usual evidence (identified messages, a turn/start without its trigger) both ways,
+    and nothing for a type whose payloads one member's value tells apart (turn/end: a reason kind)."""
+    pinned, published = known_revisions()
+    for event_type in ("user/message", "turn/start", "assistant/message"):
+        assert EXCLUDED[event_type] == {pinned: {published}, published: {pinned}}, event_type
+    assert EXCLUDED["turn/end"] == {pinned: frozenset(), published: frozenset()}
+    assert set(EXCLUDED) == set(PAYLOADS)
+
+
+def _no_payload_fits_both(event_type: str, payload: Any) -> None:
+    for rid, ruled_out in EXCLUDED[event_type].items():
+        if PAYLOADS[event_type][rid].is_valid(payload):
+            for other in ruled_out:
+                assert not PAYLOADS[event_type][other].is_valid(payload), (event_type, rid, other, payload)
+                assert not SPECS[other].validator(SPECS[other].events[event_type]["payloadSchema"]).is_valid(payload)
+
+
+def test_no_logged_payload_fits_a_revision_its_own_rules_out():
+    assert any(PAYLOADS[t][rid].is_valid(d) and EXCLUDED[t][rid] for t, d in LOGGED for rid in PAYLOADS[t])
+    for event_type, payload in LOGGED:
+        _no_payload_fits_both(event_type, payload)
+
+
+@given(st.sampled_from(LOGGED), st.data())
+def test_no_mutated_payload_fits_a_revision_its_own_rules_out(example, data):
+    event_type, payload = example
+    mutated = mutate(data.draw, {"data": payload})
+    _no_payload_fits_both(event_type, mutated.get("data", payload) if isinstance(mutated, dict) else payload)
+
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+
+
+def _object_schemas(refs: list[str]) -> st.SearchStrategy[Any]:
+    """Small schemas of what `_object_shape` reads (type, required, properties, additionalProperties,
+    patternProperties, $ref to ``refs``, allOf) and what it must not trust (anyOf, if/then), two keywords or so each."""
+    keywords = {
+        "type": st.sampled_from(["object", "string", ["object"], ["object", "null"]]),
+        "required": st.lists(_NAMES, min_size=1, max_size=2),
+        "properties": st.dictionaries(_NAMES, st.sampled_from([True, {"type": "integer"}]), max_size=2),
+        "additionalProperties": st.sampled_from([False, False, True, {"type": "integer"}]),
+        "patternProperties": st.just({"^a": True}),
+        **({"$ref": st.sampled_from(refs)} if refs else {})}
+    leaf = st.lists(st.sampled_from(sorted(keywords)), max_size=3, unique=True).flatmap(
+        lambda names: st.fixed_dictionaries({name: keywords[name] for name in names}))
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.builds(lambda base, branches: {**base, "allOf": branches}, leaf, st.lists(inner, min_size=1, max_size=2)),
+        st.builds(lambda base, branches: {**base, "anyOf": branches}, leaf, st.lists(inner, min_size=1, max_size=2)),
+        st.builds(lambda base, test, then: {**base, "if": test, "then": then}, leaf, inner, inner)), max_leaves=3)
+
+
+#: Every object of those names with an integer or a string member, and two values that are not objects.
+_VALUES = [*({name: value for name, value in zip("abc", values) if value is not None}
+             for values in __import__("itertools").product([None, 0, "x"], repeat=3)), "x", None]
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_an_exclusion_read_off_two_schemas_is_never_contradicted_by_a_value_both_accept(data):
+    """`_exclusive` of two `_object_shape`s (of documents that ``$ref`` each other) against python-jsonschema: a value
+    valid at both never meets an exclusion (every pair of four documents, every value of `_VALUES`)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    documents = {"urn:s:c": {"$id": "urn:s:c", **data.draw(_object_schemas([]))},
+                 "urn:s:d": {"$id": "urn:s:d", **data.draw(_object_schemas(["urn:s:c"]))}}
+    for uri in ("urn:s:a", "urn:s:b"):
+        documents[uri] = {"$id": uri, **data.draw(_object_schemas(["urn:s:c", "urn:s:d"]))}
+    registry = Registry().with_resources(
+        (uri, Resource.from_contents(doc, default_specification=DRAFT202012)) for uri, doc in documents.items())
+    accepted = {uri: {i for i, value in enumerate(_VALUES)
+                      if Draft202012Validator(doc, registry=registry).is_valid(value)}
+                for uri, doc in documents.items()}
+    shapes = {uri: detect._object_shape(documents, uri) for uri in documents}
+    for one in documents:
+        for other in documents:
+            if one != other and detect._exclusive(shapes[one], shapes[other]):
+                assert not accepted[one] & accepted[other], (documents, one, other)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,74 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, dict[str, CompiledSc
     payloads = {event_type: {rid: schema_set(revision=rid).payload(schema_id) for rid, schema_id in ids.items()}
                 for event_type, ids in generated_evidence_payloads(specs).items()}
     return {t: frozenset(r) for t, r in registered.items()}, payloads
+
+
+@functools.cache
+def _excluded() -> dict[str, dict[str, frozenset[str]]]:
+    """Type -> {revision R: the revisions whose payload schema no payload valid at R's accepts}, for the types whose
+    payloads can be evidence: a payload valid at R's schema is known to miss those revisions' without checking it
+    (`_exclusive`), so a record a revision's generated struct read is checked only where it may fit."""
+    from sessionspec.validator.generated import generated_evidence_payloads
+
+    specs = {r: load_spec(revision=r) for r in known_revisions()}
+    out: dict[str, dict[str, frozenset[str]]] = {}
+    for event_type, ids in generated_evidence_payloads(specs).items():
+        shapes = {rid: _object_shape(specs[rid].schemas, schema_id) for rid, schema_id in ids.items()}
+        out[event_type] = {rid: frozenset(o for o in ids if o != rid and _exclusive(shapes[rid], shapes[o]))
+                           for rid in ids}
+    return out
+
+
+def _exclusive(valid: tuple[frozenset[str], frozenset[str] | None], other: tuple[frozenset[str], frozenset[str] | None]
+               ) -> bool:
+    """Whether no value valid at a schema of shape ``valid`` is valid at one of shape ``other`` (shapes:
+    `_object_shape`): one of them requires a member the other, closed, does not define (an unexpected property
+    there, or a required member missing)."""
+    (required, defined), (other_required, other_defined) = valid, other
+    return bool((other_defined is not None and required - other_defined)
+                or (defined is not None and other_required - defined))
+
+
+def _object_shape(schemas: Any, uri: str) -> tuple[frozenset[str], frozenset[str] | None]:
+    """What every value valid at the schema at ``uri`` (``schemas``: $id -> document) is known to be, read off the
+    subschemas it must meet whole (itself, and through ``$ref`` and ``allOf``): (the members it holds, being an
+    object: ``required`` where some such subschema says ``type: object``; nothing else), (the only members it may
+    hold when an object: the ``properties`` of such a subschema with ``additionalProperties: false`` and no
+    ``patternProperties``; None: any). A subschema it cannot reach only leaves out what it would add."""
+    from urllib.parse import urljoin
+
+    required: set[str] = set()
+    defined: frozenset[str] | None = None
+    is_object = False
+    todo = [(uri, uri)]
+    seen: set[tuple[str, str]] = set()
+    nodes: list[tuple[Any, str]] = []
+    while todo:
+        base, ref = todo.pop()
+        if (base, ref) in seen:
+            continue
+        seen.add((base, ref))
+        target = _resolve(schemas, base, ref)
+        if target is not None:
+            nodes.append(target)
+        while nodes:
+            node, at = nodes.pop()
+            if type(node) is not dict:
+                continue
+            if type(node.get("$id")) is str:
+                at = urljoin(at, node["$id"])
+            if node.get("type") == "object" or node.get("type") == ["object"]:
+                is_object = True
+            if type(node.get("required")) is list:
+                required.update(name for name in node["required"] if type(name) is str)
+            members = node.get("properties", {})
+            if node.get("additionalProperties") is False and "patternProperties" not in node and type(members) is dict:
+                defined = frozenset(members) if defined is None else defined & frozenset(members)
+            if type(node.get("$ref")) is str:
+                todo.append((at, node["$ref"]))
+            if type(node.get("allOf")) is list:
+                nodes.extend((branch, at) for branch in node["allOf"])
+    return (frozenset(required) if is_object else frozenset()), defined
 
 
 class _Tally:
@@ -357,9 +425,15 @@ class _Detector:
         # type -> (the revisions registering it, those that do not), for the types registered in some revisions only
         self.partial = {t: (revs, self.all_revisions - revs) for t, revs in self.registered.items()
                         if revs != self.all_revisions}
-        # type -> (its payload checks, the label of its payload evidence), for the types whose payloads can be evidence
-        self.checks = {t: (tuple((rid, v.is_valid) for rid, v in checks.items()), f"{t} payload of this revision")
-                       for t, checks in self.payloads.items()}
+        # type -> (its payload checks, the label of its payload evidence, {revision R: the checks a payload valid at R
+        # may pass: R's own and those of the revisions `_excluded` does not rule out}), for the types whose payloads
+        # can be evidence
+        excluded = _excluded()
+        self.checks = {t: (pairs, f"{t} payload of this revision",
+                           {rid: tuple(pair for pair in pairs if pair[0] not in excluded.get(t, {}).get(rid, ()))
+                            for rid, _ in pairs})
+                       for t, checks in self.payloads.items()
+                       for pairs in [tuple((rid, v.is_valid) for rid, v in checks.items())]}
 
     def add(self, index: int, event: Any, where: Callable[[], str], valid_at: str | None = None) -> None:
         """One event; ``valid_at``: a revision whose schemas are known to accept it (its payload is not checked)."""
@@ -368,6 +442,12 @@ class _Detector:
         etype = event.get("type")
         if type(etype) is not str:
             return
+        self.add_typed(index, etype, event, _data_of, where, valid_at)
+
+    def add_typed(self, index: int, etype: str, event: Any, data_of: Callable[[Any], Any], where: Callable[[], str],
+                  valid_at: str | None = None) -> None:
+        """`add` of an event of type ``etype`` whose payload ``data_of(event)`` gives (asked only when a check needs
+        it: a record a generated struct read need not be converted when its type decides)."""
         if etype == self.opens or etype == self.closes:
             self.in_turn = etype == self.opens
         elif not self.in_turn:  # where a revision allows the type outside a turn and another does not (INV-10)
@@ -386,19 +466,31 @@ class _Detector:
         found = self.checks.get(etype)
         if found is None:
             return
-        checks, label = found
-        data = event.get("data")
-        fits = [rid for rid, is_valid in checks if rid == valid_at or is_valid(data)]
+        checks, label, fitting = found
+        possible = fitting.get(valid_at, checks) if valid_at is not None else checks
+        if len(possible) == 1 and possible[0][0] == valid_at:
+            # every other revision's payload schema rejects what valid_at's accepts (`_excluded`): its evidence alone
+            tally = self.tallies[valid_at]
+            tally.add(index, label, where)
+            if len(tally.beyond) < self.others:
+                self._held(tally, etype, [rid for rid, _ in checks if rid != valid_at], data_of(event), where)
+            return
+        data = data_of(event)
+        fits = [rid for rid, is_valid in possible if rid == valid_at or is_valid(data)]
         if 0 < len(fits) < len(checks):
             misfits = [rid for rid, _ in checks if rid not in fits]
             for rid in fits:
                 tally = self.tallies[rid]
                 tally.add(index, label, where)
-                # asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)
                 if len(tally.beyond) < self.others:
-                    held = [o for o in misfits if o not in tally.beyond and _holds_undefined(etype, o, data)]
-                    if held:
-                        tally.holds(held, f"{etype} (a member only it defines)", where)
+                    self._held(tally, etype, misfits, data, where)
+
+    def _held(self, tally: _Tally, etype: str, misfits: list[str], data: Any, where: Callable[[], str]) -> None:
+        """The revisions of ``misfits`` (whose payload schemas reject ``data``) that cannot hold it, for ``tally``:
+        asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)."""
+        held = [o for o in misfits if o not in tally.beyond and _holds_undefined(etype, o, data)]
+        if held:
+            tally.holds(held, f"{etype} (a member only it defines)", where)
 
     def result(self) -> Detection:
         detection = self._result()
@@ -445,6 +537,10 @@ class _Detector:
         return Detection(reader, tuple(first.examples), False,
                          f"mostly {reader} content ({scores[reader]} against {scores[heaviest]} of {heaviest}, "
                          f"interleaved), whose load path reads the earlier-format records upgraded", scores)
+
+
+def _data_of(event: dict[str, Any]) -> Any:
+    return event.get("data")
 
 
 def detect_revision(events: Iterable[JsonValue], lines: Sequence[int | None] | None = None) -> Detection:
@@ -528,6 +624,18 @@ class InlineDetection:
         schema does: its payload check is skipped."""
         self.detector.add(self.count, value, lambda: f"line {number}", valid_at)
         self.count += 1
+
+    def struct_feeder(self, tags: Mapping[type, str], data_of: Callable[[Any], Any], valid_at: str
+                      ) -> Callable[[int, Any], None]:
+        """`feed` for the picked lines a generated struct of revision ``valid_at`` read whole (canonical lines: each
+        value is its struct's): called with the line's number and its struct, whose type ``tags`` names, and whose
+        payload as a plain value ``data_of(struct)`` gives, asked only when a check needs it."""
+        add = self.detector.add_typed
+
+        def feed(number: int, obj: Any) -> None:
+            add(self.count, tags[obj.__class__], obj, data_of, lambda: f"line {number}", valid_at)
+            self.count += 1
+        return feed
 
     def result(self) -> Detection:
         return self.detector.result()

@@ -663,6 +663,9 @@ class _Pass:
             cls for cls, tag in fast.tags.items() if detection.picks(b'{"type":' + msgspec.json.encode(tag) + b",")
         ) if detection is not None and fast is not None else frozenset()
         self.converted: tuple[Any, Any] = (None, None)  # the last picked struct and its value (`_convert_struct`)
+        self.feed: Callable[[int, Any], None] | None = (
+            detection.struct_feeder(self.tags, self._detected_data, rules.id)
+            if detection is not None and self.picked else None)
         self.log_only: frozenset[Any] = frozenset(
             cls for cls, kind in kinds.items() if kind == _LOG_ONLY and not self.strict and cls not in self.picked)
         # A typed row's storage shape is proved by its struct type about the reference's own `row_shape` (CHUNK-9):
@@ -1021,7 +1024,7 @@ class _Pass:
 
         A log-only event (most of a log: chunks) costs a seq test here; the other kinds have their step.
         """
-        log_only, handlers, picked, in_place = self.log_only, self.handlers, self.picked, self.in_place
+        log_only, handlers, picked, in_place, feed = self.log_only, self.handlers, self.picked, self.in_place, self.feed
         expected = self.expected
         for i, obj in enumerate(objs, index):
             if obj.__class__ in log_only:
@@ -1030,13 +1033,17 @@ class _Pass:
                 expected += 1
                 continue
             if obj.__class__ in picked:  # (a canonical line: its value is the struct's, as detection parses it)
-                value = msgspec.to_builtins(obj)
-                self.detection.feed(i + 1, value, self.rules.id)  # type: ignore[union-attr]
-                self.converted = (obj, value)
+                feed(i + 1, obj)  # type: ignore[misc]
             self.expected = expected
             handlers[obj.__class__](obj, i)
             expected = self.expected
         self.expected = expected
+
+    def _detected_data(self, obj: Any) -> Any:
+        """The payload of a picked struct as detection reads it (its value's, kept for the struct's own step)."""
+        value = msgspec.to_builtins(obj)
+        self.converted = (obj, value)
+        return value.get("data")
 
     def _log_only_struct(self, obj: Any, index: int) -> None:
         """A log-only event at the load and schema levels that detection reads (`structs` inlines the others)."""
