@@ -625,14 +625,14 @@ class InlineDetection:
         self.detector.add(self.count, value, lambda: f"line {number}", valid_at)
         self.count += 1
 
-    def struct_feeder(self, tags: Mapping[type, str], data_of: Callable[[Any], Any], valid_at: str
-                      ) -> Callable[[int, Any], None]:
+    def struct_feeder(self, tags: Mapping[type, str], data_of: Callable[[object], JsonValue], valid_at: str
+                      ) -> Callable[[int, object], None]:
         """`feed` for the picked lines a generated struct of revision ``valid_at`` read whole (canonical lines: each
         value is its struct's): called with the line's number and its struct, whose type ``tags`` names, and whose
         payload as a plain value ``data_of(struct)`` gives, asked only when a check needs it."""
         add = self.detector.add_typed
 
-        def feed(number: int, obj: Any) -> None:
+        def feed(number: int, obj: object) -> None:
             add(self.count, tags[obj.__class__], obj, data_of, lambda: f"line {number}", valid_at)
             self.count += 1
         return feed

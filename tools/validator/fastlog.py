@@ -663,7 +663,7 @@ class _Pass:
             cls for cls, tag in fast.tags.items() if detection.picks(b'{"type":' + msgspec.json.encode(tag) + b",")
         ) if detection is not None and fast is not None else frozenset()
         self.converted: tuple[Any, Any] = (None, None)  # the last picked struct and its value (`_convert_struct`)
-        self.feed: Callable[[int, Any], None] | None = (
+        self.feed: Callable[[int, object], None] | None = (
             detection.struct_feeder(self.tags, self._detected_data, rules.id)
             if detection is not None and self.picked else None)
         self.log_only: frozenset[Any] = frozenset(
