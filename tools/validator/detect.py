@@ -200,6 +200,7 @@ class _Tally:
     __slots__ = ("_where", "beyond", "count", "examples", "first", "first_at", "held", "last")
 
     def __init__(self) -> None:
+        self._where: Callable[[], str] | None = None
         self.count = 0
         self.first = self.last = -1
         self.first_at = ""
@@ -225,8 +226,9 @@ class _Tally:
             self.held = self.held or f"{what} at {where()}"
 
     def ends_at(self) -> str:
-        """Where the last piece of evidence is (labelled only when asked)."""
-        return self._where()
+        """Where the last piece of evidence is (labelled only when asked; None: counted in bulk by an inline
+        detection, whose index is the line number)."""
+        return f"line {self.last}" if self._where is None else self._where()
 
 
 @functools.cache
@@ -485,6 +487,35 @@ class _Detector:
                 if len(tally.beyond) < self.others:
                     self._held(tally, etype, misfits, data, where)
 
+    def settled(self, etype: str, valid_at: str) -> tuple[tuple[_Tally, ...], bool | None, bool] | bool:
+        """What `add_typed` does from now on with an event of type ``etype`` a struct of ``valid_at`` read, when that
+        no longer depends on its payload or on the evidence so far: (the tallies it counts for, the turn it opens
+        (True) or closes (False) or None, whether its place outside a turn is evidence: then it is only counted inside
+        one). True: not yet (an example or a revision it is beyond still to record); False: never (its payload is
+        checked)."""
+        tallies = self.tallies
+        partial = self.partial.get(etype)
+        if partial is not None:
+            counted = tuple(tallies[rid] for rid in partial[0])
+            if not all(t.beyond >= partial[1] for t in counted):
+                return True
+        else:
+            found = self.checks.get(etype)
+            if found is None:
+                counted = ()
+            else:
+                checks, _, fitting = found
+                possible = fitting.get(valid_at, checks)
+                if not (len(possible) == 1 and possible[0][0] == valid_at):
+                    return False
+                counted = (tallies[valid_at],)
+                if len(counted[0].beyond) < self.others:
+                    return True
+        if not all(t.count and len(t.examples) >= EXAMPLES for t in counted):
+            return True
+        bound = True if etype == self.opens else False if etype == self.closes else None
+        return counted, bound, bound is None and etype in self.outside
+
     def _held(self, tally: _Tally, etype: str, misfits: list[str], data: Any, where: Callable[[], str]) -> None:
         """The revisions of ``misfits`` (whose payload schemas reject ``data``) that cannot hold it, for ``tally``:
         asked until every other revision is known to miss some content (O(1) oracle runs in the usual log)."""
@@ -608,7 +639,6 @@ class InlineDetection:
 
     def __init__(self) -> None:
         self.detector = _Detector()
-        self.count = 0
         self.pattern = _candidates()
 
     def picks(self, raw: bytes) -> bool:
@@ -622,19 +652,40 @@ class InlineDetection:
         """Line ``number`` (1 = the first line), a picked line, with the value it parses to; ``valid_at``: a revision
         whose event schema accepts the value (a generated struct of that revision's read it), so whose payload
         schema does: its payload check is skipped."""
-        self.detector.add(self.count, value, lambda: f"line {number}", valid_at)
-        self.count += 1
+        self.detector.add(number, value, lambda: f"line {number}", valid_at)
 
     def struct_feeder(self, tags: Mapping[type, str], data_of: Callable[[object], JsonValue], valid_at: str
                       ) -> Callable[[int, object], None]:
         """`feed` for the picked lines a generated struct of revision ``valid_at`` read whole (canonical lines: each
         value is its struct's): called with the line's number and its struct, whose type ``tags`` names, and whose
-        payload as a plain value ``data_of(struct)`` gives, asked only when a check needs it."""
-        add = self.detector.add_typed
+        payload as a plain value ``data_of(struct)`` gives, asked only when a check needs it. Once a struct type's
+        events only count (`_Detector.settled`), they are counted in bulk: the tallies' counts and last lines."""
+        detector = self.detector
+        add, settled = detector.add_typed, detector.settled
+        quiet: dict[type, tuple[tuple[_Tally, ...], bool | None, bool]] = {}
+        pending: dict[type, bool] = {}  # the struct types not yet settled (False: never)
 
         def feed(number: int, obj: object) -> None:
-            add(self.count, tags[obj.__class__], obj, data_of, lambda: f"line {number}", valid_at)
-            self.count += 1
+            cls = obj.__class__
+            found = quiet.get(cls)
+            if found is not None:
+                counted, bound, inside = found
+                if bound is not None:
+                    detector.in_turn = bound
+                elif inside and not detector.in_turn:
+                    add(number, tags[cls], obj, data_of, lambda: f"line {number}", valid_at)
+                    return
+                for tally in counted:
+                    tally.count += 1
+                    tally.last, tally._where = number, None
+                return
+            add(number, tags[cls], obj, data_of, lambda: f"line {number}", valid_at)
+            if pending.get(cls, True):
+                state = settled(tags[cls], valid_at)
+                if type(state) is tuple:
+                    quiet[cls] = state
+                else:
+                    pending[cls] = bool(state)
         return feed
 
     def result(self) -> Detection:
