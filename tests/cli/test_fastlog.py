@@ -19,7 +19,7 @@ import orjson
 import pytest
 from cli_helpers import HEADER, cli, jsonl, turn_events
 from cli_strategies import SCHEMAS, mutate
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sessionspec.reference import json_text, load_log
 from sessionspec.reference.chunk_rows import ROW_SPECS, decode_storage_record, pack_chunk_runs
@@ -1551,3 +1551,51 @@ def test_the_pass_leaves_a_log_to_the_exact_path_under_a_variant_seed_entry(logs
         for level in LEVELS:
             assert "SEED_PROVENANCE" in {f.code for f in _exact(data, level)}, level
             assert _fast(data, level) is None, (level, form)
+
+
+def _log_events(name: str) -> list[Any]:
+    found = []
+    for raw in READABLE[name].splitlines()[1:]:
+        if raw.strip():
+            found.extend(decode_storage_record(orjson.loads(raw)))
+    return found
+
+
+# (published events, read by the published revision's structs in the pass; pinned events, parsed: fed as values)
+_PUBLISHED_EVENTS = [*_log_events("published"),  # and types only the published revision registers (allowed outside
+                     *({"type": t, "data": {}} for t in ("compaction/start", "compaction/end", "goal/change"))]  # a turn)
+_PINNED_EVENTS = [e for e in _log_events("unpacked") if e["type"] in ("turn/start", "user/message", "turn/end")]
+_FIRST = {t: next(e for e in _PUBLISHED_EVENTS if e["type"] == t)
+          for t in ("turn/start", "user/message", "turn/end", "compaction/start")}
+#: turn/start settles on its third line (its examples and what it is beyond recorded): the compaction after it is inside
+_SETTLED_TURN = [(True, _FIRST[t]) for t in ("turn/start", "user/message", "user/message", "turn/end", "turn/start",
+                                             "turn/end", "turn/start", "compaction/start", "turn/end")]
+
+#: compaction/start settles on its second line: met again outside a turn, its place is evidence again
+_SETTLED_OUTSIDE = [(True, _FIRST[t]) for t in ("compaction/start", "compaction/start", "turn/start", "user/message",
+                                                "turn/end", "compaction/start")]
+
+
+@example(events=_SETTLED_TURN)
+@example(events=_SETTLED_OUTSIDE)
+@given(st.lists(st.one_of(st.tuples(st.just(True), st.sampled_from(_PUBLISHED_EVENTS)),
+                          st.tuples(st.just(False), st.sampled_from(_PINNED_EVENTS))), max_size=60))
+def test_detection_fed_structs_counts_what_detection_fed_values_counts(events):
+    """`InlineDetection.struct_feeder` (the pass's structs, counted in bulk once their type only counts) gives the
+    detection `feed` gives for the same lines, whatever the order: a settled type met again outside a turn, a turn
+    boundary between, examples still to record, earlier-format lines parsed between."""
+    from sessionspec.validator.detect import InlineDetection
+
+    classes = {t: type(f"S{i}", (), {}) for i, t in enumerate(sorted({e["type"] for _, e in events}))}
+    tags = {cls: t for t, cls in classes.items()}
+    by_values, by_structs = InlineDetection(), InlineDetection()
+    feed = by_structs.struct_feeder(tags, lambda obj: obj.event.get("data"), PUB)
+    for number, (published, event) in enumerate(events, 2):
+        by_values.feed(number, event, PUB if published else None)
+        if published:
+            obj = classes[event["type"]]()
+            obj.event = event
+            feed(number, obj)
+        else:
+            by_structs.feed(number, event)
+    assert by_structs.result() == by_values.result()
