@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_HEADER",
     "SEED_DATA_RULE_TYPES",
+    "SEED_ENTRY_OWN_TYPES",
     "SESSION_FORMAT_VERSION",
     "Clock",
     "Session",
@@ -66,9 +67,15 @@ __all__ = [
 
 SESSION_FORMAT_VERSION: int = FORMAT.session_format_version
 _DELTA_TYPE = "request/header-delta"  # the removed delta vocabulary (APPEND-3, SEED-4, REQ-7)
-SEED_DATA_RULE_TYPES: frozenset[str] = frozenset({_DELTA_TYPE, "request/header", "assistant/message", "turn/end"})
-"""The event types whose seed rules look beyond the envelope (SEED-4 … SEED-8); for any other
-type, :func:`check_seed_entry` is SEED-2, SEED-3 (:func:`is_event_envelope`) and SEED-9."""
+SEED_ENTRY_OWN_TYPES: frozenset[str] = frozenset({_DELTA_TYPE, "request/header", "turn/end"})
+"""The event types whose payload the seed entry (:func:`check_seed_entry`) checks with rules of its own (SEED-4,
+SEED-5, SEED-7, SEED-8); of an entry of any other type whose envelope holds (SEED-3) and whose seq is its index
+(SEED-9), the entry asks only the revision's message shape's check (``Rules.messages.seed_problem``: SEED-6, and
+SEED-18 where messages are identified), so a caller that has just asked that check of the same payload knows it."""
+SEED_DATA_RULE_TYPES: frozenset[str] = SEED_ENTRY_OWN_TYPES | {"assistant/message"}
+"""The event types whose seed rules look beyond the envelope (SEED-4 … SEED-8; SEED-6 is the message shape's check
+of an assistant/message); for any other type, :func:`check_seed_entry` is SEED-2, SEED-3 (:func:`is_event_envelope`),
+SEED-9 and the message shape's check of the types it names."""
 _INTENT_KEYS = frozenset(("surfaceOp", "sourceEventSeqs"))
 _PINNED = rules_for(None)
 _time_ns = time.time_ns
@@ -254,8 +261,8 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
 
     The rule table's ``check_seed_entry``: every seed, load and validation asks it for every entry, so
     it first asks the rules of the common case, each the one function that states it: no envelope
-    findings (SEED-3), ``seq`` its index (SEED-9), a type no later seed rule looks into (SEED-4 …
-    SEED-8) and a payload its message shape accepts. Anything else takes the checks in the order of
+    findings (SEED-3), ``seq`` its index (SEED-9), a type none of its own later rules looks into (SEED-4, SEED-5,
+    SEED-7, SEED-8: `SEED_ENTRY_OWN_TYPES`) and a payload its message shape accepts. Anything else takes the checks in the order of
     SEED-11, which raise the first finding, located."""
     cls = event.__class__
     envelope, looked_into = _ENTRY_FACTS.get(rules) or _entry_facts(rules)
@@ -265,7 +272,7 @@ def _checked_entry(event: Any, index: int, rules: Rules) -> FrozenDict:
         if not findings and event["seq"] == index:
             etype = event["type"]
             if etype not in looked_into or (
-                etype not in SEED_DATA_RULE_TYPES and rules.messages.seed_problem(etype, event["data"]) is None
+                etype not in SEED_ENTRY_OWN_TYPES and rules.messages.seed_problem(etype, event["data"]) is None
             ):
                 return event  # type: ignore[no-any-return]  # a frozen dict, or a parsed one (the validator's)
     elif not isinstance(event, dict):

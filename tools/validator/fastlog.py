@@ -66,7 +66,7 @@ from sessionspec.reference.jsonl import StoredReader
 from sessionspec.reference.repair import TURN_BOUNDARIES
 from sessionspec.reference.revision import Rules, rules_for
 from sessionspec.reference.rule_table import TABLE, is_own
-from sessionspec.reference.session import SEED_DATA_RULE_TYPES, is_event_envelope
+from sessionspec.reference.session import SEED_DATA_RULE_TYPES, SEED_ENTRY_OWN_TYPES, is_event_envelope
 from sessionspec.reference.surface import SurfacePlan, SurfaceState
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import ChunkRowError, JsonTextError, SessionSpecError
@@ -1101,8 +1101,8 @@ class _Pass:
         value = self._read_as_stored(obj, index)
         if value is None:
             return
-        if self.tags[obj.__class__] in SEED_DATA_RULE_TYPES:  # SEED-4 ... SEED-8: the rule table's entry (`_read_event`)
-            TABLE.check_seed_entry(value, obj.seq, self.rules)
+        if self.tags[obj.__class__] in SEED_ENTRY_OWN_TYPES:  # the rule table's entry where it adds to the reader's
+            TABLE.check_seed_entry(value, obj.seq, self.rules)  # message check (`_read_event`)
         self._surface_struct(obj, index, distinct)
 
     def _read_as_stored(self, obj: Any, index: int) -> dict[str, Any] | None:
@@ -1232,9 +1232,10 @@ class _Pass:
             raise _GiveUp  # SEED-3, JSONL-12 (the load path's statement of a record it refuses)
         # SEED-4 ... SEED-8 and the message shape's check (raises SeedError): the rule table's entry, as the exact
         # path asks it of a lossless line (SEED-2 holds: the line was proved lossless JSON), without a frozen copy.
-        # Of a type only the message shape's check looks into, where the load path's reader has just made that
-        # check on this very record (`messages_read`), the entry holds: the envelope and the seq are checked above.
-        if tag in self.looked_into and not (self.messages_read and tag not in SEED_DATA_RULE_TYPES):
+        # Of a type the entry reads with no rule of its own (`SEED_ENTRY_OWN_TYPES`: it asks the message shape's check
+        # only), where the load path's reader has just made that check on this very record (`messages_read`), the
+        # reference's own entry holds (`check_clean` runs under no other): the envelope and the seq are checked above.
+        if tag in self.looked_into and not (self.messages_read and tag not in SEED_ENTRY_OWN_TYPES):
             TABLE.check_seed_entry(value, seq, rules)
         if tag in TURN_BOUNDARIES:
             self.turn_line = index  # REPAIR-6: the crash tail's check starts here
