@@ -37,7 +37,7 @@ def _frozen(value: Any) -> Any:
 
 def has_provider_model(value: JsonValue) -> bool:
     """Whether an object carries non-empty string ``provider`` and ``model``."""
-    if not is_object(value):
+    if value.__class__ is not dict and not is_object(value):
         return False
     provider = value.get("provider")
     model = value.get("model")
@@ -180,7 +180,7 @@ class IdentifiedMessages(MessageShape):
     def _message(etype: Any, data: Any) -> Any:
         if etype == "user/message":
             return data
-        return data.get("message", _MISSING) if is_object(data) else _MISSING
+        return data.get("message", _MISSING) if data.__class__ is dict or is_object(data) else _MISSING
 
     def tool_calls(self, data: object) -> list[JsonObject]:
         message = self._message("assistant/message", data)
@@ -233,7 +233,7 @@ class IdentifiedMessages(MessageShape):
         if etype not in self.seed_types:
             return None
         message = self._message(etype, data)
-        if not is_object(message):
+        if message.__class__ is not dict and not is_object(message):  # (a parsed payload: a dict, decided first)
             return _no_message(etype)
         found = message.get("id")
         if type(found) is not str or found == "":
@@ -242,7 +242,7 @@ class IdentifiedMessages(MessageShape):
         if message.get("role") != role:
             return _seed_message(etype, f'message must have role "{role}"')
         source = message.get("source")
-        kind = source.get("kind") if is_object(source) else None
+        kind = source.get("kind") if source.__class__ is dict or is_object(source) else None
         if type(kind) is not str or kind == "":
             return _seed_message(etype, "message has an invalid source")
         content = message.get("content")

@@ -19,7 +19,7 @@ keys, the vocabulary) are the revision's constants (``jsonl.loadUpgrade``,
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol, TypedDict, TypeGuard, overload
 
 from sessionspec.spec.errors import JsonlError, SeedError
@@ -90,13 +90,16 @@ def may_rewrite(etype: str, members: Iterable[str]) -> bool:
 
 def _record(value: Any) -> Mapping[str, Any] | None:
     """An object (never an array), as the upgrade reads a payload."""
-    return value if is_object(value) else None
+    return value if value.__class__ is dict or is_object(value) else None  # (a parsed record's payload: a dict)
 
 
-def _only_keys(record: Mapping[str, Any], required: Iterable[str], optional: Iterable[str] = ()) -> bool:
-    """Every ``required`` key present and no key outside ``required`` and ``optional``."""
-    required = tuple(required)
-    return {*required, *optional}.issuperset(record) and all(key in record for key in required)
+def _only_keys(record: Mapping[str, Any], required: Collection[str], optional: Iterable[str] = ()) -> bool:
+    """Every ``required`` key present and no key outside ``required`` and ``optional`` (``required``: distinct keys,
+    so a record holding them all and as many members holds no other)."""
+    for key in required:
+        if key not in record:
+            return False
+    return len(record) == len(required) or {*required, *optional}.issuperset(record)
 
 
 def _positive_turn(value: Any) -> bool:
@@ -282,14 +285,14 @@ class UpgradeReader:
         Raises ``JsonlError`` (``JSONL_LEGACY_MALFORMED``, JSONL-14) and ``SeedError`` (SEED-18, SEED-6)
         as the load path does; ``index`` is the record's position, named by a ``SeedError``.
         """
-        if not is_object(stored):
+        if stored.__class__ is not dict and not is_object(stored):  # (a parsed record: a dict, decided first)
             return stored
         etype = stored.get("type")
         if type(etype) is not str:  # (any such record: as stored, unrefused, no message id noted)
             return stored
         event: Mapping[str, Any] = stored
         data = stored.get("data")
-        if self.reads_apart(etype, data if is_object(data) else None):  # (any other record: as stored, unrefused)
+        if self.reads_apart(etype, data if data.__class__ is dict or is_object(data) else None):  # (any other record: as stored, unrefused)
             event = self.upgrade.rewrite(stored, self.session_id, self.ids, self.where)
             if event is not stored:
                 self.upgraded[etype] = self.upgraded.get(etype, 0) + 1
@@ -344,11 +347,11 @@ def _replacement_start(event: Mapping[str, Any]) -> Any:
 
 def _message_id(etype: str, data: Any) -> str | None:
     """The id of the identified message an event carries, if it is a string."""
-    if not is_object(data):
+    if data.__class__ is not dict and not is_object(data):
         return None
     if etype != "user/message":
         data = data.get("message")
-        if not is_object(data):
+        if data.__class__ is not dict and not is_object(data):
             return None
     found = data.get("id")
     return found if type(found) is str else None
@@ -361,7 +364,7 @@ def _seq(event: Mapping[str, Any]) -> int | None:
 
 def is_refused_type(event: object, known: frozenset[str]) -> TypeGuard[JsonObject]:
     """JSONL-15's test of one record: its type is not in ``known`` and it is not marked ``ignorable: true``."""
-    if not is_object(event):
+    if event.__class__ is not dict and not is_object(event):
         return False
     etype = event.get("type")
     return not ((type(etype) is str and etype in known) or event.get("ignorable") is True)
