@@ -1,18 +1,21 @@
 """Each rule is one function, and every path that decides it asks that function.
 
 SEED-3 (the envelope) is `envelope_findings`: the seed and load paths raise its first finding,
-located; `is_event_envelope` is "no findings". SURF-7 (an append's `sourceEventSeqs`) is the rule
+located; `is_event_envelope` is "no findings". The seed entry's check of a message payload is the message
+shape's `seed_problem` alone, except for the types it names as checking with rules of its own
+(`SEED_ENTRY_OWN_TYPES`): a caller that has asked that check may take the entry of the others as held. SURF-7 (an append's `sourceEventSeqs`) is the rule
 table's `check_sources`: a variant of it holds on every plain append (`SurfaceState.check`,
 `try_append`, `fold_surface`, `plain_append_sources`, a session's append and seed).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sessionspec.reference import (
     Session,
@@ -26,6 +29,7 @@ from sessionspec.reference import (
     rule_table,
 )
 from sessionspec.reference.revision import rules_for
+from sessionspec.reference.session import SEED_DATA_RULE_TYPES, SEED_ENTRY_OWN_TYPES
 from sessionspec.spec import FORMAT
 from sessionspec.spec.errors import SeedError, SessionSpecError, SurfaceError
 from sessionspec.spec.revisions import known_revisions
@@ -75,6 +79,75 @@ def test_the_seed_check_raises_the_first_envelope_finding(event: dict[str, Any],
             assert not found
     else:
         assert not found
+
+
+_WORDS = st.sampled_from(["user", "assistant", "model", "tool", "tool-result", "text", "c1", "", "x"])
+_MESSAGE_KEYS = st.sampled_from(["id", "role", "source", "kind", "content", "provenance", "provider", "model",
+                                 "message", "callId", "toolCallId", "type", "isError", "turn", "reason", "header",
+                                 "config"])
+PAYLOADS = st.recursive(
+    st.one_of(_WORDS, st.sampled_from([0, 1, None, True])),
+    lambda inner: st.one_of(st.lists(inner, max_size=2), st.dictionaries(_MESSAGE_KEYS, inner, max_size=6)),
+    max_leaves=14,
+)
+_SOURCED = {"id": "m", "role": "assistant", "source": {"kind": "model", "provider": "p", "model": "m"}, "content": []}
+_TEMPLATES = [  # payloads each revision's message check accepts (pinned flat ones, published identified ones)
+    {"turn": 1, "content": [], "provenance": {"provider": "p", "model": "m"}},
+    {"turn": 1, "message": _SOURCED},
+    {"id": "u", "role": "user", "source": {"kind": "user"}, "content": []},
+    {"turn": 1, "message": {"id": "t", "role": "user", "source": {"kind": "tool", "callId": "c"},
+                            "content": [{"type": "tool-result", "toolCallId": "c", "content": []}]}},
+]
+
+
+def _varied(template: dict[str, Any], extra: dict[str, Any], drop: str | None) -> dict[str, Any]:
+    return {k: v for k, v in {**template, **extra}.items() if k != drop}
+
+
+MESSAGE_PAYLOADS = st.one_of(
+    PAYLOADS,
+    st.builds(_varied, st.sampled_from(_TEMPLATES), st.dictionaries(_MESSAGE_KEYS, PAYLOADS, max_size=2),
+              st.sampled_from([None, "turn", "message", "content", "provenance", "id", "source"])),
+)
+
+
+@pytest.mark.req("SEED-11")
+@settings(max_examples=400)
+@given(MESSAGE_PAYLOADS, st.sampled_from(sorted(SEED_DATA_RULE_TYPES | {"user/message", "tool/result"})),
+       st.sampled_from([None, *known_revisions()]))
+def test_the_seed_entry_of_a_type_without_rules_of_its_own_is_the_message_check(
+        data: Any, etype: str, revision: str | None) -> None:
+    # (the validator's fast pass asks the entry of a message the load path's reader has just checked only for the
+    # types with rules of its own: exact only while the entry of every other type is that check)
+    rules = rules_for(revision)
+    if etype in SEED_ENTRY_OWN_TYPES:
+        return
+    problem = rules.messages.seed_problem(etype, data)
+    try:
+        check_seed_entry({"type": etype, "seq": 3, "time": 0, "data": data}, 3, rules)
+    except SeedError as error:
+        assert problem is not None and (error.code, error.requirement) == (problem.code, problem.requirement)
+    else:
+        assert problem is None
+
+
+def test_each_type_with_rules_of_its_own_has_an_entry_the_message_check_accepts_and_the_entry_refuses() -> None:
+    refused = {
+        "request/header-delta": {},
+        "request/header": {"header": {"config": {}}},
+        "turn/end": {"turn": 1, "reason": {"kind": "aborted", "why": "x"}},
+    }
+    assert set(refused) == SEED_ENTRY_OWN_TYPES
+    for etype, data in refused.items():
+        found = False
+        for revision in known_revisions():
+            rules = rules_for(revision)
+            assert rules.messages.seed_problem(etype, data) is None
+            with contextlib.suppress(SeedError):
+                check_seed_entry({"type": etype, "seq": 0, "time": 0, "data": data}, 0, rules)
+                continue
+            found = True
+        assert found, etype
 
 
 def _refusing_source(cited: int) -> rule_table.RuleSet:
