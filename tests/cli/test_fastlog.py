@@ -900,6 +900,41 @@ def test_damaged_logs_with_crlf_line_ends(name, how, data):
         _never_looser_at(log, revision)
 
 
+@pytest.mark.req("JSON-2", "JSON-12")
+def test_the_pass_takes_another_writer_s_layout_by_the_references_statement_under_a_variant(monkeypatch):
+    """Which laid-out texts are lossless is the reference's one statement (`json_text.laid_out`), which `json_text.loads`
+    and the pass both ask: a laid-out line with a repeated key is reported by the exact path and not proved by the pass;
+    under a variant that calls every text that is not canonical laid out, neither reports it (the exact path takes
+    msgspec's value without an anomaly, the pass proves the log)."""
+    lines = _lines(_written_by(READABLE["published"], "python"))
+    k = next(k for k, raw in enumerate(lines) if b'"type": "user/message"' in raw)
+    kind = orjson.loads(lines[k])["data"]["source"]["kind"]
+    lines[k] = lines[k].replace(b'"source": {', b'"source": {"kind": "x", ', 1)  # (the last "kind" wins: the same value)
+    assert orjson.loads(lines[k])["data"]["source"]["kind"] == kind
+    log = b"\n".join(lines)
+    fast, exact, _ = _at(log, "schema", PUB)
+    assert fast is None and "JSON_DUPLICATE_KEY" in {f.code for f in exact.findings}, [f.code for f in exact.findings]
+    monkeypatch.setattr(json_text, "laid_out", lambda text, canonical, *, negative_zero=True: text != canonical)
+    fast, exact, _ = _at(log, "schema", PUB)
+    assert "JSON_DUPLICATE_KEY" not in {f.code for f in exact.findings}
+    assert fast is not None and [f.to_json() for f in fast.findings] == [f.to_json() for f in exact.findings]
+
+
+@pytest.mark.req("JSONL-3")
+def test_the_pass_warns_of_crlf_by_the_load_paths_statement_under_a_variant(monkeypatch):
+    """JSONL-3's warning is the load path's one statement (`jsonl_read.crlf_finding`), which the pass asks with its own
+    count and first line: under a variant of its text, both report the variant's."""
+    from sessionspec.reference import Finding, jsonl_read
+
+    log = _crlf(READABLE["packed"], "from-middle")
+    monkeypatch.setattr(jsonl_read, "crlf_finding", lambda count, first: Finding(
+        "JSONL_CRLF", "JSONL-3", f"variant: {count} from {first}", line=first, severity="warning"))
+    for level in LEVELS:
+        fast, exact, _ = _at(log, level, "2f74ac98ba")
+        assert exact.findings[0].message.startswith("variant: "), level
+        assert fast is not None and [f.to_json() for f in fast.findings] == [f.to_json() for f in exact.findings], level
+
+
 def _detection_logs() -> dict[str, bytes]:
     """Logs of both revisions, resumed ones, settings outside a turn, crash tails and torn last lines: every JSONL log
     of the real-log corpus and of `tests/real_logs/logs`, and the generated ones."""
