@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, cast
 
+import orjson
 from sessionspec.spec import revisions as _revisions
 from sessionspec.spec.error_codes import ErrorCode
 from sessionspec.spec.errors import SessionSpecError
@@ -77,6 +78,27 @@ def schema_refs(schema: Any, base: str) -> Iterator[tuple[str, str, str]]:
             stack.extend((v, (*path, i), here) for i, v in enumerate(node))
 
 
+#: `bytes.translate` table: a digit stays a digit ("0"), any other byte becomes a space; a run of 19 digits or more
+#: (where orjson reads an integer out of the 64-bit range as a float, and json gives the integer) is then a run of 19
+#: "0"s, which `in` finds ten times faster than a regex search for it
+_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGITS = b"0" * 19
+
+
+def _loads_package_file(data: bytes) -> Any:
+    """`json.loads` of a package file's UTF-8 bytes: orjson's reading (half the time of json's, for the two
+    revisions' ~180 files each validate process reads, #24) where it gives the same value, else json's, which raises
+    what it raises. orjson refuses what it reads otherwise (a byte order mark, NaN, a lone surrogate, a float out of
+    range, nesting past 1024) and reads every text it accepts as json does, except an integer of 19 digits or more
+    out of the 64-bit range, which it reads as a float: a file holding such a run of digits is read by json."""
+    if _LONG_DIGITS not in data.translate(_DIGITS):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data.decode("utf-8"))
+
+
 class Source:
     """One registry directory: a label for messages plus its root."""
 
@@ -129,7 +151,7 @@ class Source:
         for rel, path in sorted(found, key=lambda item: item[0]):
             try:
                 with open(path, "rb") as handle:
-                    value = json.loads(handle.read().decode("utf-8"))
+                    value = _loads_package_file(handle.read())
             except (OSError, ValueError, RecursionError):  # the general way says what is wrong, in its words
                 value = self._parse(rel, Path(path))
             yield rel, value

@@ -20,6 +20,7 @@ FILES = {  # one case a file (what another JSON parser might read otherwise: int
     "deep/deeper/c.json": '{"big": 123456789012345678901234567890}',
     "deep/deeper/c2.json": '[9223372036854775807, 9223372036854775808, -9223372036854775809, 18446744073709551616]',
     "deep/deeper/c3.json": '{"huge": 1E400}',
+    "deep/deeper/c4.json": '[-9223372036854775808, -9223372036854775809, -12345678901234567890123]',  # (alone: no u64 overflow)
     "deep/d.json": '"\\ud800 lone"',
     "deep/e.json": "  [ ]  \n",
     "notes.txt": "not read",
@@ -66,11 +67,13 @@ def test_package_files_read_as_the_general_walk_reads_them(tmp_path: Path) -> No
     assert repr(plain) == repr(general)  # values, member order and float spelling alike
     values = {rel.removeprefix("schemas/"): value for rel, value in plain}
     assert list(values) == ["a.json", "deep/b.json", "deep/d.json", "deep/deeper/c.json", "deep/deeper/c2.json",
-                            "deep/deeper/c3.json", "deep/e.json"]
+                            "deep/deeper/c3.json", "deep/deeper/c4.json", "deep/e.json"]
     assert values["a.json"] == json.loads(FILES["a.json"]) and list(values["a.json"]) == ["z", "a", "dup"]
     assert type(values["deep/deeper/c.json"]["big"]) is int and values["deep/deeper/c.json"]["big"] == 123456789012345678901234567890
     assert values["deep/deeper/c2.json"] == [2**63 - 1, 2**63, -(2**63) - 1, 2**64]
     assert all(type(v) is int for v in values["deep/deeper/c2.json"])
+    assert values["deep/deeper/c4.json"] == [-(2**63), -(2**63) - 1, -12345678901234567890123]
+    assert all(type(v) is int for v in values["deep/deeper/c4.json"])
     assert values["deep/deeper/c3.json"] == {"huge": float("inf")} and values["deep/d.json"] == "\ud800 lone"
     assert repr(values["a.json"]["a"]) == repr(json.loads(FILES["a.json"])["a"])
 
@@ -90,3 +93,15 @@ def test_a_bad_package_file_fails_as_the_general_walk_fails(tmp_path: Path, bad:
             list(Source("core", walked, trusted=True).json_files("schemas"))  # type: ignore[arg-type]
         errors.append(caught.value.message)
     assert errors[0] == errors[1] and errors[0].startswith("core/schemas/x.json: ")
+
+
+def test_every_package_file_reads_as_stdlib_json_reads_it() -> None:
+    """The package's own files (read with orjson where it gives json's value): every value, type and member order
+    as `json.loads` gives them."""
+    source = Source("core", spec_root(), trusted=True)
+    read = 0
+    for sub in ("schemas", "events", "revisions", "protocol"):
+        for rel, value in source.json_files(sub):
+            assert repr(value) == repr(json.loads((spec_root() / rel).read_text(encoding="utf-8"))), rel
+            read += 1
+    assert read > 150
