@@ -40,7 +40,9 @@ ALLOWED: dict[str, dict[str, tuple[int, str]]] = {
     "sessionspec.validator.pregen_types": {"json.loads": (1, "the op schemas of conformance/")},
     "sessionspec.spec": {"json.loads": (1, "spec data files")},
     "sessionspec.spec.loader": {"json.loads": (4, "schema documents and the registry (the package's own files read "
-                                                  "as plain files too: `Source._package_files`)")},
+                                                  "as plain files too: `Source._package_files`)"),
+                                "orjson.loads": (1, "the package's own files, where orjson gives json's value "
+                                                    "(`_loads_package_file`)")},
     "sessionspec.spec.revisions": {"json.loads": (3, "revisions.json, a revision's changes.json, requirements.json")},
     "sessionspec.spec.format": {"json.loads": (1, "constants.json")},
     "sessionspec.conformance.protocol": {"json.loads": (1, "vector files")},
