@@ -375,7 +375,8 @@ def loads(text: str | bytes | bytearray | memoryview, *, on_anomaly: AnomalyHook
     accepts the text (it declines lone surrogates, numbers beyond a double, longer integers and deep
     nesting); with ``on_anomaly`` (bytes), orjson's only when its canonical text (integers held to
     ±(2^53-1)) is the input byte for byte and it holds no ``-0.0`` (so no key repeats, no integer
-    is unsafe or read as a float, nothing is negative zero: the exact parser would report nothing). Everything else
+    is unsafe or read as a float, nothing is negative zero: the exact parser would report nothing), or msgspec's when
+    :func:`laid_out` proves the text lossless in another writer's layout. Everything else
     is read by the exact parser, which reports each anomaly to the hook and locates syntax errors.
     ``infinity`` as in :func:`parse`; ``invalid_utf8="replace"`` reads bytes that are not UTF-8 with
     U+FFFD, as a loader's Buffer decoding does, reporting an ``invalid-utf8`` anomaly (its byte

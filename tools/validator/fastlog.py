@@ -990,8 +990,7 @@ class _Pass:
             ordered = union_decoder((variant,)).decode(raw)
         except msgspec.MsgspecError:  # pragma: no cover - the same field types as the struct that decoded it
             return None
-        encoded = self.encode(ordered)
-        if not json_text.lossless(raw, encoded, negative_zero=self.neg_zero):
+        if not json_text.lossless(raw, self.encode(ordered), negative_zero=self.neg_zero):
             return None
         self._adopt(variant, cls)
         return ordered
