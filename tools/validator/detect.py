@@ -218,6 +218,12 @@ class _Tally:
         if len(self.examples) < EXAMPLES:
             self.examples.append(f"{what} at {where()}")
 
+    def add_line(self, number: int) -> None:
+        """`add` of one more piece of evidence at line ``number``, once the first and the examples are recorded (an
+        inline detection counting a settled type in bulk: its label is the line, made when asked)."""
+        self.count += 1
+        self.last, self._where = number, None
+
     def holds(self, others: Iterable[str], what: str, where: Callable[[], str]) -> None:
         """Content here that ``others`` cannot hold."""
         new = set(others) - self.beyond
@@ -676,8 +682,7 @@ class InlineDetection:
                     add(number, tags[cls], obj, data_of, lambda: f"line {number}", valid_at)
                     return
                 for tally in counted:
-                    tally.count += 1
-                    tally.last, tally._where = number, None
+                    tally.add_line(number)
                 return
             add(number, tags[cls], obj, data_of, lambda: f"line {number}", valid_at)
             if pending.get(cls, True):

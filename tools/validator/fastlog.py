@@ -790,7 +790,7 @@ class _Pass:
             if not piece.startswith(b"\n"):
                 raise _GiveUp
             self.cr_pending = False
-            self._count_crlf(1, 0)
+            self._count_crlf(1, self.base + 1)  # (the line the last piece left in `carry`)
         crs = piece.count(b"\r")
         if not crs:
             return piece
@@ -801,11 +801,12 @@ class _Pass:
         if pairs:
             self._count_crlf(pairs, self.base + 1 + piece.count(b"\n", 0, piece.find(b"\r\n")))
         self.removed += crs
-        return piece.replace(b"\r\n", b"\n")[:-1] if self.cr_pending else piece.replace(b"\r\n", b"\n")
+        stripped = piece.replace(b"\r\n", b"\n")
+        return stripped[:-1] if self.cr_pending else stripped
 
     def _count_crlf(self, count: int, line: int) -> None:
         if not self.crlf:
-            self.first_crlf = line or self.base + 1
+            self.first_crlf = line
         self.crlf += count
 
     def region(self, buf: bytes, lo: int, hi: int) -> None:
